@@ -1,0 +1,73 @@
+// The probe's flags: star's (same names and defaults) plus timeout, concurrency and status rules.
+import { addressFlag, numberFlag, parseFlags, portFlag, stringFlag } from '../shared/cli.ts';
+import { parseStatusRule } from '../shared/checks.ts';
+import { parseTargetList, type Target } from '../shared/targets.ts';
+
+export interface ProbeFlags {
+  urls: Target[];
+  httpAddress: string;
+  httpPort: number;
+  httpProbeSeconds: number;
+  timeoutSeconds: number;
+  concurrency: number;
+  expectStatus: ((code: number) => boolean) | undefined;
+  insecure: boolean;
+  logfile: string | undefined;
+  logLevel: string;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function parseProbeFlags(argv: string[]): ProbeFlags {
+  return parseFlags<ProbeFlags>(
+    {
+      name: 'probe',
+      description:
+        'Checks, over and over, whether each target can be reached and serves the latest answer at GET /status\n' +
+        '(star-compatible). host:port and tcp://host:port targets get a TCP connect check; http:// and https://\n' +
+        'targets get an HTTP GET, where any HTTP response counts as reachable unless --expect-status says otherwise.',
+      examples: [
+        ['probe --urls=http://frontend:80/status,backend:6379', 'check one HTTP and one TCP target every 5 s'],
+        ['probe --urls=[::1]:8080 --http-probe-seconds=1 --timeout-seconds=0.5', 'fast checks of an IPv6 target'],
+      ],
+      epilogue: 'Endpoints: GET /status, GET /healthz, GET /metrics (Prometheus). Docs: README.md.',
+      options: (y) =>
+        y
+          .option('urls', {
+            type: 'string',
+            demandOption: 'give the targets with --urls=host:port,http://host:port/path,…',
+            describe: 'comma-delimited list of targets: host:port, tcp://host:port, [v6]:port, http(s)://…',
+            coerce: (v: unknown) => {
+              const list = stringFlag('urls')(v);
+              try {
+                return parseTargetList(list);
+              } catch (err) {
+                throw new Error(`invalid value for --urls: ${(err as Error).message}`);
+              }
+            },
+          })
+          .option('http-address', { type: 'string', default: '0.0.0.0', describe: 'listen address', coerce: addressFlag('http-address') })
+          .option('http-port', { type: 'number', default: 9000, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
+          .option('http-probe-seconds', { type: 'number', default: 5, describe: 'seconds between checks of each target', coerce: numberFlag('http-probe-seconds', 0.05, 86_400) })
+          .option('timeout-seconds', { type: 'number', default: 1, describe: 'deadline of each check (connect, TLS and response headers)', coerce: numberFlag('timeout-seconds', 0.01, 600) })
+          .option('concurrency', { type: 'number', default: 1000, describe: 'most checks in flight at once', coerce: numberFlag('concurrency', 1, 100_000, true) })
+          .option('expect-status', {
+            type: 'string',
+            describe: 'HTTP status codes that count as reachable, e.g. 200-399 (default: any response, as star)',
+            coerce: (v: unknown) => {
+              if (v === undefined) return undefined;
+              const rule = stringFlag('expect-status')(v);
+              try {
+                return parseStatusRule(rule);
+              } catch (err) {
+                throw new Error(`invalid value for --expect-status: ${(err as Error).message}`);
+              }
+            },
+          })
+          .option('insecure', { type: 'boolean', default: false, describe: 'do not verify TLS certificates of https targets' })
+          .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout', coerce: (v: unknown) => (v === undefined ? undefined : stringFlag('logfile')(v)) })
+          .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'log level' }) as never,
+    },
+    argv,
+  );
+}

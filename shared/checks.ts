@@ -1,0 +1,157 @@
+// Reachability checks. Every check opens a fresh connection (no keep-alive, no pooling) because
+// an established flow can survive a policy change through conntrack and hide it. Every check has
+// its own deadline, so one blackholed target costs exactly its timeout and nothing more.
+import net from 'node:net';
+import { Client } from 'undici';
+import type { Target } from './targets.ts';
+
+export const REASONS = ['ok', 'timeout', 'refused', 'reset', 'unreachable', 'dns', 'tls', 'http-status', 'error'] as const;
+export type Reason = (typeof REASONS)[number];
+
+export interface CheckResult {
+  reachable: boolean;
+  reason: Reason;
+  /** Human-readable detail for failures (the error code or status line). */
+  message?: string;
+  latencyMs: number;
+  statusCode?: number;
+  /** ISO time at which the check started. */
+  checkedAt: string;
+}
+
+export interface CheckOptions {
+  timeoutMs: number;
+  /** For http targets: status codes that count as reachable. Default: any response (as star). */
+  acceptStatus?: (code: number) => boolean;
+  /** For https targets: verify the server certificate (default true). */
+  verifyTls?: boolean;
+}
+
+const TLS_CODES = /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|HOSTNAME_MISMATCH|ERR_OSSL)/;
+
+/** Maps a Node/undici error to one of the fixed reasons. */
+export function classifyError(err: unknown): { reason: Reason; message: string } {
+  let e = err as (Error & { code?: string; cause?: unknown }) | undefined;
+  // undici wraps the socket error in `cause`; the innermost coded error is the informative one.
+  while (e && !e.code && e.cause) e = e.cause as typeof e;
+  const code = e?.code ?? '';
+  const message = code ? `${code}${e?.message && !e.message.includes(code) ? `: ${e.message}` : ''}` : String(e?.message ?? err);
+  switch (code) {
+    case 'ECONNREFUSED':
+      return { reason: 'refused', message };
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'UND_ERR_SOCKET':
+    case 'ECONNABORTED':
+      return { reason: 'reset', message };
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'EHOSTDOWN':
+    case 'ENETDOWN':
+    case 'EADDRNOTAVAIL':
+      return { reason: 'unreachable', message };
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+    case 'EAI_NONAME':
+    case 'ENODATA':
+      return { reason: 'dns', message };
+    case 'ETIMEDOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+    case 'ABORT_ERR':
+      return { reason: 'timeout', message };
+    default:
+      if (TLS_CODES.test(code)) return { reason: 'tls', message };
+      return { reason: 'error', message };
+  }
+}
+
+function elapsed(start: bigint): number {
+  return Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100;
+}
+
+/** TCP connect check: reachable when the three-way handshake completes. */
+export function checkTcp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptions): Promise<CheckResult> {
+  const checkedAt = new Date().toISOString();
+  const start = process.hrtime.bigint();
+  return new Promise((resolve) => {
+    let done = false;
+    const socket = net.connect({ host: target.host, port: target.port, noDelay: true });
+    const finish = (result: Omit<CheckResult, 'checkedAt' | 'latencyMs'>) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.removeAllListeners();
+      socket.on('error', () => {});
+      socket.destroy();
+      resolve({ ...result, latencyMs: elapsed(start), checkedAt });
+    };
+    const timer = setTimeout(() => finish({ reachable: false, reason: 'timeout', message: `no answer within ${opts.timeoutMs} ms` }), opts.timeoutMs);
+    socket.once('connect', () => finish({ reachable: true, reason: 'ok' }));
+    socket.once('error', (err) => finish({ reachable: false, ...classifyError(err) }));
+  });
+}
+
+/**
+ * HTTP(S) GET check: reachable when any HTTP response arrives (as star), unless `acceptStatus`
+ * narrows it, in which case other codes are `http-status`. The body is not read.
+ */
+export async function checkHttp(target: Target, opts: CheckOptions): Promise<CheckResult> {
+  const checkedAt = new Date().toISOString();
+  const start = process.hrtime.bigint();
+  const url = new URL(target.href ?? target.url);
+  // One client per check: a brand-new connection that is closed afterwards.
+  const client = new Client(url.origin, {
+    connect: { timeout: opts.timeoutMs, rejectUnauthorized: opts.verifyTls ?? true },
+    pipelining: 0,
+    keepAliveTimeout: 1,
+    headersTimeout: opts.timeoutMs,
+    bodyTimeout: opts.timeoutMs,
+  });
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), opts.timeoutMs);
+  try {
+    const res = await client.request({
+      method: 'GET',
+      path: `${url.pathname}${url.search}`,
+      headers: { 'user-agent': 'starmap-probe', accept: '*/*' },
+      reset: true,
+      signal: abort.signal,
+    });
+    const latencyMs = elapsed(start);
+    res.body.on('error', () => {});
+    res.body.destroy();
+    const statusCode = res.statusCode;
+    const accepted = opts.acceptStatus ? opts.acceptStatus(statusCode) : true;
+    return accepted
+      ? { reachable: true, reason: 'ok', statusCode, latencyMs, checkedAt }
+      : { reachable: false, reason: 'http-status', message: `HTTP ${statusCode}`, statusCode, latencyMs, checkedAt };
+  } catch (err) {
+    const classified = abort.signal.aborted
+      ? { reason: 'timeout' as const, message: `no answer within ${opts.timeoutMs} ms` }
+      : classifyError(err);
+    return { reachable: false, ...classified, latencyMs: elapsed(start), checkedAt };
+  } finally {
+    clearTimeout(timer);
+    client.destroy().catch(() => {});
+  }
+}
+
+export function check(target: Target, opts: CheckOptions): Promise<CheckResult> {
+  return target.kind === 'tcp' ? checkTcp(target, opts) : checkHttp(target, opts);
+}
+
+/** Parses a status rule such as `200-399` or `200,204,300-399` into a predicate. */
+export function parseStatusRule(rule: string): (code: number) => boolean {
+  const ranges = rule.split(',').map((part) => {
+    const m = /^\s*(\d{3})(?:\s*-\s*(\d{3}))?\s*$/.exec(part);
+    if (!m) throw new Error(`"${part}" is not a status code or range such as 200-399`);
+    const lo = Number(m[1]);
+    const hi = m[2] === undefined ? lo : Number(m[2]);
+    if (hi < lo) throw new Error(`range "${part}" is reversed`);
+    return [lo, hi] as const;
+  });
+  return (code) => ranges.some(([lo, hi]) => code >= lo && code <= hi);
+}

@@ -1,0 +1,75 @@
+// Flag handling with yargs for every program: strict flags, `--help`, `--version`, and errors that
+// exit non-zero with a message naming the flag. Value checks are `coerce` functions that throw
+// with the flag's name, so a bad value never reaches the program.
+import yargs, { type Argv } from 'yargs';
+import { VERSION } from './version.ts';
+
+export class FlagError extends Error {}
+
+export interface CliSpec<T> {
+  name: string;
+  description: string;
+  examples?: [string, string][];
+  epilogue?: string;
+  options: (y: Argv) => Argv<T>;
+}
+
+/** Parses argv; on a bad flag prints the reason and a hint to stderr and exits 2. */
+export function parseFlags<T>(spec: CliSpec<T>, argv: string[]): T {
+  let y = yargs(argv)
+    .scriptName(spec.name)
+    .usage(`${spec.name} ${VERSION}\n\n${spec.description}\n\nUsage: ${spec.name} [options]`)
+    .parserConfiguration({ 'dot-notation': false, 'duplicate-arguments-array': false, 'strip-aliased': true })
+    .strict()
+    .version(VERSION)
+    .help('help')
+    .alias('help', 'h')
+    .wrap(Math.min(110, process.stdout.columns || 100))
+    .fail((msg, err) => {
+      const text = msg || err?.message || 'invalid arguments';
+      process.stderr.write(`${spec.name}: error: ${text}\nRun '${spec.name} --help' for the list of flags.\n`);
+      process.exit(2);
+    });
+  for (const [cmd, what] of spec.examples ?? []) y = y.example(cmd, what);
+  if (spec.epilogue) y = y.epilogue(spec.epilogue);
+  return spec.options(y).parseSync() as T;
+}
+
+function fail(flag: string, value: unknown, expected: string): never {
+  throw new FlagError(`invalid value for --${flag}: ${JSON.stringify(value)} (expected ${expected})`);
+}
+
+/** A coerce function for a number within [min, max]. */
+export function numberFlag(flag: string, min: number, max = Number.MAX_SAFE_INTEGER, integer = false) {
+  return (value: unknown): number => {
+    if (Array.isArray(value)) fail(flag, value, 'a single value');
+    const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+    const kind = integer ? 'an integer' : 'a number';
+    if (!Number.isFinite(n) || (integer && !Number.isInteger(n)) || n < min || n > max) {
+      fail(flag, value, `${kind} from ${min} to ${max}`);
+    }
+    return n;
+  };
+}
+
+export const portFlag = (flag: string) => numberFlag(flag, 0, 65535, true);
+
+/** A coerce function for a non-empty string (also rejects a flag given twice). */
+export function stringFlag(flag: string) {
+  return (value: unknown): string => {
+    if (Array.isArray(value)) fail(flag, value, 'a single value');
+    if (typeof value !== 'string' && typeof value !== 'number') fail(flag, value, 'a value');
+    const s = String(value);
+    if (s.trim() === '') fail(flag, value, 'a non-empty value');
+    return s;
+  };
+}
+
+/** A coerce function that validates a listen address (an IPv4/IPv6 literal or a host name). */
+export function addressFlag(flag: string) {
+  return (value: unknown): string => {
+    const s = stringFlag(flag)(value).replace(/^\[(.*)\]$/, '$1');
+    if (!/^[A-Za-z0-9.:_%-]+$/.test(s)) fail(flag, value, 'an IP address or host name');
+    return s;
+  };
+}
