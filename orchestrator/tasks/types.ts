@@ -1,0 +1,67 @@
+// The contract between the scheduler side (api/, deployment/, launch-queue/) and the executor
+// that runs task processes on this machine (tasks/executor.ts) and the health checkers (health/).
+
+export type TaskState =
+  | 'TASK_STAGING'
+  | 'TASK_STARTING'
+  | 'TASK_RUNNING'
+  | 'TASK_KILLING'
+  | 'TASK_FINISHED'
+  | 'TASK_FAILED'
+  | 'TASK_KILLED'
+  | 'TASK_LOST'
+  | 'TASK_ERROR';
+
+export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set(['TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_LOST', 'TASK_ERROR']);
+
+export interface PortAssignment {
+  /** Host port the task was given (what PORT0… carry). */
+  hostPort: number;
+  /** Declared port (portDefinitions[].port / portMappings[].containerPort), 0 when dynamic. */
+  declaredPort: number;
+  name?: string;
+  protocol: string;
+  /** For docker BRIDGE networking: the port inside the container. */
+  containerPort?: number;
+}
+
+export interface DockerSpec {
+  image: string;
+  network: 'HOST' | 'BRIDGE' | 'USER' | 'NONE';
+  privileged: boolean;
+  parameters: { key: string; value: string }[];
+  forcePullImage: boolean;
+  volumes: { containerPath: string; hostPath: string; mode: 'RO' | 'RW' }[];
+}
+
+/** Everything the executor needs to start one task. The scheduler builds it from the app. */
+export interface LaunchSpec {
+  taskId: string;
+  appId: string;
+  appVersion: string;
+  /** Shell command run through `/bin/sh -c`, or null when `args` is used. */
+  cmd: string | null;
+  /** Program and arguments run directly (no shell), or null when `cmd` is used. */
+  args: string[] | null;
+  /** Complete environment for the task: Marathon's variables plus the app's env (already merged). */
+  env: Record<string, string>;
+  ports: PortAssignment[];
+  /** Folder for the task's files; stdout and stderr go to `stdout` and `stderr` inside it. */
+  sandboxDir: string;
+  /** Seconds between SIGTERM and SIGKILL (Mesos' default of 3 s applies when null). */
+  killGracePeriodSeconds: number | null;
+  docker?: DockerSpec;
+  /** Optional hook: a network namespace to run the task in (isolation issue). */
+  netns?: string;
+}
+
+export interface TaskStatusUpdate {
+  taskId: string;
+  state: TaskState;
+  /** Why: exit code, signal, launch error … (becomes lastTaskFailure.message). */
+  message: string;
+  timestamp: string;
+  pid?: number;
+  exitCode?: number | null;
+  signal?: string | null;
+}
