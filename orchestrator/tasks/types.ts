@@ -65,3 +65,18 @@ export interface TaskStatusUpdate {
   exitCode?: number | null;
   signal?: string | null;
 }
+
+/** What the scheduler needs from the executor (implemented in tasks/executor.ts). */
+export interface Executor {
+  /** Starts a task; progress arrives as status updates (STAGING → STARTING → RUNNING → terminal). */
+  launch(spec: LaunchSpec): void;
+  /** SIGTERM to the task's process group, SIGKILL after the grace period; resolves once it is gone (TASK_KILLED sent). */
+  kill(taskId: string, reason?: string): Promise<void>;
+  onStatus(listener: (update: TaskStatusUpdate) => void): () => void;
+  /** Ids of tasks that are not yet terminal. */
+  active(): string[];
+  /** After a crash of the orchestrator: kills a process group left by a previous run (pid recorded in state). */
+  killOrphan(pgid: number): Promise<void>;
+  /** Kills every task (used on orchestrator shutdown). */
+  shutdown(): Promise<void>;
+}
