@@ -23,12 +23,12 @@ export function parseProbeFlags(argv: string[]): ProbeFlags {
     {
       name: 'probe',
       description:
-        'Checks, over and over, whether each target can be reached and serves the latest answer at GET /status\n' +
-        '(star-compatible). host:port and tcp://host:port targets get a TCP connect check; http:// and https://\n' +
+        'Checks, over and over, whether each target can be reached and serves the latest answer at GET /status ' +
+        '(star-compatible). host:port and tcp://host:port targets get a TCP connect check; http:// and https:// ' +
         'targets get an HTTP GET, where any HTTP response counts as reachable unless --expect-status says otherwise.',
       examples: [
-        ['probe --urls=http://frontend:80/status,backend:6379', 'check one HTTP and one TCP target every 5 s'],
-        ['probe --urls=[::1]:8080 --http-probe-seconds=1 --timeout-seconds=0.5', 'fast checks of an IPv6 target'],
+        ['probe --urls=http://frontend/status,backend:6379', 'one HTTP and one TCP target, every 5 s'],
+        ['probe --urls=[::1]:8080 --http-probe-seconds=1', 'an IPv6 target, every second'],
       ],
       epilogue: 'Endpoints: GET /status, GET /healthz, GET /metrics (Prometheus). Docs: README.md.',
       options: (y) =>
@@ -47,10 +47,10 @@ export function parseProbeFlags(argv: string[]): ProbeFlags {
             },
           })
           .option('http-address', { type: 'string', default: '0.0.0.0', describe: 'listen address', coerce: addressFlag('http-address') })
-          .option('http-port', { type: 'number', default: 9000, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
-          .option('http-probe-seconds', { type: 'number', default: 5, describe: 'seconds between checks of each target', coerce: numberFlag('http-probe-seconds', 0.05, 86_400) })
-          .option('timeout-seconds', { type: 'number', default: 1, describe: 'deadline of each check (connect, TLS and response headers)', coerce: numberFlag('timeout-seconds', 0.01, 600) })
-          .option('concurrency', { type: 'number', default: 1000, describe: 'most checks in flight at once', coerce: numberFlag('concurrency', 1, 100_000, true) })
+          .option('http-port', { default: 9000, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
+          .option('http-probe-seconds', { default: 5, describe: 'seconds between checks of each target', coerce: numberFlag('http-probe-seconds', 0.05, 86_400) })
+          .option('timeout-seconds', { default: 1, describe: 'deadline of each check (connect, TLS and response headers)', coerce: numberFlag('timeout-seconds', 0.01, 600) })
+          .option('concurrency', { default: 1000, describe: 'most checks in flight at once', coerce: numberFlag('concurrency', 1, 100_000, true) })
           .option('expect-status', {
             type: 'string',
             describe: 'HTTP status codes that count as reachable, e.g. 200-399 (default: any response, as star)',

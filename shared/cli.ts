@@ -14,17 +14,36 @@ export interface CliSpec<T> {
   options: (y: Argv) => Argv<T>;
 }
 
+/** Word-wraps prose for --help (yargs breaks the usage text in the middle of words). */
+export function wrapText(text: string, width: number): string {
+  return text
+    .split('\n')
+    .map((paragraph) => {
+      const lines: string[] = [];
+      let line = '';
+      for (const word of paragraph.split(/\s+/).filter(Boolean)) {
+        if (line && line.length + 1 + word.length > width) {
+          lines.push(line);
+          line = word;
+        } else line = line ? `${line} ${word}` : word;
+      }
+      return [...lines, line].join('\n');
+    })
+    .join('\n');
+}
+
 /** Parses argv; on a bad flag prints the reason and a hint to stderr and exits 2. */
 export function parseFlags<T>(spec: CliSpec<T>, argv: string[]): T {
+  const width = Math.min(110, process.stdout.columns || 100);
   let y = yargs(argv)
     .scriptName(spec.name)
-    .usage(`${spec.name} ${VERSION}\n\n${spec.description}\n\nUsage: ${spec.name} [options]`)
-    .parserConfiguration({ 'dot-notation': false, 'duplicate-arguments-array': false, 'strip-aliased': true })
+    .usage(`${spec.name} ${VERSION}\n\n${wrapText(spec.description, Math.min(96, width))}\n\nUsage: ${spec.name} [options]`)
+    .parserConfiguration({ 'dot-notation': false, 'duplicate-arguments-array': false, 'strip-aliased': true, 'boolean-negation': false })
     .strict()
     .version(VERSION)
     .help('help')
     .alias('help', 'h')
-    .wrap(Math.min(110, process.stdout.columns || 100))
+    .wrap(null)
     .fail((msg, err) => {
       const text = msg || err?.message || 'invalid arguments';
       process.stderr.write(`${spec.name}: error: ${text}\nRun '${spec.name} --help' for the list of flags.\n`);

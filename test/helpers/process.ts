@@ -1,12 +1,16 @@
 // Real child processes for end-to-end tests: started, read, and always cleaned up.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { waitFor } from './wait.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
-/** The Node 24 runtime of the project (npm scripts put it first on PATH; tests use it explicitly). */
-export const NODE = process.execPath;
+/**
+ * The project's Node 24 runtime (the `node` devDependency). npm scripts put it first on PATH, but
+ * vitest may have been started by another Node, so child processes name it explicitly.
+ */
+export const NODE = existsSync(join(ROOT, 'node_modules', '.bin', 'node')) ? join(ROOT, 'node_modules', '.bin', 'node') : process.execPath;
 
 export interface Running {
   child: ChildProcess;

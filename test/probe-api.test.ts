@@ -1,0 +1,144 @@
+// The probe end to end from source: /status in star's shape with the extra fields, reachability
+// changes over time, /healthz, /metrics, JSON 404s and the log file.
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { blackhole } from './helpers/blackhole.ts';
+import { freePort, stopAll } from './helpers/process.ts';
+import { startProbe } from './helpers/probe.ts';
+import { waitFor } from './helpers/wait.ts';
+
+const closers: (() => void)[] = [];
+afterAll(async () => {
+  closers.forEach((c) => c());
+  await stopAll();
+});
+
+function tcpServer(port = 0): Promise<net.Server> {
+  return new Promise((res, rej) => {
+    const s = net.createServer((c) => c.destroy());
+    s.once('error', rej);
+    s.listen(port, '127.0.0.1', () => res(s));
+  });
+}
+
+describe('probe /status', () => {
+  it('reports every target in --urls order, star\'s fields first, with reasons', async () => {
+    const open = await tcpServer();
+    closers.push(() => open.close());
+    const web = http.createServer((_q, r) => r.writeHead(500).end());
+    await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+    closers.push(() => web.close());
+    const openPort = (open.address() as net.AddressInfo).port;
+    const webPort = (web.address() as net.AddressInfo).port;
+    const closed = await freePort();
+    const urls = [`http://127.0.0.1:${webPort}/status`, `127.0.0.1:${closed}`, `tcp://127.0.0.1:${openPort}`, 'http://no-such-host.invalid/'];
+    const probe = await startProbe([`--urls=${urls.join(',')}`, '--http-probe-seconds=0.2', '--timeout-seconds=2']);
+
+    const targets = await waitFor(async () => {
+      const t = await probe.status();
+      return t.every((x) => x.checkedAt !== null) && t;
+    });
+    expect(targets.map((t) => t.url)).toEqual(urls);
+    expect(Object.keys(targets[0]!).slice(0, 2)).toEqual(['reachable', 'url']);
+    expect(targets.map((t) => [t.reachable, t.reason, t.statusCode])).toEqual([
+      [true, 'ok', 500],
+      [false, 'refused', null],
+      [true, 'ok', null],
+      [false, 'dns', null],
+    ]);
+    for (const t of targets) {
+      expect(typeof t.latencyMs).toBe('number');
+      expect(Date.parse(t.checkedAt!)).not.toBeNaN();
+      expect(t.changedAt).not.toBeNull();
+    }
+    const res = await fetch(`${probe.url}/status`);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  });
+
+  it('says a target was not checked yet instead of pretending', async () => {
+    const hole = await blackhole();
+    closers.push(hole.close);
+    const probe = await startProbe([`--urls=127.0.0.1:${hole.port}`, '--timeout-seconds=30']);
+    const [t] = await probe.status();
+    expect(t).toMatchObject({ reachable: false, checkedAt: null, changedAt: null, reason: null, latencyMs: null });
+  });
+
+  it('moves changedAt when a target goes down and comes back', async () => {
+    let server = await tcpServer();
+    const port = (server.address() as net.AddressInfo).port;
+    closers.push(() => server.close());
+    const probe = await startProbe([`--urls=127.0.0.1:${port}`, '--http-probe-seconds=0.1', '--timeout-seconds=0.5']);
+    const up = await waitFor(async () => (await probe.status()).find((t) => t.reachable));
+    await new Promise<void>((r) => server.close(() => r()));
+    const down = await waitFor(async () => (await probe.status()).find((t) => !t.reachable && t.checkedAt !== null));
+    expect(down.reason).toBe('refused');
+    expect(Date.parse(down.changedAt!)).toBeGreaterThan(Date.parse(up.changedAt!));
+    server = await tcpServer(port);
+    const back = await waitFor(async () => (await probe.status()).find((t) => t.reachable));
+    expect(Date.parse(back.changedAt!)).toBeGreaterThan(Date.parse(down.changedAt!));
+    // While nothing flips, changedAt stays put even as checkedAt moves on.
+    const later = await waitFor(async () => (await probe.status()).find((t) => Date.parse(t.checkedAt!) > Date.parse(back.checkedAt!)));
+    expect(later.changedAt).toBe(back.changedAt);
+  });
+
+  it('a blackholed target never holds up the others beyond its own timeout', async () => {
+    const holes = await Promise.all([blackhole(), blackhole(), blackhole()]);
+    holes.forEach((h) => closers.push(h.close));
+    const open = await tcpServer();
+    closers.push(() => open.close());
+    const openPort = (open.address() as net.AddressInfo).port;
+    const urls = [...holes.map((h) => `127.0.0.1:${h.port}`), `127.0.0.1:${openPort}`];
+    const probe = await startProbe([`--urls=${urls.join(',')}`, '--http-probe-seconds=0.5', '--timeout-seconds=0.8']);
+    const targets = await waitFor(async () => {
+      const t = await probe.status();
+      return t.every((x) => x.checkedAt !== null) && t;
+    }, { timeoutMs: 5000 });
+    expect(targets.slice(0, 3).map((t) => t.reason)).toEqual(['timeout', 'timeout', 'timeout']);
+    expect(targets[3]).toMatchObject({ reachable: true, reason: 'ok' });
+    // The open target was checked at the same moment as the blackholed ones, not after them.
+    const spread = Date.parse(targets[3]!.checkedAt!) - Date.parse(targets[0]!.checkedAt!);
+    expect(spread).toBeLessThan(800);
+  });
+});
+
+describe('probe side endpoints', () => {
+  it('serves /healthz, Prometheus /metrics without stale series, and JSON 404s', async () => {
+    const open = await tcpServer();
+    closers.push(() => open.close());
+    const port = (open.address() as net.AddressInfo).port;
+    const probe = await startProbe([`--urls=127.0.0.1:${port}`, '--http-probe-seconds=0.2']);
+    await waitFor(async () => (await probe.status())[0]!.reachable);
+
+    const health = await (await fetch(`${probe.url}/healthz`)).json();
+    expect(health).toMatchObject({ status: 'ok', targets: 1 });
+
+    const res = await fetch(`${probe.url}/metrics`);
+    expect(res.headers.get('content-type')).toMatch(/text\/plain/);
+    const text = await res.text();
+    expect(text).toContain(`starmap_probe_target_reachable{target="127.0.0.1:${port}",kind="tcp"} 1`);
+    expect(text).toMatch(new RegExp(`starmap_probe_target_latency_seconds\\{target="127.0.0.1:${port}"\\} [0-9.e-]+`));
+    expect(text).toMatch(/starmap_probe_checks_total\{reason="ok"\} \d+/);
+
+    const missing = await fetch(`${probe.url}/nope`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ message: 'not found: GET /nope' });
+    const wrongMethod = await fetch(`${probe.url}/status`, { method: 'POST' });
+    expect(wrongMethod.status).toBe(404);
+    expect((await wrongMethod.json()).message).toMatch(/POST \/status/);
+  });
+
+  it('writes its log to --logfile and stops cleanly on SIGTERM', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'starmap-probe-'));
+    const logfile = join(dir, 'sub', 'probe.log');
+    const probe = await startProbe([`--urls=127.0.0.1:${await freePort()}`, `--logfile=${logfile}`]);
+    expect(await probe.proc.stop('SIGTERM')).toBe(0);
+    expect(existsSync(logfile)).toBe(true);
+    const lines = readFileSync(logfile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
+    expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['probe listening', 'shutting down', 'stopped']));
+    expect(probe.proc.output()).not.toContain('probe listening');
+  });
+});

@@ -1,0 +1,64 @@
+// The single-file executables, as a user gets them: copied alone into an empty folder and run
+// with no Node and no node_modules on PATH. `npm test` builds them first (npm run build).
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT, runToEnd, stopAll } from './helpers/process.ts';
+import { startProbe } from './helpers/probe.ts';
+import { waitFor } from './helpers/wait.ts';
+
+const BIN = join(ROOT, 'dist', 'bin', 'probe');
+const ARM = join(ROOT, 'dist', 'bin', 'probe-linux-arm64');
+const ARM_SYSROOT = '/usr/aarch64-linux-gnu';
+const qemu = ['/usr/bin/qemu-aarch64-static', '/usr/bin/qemu-aarch64'].find(existsSync);
+
+afterAll(stopAll);
+
+describe('dist/bin/probe', () => {
+  it('exists (run `npm run build` first)', () => {
+    expect(existsSync(BIN), `${BIN} is missing: run npm run build`).toBe(true);
+  });
+
+  it('runs alone, without Node on PATH, and serves /status end to end', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'starmap-bin-'));
+    const bin = join(dir, 'probe');
+    copyFileSync(BIN, bin);
+    execFileSync('chmod', ['+x', bin]);
+    const { code, output } = await runToEnd(bin, ['--version'], { env: { PATH: '/nonexistent' } });
+    expect(code).toBe(0);
+    expect(output.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+
+    const server = net.createServer((c) => c.destroy());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    const probe = await startProbe([`--urls=127.0.0.1:${port},http://127.0.0.1:${port}/`, '--http-probe-seconds=0.2'], { binary: bin });
+    const targets = await waitFor(async () => {
+      const t = await probe.status();
+      return t.every((x) => x.checkedAt) && t;
+    });
+    // A TCP listener that does not speak HTTP: reachable as TCP, not as HTTP (reset or error).
+    expect(targets[0]).toMatchObject({ reachable: true, reason: 'ok' });
+    expect(targets[1]!.reachable).toBe(false);
+    expect(await probe.proc.stop('SIGINT')).toBe(0);
+    server.close();
+  });
+
+  it('rejects a bad flag with exit code 2, naming it', async () => {
+    const { code, output } = await runToEnd(BIN, ['--urls=x:1', '--http-port=nope']);
+    expect(code).toBe(2);
+    expect(output).toContain('--http-port');
+  });
+});
+
+describe.skipIf(!qemu || !existsSync(join(ARM_SYSROOT, 'lib', 'ld-linux-aarch64.so.1')))('dist/bin/probe-linux-arm64 (under qemu-user; needs qemu-user-static and libc6-arm64-cross)', () => {
+  it('is an arm64 executable that prints its help', async () => {
+    expect(existsSync(ARM), `${ARM} is missing: run npm run build`).toBe(true);
+    expect(execFileSync('file', ['-b', ARM], { encoding: 'utf8' })).toMatch(/ARM aarch64/);
+    const { code, output } = await runToEnd(qemu!, ['-L', ARM_SYSROOT, ARM, '--help'], { timeoutMs: 60_000 });
+    expect(code).toBe(0);
+    expect(output).toContain('--urls');
+  }, 90_000);
+});

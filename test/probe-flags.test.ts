@@ -1,0 +1,57 @@
+// The probe's command line: star's flags, the extras, and clear errors naming the flag.
+import { describe, expect, it } from 'vitest';
+import { NODE, runToEnd } from './helpers/process.ts';
+
+const probe = (...args: string[]) => runToEnd(NODE, ['probe/main.ts', ...args]);
+
+describe('probe flags', () => {
+  it('--help lists star\'s flags with their defaults and the extras', async () => {
+    const { code, output } = await probe('--help');
+    expect(code).toBe(0);
+    for (const flag of ['--urls', '--http-address', '--http-port', '--http-probe-seconds', '--logfile', '--timeout-seconds', '--concurrency', '--version', '--help']) {
+      expect(output).toContain(flag);
+    }
+    expect(output).toMatch(/default: "0\.0\.0\.0"/);
+    expect(output).toMatch(/default: 9000/);
+    expect(output).toMatch(/default: 5\b/);
+  });
+
+  it('--version prints the version', async () => {
+    const { code, output } = await probe('--version');
+    expect(code).toBe(0);
+    expect(output.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it.each([
+    [[], /urls/],
+    [['--urls='], /--urls/],
+    [['--urls=foo'], /--urls.*"foo"/],
+    [['--urls=a:1', '--http-port=abc'], /--http-port.*"abc"/],
+    [['--urls=a:1', '--http-port=70000'], /--http-port/],
+    [['--urls=a:1', '--http-probe-seconds=0'], /--http-probe-seconds/],
+    [['--urls=a:1', '--http-probe-seconds=-1'], /--http-probe-seconds/],
+    [['--urls=a:1', '--timeout-seconds=x'], /--timeout-seconds/],
+    [['--urls=a:1', '--concurrency=0'], /--concurrency/],
+    [['--urls=a:1', '--concurrency=1.5'], /--concurrency/],
+    [['--urls=a:1', '--expect-status=2xx'], /--expect-status/],
+    [['--urls=a:1', '--http-address=a b'], /--http-address/],
+    [['--urls=a:1', '--no-such-flag'], /no-such-flag/],
+    [['--urls=a:1', '--log-level=loud'], /log-level/],
+  ])('%j exits non-zero naming the flag', async (args, pattern) => {
+    const { code, output } = await probe(...args);
+    expect(code).toBe(2);
+    expect(output).toMatch(pattern);
+    expect(output).toMatch(/--help/);
+  });
+
+  it('a port already in use is a clear error, not a crash', async () => {
+    const first = await import('node:net').then(
+      (net) => new Promise<import('node:net').Server>((res) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => res(s)); }),
+    );
+    const port = (first.address() as { port: number }).port;
+    const { code, output } = await probe('--urls=127.0.0.1:1', '--http-address=127.0.0.1', `--http-port=${port}`);
+    first.close();
+    expect(code).toBe(1);
+    expect(output).toMatch(new RegExp(`--http-port=${port}.*EADDRINUSE`));
+  });
+});
