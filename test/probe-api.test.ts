@@ -128,7 +128,7 @@ describe('probe side endpoints', () => {
     expect(await missing.json()).toEqual({ message: 'not found: GET /nope' });
     const wrongMethod = await fetch(`${probe.url}/status`, { method: 'POST' });
     expect(wrongMethod.status).toBe(404);
-    expect((await wrongMethod.json()).message).toMatch(/POST \/status/);
+    expect(((await wrongMethod.json()) as { message: string }).message).toMatch(/POST \/status/);
   });
 
   it('writes its log to --logfile and stops cleanly on SIGTERM', async () => {

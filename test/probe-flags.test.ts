@@ -1,4 +1,5 @@
 // The probe's command line: star's flags, the extras, and clear errors naming the flag.
+import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { NODE, runToEnd } from './helpers/process.ts';
 
@@ -45,9 +46,8 @@ describe('probe flags', () => {
   });
 
   it('a port already in use is a clear error, not a crash', async () => {
-    const first = await import('node:net').then(
-      (net) => new Promise<import('node:net').Server>((res) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => res(s)); }),
-    );
+    const first = net.createServer();
+    await new Promise<void>((res) => first.listen(0, '127.0.0.1', res));
     const port = (first.address() as { port: number }).port;
     const { code, output } = await probe('--urls=127.0.0.1:1', '--http-address=127.0.0.1', `--http-port=${port}`);
     first.close();
