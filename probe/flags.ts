@@ -1,10 +1,12 @@
 // The probe's flags: star's (same names and defaults) plus timeout, concurrency and status rules.
+import { readFileSync } from 'node:fs';
 import { addressFlag, numberFlag, parseFlags, portFlag, stringFlag } from '../shared/cli.ts';
 import { parseStatusRule } from '../shared/checks.ts';
 import { parseTargetList, type Target } from '../shared/targets.ts';
 
 export interface ProbeFlags {
-  urls: Target[];
+  urls: Target[] | undefined;
+  urlsFile: Target[] | undefined;
   httpAddress: string;
   httpPort: number;
   httpProbeSeconds: number;
@@ -18,8 +20,8 @@ export interface ProbeFlags {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export function parseProbeFlags(argv: string[]): ProbeFlags {
-  return parseFlags<ProbeFlags>(
+export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[] } {
+  const flags = parseFlags<ProbeFlags>(
     {
       name: 'probe',
       description:
@@ -35,8 +37,7 @@ export function parseProbeFlags(argv: string[]): ProbeFlags {
         y
           .option('urls', {
             type: 'string',
-            demandOption: 'give the targets with --urls=host:port,http://host:port/path,…',
-            describe: 'comma-delimited list of targets: host:port, tcp://host:port, [v6]:port, http(s)://…',
+            describe: 'comma-delimited list of targets: host:port, tcp://host:port, [v6]:port, http(s)://… (required unless --urls-file)',
             coerce: (v: unknown) => {
               const list = stringFlag('urls')(v);
               try {
@@ -45,6 +46,35 @@ export function parseProbeFlags(argv: string[]): ProbeFlags {
                 throw new Error(`invalid value for --urls: ${(err as Error).message}`);
               }
             },
+          })
+          .option('urls-file', {
+            type: 'string',
+            describe: 'read the targets from this file instead (separated by commas or new lines; # starts a comment); for lists too long for a command line',
+            coerce: (v: unknown) => {
+              if (v === undefined) return undefined;
+              const path = stringFlag('urls-file')(v);
+              let text: string;
+              try {
+                text = readFileSync(path, 'utf8');
+              } catch (err) {
+                throw new Error(`invalid value for --urls-file: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+              }
+              const list = text
+                .split('\n')
+                .map((line) => line.replace(/#.*/, '').trim())
+                .filter(Boolean)
+                .join(',');
+              try {
+                return parseTargetList(list);
+              } catch (err) {
+                throw new Error(`invalid value for --urls-file: ${path}: ${(err as Error).message}`);
+              }
+            },
+          })
+          .conflicts('urls', 'urls-file')
+          .check((argv) => {
+            if (argv.urls === undefined && argv['urls-file'] === undefined) throw new Error('missing targets: give --urls=host:port,http://host:port/path,… (or --urls-file)');
+            return true;
           })
           .option('http-address', { type: 'string', default: '0.0.0.0', describe: 'listen address', coerce: addressFlag('http-address') })
           .option('http-port', { default: 9000, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
@@ -70,4 +100,5 @@ export function parseProbeFlags(argv: string[]): ProbeFlags {
     },
     argv,
   );
+  return { ...flags, targets: (flags.urls ?? flags.urlsFile)! };
 }

@@ -10,7 +10,7 @@ export async function main(argv: string[]): Promise<void> {
   const flags = parseProbeFlags(argv);
   const logger = createLogger({ name: 'probe', logfile: flags.logfile, level: flags.logLevel });
   const probe = new Probe({
-    targets: flags.urls,
+    targets: flags.targets,
     intervalMs: flags.httpProbeSeconds * 1000,
     concurrency: flags.concurrency,
     check: { timeoutMs: flags.timeoutSeconds * 1000, acceptStatus: flags.expectStatus, verifyTls: !flags.insecure },
@@ -28,7 +28,7 @@ export async function main(argv: string[]): Promise<void> {
     process.exit(1);
   }
   probe.start();
-  logger.info({ version: VERSION, url, targets: flags.urls.length, intervalSeconds: flags.httpProbeSeconds, timeoutSeconds: flags.timeoutSeconds }, 'probe listening');
+  logger.info({ version: VERSION, url, targets: flags.targets.length, intervalSeconds: flags.httpProbeSeconds, timeoutSeconds: flags.timeoutSeconds }, 'probe listening');
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -1,7 +1,7 @@
 // The probe engine: checks every target each cycle and records the results.
 import { check, type CheckOptions } from '../shared/checks.ts';
 import type { Logger } from '../shared/logger.ts';
-import { Scheduler } from '../shared/scheduler.ts';
+import { Scheduler, type CycleStats } from '../shared/scheduler.ts';
 import type { Target } from '../shared/targets.ts';
 import { createProbeMetrics, type ProbeMetrics } from './metrics.ts';
 import { ProbeState } from './state.ts';
@@ -12,6 +12,8 @@ export interface ProbeOptions {
   concurrency: number;
   check: CheckOptions;
   logger: Logger;
+  /** Called after every cycle (benchmarks and one-shot runs use it). */
+  onCycle?: (stats: CycleStats) => void;
 }
 
 export class Probe {
@@ -45,6 +47,7 @@ export class Probe {
         this.#cycles++;
         this.#lastCycleAt = new Date(stats.startedAt).toISOString();
         this.metrics.observeCycle(stats.durationMs / 1000);
+        opts.onCycle?.(stats);
         if (stats.durationMs > opts.intervalMs) {
           this.#logger.warn({ durationMs: stats.durationMs, targets: stats.count }, 'cycle took longer than the interval; raise --concurrency or lower --timeout-seconds');
         }

@@ -5,7 +5,7 @@
 // Usage: node scripts/build.ts [program...] [--arch=x64|arm64|all]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
@@ -115,8 +115,11 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
   const postject = join(root, 'node_modules', 'postject', 'dist', 'cli.js');
   run(process.execPath, [postject, tmp, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
   mkdirSync(join(dist, 'bin'), { recursive: true });
-  copyFileSync(tmp, out);
-  chmodSync(out, 0o755);
+  // Rename over the old binary (never write into it): it may be running right now.
+  const staged = `${out}.new-${process.pid}`;
+  copyFileSync(tmp, staged);
+  chmodSync(staged, 0o755);
+  renameSync(staged, out);
   rmSync(work, { recursive: true, force: true });
   writeFileSync(stamp, key);
   return { path: out, built: true };

@@ -1,0 +1,218 @@
+// Probe benchmarks. Everything runs on loopback: open targets (a listener on 0.0.0.0 reached via
+// many 127.x.y.z addresses), refused targets (a port nobody listens on) and never-answered ones
+// (a listener whose accept queue is full, so SYNs are dropped). Each figure is printed next to a
+// baseline measured in the same run.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import net from 'node:net';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import pino from 'pino';
+import { Pool } from 'undici';
+import { checkTcp } from '../shared/checks.ts';
+import { runBounded } from '../shared/scheduler.ts';
+import { parseTarget, type Target } from '../shared/targets.ts';
+import { Probe } from '../probe/probe.ts';
+import { blackhole } from '../test/helpers/blackhole.ts';
+import { NODE, ROOT, freePort, start, waitForHttp } from '../test/helpers/process.ts';
+import { median, percentile, table, writeSection } from './lib/results.ts';
+
+const TIMEOUT_MS = 1000;
+const CONCURRENCY = 1000;
+const BIN = join(ROOT, 'dist', 'bin', 'probe');
+
+function address(i: number): string {
+  // 127.1.0.0 upwards: distinct target strings that all reach the loopback interface.
+  return `127.${1 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+}
+
+async function makeTargets(n: number, openPort: number, refusedPort: number, holePort: number): Promise<Target[]> {
+  const targets: Target[] = [];
+  for (let i = 0; i < n; i++) {
+    const port = i % 3 === 0 ? openPort : i % 3 === 1 ? refusedPort : holePort;
+    targets.push(parseTarget(`${address(i)}:${port}`));
+  }
+  return targets;
+}
+
+/** The baseline: a bare net.connect loop with the same concurrency and timeout. */
+async function bareCycle(targets: Target[]): Promise<number> {
+  const t0 = performance.now();
+  await runBounded(targets, CONCURRENCY, (t) =>
+    new Promise<void>((resolve) => {
+      const s = net.connect({ host: t.host, port: t.port });
+      const done = () => {
+        clearTimeout(timer);
+        s.destroy();
+        resolve();
+      };
+      const timer = setTimeout(done, TIMEOUT_MS);
+      s.once('connect', done);
+      s.once('error', done);
+    }),
+  );
+  return performance.now() - t0;
+}
+
+async function probeCycles(targets: Target[], cycles: number): Promise<{ durations: number[]; timeoutLatencies: number[] }> {
+  const durations: number[] = [];
+  const logger = pino({ level: 'silent' });
+  let resolveDone: () => void;
+  const done = new Promise<void>((r) => (resolveDone = r));
+  const probe = new Probe({
+    targets,
+    intervalMs: 1,
+    concurrency: CONCURRENCY,
+    check: { timeoutMs: TIMEOUT_MS },
+    logger,
+    onCycle: (s) => {
+      durations.push(s.durationMs);
+      if (durations.length >= cycles) resolveDone();
+    },
+  });
+  probe.start();
+  await done;
+  await probe.stop();
+  const timeoutLatencies = probe.state.statuses().filter((s) => s.reason === 'timeout').map((s) => s.latencyMs!);
+  return { durations, timeoutLatencies };
+}
+
+function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+async function load(url: string, seconds: number): Promise<number> {
+  const origin = new URL(url).origin;
+  const pool = new Pool(origin, { connections: 16, pipelining: 1 });
+  const end = performance.now() + seconds * 1000;
+  let count = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (performance.now() < end) {
+        const res = await pool.request({ path: new URL(url).pathname, method: 'GET' });
+        await res.body.text();
+        count++;
+      }
+    }),
+  );
+  await pool.close();
+  return count / seconds;
+}
+
+async function main(): Promise<void> {
+  const open = net.createServer((c) => c.destroy());
+  // A deep accept queue, or the "open" listener itself drops SYNs under a burst of 1,000 connects.
+  await new Promise<void>((r) => open.listen({ port: 0, host: '0.0.0.0', backlog: 4096 }, r));
+  const openPort = (open.address() as net.AddressInfo).port;
+  const refusedPort = await freePort('0.0.0.0');
+  const hole = await blackhole('0.0.0.0');
+
+  // 1. Cycle time.
+  const cycleRows: (string | number)[][] = [];
+  for (const n of [1000, 10_000]) {
+    const targets = await makeTargets(n, openPort, refusedPort, hole.port);
+    const bare: number[] = [];
+    for (let i = 0; i < 2; i++) bare.push(await bareCycle(targets));
+    const { durations, timeoutLatencies } = await probeCycles(targets, 3);
+    const probeMs = median(durations);
+    const bareMs = median(bare);
+    const lateP99 = percentile(timeoutLatencies, 99) - TIMEOUT_MS;
+    const lateMax = Math.max(...timeoutLatencies) - TIMEOUT_MS;
+    cycleRows.push([n, `${probeMs.toFixed(0)} ms`, `${bareMs.toFixed(0)} ms`, `${((bareMs / probeMs) * 100).toFixed(0)} %`, `${(n / (probeMs / 1000)).toFixed(0)}/s`, `+${lateP99.toFixed(0)} ms / +${lateMax.toFixed(0)} ms`]);
+    console.log(`cycle ${n}: probe ${probeMs.toFixed(0)} ms, bare ${bareMs.toFixed(0)} ms`);
+  }
+
+  // 2. RSS of the built probe at 1,000 and 10,000 targets, after a few cycles.
+  const rssRows: (string | number)[][] = [];
+  const statusUrls: Record<number, string> = {};
+  const procs: ReturnType<typeof start>[] = [];
+  for (const n of [1000, 10_000]) {
+    // 10,000 targets do not fit in one command-line argument (128 KiB): use --urls-file.
+    const file = join(mkdtempSync(join(tmpdir(), 'starmap-bench-')), 'urls.txt');
+    writeFileSync(file, (await makeTargets(n, openPort, refusedPort, hole.port)).map((t) => t.url).join('\n'));
+    const port = await freePort();
+    const p = start(BIN, [`--urls-file=${file}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--http-probe-seconds=1', '--log-level=warn']);
+    procs.push(p);
+    const url = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${url}/healthz`);
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      const h = (await (await fetch(`${url}/healthz`)).json()) as { cycles: number };
+      if (h.cycles >= 3) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    rssRows.push([n, `${rssOf(p.child.pid!).toFixed(0)} MiB`]);
+    statusUrls[n] = `${url}/status`;
+  }
+
+  // 3. GET /status at 1,000 targets next to a bare fastify route serving the same JSON.
+  const body = await (await fetch(statusUrls[1000]!)).text();
+  const bare = Fastify();
+  bare.get('/status', async () => JSON.parse(body) as unknown);
+  await bare.listen({ port: 0, host: '127.0.0.1' });
+  const bareUrl = `http://127.0.0.1:${(bare.server.address() as net.AddressInfo).port}/status`;
+  await load(bareUrl, 1);
+  await load(statusUrls[1000]!, 1);
+  const bareRps = await load(bareUrl, 4);
+  const probeRps = await load(statusUrls[1000]!, 4);
+  await bare.close();
+  for (const p of procs) await p.stop();
+
+  // 4. Start-up: spawn to first /status answer, binary vs a bare node http server.
+  async function firstAnswer(cmd: string, args: string[], url: string): Promise<number> {
+    const t0 = performance.now();
+    const child = spawn(cmd, args, { stdio: 'ignore' });
+    for (;;) {
+      try {
+        const res = await fetch(url);
+        await res.arrayBuffer();
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    }
+    const ms = performance.now() - t0;
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    return ms;
+  }
+  const startProbe: number[] = [];
+  const startBare: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const port = await freePort();
+    startProbe.push(await firstAnswer(BIN, [`--urls=127.0.0.1:${openPort}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'], `http://127.0.0.1:${port}/status`));
+    const port2 = await freePort();
+    startBare.push(await firstAnswer(NODE, ['-e', `require('http').createServer((q,r)=>r.end('{}')).listen(${port2},'127.0.0.1')`], `http://127.0.0.1:${port2}/status`));
+  }
+
+  open.close();
+  hole.close();
+
+  const md = [
+    `Targets are a third open, a third refused and a third never answered (SYN dropped), timeout ${TIMEOUT_MS} ms, concurrency ${CONCURRENCY}. The baseline is a bare \`net.connect\` loop with the same concurrency and timeout, in the same run.`,
+    '',
+    table(['targets', 'probe cycle (median of 3)', 'bare net.connect cycle', 'probe rate vs baseline', 'checks per second', 'never-answered reported after timeout (p99 / max)'], cycleRows),
+    '',
+    table(['targets', 'RSS of dist/bin/probe after 3 cycles'], rssRows),
+    '',
+    table(['GET /status at 1,000 targets', 'requests/s (16 connections, 4 s)', 'ratio'], [
+      ['probe (dist/bin/probe)', bareRps ? probeRps.toFixed(0) : '-', `${((probeRps / bareRps) * 100).toFixed(0)} %`],
+      ['bare fastify route, same JSON', bareRps.toFixed(0), '100 %'],
+    ]),
+    '',
+    table(['start to first /status answer (median of 7)', 'ms', 'ratio'], [
+      ['dist/bin/probe', median(startProbe).toFixed(0), `${(median(startProbe) / median(startBare)).toFixed(2)} ×`],
+      ['bare `node` http server', median(startBare).toFixed(0), '1.00 ×'],
+    ]),
+  ].join('\n');
+  writeSection('Probe', md);
+  console.log(md);
+  process.exit(0);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
