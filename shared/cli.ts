@@ -51,7 +51,12 @@ export function parseFlags<T>(spec: CliSpec<T>, argv: string[]): T {
     });
   for (const [cmd, what] of spec.examples ?? []) y = y.example(cmd, what);
   if (spec.epilogue) y = y.epilogue(spec.epilogue);
-  return spec.options(y).parseSync() as T;
+  const parsed = spec.options(y).parseSync() as Record<string, unknown>;
+  // yargs applies `coerce` to the dashed key only; its camelCase twin keeps the raw text.
+  for (const key of Object.keys(parsed)) {
+    if (key.includes('-')) parsed[key.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase())] = parsed[key];
+  }
+  return parsed as T;
 }
 
 function fail(flag: string, value: unknown, expected: string): never {

@@ -1,6 +1,10 @@
 // The probe's command line: star's flags, the extras, and clear errors naming the flag.
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseProbeFlags } from '../probe/flags.ts';
 import { NODE, runToEnd } from './helpers/process.ts';
 
 const probe = (...args: string[]) => runToEnd(NODE, ['probe/main.ts', ...args]);
@@ -43,6 +47,32 @@ describe('probe flags', () => {
     expect(code).toBe(2);
     expect(output).toMatch(pattern);
     expect(output).toMatch(/--help/);
+  });
+
+  it('parses values into numbers and targets, and reads --urls-file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'starmap-flags-'));
+    const file = join(dir, 'urls.txt');
+    writeFileSync(file, '# frontend and backend\nhttp://frontend/status\nbackend:6379, [::1]:80\n\n');
+    const f = parseProbeFlags([`--urls-file=${file}`, '--http-port=9555', '--http-probe-seconds=0.5', '--timeout-seconds', '2']);
+    expect(f.targets.map((t) => t.url)).toEqual(['http://frontend/status', 'backend:6379', '[::1]:80']);
+    expect([f.httpPort, f.httpProbeSeconds, f.timeoutSeconds, f.concurrency, f.httpAddress]).toEqual([9555, 0.5, 2, 1000, '0.0.0.0']);
+    const g = parseProbeFlags(['--urls=a:1']);
+    expect([g.httpPort, g.httpProbeSeconds, g.timeoutSeconds]).toEqual([9000, 5, 1]);
+  });
+
+  it('a bad --urls-file names the file and the entry', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'starmap-flags-'));
+    const file = join(dir, 'urls.txt');
+    writeFileSync(file, 'a:1\nnot-a-target\n');
+    const bad = await probe(`--urls-file=${file}`);
+    expect(bad.code).toBe(2);
+    expect(bad.output).toMatch(new RegExp(`--urls-file: ${file}: entry 2 bad target "not-a-target"`));
+    const missing = await probe(`--urls-file=${join(dir, 'nope.txt')}`);
+    expect(missing.output).toMatch(/--urls-file: cannot read .*nope.txt: ENOENT/);
+    const good = join(dir, 'good.txt');
+    writeFileSync(good, 'a:1');
+    const both = await probe('--urls=a:1', `--urls-file=${good}`);
+    expect(both.code).toBe(2);
   });
 
   it('a port already in use is a clear error, not a crash', async () => {
