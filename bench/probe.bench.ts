@@ -15,7 +15,7 @@ import { runBounded } from '../shared/scheduler.ts';
 import { parseTarget, type Target } from '../shared/targets.ts';
 import { Probe } from '../probe/probe.ts';
 import { blackhole } from '../test/helpers/blackhole.ts';
-import { NODE, ROOT, freePort, start, waitForHttp } from '../test/helpers/process.ts';
+import { NODE, ROOT, freePort, start, stopAll, waitForHttp } from '../test/helpers/process.ts';
 import { median, percentile, table, writeSection } from './lib/results.ts';
 
 const TIMEOUT_MS = 1000;
@@ -212,7 +212,8 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-main().catch((err: unknown) => {
+main().catch(async (err: unknown) => {
   console.error(err);
+  await stopAll();
   process.exit(1);
 });
