@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import pino from 'pino';
 import { Pool } from 'undici';
-import { checkTcp } from '../shared/checks.ts';
 import { runBounded } from '../shared/scheduler.ts';
 import { parseTarget, type Target } from '../shared/targets.ts';
 import { Probe } from '../probe/probe.ts';
