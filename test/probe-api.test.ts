@@ -1,13 +1,12 @@
 // The probe end to end from source: /status in star's shape with the extra fields, reachability
 // changes over time, /healthz, /metrics, JSON 404s and the log file.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { blackhole } from './helpers/blackhole.ts';
-import { freePort, stopAll } from './helpers/process.ts';
+import { freePort, stopAll, tempDir } from './helpers/process.ts';
 import { startProbe } from './helpers/probe.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -140,7 +139,7 @@ describe('probe side endpoints', () => {
   });
 
   it('writes its log to --logfile and stops cleanly on SIGTERM', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'starmap-probe-'));
+    const dir = tempDir('starmap-probe-');
     const logfile = join(dir, 'sub', 'probe.log');
     const probe = await startProbe([`--urls=127.0.0.1:${await freePort()}`, `--logfile=${logfile}`]);
     expect(await probe.proc.stop('SIGTERM')).toBe(0);

@@ -1,12 +1,11 @@
 // The single-file executables, as a user gets them: copied alone into an empty folder and run
 // with no Node and no node_modules on PATH. `npm test` builds them first (npm run build).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT, runToEnd, stopAll } from './helpers/process.ts';
+import { ROOT, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 import { startProbe } from './helpers/probe.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -23,7 +22,7 @@ describe('dist/bin/probe', () => {
   });
 
   it('runs alone, without Node on PATH, and serves /status end to end', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'starmap-bin-'));
+    const dir = tempDir('starmap-bin-');
     const bin = join(dir, 'probe');
     copyFileSync(BIN, bin);
     execFileSync('chmod', ['+x', bin]);

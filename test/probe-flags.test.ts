@@ -1,11 +1,12 @@
 // The probe's command line: star's flags, the extras, and clear errors naming the flag.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseProbeFlags } from '../probe/flags.ts';
-import { NODE, runToEnd } from './helpers/process.ts';
+import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
+
+afterAll(stopAll);
 
 const probe = (...args: string[]) => runToEnd(NODE, ['probe/main.ts', ...args]);
 
@@ -50,7 +51,7 @@ describe('probe flags', () => {
   });
 
   it('parses values into numbers and targets, and reads --urls-file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'starmap-flags-'));
+    const dir = tempDir('starmap-flags-');
     const file = join(dir, 'urls.txt');
     writeFileSync(file, '# frontend and backend\nhttp://frontend/status\nbackend:6379, [::1]:80\n\n');
     const f = parseProbeFlags([`--urls-file=${file}`, '--http-port=9555', '--http-probe-seconds=0.5', '--timeout-seconds', '2']);
@@ -61,7 +62,7 @@ describe('probe flags', () => {
   });
 
   it('a bad --urls-file names the file and the entry', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'starmap-flags-'));
+    const dir = tempDir('starmap-flags-');
     const file = join(dir, 'urls.txt');
     writeFileSync(file, 'a:1\nnot-a-target\n');
     const bad = await probe(`--urls-file=${file}`);

@@ -1,19 +1,21 @@
 // Reachability checks against real listeners on loopback, one per outcome.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { check, classifyError, parseStatusRule } from '../shared/checks.ts';
 import { parseTarget } from '../shared/targets.ts';
 import { blackhole, type Blackhole } from './helpers/blackhole.ts';
-import { freePort } from './helpers/process.ts';
+import { freePort, removeTempDirs, tempDir } from './helpers/process.ts';
 
 const closers: (() => void)[] = [];
-afterAll(() => closers.forEach((c) => c()));
+afterAll(() => {
+  closers.forEach((c) => c());
+  removeTempDirs();
+});
 
 function listen(server: net.Server, host = '127.0.0.1'): Promise<number> {
   return new Promise((res) => server.listen(0, host, () => res((server.address() as net.AddressInfo).port)));
@@ -138,7 +140,7 @@ describe('HTTP checks', () => {
   describe.skipIf(!haveOpenssl)('HTTPS (needs openssl to make a self-signed certificate)', () => {
     let port = 0;
     beforeAll(async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'starmap-tls-'));
+      const dir = tempDir('starmap-tls-');
       execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
       const s = https.createServer({ key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) }, (_req, res) => res.end('ok'));
       port = await listen(s);

@@ -1,7 +1,8 @@
 // Real child processes for end-to-end tests: started, read, and always cleaned up.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { waitFor } from './wait.ts';
 
@@ -60,6 +61,7 @@ export function start(cmd: string, args: string[], opts: { env?: NodeJS.ProcessE
 /** Stops every process started by this test file (call from afterAll/afterEach). */
 export async function stopAll(): Promise<void> {
   await Promise.all([...running].map((r) => r.stop('SIGKILL')));
+  removeTempDirs();
 }
 
 /** Runs a command to completion and returns its exit code and output. */
@@ -87,4 +89,19 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 /** Waits until an HTTP GET of `url` answers (any status), returning the response. */
 export function waitForHttp(url: string, timeoutMs = 15_000): Promise<Response> {
   return waitFor(() => fetch(url), { timeoutMs, message: `no answer from ${url}` });
+}
+
+const tempDirs = new Set<string>();
+
+/** A fresh temporary folder, removed by stopAll(). */
+export function tempDir(prefix = 'starmap-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
+}
+
+/** Removes the folders made by tempDir(). */
+export function removeTempDirs(): void {
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+  tempDirs.clear();
 }
