@@ -1,6 +1,5 @@
 // Entry point of the probe program.
 import { createLogger } from '../shared/logger.ts';
-import { preferSmallHeap } from '../shared/runtime.ts';
 import { closeOnSignals, createServer, listen } from '../shared/server.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseProbeFlags } from './flags.ts';
@@ -8,7 +7,6 @@ import { Probe } from './probe.ts';
 import { probeRoutes } from './server.ts';
 
 export async function main(argv: string[]): Promise<void> {
-  preferSmallHeap();
   const flags = parseProbeFlags(argv);
   const logger = createLogger({ name: 'probe', logfile: flags.logfile, level: flags.logLevel });
   const probe = new Probe({
