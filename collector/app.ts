@@ -1,0 +1,23 @@
+// The collector's HTTP server: every route plugin on the shared fastify factory.
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from '../shared/logger.ts';
+import { createServer } from '../shared/server.ts';
+import type { Collector } from './collector.ts';
+import { opsRoutes } from './routes-ops.ts';
+import { resourceRoutes } from './routes-resources.ts';
+import { responseRoutes } from './routes-responses.ts';
+import { uiRoutes } from './routes-ui.ts';
+
+/** Largest accepted request body: a resource is two short strings. */
+export const REQUEST_BODY_LIMIT = 64 * 1024;
+
+export async function createCollectorApp(collector: Collector, logger: Logger, opts: { uiDir?: string } = {}): Promise<FastifyInstance> {
+  const app = createServer({ logger, bodyLimit: REQUEST_BODY_LIMIT });
+  // Only JSON bodies are accepted: anything else is a 415 that says so (fastify parses text/plain too).
+  app.removeContentTypeParser('text/plain');
+  await app.register(resourceRoutes, { store: collector.store });
+  await app.register(responseRoutes, { responses: collector.responses });
+  await app.register(opsRoutes, { store: collector.store, metrics: collector.metrics, intervalSeconds: collector.intervalMs / 1000, health: () => collector.health() });
+  await app.register(uiRoutes, opts.uiDir === undefined ? {} : { dir: opts.uiDir });
+  return app;
+}

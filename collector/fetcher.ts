@@ -1,0 +1,104 @@
+// Fetches one resource: an HTTP GET on a brand-new connection (a new undici Client, destroyed
+// afterwards; no pooling, as star's `Connection: close`), under one deadline that covers connect,
+// headers and the whole body, with a cap on the body size. Whatever the server sends (garbage,
+// invalid UTF-8, an endless or enormous body, nothing at all) ends as a FetchResult, never a throw.
+import { Client } from 'undici';
+import { classifyError } from '../shared/checks.ts';
+
+export const FETCH_REASONS = ['timeout', 'refused', 'reset', 'unreachable', 'dns', 'tls', 'http-status', 'not-json', 'too-large', 'error'] as const;
+export type FetchReason = (typeof FETCH_REASONS)[number];
+
+export interface FetchError {
+  reason: FetchReason;
+  message: string;
+}
+
+export interface FetchResult {
+  statusCode: number | null;
+  /** The parsed body when it is JSON (whatever the status, as star), else null. */
+  json: unknown;
+  error: FetchError | null;
+  latencyMs: number;
+  /** ISO time at which the fetch started. */
+  fetchedAt: string;
+}
+
+export interface FetchOptions {
+  timeoutMs: number;
+  maxBodyBytes: number;
+  /** Verify https certificates (default true). */
+  verifyTls?: boolean;
+}
+
+class TooLarge extends Error {}
+
+function elapsed(start: bigint): number {
+  return Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100;
+}
+
+/** Turns a body into JSON: invalid UTF-8 is decoded with U+FFFD (and then usually fails to parse). */
+function parseBody(bytes: Buffer): { json: unknown; error: FetchError | null } {
+  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes);
+  if (text.trim() === '') return { json: null, error: { reason: 'not-json', message: 'empty body' } };
+  try {
+    return { json: JSON.parse(text) as unknown, error: null };
+  } catch (err) {
+    const snippet = text.slice(0, 60).replace(/\s+/g, ' ');
+    return { json: null, error: { reason: 'not-json', message: `body is not JSON (${(err as Error).message}): ${JSON.stringify(snippet)}${text.length > 60 ? '…' : ''}` } };
+  }
+}
+
+export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise<FetchResult> {
+  const fetchedAt = new Date().toISOString();
+  const start = process.hrtime.bigint();
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    return { statusCode: null, json: null, error: { reason: 'error', message: 'invalid URL' }, latencyMs: 0, fetchedAt };
+  }
+  const client = new Client(url.origin, {
+    connect: { timeout: opts.timeoutMs, rejectUnauthorized: opts.verifyTls ?? true },
+    pipelining: 0,
+    keepAliveTimeout: 1,
+    headersTimeout: opts.timeoutMs,
+    bodyTimeout: opts.timeoutMs,
+  });
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), opts.timeoutMs);
+  let statusCode: number | null = null;
+  try {
+    const res = await client.request({
+      method: 'GET',
+      path: `${url.pathname}${url.search}`,
+      headers: { 'user-agent': 'starmap-collector', accept: 'application/json' },
+      reset: true,
+      signal: abort.signal,
+    });
+    statusCode = res.statusCode;
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > opts.maxBodyBytes) throw new TooLarge(`body of ${declared} bytes is larger than the ${opts.maxBodyBytes}-byte limit`);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > opts.maxBodyBytes) throw new TooLarge(`body is larger than the ${opts.maxBodyBytes}-byte limit`);
+      chunks.push(chunk);
+    }
+    const latencyMs = elapsed(start);
+    const { json, error } = parseBody(Buffer.concat(chunks, size));
+    const httpError: FetchError | null = statusCode >= 200 && statusCode < 300 ? null : { reason: 'http-status', message: `HTTP ${statusCode}` };
+    return { statusCode, json, error: httpError ?? error, latencyMs, fetchedAt };
+  } catch (err) {
+    const error: FetchError =
+      err instanceof TooLarge
+        ? { reason: 'too-large', message: err.message }
+        : abort.signal.aborted
+          ? { reason: 'timeout', message: statusCode === null ? `no answer within ${opts.timeoutMs} ms` : `body not complete within ${opts.timeoutMs} ms` }
+          : (classifyError(err) as FetchError);
+    return { statusCode, json: null, error, latencyMs: elapsed(start), fetchedAt };
+  } finally {
+    clearTimeout(timer);
+    client.destroy().catch(() => {});
+  }
+}

@@ -1,0 +1,40 @@
+// Entry point of the collector program.
+import { createLogger } from '../shared/logger.ts';
+import { closeOnSignals, listen } from '../shared/server.ts';
+import { VERSION } from '../shared/version.ts';
+import { createCollectorApp } from './app.ts';
+import { assetSource } from './assets.ts';
+import { Collector } from './collector.ts';
+import { parseCollectorFlags } from './flags.ts';
+
+export async function main(argv: string[]): Promise<void> {
+  const flags = parseCollectorFlags(argv);
+  const logger = createLogger({ name: 'collector', logfile: flags.logfile, level: flags.logLevel });
+  const collector = new Collector({
+    resources: flags.resourcesFile ?? [],
+    intervalMs: flags.httpRequestSeconds * 1000,
+    concurrency: flags.concurrency,
+    fetch: { timeoutMs: flags.timeoutSeconds * 1000, maxBodyBytes: flags.maxBodyBytes, verifyTls: !flags.insecure },
+    logger,
+  });
+  const app = await createCollectorApp(collector, logger);
+  closeOnSignals(app, logger, () => collector.stop());
+  let url: string;
+  try {
+    url = await listen(app, flags.httpAddress, flags.httpPort);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    process.stderr.write(`collector: error: cannot listen on --http-address=${flags.httpAddress} --http-port=${flags.httpPort}: ${e.code ?? e.message}\n`);
+    process.exit(1);
+  }
+  collector.start();
+  logger.info(
+    { version: VERSION, url, resources: collector.store.size, intervalSeconds: flags.httpRequestSeconds, timeoutSeconds: flags.timeoutSeconds, ui: assetSource() },
+    'collector listening',
+  );
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`collector: fatal: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,71 @@
+// Prometheus metrics for the collector. Per-resource series are produced from the current state at
+// scrape time, so a deleted resource leaves no stale series behind.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ResponseCache } from './responses.ts';
+
+export interface CollectorMetrics {
+  registry: Registry;
+  countFetch(reason: string): void;
+  observeCycle(seconds: number): void;
+}
+
+export function createCollectorMetrics(responses: ResponseCache): CollectorMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'starmap_collector_' });
+
+  new Gauge({
+    name: 'starmap_collector_resource_up',
+    help: 'Whether the latest fetch of the resource succeeded (2xx with a JSON body: 1) or not (0); absent before the first fetch.',
+    labelNames: ['id', 'url'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [id, e] of responses.entries()) if (!e.pending) this.set({ id, url: e.url }, e.error === null ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'starmap_collector_resource_latency_seconds',
+    help: 'Duration of the latest fetch of the resource (connect to end of body, or failure).',
+    labelNames: ['id'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [id, e] of responses.entries()) if (e.latencyMs !== null) this.set({ id }, e.latencyMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'starmap_collector_resource_status_code',
+    help: 'HTTP status code of the latest fetch of the resource that got a response.',
+    labelNames: ['id'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [id, e] of responses.entries()) if (e.statusCode !== null) this.set({ id }, e.statusCode);
+    },
+  });
+  new Gauge({
+    name: 'starmap_collector_resources',
+    help: 'Number of resources.',
+    registers: [registry],
+    collect() {
+      this.set(responses.entries().length);
+    },
+  });
+  const fetches = new Counter({
+    name: 'starmap_collector_fetches_total',
+    help: 'Fetches made, by outcome (ok or the error reason).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const cycles = new Histogram({
+    name: 'starmap_collector_cycle_duration_seconds',
+    help: 'Time to fetch every resource once.',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [registry],
+  });
+  return {
+    registry,
+    countFetch: (reason) => fetches.inc({ reason }),
+    observeCycle: (seconds) => cycles.observe(seconds),
+  };
+}

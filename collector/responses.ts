@@ -1,0 +1,125 @@
+// The latest response per resource, and the `/responses` document served from it. The document
+// is kept as JSON text, rebuilt only when something changed since the last read, and each entry's
+// text is cached too, so polling `/responses` many times a second costs a string concatenation.
+import type { FetchError, FetchResult } from './fetcher.ts';
+import type { Resource, ResourceStore } from './resources.ts';
+
+export interface ResponseEntry {
+  /** star's three fields first. */
+  url: string;
+  statusCode: number | null;
+  json: unknown;
+  error: FetchError | null;
+  fetchedAt: string | null;
+  latencyMs: number | null;
+  /** When a fetch of this url last succeeded (2xx with a JSON body). */
+  lastSuccessAt: string | null;
+  /** True until the first fetch of this url has finished. */
+  pending: boolean;
+}
+
+interface Slot {
+  entry: ResponseEntry;
+  text: string | undefined;
+}
+
+export function pendingEntry(url: string): ResponseEntry {
+  return { url, statusCode: null, json: null, error: null, fetchedAt: null, latencyMs: null, lastSuccessAt: null, pending: true };
+}
+
+export interface Outcome {
+  previous: ResponseEntry;
+  current: ResponseEntry;
+}
+
+export class ResponseCache {
+  readonly #store: ResourceStore;
+  readonly #slots = new Map<string, Slot>();
+  readonly #listeners: (() => void)[] = [];
+  #body: string | undefined;
+  #version = 0;
+
+  constructor(store: ResourceStore) {
+    this.#store = store;
+    for (const r of store.list()) this.#slots.set(r.id, { entry: pendingEntry(r.url), text: undefined });
+    store.onChange((change) => {
+      // A new or replaced url starts over as pending; a removed resource leaves nothing behind.
+      if (change.kind === 'removed') this.#slots.delete(change.resource.id);
+      else this.#slots.set(change.resource.id, { entry: pendingEntry(change.resource.url), text: undefined });
+      this.#changed();
+    });
+  }
+
+  /** Called after every change of the document (e.g. to push updates). */
+  onChange(listener: () => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Increases on every change; usable as an ETag. */
+  get version(): number {
+    return this.#version;
+  }
+
+  get(id: string): ResponseEntry | undefined {
+    return this.#slots.get(id)?.entry;
+  }
+
+  entries(): [string, ResponseEntry][] {
+    return this.#store.list().map((r) => [r.id, this.#slots.get(r.id)?.entry ?? pendingEntry(r.url)]);
+  }
+
+  /** Records a fetch result, unless the resource was removed or replaced since the fetch began. */
+  record(resource: Resource, result: FetchResult): Outcome | undefined {
+    if (!this.#store.isCurrent(resource)) return undefined;
+    const slot = this.#slots.get(resource.id);
+    if (!slot) return undefined;
+    const previous = slot.entry;
+    const current: ResponseEntry = {
+      url: resource.url,
+      statusCode: result.statusCode,
+      json: result.json,
+      error: result.error,
+      fetchedAt: result.fetchedAt,
+      latencyMs: result.latencyMs,
+      lastSuccessAt: result.error === null ? result.fetchedAt : previous.lastSuccessAt,
+      pending: false,
+    };
+    this.#slots.set(resource.id, { entry: current, text: undefined });
+    this.#changed();
+    return { previous, current };
+  }
+
+  /** `{"responses":{…}` without the closing brace, so that the caller can add `generatedAt`. */
+  #responsesText(): string {
+    if (this.#body === undefined) {
+      const parts: string[] = [];
+      for (const r of this.#store.list()) {
+        const slot = this.#slots.get(r.id);
+        if (!slot) continue;
+        slot.text ??= JSON.stringify(slot.entry);
+        parts.push(`${JSON.stringify(r.id)}:${slot.text}`);
+      }
+      this.#body = `{"responses":{${parts.join(',')}}`;
+    }
+    return this.#body;
+  }
+
+  /** The whole `GET /responses` document as JSON text. */
+  responsesJson(now = new Date()): string {
+    return `${this.#responsesText()},"generatedAt":"${now.toISOString()}"}`;
+  }
+
+  /** The `GET /responses/{id}` document (`{"response":{"<id>":{…}}}`), or undefined. */
+  responseJson(id: string): string | undefined {
+    const slot = this.#slots.get(id);
+    if (!slot) return undefined;
+    slot.text ??= JSON.stringify(slot.entry);
+    return `{"response":{${JSON.stringify(id)}:${slot.text}}}`;
+  }
+
+  #changed(): void {
+    this.#body = undefined;
+    this.#version++;
+    for (const l of this.#listeners) l();
+  }
+}
