@@ -5,8 +5,8 @@
 // Usage: node scripts/build.ts [program...] [--arch=x64|arm64|all]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
 import { build } from 'esbuild';
 
 const root = resolve(import.meta.dirname, '..');
@@ -81,6 +81,31 @@ function stripTool(arch: 'x64' | 'arm64'): string | undefined {
   return candidates.find(hasCommand);
 }
 
+/**
+ * The collector's web UI (every file under collector/ui/) as an object name → content, embedded
+ * through the STARMAP_UI_ASSETS define (read by collector/assets.ts). Text files are kept as text,
+ * others as "base64:<data>". `import.meta.dirname` is defined away: assets.ts only uses it when
+ * running from source, and the CJS bundle has no import.meta.
+ */
+function collectorDefines(): Record<string, string> {
+  const dir = join(root, 'collector', 'ui');
+  const assets: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const path = join(d, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile()) {
+        const bytes = readFileSync(path);
+        const text = bytes.toString('utf8');
+        const isText = /\.(html|js|mjs|css|svg|json|map|txt)$/i.test(entry.name) && !text.startsWith('base64:');
+        assets[relative(dir, path).split(sep).join('/')] = isText ? text : `base64:${bytes.toString('base64')}`;
+      }
+    }
+  };
+  if (existsSync(dir)) walk(dir);
+  return { STARMAP_UI_ASSETS: JSON.stringify(assets), 'import.meta.dirname': 'undefined' };
+}
+
 async function bundle(name: string, entry: string): Promise<string> {
   const out = join(dist, 'bundle', `${name}.cjs`);
   await build({
@@ -96,7 +121,7 @@ async function bundle(name: string, entry: string): Promise<string> {
     legalComments: 'none',
     logLevel: 'warning',
     loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
-    define: { 'process.env.STARMAP_BUNDLED': '"1"' },
+    define: { 'process.env.STARMAP_BUNDLED': '"1"', ...(name === 'collector' ? collectorDefines() : {}) },
   });
   return out;
 }
