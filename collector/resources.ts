@@ -34,6 +34,7 @@ export function validateUrl(value: unknown): string {
   if (value.length > MAX_URL_LENGTH) throw new ResourceError(`field "url" is longer than ${MAX_URL_LENGTH} characters`);
   const url = value.trim();
   if (!/^https?:\/\//i.test(url)) throw new ResourceError(`field "url" ${JSON.stringify(value)} must be an http:// or https:// URL`);
+  if (!/^https?:\/\/[^/?#\s]/i.test(url)) throw new ResourceError(`field "url" ${JSON.stringify(value)} is not valid: URL has no host`);
   try {
     parseTarget(url);
   } catch (err) {
