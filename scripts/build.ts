@@ -106,6 +106,13 @@ function collectorDefines(): Record<string, string> {
   return { STARMAP_UI_ASSETS: JSON.stringify(assets), 'import.meta.dirname': 'undefined' };
 }
 
+/** The built-in scenarios (scenarios/builtin/*.yaml) as name → text, for scenarios/builtin.ts. */
+function scenarioDefines(): Record<string, string> {
+  const dir = join(root, 'scenarios', 'builtin');
+  const files = Object.fromEntries(readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => [f.replace(/\.yaml$/, ''), readFileSync(join(dir, f), 'utf8')]));
+  return { STARMAP_BUILTIN_SCENARIOS: JSON.stringify(files), 'import.meta.dirname': 'undefined' };
+}
+
 async function bundle(name: string, entry: string): Promise<string> {
   const out = join(dist, 'bundle', `${name}.cjs`);
   await build({
@@ -121,7 +128,7 @@ async function bundle(name: string, entry: string): Promise<string> {
     legalComments: 'none',
     logLevel: 'warning',
     loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
-    define: { 'process.env.STARMAP_BUNDLED': '"1"', ...(name === 'collector' ? collectorDefines() : {}) },
+    define: { 'process.env.STARMAP_BUNDLED': '"1"', ...(name === 'collector' ? collectorDefines() : name === 'scenario' ? scenarioDefines() : {}) },
   });
   return out;
 }

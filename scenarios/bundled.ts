@@ -1,0 +1,81 @@
+// Starts Starmap's own orchestrator for a scenario run (the default when --orchestrator is not
+// given): on a free loopback port, with its state in a fresh folder, auth on with a generated
+// admin password, and network isolation when this machine can do it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export interface Bundled {
+  url: string;
+  uid: string;
+  password: string;
+  dataDir: string;
+  isolated: boolean;
+  child: ChildProcess;
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
+}
+
+export async function startBundled(command: string[], opts: { workDir: string; isolation: boolean; port?: number; address?: string }): Promise<Bundled> {
+  const port = opts.port ?? (await freePort());
+  const address = opts.address ?? '127.0.0.1';
+  const dataDir = join(opts.workDir, 'orchestrator-data');
+  const password = randomBytes(18).toString('base64url');
+  const args = [
+    ...command.slice(1),
+    `--http-address=${address}`,
+    `--http-port=${port}`,
+    `--data-dir=${dataDir}`,
+    `--isolation=${opts.isolation ? 'netns' : 'off'}`,
+  ];
+  const child = spawn(command[0]!, args, { env: { ...process.env, STARMAP_ADMIN_PASSWORD: password }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const url = `http://${address === '0.0.0.0' ? '127.0.0.1' : address}:${port}`;
+  const end = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the orchestrator exited with code ${child.exitCode}:\n${out.slice(-2000)}`);
+    try {
+      const res = await fetch(`${url}/ping`);
+      if (res.ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > end) {
+      child.kill('SIGKILL');
+      throw new Error(`the orchestrator did not answer on ${url} within 30 s:\n${out.slice(-2000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    uid: 'admin',
+    password,
+    dataDir,
+    isolated: opts.isolation,
+    child,
+    output: () => out,
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(t);
+      }
+    },
+  };
+}

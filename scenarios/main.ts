@@ -1,0 +1,205 @@
+// `scenario`: runs network-policy scenarios end to end.
+//   scenario run <file or built-in name> [--orchestrator URL …] [--report-json F] [--report-junit F]
+//   scenario list        the built-in scenarios
+//   scenario schema      the JSON Schema of scenario files
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import yargs from 'yargs';
+import { VERSION } from '../shared/version.ts';
+import { startBundled, type Bundled } from './bundled.ts';
+import { BUILTIN } from './builtin.ts';
+import { Scenario, parseScenario, ScenarioError, type ScenarioDoc } from './model.ts';
+import { OrchestratorClient } from './orchestrator-client.ts';
+import { EndpointPolicies, HookPolicies, NoPolicies, POLICY_PATH, type PolicyApplier } from './policies.ts';
+import { locatePrograms } from './programs.ts';
+import { toJson, toJunit } from './report.ts';
+import { runScenario } from './run.ts';
+
+function fail(message: string): never {
+  process.stderr.write(`scenario: error: ${message}\n`);
+  process.exit(2);
+}
+
+function loadScenario(ref: string): ScenarioDoc {
+  const builtin = BUILTIN[ref];
+  try {
+    if (builtin) return parseScenario(builtin, `built-in ${ref}`);
+    if (!existsSync(ref)) fail(`no scenario file ${JSON.stringify(ref)} and no built-in of that name (built-in: ${Object.keys(BUILTIN).join(', ')})`);
+    return parseScenario(readFileSync(ref, 'utf8'), ref);
+  } catch (err) {
+    if (err instanceof ScenarioError) fail(err.message);
+    throw err;
+  }
+}
+
+/** Why this machine cannot isolate tasks, or undefined when it can. */
+export function isolationMissing(): string | undefined {
+  if (process.getuid?.() !== 0) return 'it needs root';
+  const missing = ['ip', 'nft'].filter((cmd) => {
+    try {
+      execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length > 0) return `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (apt-get install ${missing.map((m) => (m === 'ip' ? 'iproute2' : 'nftables')).join(' ')})`;
+  return undefined;
+}
+
+interface RunArgs {
+  scenario: string;
+  orchestrator?: string;
+  uid: string;
+  password?: string;
+  token?: string;
+  isolation: 'auto' | 'netns' | 'off';
+  policyHook?: string;
+  reportJson?: string;
+  reportJunit?: string;
+  stepTimeout?: number;
+  pause: number;
+  keep: boolean;
+}
+
+export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: Bundled; uiUrl?: string }) => void } = {}): Promise<number> {
+  const scenario = loadScenario(args.scenario);
+  const workDir = mkdtempSync(join(tmpdir(), `starmap-${scenario.name}-`));
+  const found = locatePrograms();
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const tty = process.stdout.isTTY;
+  const progress = (line: string) => (tty ? process.stdout.write(`\r\x1b[2K${line}`) : undefined);
+  let bundled: Bundled | undefined;
+  let isolated: boolean;
+  const ac = new AbortController();
+  const onSignal = () => ac.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    let client: OrchestratorClient;
+    let policies: PolicyApplier;
+    if (args.orchestrator) {
+      client = new OrchestratorClient(args.orchestrator, args.token ?? process.env.STARMAP_TOKEN);
+      const password = args.password ?? process.env.STARMAP_PASSWORD;
+      if (!args.token && !process.env.STARMAP_TOKEN && password) await client.login(args.uid, password);
+      isolated = args.isolation !== 'off';
+      if (args.policyHook) policies = new HookPolicies(args.policyHook, workDir);
+      else {
+        try {
+          await client.call('GET', POLICY_PATH);
+          policies = new EndpointPolicies(client);
+        } catch {
+          log(`note: ${args.orchestrator} has no ${POLICY_PATH} endpoint and no --policy-hook was given: policies will not be applied`);
+          policies = new NoPolicies();
+        }
+      }
+    } else {
+      const missing = isolationMissing();
+      if (args.isolation === 'netns' && missing) fail(`--isolation=netns: ${missing}`);
+      isolated = args.isolation === 'netns' || (args.isolation === 'auto' && !missing);
+      if (!isolated) log(`note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced, so only steps that expect everything open can pass`);
+      bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated });
+      client = new OrchestratorClient(bundled.url);
+      await client.login(bundled.uid, bundled.password);
+      policies = isolated ? new EndpointPolicies(client) : new NoPolicies();
+      log(`orchestrator ${bundled.url} (state in ${bundled.dataDir}; login ${bundled.uid} / password in STARMAP_ADMIN_PASSWORD of this run)`);
+    }
+    let ports: Map<string, number> | undefined;
+    if (!isolated) {
+      ports = new Map();
+      let next = 21000 + Math.floor(Math.random() * 20000);
+      for (const a of scenario.apps) ports.set(a.name, next++);
+    }
+    const result = await runScenario({
+      scenario,
+      client,
+      policies,
+      programs: found.programs,
+      isolated,
+      ...(ports ? { ports } : {}),
+      workDir,
+      ...(args.stepTimeout ? { stepTimeoutSeconds: args.stepTimeout } : {}),
+      pauseSeconds: args.pause,
+      keep: args.keep,
+      log,
+      progress,
+      signal: ac.signal,
+      onDeployed: (located) => {
+        const ui = located.find((l) => l.app.kind === 'collector');
+        hooks.onReady?.({ ...(bundled ? { bundled } : {}), ...(ui ? { uiUrl: `${ui.base}/` } : {}) });
+        if (ui) log(`collector UI: ${ui.base}/`);
+      },
+    });
+    if (tty) process.stdout.write('\r\x1b[2K');
+    if (args.reportJson) writeFileSync(args.reportJson, toJson(result));
+    if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(result));
+    const passed = result.steps.filter((s) => s.passed).length;
+    log(`\n${scenario.name}: ${result.passed ? 'PASS' : 'FAIL'}: ${passed} of ${scenario.steps.length} steps as expected${result.error ? ` (${result.error})` : ''}`);
+    await client.close();
+    return result.passed ? 0 : 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await bundled?.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+export async function main(argv: string[]): Promise<void> {
+  let code = 0;
+  await yargs(argv)
+    .scriptName('scenario')
+    .usage(`scenario ${VERSION}\n\nRuns network-policy scenarios end to end: deploys probes and a collector through a Marathon-compatible orchestrator, applies each step's policies and compares the observed reachability with the expected one.`)
+    .command(
+      'run <scenario>',
+      'run a scenario file (YAML or JSON) or a built-in scenario',
+      (y) =>
+        y
+          .positional('scenario', { type: 'string', demandOption: true, describe: `file, or a built-in name (${Object.keys(BUILTIN).join(', ')})` })
+          .option('orchestrator', { type: 'string', describe: 'URL of a running Marathon-compatible orchestrator (default: start the bundled one)' })
+          .option('uid', { type: 'string', default: 'admin', describe: 'account to log in with (with --password or $STARMAP_PASSWORD)' })
+          .option('password', { type: 'string', describe: 'password for --uid (prefer $STARMAP_PASSWORD)' })
+          .option('token', { type: 'string', describe: 'an authorization token instead of a login (or $STARMAP_TOKEN)' })
+          .option('isolation', { choices: ['auto', 'netns', 'off'] as const, default: 'auto' as const, describe: 'task isolation of the bundled orchestrator (auto: netns when root with iproute2 and nftables)' })
+          .option('policy-hook', { type: 'string', describe: 'command that applies a step\'s policies on another orchestrator; gets the path of a JSON file' })
+          .option('report-json', { type: 'string', describe: 'write the JSON report here' })
+          .option('report-junit', { type: 'string', describe: 'write a JUnit XML report here' })
+          .option('step-timeout', { type: 'number', describe: 'seconds a step may take to settle (default: 10 probe cycles + 10 s)' })
+          .option('pause', { type: 'number', default: 0, describe: 'seconds to linger after each step (for watching the UI)' })
+          .option('keep', { type: 'boolean', default: false, describe: 'leave the apps deployed at the end' })
+          .check((a) => {
+            if (a.stepTimeout != null && !(Number(a.stepTimeout) > 0)) throw new Error('invalid value for --step-timeout: expected seconds > 0');
+            if (!(a.pause >= 0)) throw new Error('invalid value for --pause: expected seconds >= 0');
+            return true;
+          }),
+      async (a) => {
+        code = await run(a as unknown as RunArgs);
+      },
+    )
+    .command('list', 'list the built-in scenarios', {}, () => {
+      for (const [name, text] of Object.entries(BUILTIN)) {
+        const s = parseScenario(text, name);
+        process.stdout.write(`${name.padEnd(12)} ${s.description ?? ''} (${s.steps.length} steps)\n`);
+      }
+    })
+    .command('schema', 'print the JSON Schema of scenario files', {}, () => {
+      process.stdout.write(`${JSON.stringify(Scenario, null, 2)}\n`);
+    })
+    .demandCommand(1, 'give a command: run, list or schema')
+    .strict()
+    .version(VERSION)
+    .help()
+    .wrap(null)
+    .fail((msg, err) => fail(msg || err?.message || 'invalid arguments'))
+    .parseAsync();
+  process.exitCode = code;
+}
+
+if (!process.env.STARMAP_SCENARIO_NO_MAIN) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    process.stderr.write(`scenario: fatal: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}
