@@ -1,0 +1,268 @@
+// /v2/apps: create, list (cmd, id, label, embed), group listing, get, versions, update (PUT/PATCH,
+// single and array), restart, delete, and the app's tasks (JSON, text/plain, kill).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, canonicalPath, idErrors, invalidJson, notValid, parseApp, safePath, toMergeBase, type AppDefinition, type JsonObject, type ParseOptions } from '../state/app-definition.ts';
+import type { Scheduler } from '../scheduler.ts';
+import type { TaskRecord } from '../state/store.ts';
+import { configVersionOf } from '../launch-queue/backoff.ts';
+import { bool, clientIp, embeds, many, one, parseLabelSelector, q, requireBody, sendDeployment } from './common.ts';
+
+export interface AppsApiOptions {
+  scheduler: Scheduler;
+  parseDefaults: Omit<ParseOptions, 'now' | 'pathId'>;
+}
+
+function notFound(id: string): ApiError {
+  return new ApiError(404, { message: `App '${id}' does not exist` });
+}
+
+/** Canonical app id from a URL path segment (422 when malformed). */
+function pathId(raw: string): string {
+  const trimmed = raw.replace(/\/+$/, '');
+  const errs = idErrors(trimmed);
+  if (errs.length) throw notValid([{ path: '/id', errors: errs }]);
+  return canonicalPath(trimmed) ?? `/${trimmed}`;
+}
+
+export function wantsText(req: FastifyRequest): boolean {
+  const accept = req.headers.accept ?? '';
+  return accept.includes('text/plain') && !accept.includes('application/json');
+}
+
+/** The plain-text listing (api/EndpointsHelper): TAB-separated, one line per service port. */
+export function textListing(s: Scheduler, apps: AppDefinition[]): string {
+  let out = '';
+  for (const app of apps) {
+    const running = s.appTasks(app.id).filter((t) => t.state === 'TASK_RUNNING');
+    const sps = app.ports ?? [];
+    if (sps.length === 0) {
+      out += `${safePath(app.id)}\t \t${running.map((t) => t.host).join(' ')} \n`;
+      continue;
+    }
+    sps.forEach((sp, i) => {
+      out += `${safePath(app.id)}\t${sp}\t${running.map((t) => `${t.host}:${t.ports[i] ?? 0}\t`).join('')}\n`;
+    });
+  }
+  return out;
+}
+
+function lifeTime(tasks: TaskRecord[]): { averageSeconds: number; medianSeconds: number } | undefined {
+  const now = Date.now();
+  const xs = tasks.filter((t) => t.startedAt).map((t) => (now - Date.parse(t.startedAt!)) / 1000).sort((a, b) => a - b);
+  if (xs.length === 0) return undefined;
+  const mid = Math.floor(xs.length / 2);
+  const median = xs.length % 2 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2;
+  return { averageSeconds: xs.reduce((a, b) => a + b, 0) / xs.length, medianSeconds: median };
+}
+
+export function appInfo(s: Scheduler, app: AppDefinition, want: Set<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...app };
+  if (want.has('counts')) Object.assign(out, s.counts(app.id));
+  if (want.has('deployments')) out.deployments = s.deploymentsOf(app.id).map((d) => ({ id: d.id }));
+  if (want.has('readiness')) out.readinessCheckResults = [];
+  if (want.has('tasks')) out.tasks = s.appTasks(app.id).map((t) => s.taskJson(t));
+  if (want.has('lastTaskFailure')) {
+    const f = s.failures.get(app.id);
+    if (f) out.lastTaskFailure = f;
+  }
+  if (want.has('taskStats')) {
+    const tasks = s.appTasks(app.id);
+    const stats = (ts: TaskRecord[]) => {
+      const c = { staged: 0, running: 0, healthy: 0, unhealthy: 0 };
+      for (const t of ts) {
+        if (t.state === 'TASK_STAGING' || t.state === 'TASK_STARTING') c.staged++;
+        if (t.state === 'TASK_RUNNING') c.running++;
+        const h = s.health.get(t.id);
+        if (h && h.length) {
+          if (h.every((x) => x.alive)) c.healthy++;
+          else c.unhealthy++;
+        }
+      }
+      const lt = lifeTime(ts);
+      return { stats: { counts: c, ...(lt ? { lifeTime: lt } : {}) } };
+    };
+    const cfg = configVersionOf(app);
+    const scaledAt = app.versionInfo?.lastScalingAt ?? app.version;
+    const groups: Record<string, TaskRecord[]> = {
+      startedAfterLastScaling: tasks.filter((t) => t.stagedAt >= scaledAt),
+      withLatestConfig: tasks.filter((t) => t.configVersion === cfg),
+      withOutdatedConfig: tasks.filter((t) => t.configVersion !== cfg),
+      totalSummary: tasks,
+    };
+    const ts: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(groups)) if (v.length) ts[k] = stats(v);
+    out.taskStats = ts;
+  }
+  return out;
+}
+
+export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promise<void> {
+  const s = opts.scheduler;
+  const parse = (body: unknown, pid?: string) => parseApp(body, { ...opts.parseDefaults, now: new Date().toISOString(), ...(pid !== undefined ? { pathId: pid } : {}) });
+
+  const apiPost = (req: FastifyRequest, def: AppDefinition) => s.bus.publish('api_post_event', { clientIp: clientIp(req), uri: req.url.split('?')[0], appDefinition: def });
+
+  app.get('/v2/apps', async (req) => {
+    const query = q(req);
+    const cmd = one(query.cmd)?.toLowerCase();
+    const id = one(query.id)?.toLowerCase();
+    const label = one(query.label);
+    const selector = label ? parseLabelSelector(label) : undefined;
+    const want = embeds(many(query.embed)).add('counts').add('deployments');
+    const apps = [...s.apps.values()]
+      .filter((a) => !cmd || (a.cmd ?? '').toLowerCase().includes(cmd))
+      .filter((a) => !id || a.id.toLowerCase().includes(id))
+      .filter((a) => !selector || selector(a.labels))
+      .sort((a, b) => a.id.localeCompare(b.id));
+    return { apps: apps.map((a) => appInfo(s, a, want)) };
+  });
+
+  app.post('/v2/apps', async (req, reply) => {
+    const body = requireBody(req.body);
+    const def = parse(body);
+    if (s.apps.has(def.id)) throw new ApiError(409, { message: `An app with id [${def.id}] already exists.` });
+    const target = s.versioned(undefined, def);
+    const r = s.deploy([{ id: def.id, target }], bool(q(req).force));
+    const echo: Record<string, unknown> = { ...def, version: target.version };
+    apiPost(req, target);
+    void reply.header('Location', `/v2/apps${def.id}`).header('Marathon-Deployment-Id', r.deploymentId);
+    return reply.code(201).send({ ...echo, tasksStaged: 0, tasksRunning: 0, tasksHealthy: 0, tasksUnhealthy: 0, tasks: [], deployments: [{ id: r.deploymentId }] });
+  });
+
+  // PUT/PATCH of many apps: one deployment for all.
+  const multi = (patch: boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const body = requireBody(req.body);
+    if (!Array.isArray(body)) throw invalidJson([{ path: '/', errors: ['error.expected.jsarray'] }]);
+    const partial = bool(q(req).partialUpdate, true);
+    const changes = body.map((item: unknown, i: number) => {
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw invalidJson([{ path: `(${i})`, errors: ['error.expected.jsobject'] }]);
+      const o = item as JsonObject;
+      if (typeof o.id !== 'string') throw invalidJson([{ path: `(${i})/id`, errors: ['error.path.missing'] }]);
+      const id = pathId(o.id);
+      const existing = s.apps.get(id);
+      if (patch && !existing) throw notFound(id);
+      const def = existing && (partial || patch) ? parse(toMergeBase(existing, o), id) : parse(o, id);
+      return { id, target: s.versioned(existing, def) };
+    });
+    const r = s.deploy(changes, bool(q(req).force));
+    return sendDeployment(reply, r);
+  };
+  app.put('/v2/apps', multi(false));
+  app.patch('/v2/apps', multi(true));
+
+  const route = (rest: string): { kind: string; id: string; extra?: string } => {
+    const r = rest.replace(/\/+$/, '');
+    let m: RegExpMatchArray | null;
+    if (r === '*' || r.endsWith('/*')) return { kind: 'group', id: r.slice(0, -1) };
+    if ((m = r.match(/^(.*)\/versions\/([^/]+)$/))) return { kind: 'version', id: m[1]!, extra: m[2]! };
+    if ((m = r.match(/^(.*)\/versions$/))) return { kind: 'versions', id: m[1]! };
+    if ((m = r.match(/^(.*)\/tasks\/([^/]+)$/))) return { kind: 'task', id: m[1]!, extra: decodeURIComponent(m[2]!) };
+    if ((m = r.match(/^(.*)\/tasks$/))) return { kind: 'tasks', id: m[1]! };
+    if ((m = r.match(/^(.*)\/restart$/))) return { kind: 'restart', id: m[1]! };
+    return { kind: 'app', id: r };
+  };
+  const rest = (req: FastifyRequest) => (req.params as { '*': string })['*'];
+  const uriNotFound = (req: FastifyRequest) => new ApiError(404, { message: `URI not found: ${req.url.split('?')[0]}` });
+
+  app.get('/v2/apps/*', async (req, reply) => {
+    const r = route(rest(req));
+    const query = q(req);
+    if (r.kind === 'group') {
+      const prefix = (canonicalPath(r.id) ?? '/').replace(/\/?$/, '/');
+      const want = embeds(many(query.embed)).add('counts').add('deployments');
+      const apps = [...s.apps.values()].filter((a) => a.id.startsWith(prefix)).sort((a, b) => a.id.localeCompare(b.id));
+      if (prefix !== '/' && apps.length === 0) throw new ApiError(404, { message: `Group '${prefix.slice(0, -1)}' does not exist` });
+      return { '*': apps.map((a) => appInfo(s, a, want)) };
+    }
+    const id = pathId(r.id);
+    const a = s.apps.get(id);
+    if (r.kind === 'app') {
+      if (!a) throw notFound(id);
+      const want = embeds(many(query.embed)).add('counts').add('tasks').add('lastTaskFailure').add('deployments');
+      return { app: appInfo(s, a, want) };
+    }
+    if (!a) throw notFound(id);
+    if (r.kind === 'versions') return { versions: s.versionsOf(id) };
+    if (r.kind === 'version') {
+      const v = s.appVersion(id, r.extra!);
+      if (!v) throw new ApiError(404, { message: `App '${id}' does not exist in version ${r.extra}` });
+      return v;
+    }
+    if (r.kind === 'tasks') {
+      if (wantsText(req)) return reply.type('text/plain; charset=utf-8').send(textListing(s, [a]));
+      return { tasks: s.appTasks(id).map((t) => s.taskJson(t)) };
+    }
+    throw uriNotFound(req);
+  });
+
+  const update = (patch: boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const r = route(rest(req));
+    if (r.kind !== 'app') throw uriNotFound(req);
+    const id = pathId(r.id);
+    const body = requireBody(req.body);
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidJson([{ path: '/', errors: ['error.expected.jsobject'] }]);
+    const o = body as JsonObject;
+    const query = q(req);
+    const force = bool(query.force);
+    const existing = s.apps.get(id);
+    if (patch && !existing) throw notFound(id);
+    let def: AppDefinition;
+    if (existing && typeof o.version === 'string' && !patch) {
+      const old = s.appVersion(id, o.version);
+      if (!old) throw notFound(id);
+      const { versionInfo: _vi, ...rest } = old;
+      def = { ...rest, ports: existing.ports ?? rest.ports } as AppDefinition;
+    } else if (existing && (patch || bool(query.partialUpdate, true))) def = parse(toMergeBase(existing, o), id);
+    else def = parse(o, id);
+    const target = s.versioned(existing, def);
+    const result = s.deploy([{ id, target }], force);
+    apiPost(req, target);
+    if (!existing) void reply.header('Location', `/v2/apps${id}`);
+    return sendDeployment(reply, result, existing ? 200 : 201);
+  };
+  app.put('/v2/apps/*', update(false));
+  app.patch('/v2/apps/*', update(true));
+
+  app.post('/v2/apps/*', async (req, reply) => {
+    const r = route(rest(req));
+    if (r.kind !== 'restart') throw uriNotFound(req);
+    const id = pathId(r.id);
+    const a = s.apps.get(id);
+    if (!a) throw notFound(id);
+    const target = s.versioned(a, a, true);
+    return sendDeployment(reply, s.deploy([{ id, target }], bool(q(req).force)));
+  });
+
+  app.delete('/v2/apps/*', async (req, reply) => {
+    const r = route(rest(req));
+    const query = q(req);
+    const id = pathId(r.id);
+    const a = s.apps.get(id);
+    if (r.kind === 'app') {
+      if (!a) throw notFound(id);
+      return sendDeployment(reply, s.deploy([{ id, target: null }], bool(query.force, true)));
+    }
+    if (!a) throw notFound(id);
+    const scale = bool(query.scale);
+    const wipe = bool(query.wipe);
+    const force = bool(query.force);
+    if (scale && wipe) throw new ApiError(400, { message: 'You cannot use scale and wipe at the same time.' });
+    if (r.kind === 'tasks') {
+      const host = one(query.host);
+      const victims = s.appTasks(id).filter((t) => !host || host === '*' || t.host === host);
+      const snapshot = victims.map((t) => s.taskJson(t));
+      const res = s.killTasks(victims, { scale, wipe, force });
+      if (res) return sendDeployment(reply, res);
+      return { tasks: snapshot };
+    }
+    if (r.kind === 'task') {
+      const t = s.tasks.get(r.extra!);
+      if (!t || t.appId !== id) throw new ApiError(404, { message: `Task '${r.extra}' does not exist` });
+      const snapshot = s.taskJson(t);
+      const res = s.killTasks([t], { scale, wipe, force });
+      if (res) return sendDeployment(reply, res);
+      return { task: snapshot };
+    }
+    throw uriNotFound(req);
+  });
+}

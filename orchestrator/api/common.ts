@@ -1,0 +1,166 @@
+// Shared pieces of the orchestrator's HTTP API: Marathon's error shapes, JSON body parsing, cache
+// headers, query helpers (booleans, embed), and the label selector grammar.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../state/app-definition.ts';
+import type { DeploymentResult } from '../scheduler.ts';
+
+/** Installs the JSON parser, cache headers, error handler and 404 handler on `app`. */
+export function installMarathonHttp(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') {
+        // Endpoints without a body (restart, tasks/delete with ids is checked later) accept empty.
+        return done(null, undefined);
+      }
+      return done(null, undefined);
+    }
+    try {
+      done(null, JSON.parse(text) as unknown);
+    } catch (err) {
+      done(new ApiError(400, { message: 'Invalid JSON', details: (err as Error).message }) as unknown as FastifyError, undefined);
+    }
+  });
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.header('Cache-Control', 'no-cache, no-store, must-revalidate');
+    reply.header('Pragma', 'no-cache');
+    reply.header('Expires', '0');
+    return payload;
+  });
+  app.setNotFoundHandler((req, reply) => {
+    void reply.code(404).send({ message: `URI not found: ${req.url.split('?')[0]}` });
+  });
+  app.setErrorHandler((err: FastifyError | ApiError, req, reply) => {
+    if (err instanceof ApiError) {
+      for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
+      return reply.code(err.statusCode).send(err.body);
+    }
+    const code = (err as FastifyError).code;
+    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ message: 'Request body is too large' });
+    if (err instanceof SyntaxError) return reply.code(400).send({ message: 'Invalid JSON', details: err.message });
+    const status = (err as FastifyError).statusCode ?? 500;
+    if (status >= 400 && status < 500) return reply.code(status).send({ message: err.message });
+    req.log.error({ err, url: req.url }, 'request failed');
+    return reply.code(500).send({ message: 'An unexpected error occurred' });
+  });
+}
+
+export function requireBody(body: unknown): unknown {
+  if (body === undefined) throw new ApiError(400, { message: 'Please specify data in JSON format', details: 'Request body is empty' });
+  return body;
+}
+
+type Query = Record<string, string | string[] | undefined>;
+
+export function q(req: FastifyRequest): Query {
+  return (req.query ?? {}) as Query;
+}
+
+export function one(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[v.length - 1] : v;
+}
+
+export function many(v: string | string[] | undefined): string[] {
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
+}
+
+/** Marathon's boolean query params: "true" (any case) is true, absent is the default. */
+export function bool(v: string | string[] | undefined, dflt = false): boolean {
+  const s = one(v);
+  if (s === undefined) return dflt;
+  if (s === '') return true;
+  return s.toLowerCase() === 'true';
+}
+
+/** Resolves embed values (prefix apps./app./group.apps. optional and interchangeable). */
+export function embeds(values: string[]): Set<string> {
+  const out = new Set<string>();
+  for (const raw of values.flatMap((v) => v.split(','))) {
+    const v = raw.trim().replace(/^(group\.apps\.|apps\.|app\.)/, '');
+    if (v === 'tasks') out.add('tasks').add('deployments');
+    else if (v === 'failures') out.add('tasks').add('lastTaskFailure').add('deployments').add('counts');
+    else if (['deployments', 'readiness', 'lastTaskFailure', 'counts', 'taskStats'].includes(v)) out.add(v);
+  }
+  return out;
+}
+
+export function sendDeployment(reply: FastifyReply, r: DeploymentResult, status = 200): FastifyReply {
+  void reply.header('Marathon-Deployment-Id', r.deploymentId);
+  return reply.code(status).send({ version: r.version, deploymentId: r.deploymentId });
+}
+
+export function clientIp(req: FastifyRequest): string {
+  return req.ip;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Label selector (api/v2/LabelSelector.scala): comma = AND; key | key==v | key!=v | key in (a,b) | key notin (a,b)
+
+export type LabelSelector = (labels: Record<string, string>) => boolean;
+
+export function parseLabelSelector(text: string): LabelSelector {
+  let i = 0;
+  const fail = (): never => {
+    throw new ApiError(422, { message: `Can not parse label selector ${text}` });
+  };
+  const ws = () => {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+  };
+  const term = (): string => {
+    ws();
+    let s = '';
+    while (i < text.length) {
+      const c = text[i]!;
+      if (c === '\\' && i + 1 < text.length) {
+        s += text[i + 1];
+        i += 2;
+      } else if (/[-A-Za-z0-9_.]/.test(c)) {
+        s += c;
+        i++;
+      } else break;
+    }
+    if (s === '') fail();
+    ws();
+    return s;
+  };
+  const set = (): string[] => {
+    ws();
+    if (text[i] !== '(') fail();
+    i++;
+    const vals = [term()];
+    while (text[i] === ',') {
+      i++;
+      vals.push(term());
+    }
+    if (text[i] !== ')') fail();
+    i++;
+    ws();
+    return vals;
+  };
+  const preds: LabelSelector[] = [];
+  for (;;) {
+    const key = term();
+    if (text.startsWith('==', i)) {
+      i += 2;
+      const v = term();
+      preds.push((l) => l[key] === v);
+    } else if (text.startsWith('!=', i)) {
+      i += 2;
+      const v = term();
+      preds.push((l) => key in l && l[key] !== v);
+    } else if (/^notin[\s(]/.test(text.slice(i))) {
+      i += 5;
+      const vs = set();
+      preds.push((l) => key in l && !vs.includes(l[key]!));
+    } else if (/^in[\s(]/.test(text.slice(i))) {
+      i += 2;
+      const vs = set();
+      preds.push((l) => key in l && vs.includes(l[key]!));
+    } else preds.push((l) => key in l);
+    if (i >= text.length) break;
+    if (text[i] !== ',') fail();
+    i++;
+  }
+  return (labels) => preds.every((p) => p(labels));
+}

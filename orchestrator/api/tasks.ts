@@ -1,0 +1,46 @@
+// /v2/tasks: every task (status filter, text/plain listing of running tasks) and POST
+// /v2/tasks/delete ({ids}, scale, wipe).
+import type { FastifyInstance } from 'fastify';
+import { ApiError, invalidJson } from '../state/app-definition.ts';
+import type { Scheduler } from '../scheduler.ts';
+import type { TaskRecord } from '../state/store.ts';
+import { bool, many, q, requireBody, sendDeployment } from './common.ts';
+import { textListing, wantsText } from './apps.ts';
+
+const TASK_ID = /^([a-z0-9_.-]+)[._]([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+export async function tasksApi(app: FastifyInstance, opts: { scheduler: Scheduler }): Promise<void> {
+  const s = opts.scheduler;
+  app.get('/v2/tasks', async (req, reply) => {
+    if (wantsText(req)) {
+      const apps = [...s.apps.values()].sort((a, b) => a.id.localeCompare(b.id));
+      return reply.type('text/plain; charset=utf-8').send(textListing(s, apps));
+    }
+    const query = q(req);
+    const wanted = [...many(query.status), ...many(query['status[]'])].map((x) => x.toLowerCase()).filter((x) => x === 'running' || x === 'staging');
+    const states = new Set(wanted.flatMap((w) => (w === 'running' ? ['TASK_RUNNING'] : ['TASK_STAGING', 'TASK_STARTING'])));
+    const tasks = [...s.tasks.values()].filter((t) => states.size === 0 || states.has(t.state));
+    return { tasks: tasks.map((t) => s.taskJson(t)) };
+  });
+
+  app.post('/v2/tasks/delete', async (req, reply) => {
+    const query = q(req);
+    const scale = bool(query.scale);
+    const wipe = bool(query.wipe);
+    if (scale && wipe) throw new ApiError(400, { message: 'You cannot use scale and wipe at the same time.' });
+    const body = requireBody(req.body);
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidJson([{ path: '/', errors: ['error.expected.jsobject'] }]);
+    const ids = (body as { ids?: unknown }).ids;
+    if (!Array.isArray(ids)) throw invalidJson([{ path: '/ids', errors: [ids === undefined ? 'error.path.missing' : 'error.expected.jsarray'] }]);
+    const found: TaskRecord[] = [];
+    for (const id of ids) {
+      if (typeof id !== 'string' || !TASK_ID.test(id)) throw new ApiError(400, { message: `Invalid task id '${String(id)}'. [${String(id)}]` });
+      const t = s.tasks.get(id);
+      if (t) found.push(t);
+    }
+    const snapshot = found.map((t) => s.taskJson(t));
+    const res = s.killTasks(found, { scale, wipe, force: bool(query.force) });
+    if (res) return sendDeployment(reply, res);
+    return { tasks: snapshot };
+  });
+}

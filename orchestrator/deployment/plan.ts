@@ -1,0 +1,66 @@
+// Deployment plans (Marathon's DeploymentPlan.apply, reduced to the app level) and the rolling
+// restart strategy (TaskReplaceActor.computeRestartStrategy).
+import { randomUUID } from 'node:crypto';
+import type { AppDefinition } from '../state/app-definition.ts';
+import type { StoredDeployment } from '../state/store.ts';
+import { configVersionOf } from '../launch-queue/backoff.ts';
+
+export interface AppChange {
+  id: string;
+  /** The app after the change; null removes it. */
+  target: AppDefinition | null;
+}
+
+/** Builds the steps: Stop (removed) → Start (new) → Scale/Restart layered by dependency depth. */
+export function buildPlan(changes: AppChange[], current: (id: string) => AppDefinition | undefined, version: string): StoredDeployment {
+  const stops: { action: string; app: string }[] = [];
+  const starts: { action: string; app: string }[] = [];
+  const layered = new Map<number, { action: string; app: string }[]>();
+  const original: Record<string, AppDefinition | null> = {};
+  const target: Record<string, AppDefinition | null> = {};
+  const targets = new Map(changes.map((c) => [c.id, c.target]));
+  const depth = (id: string, seen: Set<string>): number => {
+    const app = targets.get(id) ?? current(id);
+    if (!app || seen.has(id)) return 1;
+    seen.add(id);
+    let d = 1;
+    for (const dep of app.dependencies) if (targets.has(dep)) d = Math.max(d, 1 + depth(dep, seen));
+    return d;
+  };
+  for (const c of changes) {
+    const before = current(c.id) ?? null;
+    original[c.id] = before;
+    target[c.id] = c.target;
+    let action: string | null = null;
+    if (c.target === null) {
+      if (before) stops.push({ action: 'StopApplication', app: c.id });
+      continue;
+    }
+    if (!before) {
+      starts.push({ action: 'StartApplication', app: c.id });
+      action = 'ScaleApplication';
+    } else if (configVersionOf(before) !== configVersionOf(c.target) && c.target.instances > 0) action = 'RestartApplication';
+    else if (before.instances !== c.target.instances || configVersionOf(before) !== configVersionOf(c.target)) action = 'ScaleApplication';
+    if (action) {
+      const d = depth(c.id, new Set());
+      layered.set(d, [...(layered.get(d) ?? []), { action, app: c.id }]);
+    }
+  }
+  const steps = [stops, starts, ...[...layered.keys()].sort((a, b) => a - b).map((k) => layered.get(k)!)].filter((s) => s.length > 0).map((actions) => ({ actions }));
+  return { id: randomUUID(), version, affectedApps: changes.map((c) => c.id), steps, currentStep: 0, original, target, restart: {} };
+}
+
+export interface RestartStrategy {
+  killImmediately: number;
+  maxCapacity: number;
+  minHealthy: number;
+}
+
+/** §4.3: n target instances, `running` active instances when the step starts. */
+export function restartStrategy(n: number, running: number, minimumHealthCapacity: number, maximumOverCapacity: number): RestartStrategy {
+  const minHealthy = Math.ceil(n * minimumHealthCapacity);
+  let maxCapacity = Math.floor(n * (1 + maximumOverCapacity));
+  const killImmediately = Math.max(0, running - minHealthy);
+  if (minHealthy === maxCapacity && maxCapacity <= running) maxCapacity += 1;
+  return { killImmediately, maxCapacity, minHealthy };
+}

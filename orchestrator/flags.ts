@@ -1,0 +1,102 @@
+// The orchestrator's flags. Marathon's startup options are accepted in both spellings
+// (--event_subscriber and --event-subscriber).
+import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { addressFlag, numberFlag, parseFlags, portFlag, stringFlag } from '../shared/cli.ts';
+
+export interface OrchestratorFlags {
+  httpAddress: string;
+  httpPort: number;
+  dataDir: string;
+  hostname: string;
+  localPortMin: number;
+  localPortMax: number;
+  taskPortMin: number;
+  taskPortMax: number;
+  auth: 'on' | 'off';
+  eventSubscriber: string | undefined;
+  httpEndpoints: string[];
+  defaultNetworkName: string | undefined;
+  defaultAcceptedResourceRoles: string[] | undefined;
+  mesosRole: string | undefined;
+  envVarsPrefix: string | undefined;
+  enableFeatures: string[];
+  logfile: string | undefined;
+  logLevel: string;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.XDG_STATE_HOME ? join(env.XDG_STATE_HOME, 'starmap', 'orchestrator') : join('data', 'orchestrator');
+}
+
+const list = (flag: string) => (v: unknown) => (v === undefined ? undefined : stringFlag(flag)(v).split(',').map((s) => s.trim()).filter(Boolean));
+
+export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
+  const f = parseFlags<OrchestratorFlags & Record<string, unknown>>(
+    {
+      name: 'orchestrator',
+      description:
+        'A Marathon-compatible scheduler for one machine, no cluster: apps, tasks (real processes on this host), ' +
+        'deployments with rolling restarts, launch queue with back-off, health checks, events. Speaks the Marathon ' +
+        '1.4 REST API (/v2/apps, /v2/tasks, /v2/deployments, /v2/queue, /v2/info, /v2/leader, /ping, /metrics). ' +
+        'State lives in an SQLite database in --data-dir; every acknowledged change is on disk before the answer.',
+      examples: [
+        ['orchestrator --http-port=8080 --data-dir=/var/lib/starmap', 'serve on 127.0.0.1:8080'],
+        ['orchestrator --event_subscriber http_callback --http_endpoints http://127.0.0.1:9000/cb', 'with HTTP callbacks'],
+      ],
+      epilogue: 'Marathon startup options are accepted with underscores or dashes. Docs: README.md.',
+      options: (y) =>
+        y
+          .option('http-address', { alias: 'http_address', type: 'string', default: '127.0.0.1', describe: 'listen address', coerce: addressFlag('http-address') })
+          .option('http-port', { alias: 'http_port', default: 8080, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
+          .option('data-dir', { alias: 'data_dir', type: 'string', default: defaultDataDir(), describe: 'folder for the state database, the lock file and task sandboxes (default $XDG_STATE_HOME/starmap/orchestrator, else ./data/orchestrator)', coerce: stringFlag('data-dir') })
+          .option('hostname', { type: 'string', default: hostname(), describe: 'host name that tasks (HOST, task.host) and /v2/info report', coerce: stringFlag('hostname') })
+          .option('local-port-min', { alias: 'local_port_min', default: 10000, describe: 'lowest service port handed out to apps', coerce: portFlag('local-port-min') })
+          .option('local-port-max', { alias: 'local_port_max', default: 20000, describe: 'end (exclusive) of the service port range', coerce: portFlag('local-port-max') })
+          .option('task-port-min', { alias: 'task_port_min', default: 31000, describe: 'lowest host port given to tasks (PORT0…)', coerce: portFlag('task-port-min') })
+          .option('task-port-max', { alias: 'task_port_max', default: 32000, describe: 'highest host port given to tasks', coerce: portFlag('task-port-max') })
+          .option('auth', { type: 'string', default: 'off', choices: ['on', 'off'], describe: 'require login (on) or not (off); "on" needs the auth module' })
+          .option('event-subscriber', { alias: 'event_subscriber', type: 'string', describe: 'event subscriber module: http_callback enables /v2/eventSubscriptions', coerce: (v: unknown) => (v === undefined ? undefined : stringFlag('event-subscriber')(v)) })
+          .option('http-endpoints', { alias: 'http_endpoints', type: 'string', describe: 'comma-separated callback URLs subscribed at start (with --event_subscriber http_callback)', coerce: list('http-endpoints') })
+          .option('default-network-name', { alias: 'default_network_name', type: 'string', describe: 'network name given to ipAddress definitions without one' })
+          .option('default-accepted-resource-roles', { alias: 'default_accepted_resource_roles', type: 'string', describe: 'comma-separated roles used when an app has no acceptedResourceRoles', coerce: list('default-accepted-resource-roles') })
+          .option('mesos-role', { alias: 'mesos_role', type: 'string', describe: 'role reported in /v2/info (no Mesos here)' })
+          .option('env-vars-prefix', { alias: 'env_vars_prefix', type: 'string', describe: 'prefix for the HOST and PORT* variables given to tasks' })
+          .option('enable-features', { alias: 'enable_features', type: 'string', describe: 'comma-separated feature names (reported in /v2/info)', coerce: list('enable-features') })
+          .option('master', { type: 'string', describe: 'accepted for compatibility with Marathon command lines; ignored (no Mesos)' })
+          .option('zk', { type: 'string', describe: 'accepted for compatibility; ignored (state is in --data-dir)' })
+          .option('framework-name', { alias: 'framework_name', type: 'string', describe: 'accepted for compatibility; ignored' })
+          .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout' })
+          .option('log-level', { alias: 'log_level', type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'log level' })
+          .check((a) => {
+            if ((a['local-port-min'] as number) >= (a['local-port-max'] as number)) throw new Error('invalid value for --local-port-min: must be below --local-port-max');
+            if ((a['task-port-min'] as number) > (a['task-port-max'] as number)) throw new Error('invalid value for --task-port-min: must not exceed --task-port-max');
+            return true;
+          }) as never,
+    },
+    argv,
+  );
+  return {
+    httpAddress: f.httpAddress,
+    httpPort: f.httpPort,
+    dataDir: f.dataDir,
+    hostname: f.hostname,
+    localPortMin: f.localPortMin,
+    localPortMax: f.localPortMax,
+    taskPortMin: f.taskPortMin,
+    taskPortMax: f.taskPortMax,
+    auth: f.auth,
+    eventSubscriber: f.eventSubscriber,
+    httpEndpoints: (f.httpEndpoints as string[] | undefined) ?? [],
+    defaultNetworkName: f.defaultNetworkName,
+    defaultAcceptedResourceRoles: f.defaultAcceptedResourceRoles,
+    mesosRole: f.mesosRole,
+    envVarsPrefix: f.envVarsPrefix,
+    enableFeatures: (f.enableFeatures as string[] | undefined) ?? [],
+    logfile: f.logfile,
+    logLevel: f.logLevel,
+  };
+}
+void numberFlag;

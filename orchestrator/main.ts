@@ -1,0 +1,65 @@
+// Entry point of the orchestrator program.
+import { createLogger } from '../shared/logger.ts';
+import { closeOnSignals, listen } from '../shared/server.ts';
+import { VERSION } from '../shared/version.ts';
+import { parseOrchestratorFlags } from './flags.ts';
+import { buildOrchestrator } from './server.ts';
+import { DataDirLockedError, lockDataDir } from './state/lock.ts';
+
+export async function main(argv: string[]): Promise<void> {
+  const flags = parseOrchestratorFlags(argv);
+  if (flags.auth === 'on') {
+    process.stderr.write('orchestrator: error: --auth=on is not available yet in this build (the login module is not wired); use --auth=off\n');
+    process.exit(2);
+  }
+  const logger = createLogger({ name: 'orchestrator', logfile: flags.logfile, level: flags.logLevel });
+  let unlock: () => void;
+  try {
+    unlock = lockDataDir(flags.dataDir);
+  } catch (err) {
+    if (err instanceof DataDirLockedError) {
+      process.stderr.write(`orchestrator: error: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  process.on('exit', () => unlock());
+  const orch = await buildOrchestrator({
+    logger,
+    dataDir: flags.dataDir,
+    hostname: flags.hostname,
+    httpPort: flags.httpPort,
+    localPortMin: flags.localPortMin,
+    localPortMax: flags.localPortMax,
+    taskPortMin: flags.taskPortMin,
+    taskPortMax: flags.taskPortMax,
+    eventSubscriber: flags.eventSubscriber,
+    httpEndpoints: flags.httpEndpoints,
+    defaultNetworkName: flags.defaultNetworkName,
+    defaultAcceptedResourceRoles: flags.defaultAcceptedResourceRoles,
+    mesosRole: flags.mesosRole,
+    envVarsPrefix: flags.envVarsPrefix,
+    features: flags.enableFeatures,
+  });
+  closeOnSignals(orch.app, logger, async () => {
+    await orch.close();
+    unlock();
+  });
+  let url: string;
+  try {
+    url = await listen(orch.app, flags.httpAddress, flags.httpPort);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    process.stderr.write(`orchestrator: error: cannot listen on --http-address=${flags.httpAddress} --http-port=${flags.httpPort}: ${e.code ?? e.message}\n`);
+    process.exit(1);
+  }
+  const addr = orch.app.server.address();
+  if (addr && typeof addr === 'object') orch.setHttpPort(addr.port);
+  await orch.start();
+  logger.info({ version: VERSION, url, dataDir: flags.dataDir, hostname: flags.hostname }, 'orchestrator listening');
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`orchestrator: fatal: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

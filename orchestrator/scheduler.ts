@@ -1,0 +1,684 @@
+// The one place where the orchestrator's state changes. Apps, tasks, deployments and launch
+// delays live here (in memory, mirrored to SQLite before any change is acknowledged), and every
+// change is announced on the EventBus. A reconcile loop drives deployments (start, scale, rolling
+// restart, stop) and keeps `instances` tasks of every app running, with launch back-off.
+import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { v1 as uuidv1 } from 'uuid';
+import type { EventBus } from './events/bus.ts';
+import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from './tasks/types.ts';
+import { TERMINAL_STATES, type TaskState } from './tasks/types.ts';
+import type { Logger } from '../shared/logger.ts';
+import { ApiError, isConfigChange, safePath, type AppDefinition } from './state/app-definition.ts';
+import type { DelayRecord, Store, StoredDeployment, TaskRecord } from './state/store.ts';
+import { BACKOFF_STATES, configVersionOf, isDelayed, nextDelay } from './launch-queue/backoff.ts';
+import { buildPlan, restartStrategy, type AppChange } from './deployment/plan.ts';
+
+export interface HealthResult {
+  alive: boolean;
+  consecutiveFailures: number;
+  firstSuccess: string | null;
+  lastFailure: string | null;
+  lastSuccess: string | null;
+  lastFailureCause?: string | null;
+  instanceId: string;
+}
+
+export interface SchedulerOptions {
+  store: Store;
+  bus: EventBus;
+  executor: Executor;
+  logger: Logger;
+  hostname: string;
+  dataDir: string;
+  localPortMin: number;
+  localPortMax: number;
+  taskPortMin: number;
+  taskPortMax: number;
+  envVarsPrefix?: string | undefined;
+  /** Reconcile period in ms (back-off deadlines, deployment progress). */
+  tickMs?: number;
+}
+
+export interface DeploymentResult {
+  deploymentId: string;
+  version: string;
+}
+
+const LOCK_MESSAGE = "App is locked by one or more deployments. Override with the option '?force=true'. View details at '/v2/deployments/<DEPLOYMENT_ID>'.";
+const SLAVE_ID = 'local-agent-S0';
+
+export function instanceIdOf(taskId: string): string {
+  const dot = taskId.indexOf('.');
+  return dot < 0 ? taskId : `${taskId.slice(0, dot)}.marathon-${taskId.slice(dot + 1)}`;
+}
+
+export class Scheduler {
+  readonly apps = new Map<string, AppDefinition>();
+  readonly tasks = new Map<string, TaskRecord>();
+  readonly deployments = new Map<string, StoredDeployment>();
+  readonly delays = new Map<string, DelayRecord>();
+  readonly failures = new Map<string, Record<string, unknown>>();
+  readonly health = new Map<string, HealthResult[]>();
+  readonly queueSince = new Map<string, string>();
+  readonly #o: SchedulerOptions;
+  readonly #store: Store;
+  readonly #bus: EventBus;
+  #timer: NodeJS.Timeout | undefined;
+  #pending = false;
+  #closed = false;
+  #lastVersion = 0;
+  #unsubscribe: (() => void) | undefined;
+  /** Counters for /metrics. */
+  readonly stats = { launched: 0, killed: 0, failed: 0, deployments: 0, statusUpdates: 0 };
+
+  constructor(opts: SchedulerOptions) {
+    this.#o = opts;
+    this.#store = opts.store;
+    this.#bus = opts.bus;
+  }
+
+  get bus(): EventBus {
+    return this.#bus;
+  }
+  get executor(): Executor {
+    return this.#o.executor;
+  }
+  get hostname(): string {
+    return this.#o.hostname;
+  }
+
+  /** Loads state; kills process groups left by a previous run and forgets their tasks (replace, not adopt). */
+  async start(): Promise<void> {
+    for (const a of this.#store.loadApps()) this.apps.set(a.id, a);
+    for (const d of this.#store.loadDeployments()) {
+      for (const k of Object.keys(d.restart)) d.restart[k]!.started = false;
+      this.deployments.set(d.id, d);
+    }
+    for (const d of this.#store.loadDelays()) this.delays.set(d.appId, d);
+    for (const [k, v] of this.#store.loadFailures()) this.failures.set(k, v);
+    const leftovers = this.#store.loadTasks();
+    for (const t of leftovers) if (t.pid) await this.#o.executor.killOrphan(t.pid);
+    this.#store.tx(() => {
+      for (const t of leftovers) this.#store.deleteTask(t.id);
+    });
+    for (const t of leftovers) {
+      this.#publishStatus({ ...t, state: 'TASK_LOST', message: 'orchestrator restarted: task replaced' });
+    }
+    this.#unsubscribe = this.#o.executor.onStatus((u) => this.#onStatus(u));
+    this.#timer = setInterval(() => this.tick(), this.#o.tickMs ?? 200);
+    this.#timer.unref();
+    this.tick();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#o.executor.shutdown();
+    this.#unsubscribe?.();
+  }
+
+  /** A fresh, strictly increasing version timestamp (ISO with ms). */
+  newVersion(): string {
+    let t = Date.now();
+    if (t <= this.#lastVersion) t = this.#lastVersion + 1;
+    this.#lastVersion = t;
+    return new Date(t).toISOString();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Queries
+
+  appTasks(appId: string): TaskRecord[] {
+    return [...this.tasks.values()].filter((t) => t.appId === appId);
+  }
+
+  versionsOf(appId: string): string[] {
+    return this.#store.versions(appId);
+  }
+
+  appVersion(appId: string, version: string): AppDefinition | undefined {
+    return this.#store.appVersion(appId, version);
+  }
+
+  deploymentsOf(appId: string): StoredDeployment[] {
+    return [...this.deployments.values()].filter((d) => d.affectedApps.includes(appId));
+  }
+
+  isHealthy(t: TaskRecord, app: AppDefinition | undefined): boolean {
+    if (t.state !== 'TASK_RUNNING') return false;
+    if (!app || app.healthChecks.length === 0) return true;
+    const r = this.health.get(t.id);
+    return r !== undefined && r.length > 0 && r.every((x) => x.alive);
+  }
+
+  counts(appId: string): { tasksStaged: number; tasksRunning: number; tasksHealthy: number; tasksUnhealthy: number } {
+    let staged = 0, running = 0, healthy = 0, unhealthy = 0;
+    for (const t of this.appTasks(appId)) {
+      if (t.state === 'TASK_STAGING' || t.state === 'TASK_STARTING') staged++;
+      if (t.state === 'TASK_RUNNING') running++;
+      const r = this.health.get(t.id);
+      if (r && r.length > 0) {
+        if (r.every((x) => x.alive)) healthy++;
+        else unhealthy++;
+      }
+    }
+    return { tasksStaged: staged, tasksRunning: running, tasksHealthy: healthy, tasksUnhealthy: unhealthy };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Changes (called by the API)
+
+  /** Versions an updated app: scale-only moves lastScalingAt, anything else both. */
+  versioned(before: AppDefinition | undefined, next: AppDefinition, restart = false): AppDefinition {
+    const v = this.newVersion();
+    const out: AppDefinition = { ...next, version: v };
+    if (!before) out.versionInfo = { lastScalingAt: v, lastConfigChangeAt: v };
+    else if (!restart && !isConfigChange(before, next)) out.versionInfo = { lastScalingAt: v, lastConfigChangeAt: configVersionOf(before) };
+    else out.versionInfo = { lastScalingAt: v, lastConfigChangeAt: v };
+    return out;
+  }
+
+  /** Throws the 409 lock error unless forced; with force cancels the conflicting deployments. */
+  #checkLocks(ids: string[], force: boolean): void {
+    const conflicting = [...this.deployments.values()].filter((d) => d.affectedApps.some((a) => ids.includes(a)));
+    if (conflicting.length === 0) return;
+    if (!force) throw new ApiError(409, { message: LOCK_MESSAGE, deployments: conflicting.map((d) => ({ id: d.id })) });
+    for (const d of conflicting) this.#finishDeployment(d, false);
+  }
+
+  /** Stores the change and starts its deployment; everything is on disk when it returns. */
+  deploy(changes: AppChange[], force: boolean, version = this.newVersion()): DeploymentResult {
+    this.#checkLocks(changes.map((c) => c.id), force);
+    for (const c of changes) if (c.target) c.target = this.#assignServicePorts(c.target, changes);
+    const plan = buildPlan(changes, (id) => this.apps.get(id), version);
+    this.#store.tx(() => {
+      for (const c of changes) {
+        if (c.target) {
+          const before = this.apps.get(c.id);
+          this.#store.putApp(c.target, !before || before.version !== c.target.version);
+        } else this.#store.deleteApp(c.id);
+      }
+      if (plan.steps.length > 0) this.#store.putDeployment(plan);
+    });
+    for (const c of changes) {
+      if (c.target) this.apps.set(c.id, c.target);
+      else {
+        this.apps.delete(c.id);
+        this.delays.delete(c.id);
+        this.failures.delete(c.id);
+      }
+    }
+    this.stats.deployments++;
+    for (const c of changes) this.#bus.publish('group_change_success', { groupId: c.id.split('/').slice(0, -1).join('/') || '/', version });
+    if (plan.steps.length === 0) {
+      this.#bus.publish('deployment_success', { id: plan.id, plan: this.planJson(plan) });
+    } else {
+      this.deployments.set(plan.id, plan);
+      this.#startStep(plan);
+    }
+    this.schedule();
+    return { deploymentId: plan.id, version };
+  }
+
+  /** DELETE /v2/deployments/{id}: force → drop it; else roll back with a new deployment. */
+  cancelDeployment(id: string, force: boolean): DeploymentResult | null {
+    const d = this.deployments.get(id);
+    if (!d) throw new ApiError(404, { message: `DeploymentPlan ${id} does not exist` });
+    this.#finishDeployment(d, false);
+    if (force) return null;
+    const changes: AppChange[] = d.affectedApps.map((appId) => ({ id: appId, target: d.original[appId] ?? null }));
+    return this.deploy(changes, true);
+  }
+
+  /** Kills tasks; with scale the app's instances shrink by the number killed (a deployment). */
+  killTasks(appTasks: TaskRecord[], opts: { scale: boolean; wipe: boolean; force: boolean }): DeploymentResult | null {
+    if (opts.scale && opts.wipe) throw new ApiError(400, { message: 'You cannot use scale and wipe at the same time.' });
+    if (!opts.scale) {
+      for (const t of appTasks) void this.killTask(t, 'killed through the API');
+      return null;
+    }
+    const byApp = new Map<string, TaskRecord[]>();
+    for (const t of appTasks) byApp.set(t.appId, [...(byApp.get(t.appId) ?? []), t]);
+    const changes: AppChange[] = [];
+    for (const [appId, ts] of byApp) {
+      const app = this.apps.get(appId);
+      if (!app) continue;
+      changes.push({ id: appId, target: this.versioned(app, { ...app, instances: Math.max(0, app.instances - ts.length) }) });
+    }
+    this.#checkLocks(changes.map((c) => c.id), opts.force);
+    for (const t of appTasks) void this.killTask(t, 'killed through the API (scale)');
+    return this.deploy(changes, true);
+  }
+
+  resetDelay(appId: string): void {
+    this.delays.delete(appId);
+    this.#store.deleteDelay(appId);
+    this.schedule();
+  }
+
+  /** Used by the health checkers: results of one task; `kill` replaces an unhealthy one. */
+  setHealth(taskId: string, results: HealthResult[]): void {
+    if (!this.tasks.has(taskId)) return;
+    this.health.set(taskId, results);
+    this.schedule();
+  }
+
+  async killTask(t: TaskRecord, reason: string): Promise<void> {
+    if (!this.tasks.has(t.id)) return;
+    if (!t.killing) {
+      t.killing = true;
+      this.stats.killed++;
+    }
+    await this.#o.executor.kill(t.id, reason);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Status updates from the executor
+
+  #onStatus(u: TaskStatusUpdate): void {
+    if (this.#closed) return;
+    this.stats.statusUpdates++;
+    const t = this.tasks.get(u.taskId);
+    if (!t) {
+      if (TERMINAL_STATES.has(u.state)) this.#bus.publish('unknown_instance_terminated_event', { instanceId: instanceIdOf(u.taskId), runSpecId: '', condition: u.state });
+      return;
+    }
+    t.state = u.state;
+    t.message = u.message;
+    if (u.pid !== undefined) t.pid = u.pid;
+    if (u.state === 'TASK_RUNNING' && !t.startedAt) t.startedAt = u.timestamp;
+    const app = this.apps.get(t.appId);
+    if (TERMINAL_STATES.has(u.state)) {
+      this.tasks.delete(t.id);
+      this.health.delete(t.id);
+      const failure = { appId: t.appId, host: t.host, message: u.message, state: u.state, taskId: t.id, timestamp: u.timestamp, version: t.version, slaveId: SLAVE_ID };
+      let delay: DelayRecord | undefined;
+      if (app && BACKOFF_STATES.has(u.state)) {
+        delay = nextDelay(app, t.configVersion, this.delays.get(app.id), Date.now());
+        this.stats.failed++;
+      }
+      const recordFailure = app && u.state !== 'TASK_KILLED';
+      this.#store.tx(() => {
+        this.#store.deleteTask(t.id);
+        if (recordFailure) this.#store.putFailure(t.appId, failure);
+        if (delay) this.#store.putDelay(delay);
+      });
+      if (recordFailure) this.failures.set(t.appId, failure);
+      if (delay) this.delays.set(delay.appId, delay);
+      try {
+        rmSync(join(this.#o.dataDir, 'sandboxes', t.id), { recursive: true, force: true });
+      } catch {
+        /* best effort */
+      }
+    } else this.#store.putTask(t);
+    this.#publishStatus(t);
+    this.schedule();
+  }
+
+  #publishStatus(t: TaskRecord): void {
+    this.#bus.publish('status_update_event', {
+      slaveId: SLAVE_ID,
+      taskId: t.id,
+      taskStatus: t.state,
+      message: t.message ?? '',
+      appId: t.appId,
+      host: t.host,
+      ipAddresses: [],
+      ports: t.ports,
+      version: t.version,
+    });
+    const condition: Record<string, string> = {
+      TASK_STAGING: 'Staging', TASK_STARTING: 'Starting', TASK_RUNNING: 'Running', TASK_KILLING: 'Killing', TASK_FINISHED: 'Finished',
+      TASK_FAILED: 'Failed', TASK_KILLED: 'Killed', TASK_LOST: 'Gone', TASK_ERROR: 'Error',
+    };
+    this.#bus.publish('instance_changed_event', { instanceId: instanceIdOf(t.id), condition: condition[t.state] ?? 'Unknown', runSpecId: t.appId, agentId: SLAVE_ID, host: t.host, runSpecVersion: t.version });
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Reconcile loop
+
+  /** Runs tick() soon (coalesced). */
+  schedule(): void {
+    if (this.#pending || this.#closed) return;
+    this.#pending = true;
+    setImmediate(() => {
+      this.#pending = false;
+      this.tick();
+    });
+  }
+
+  tick(): void {
+    if (this.#closed) return;
+    try {
+      const busy = new Set<string>();
+      for (const d of [...this.deployments.values()]) {
+        this.#progress(d);
+        const step = d.steps[d.currentStep];
+        if (this.deployments.has(d.id) && step) for (const a of step.actions) busy.add(a.app);
+        if (this.deployments.has(d.id)) for (const a of d.affectedApps) busy.add(a);
+      }
+      for (const app of this.apps.values()) if (!busy.has(app.id)) this.#scaleTo(app);
+      // Tasks of apps that no longer exist (e.g. after a forced cancel of a stop).
+      for (const t of this.tasks.values()) if (!this.apps.has(t.appId) && !busy.has(t.appId) && !t.killing) void this.killTask(t, 'app removed');
+    } catch (err) {
+      this.#o.logger.error({ err }, 'reconcile failed');
+    }
+  }
+
+  /** Launches or kills tasks so that `app.instances` are active; true when all are running (healthy). */
+  #scaleTo(app: AppDefinition): boolean {
+    const live = this.appTasks(app.id).filter((t) => !t.killing);
+    if (live.length > app.instances) {
+      for (const t of this.#killOrder(live, app).slice(0, live.length - app.instances)) void this.killTask(t, 'scaling down');
+    } else if (live.length < app.instances) {
+      this.#launchUpTo(app, app.instances - live.length);
+    }
+    const all = this.appTasks(app.id);
+    return all.length === app.instances && all.every((t) => !t.killing && this.isHealthy(t, app));
+  }
+
+  /** Scale-down order: Staging < Starting < Running, then YOUNGEST_FIRST (or OLDEST_FIRST). */
+  #killOrder(tasks: TaskRecord[], app: AppDefinition): TaskRecord[] {
+    const weight = (s: string) => (s === 'TASK_STAGING' ? 1 : s === 'TASK_STARTING' ? 2 : s === 'TASK_RUNNING' ? 3 : 4);
+    const youngest = app.killSelection !== 'OLDEST_FIRST';
+    return [...tasks].sort((a, b) => weight(a.state) - weight(b.state) || (youngest ? b.stagedAt.localeCompare(a.stagedAt) : a.stagedAt.localeCompare(b.stagedAt)));
+  }
+
+  #launchUpTo(app: AppDefinition, count: number): void {
+    if (count <= 0) return;
+    if (!this.queueSince.has(app.id)) this.queueSince.set(app.id, new Date().toISOString());
+    if (isDelayed(app, this.delays.get(app.id), Date.now())) return;
+    for (let i = 0; i < count; i++) if (!this.#launch(app)) break;
+  }
+
+  #finishStepIfDone(d: StoredDeployment, done: boolean): void {
+    if (!done) return;
+    const step = d.steps[d.currentStep]!;
+    this.#bus.publish('deployment_step_success', { plan: this.planJson(d), currentStep: step });
+    for (const a of step.actions) if (a.action === 'StopApplication') this.#bus.publish('app_terminated_event', { appId: a.app });
+    d.currentStep++;
+    if (d.currentStep >= d.steps.length) this.#finishDeployment(d, true);
+    else {
+      this.#store.putDeployment(d);
+      this.#startStep(d);
+    }
+  }
+
+  #startStep(d: StoredDeployment): void {
+    const step = d.steps[d.currentStep];
+    if (!step) return;
+    this.#bus.publish('deployment_info', { plan: this.planJson(d), currentStep: step });
+    for (const a of step.actions) {
+      const app = this.apps.get(a.app);
+      if (app && (a.action === 'StartApplication' || a.action === 'RestartApplication')) {
+        for (const hc of app.healthChecks) this.#bus.publish('add_health_check_event', { appId: app.id, version: app.version, healthCheck: hc });
+      }
+      if (a.action === 'StopApplication') this.#bus.publish('remove_health_check_event', { appId: a.app });
+    }
+  }
+
+  #finishDeployment(d: StoredDeployment, success: boolean): void {
+    this.deployments.delete(d.id);
+    this.#store.deleteDeployment(d.id);
+    this.#bus.publish(success ? 'deployment_success' : 'deployment_failed', { id: d.id, plan: this.planJson(d) });
+  }
+
+  #progress(d: StoredDeployment): void {
+    const step = d.steps[d.currentStep];
+    if (!step) return this.#finishDeployment(d, true);
+    let done = true;
+    for (const a of step.actions) {
+      const app = this.apps.get(a.app);
+      switch (a.action) {
+        case 'StartApplication':
+          break;
+        case 'ScaleApplication':
+          if (app) done = this.#scaleTo(app) && done;
+          break;
+        case 'RestartApplication':
+          if (app) done = this.#restart(d, app) && done;
+          break;
+        case 'StopApplication': {
+          const ts = this.appTasks(a.app);
+          for (const t of ts) if (!t.killing) void this.killTask(t, 'app stopped');
+          if (ts.length > 0) done = false;
+          break;
+        }
+      }
+    }
+    this.#finishStepIfDone(d, done);
+  }
+
+  /** One evaluation of the rolling restart (§4.3); true when finished. */
+  #restart(d: StoredDeployment, app: AppDefinition): boolean {
+    const n = app.instances;
+    const cfg = configVersionOf(app);
+    const all = this.appTasks(app.id);
+    const isNew = (t: TaskRecord) => t.configVersion === cfg;
+    let st = d.restart[app.id];
+    if (!st || !st.started) {
+      const running = all.filter((t) => !t.killing).length;
+      const s = restartStrategy(n, running, app.upgradeStrategy.minimumHealthCapacity, app.upgradeStrategy.maximumOverCapacity);
+      const olds = this.#killOrder(all.filter((t) => !isNew(t) && !t.killing), app);
+      for (const t of olds.slice(0, s.killImmediately)) void this.killTask(t, 'rolling restart');
+      st = { maxCapacity: s.maxCapacity, readyCounted: all.filter((t) => isNew(t) && this.isHealthy(t, app)).length, started: true };
+      d.restart[app.id] = st;
+      this.resetDelay(app.id);
+      this.#store.putDeployment(d);
+    }
+    const news = this.appTasks(app.id).filter((t) => isNew(t) && !t.killing);
+    const olds = this.appTasks(app.id).filter((t) => !isNew(t));
+    const ready = news.filter((t) => this.isHealthy(t, app)).length;
+    while (st.readyCounted < ready) {
+      st.readyCounted++;
+      const victim = this.#killOrder(olds.filter((t) => !t.killing), app).reverse()[0];
+      if (victim) void this.killTask(victim, 'rolling restart: replaced');
+    }
+    const toStart = Math.min(n - news.length, Math.max(0, st.maxCapacity - olds.length - news.length));
+    this.#launchUpTo(app, toStart);
+    if (news.length > n) for (const t of this.#killOrder(news, app).slice(0, news.length - n)) void this.killTask(t, 'scaling down');
+    return ready === n && news.length === n && this.appTasks(app.id).filter((t) => !isNew(t)).length === 0;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Launching
+
+  #usedHostPorts(): Set<number> {
+    const used = new Set<number>();
+    for (const t of this.tasks.values()) for (const p of t.ports) used.add(p);
+    return used;
+  }
+
+  #launch(app: AppDefinition): boolean {
+    const docker = app.container?.docker;
+    const bridged = docker !== undefined && docker.network !== 'HOST';
+    const decl: { declared: number; name?: string | undefined; protocol: string; containerPort?: number }[] = bridged
+      ? docker.portMappings.map((m) => ({ declared: m.hostPort, name: m.name, protocol: m.protocol, containerPort: m.containerPort }))
+      : (app.portDefinitions ?? []).map((d) => ({ declared: app.requirePorts ? d.port : 0, name: d.name, protocol: d.protocol }));
+    const used = this.#usedHostPorts();
+    const ports: PortAssignment[] = [];
+    for (const p of decl) {
+      let host = p.declared;
+      if (host === 0) {
+        const span = this.#o.taskPortMax - this.#o.taskPortMin + 1;
+        const startAt = Math.floor(Math.random() * span);
+        host = -1;
+        for (let i = 0; i < span; i++) {
+          const c = this.#o.taskPortMin + ((startAt + i) % span);
+          if (!used.has(c)) {
+            host = c;
+            break;
+          }
+        }
+        if (host < 0) {
+          this.#o.logger.warn({ appId: app.id }, 'no free host port in the task port range');
+          return false;
+        }
+      } else if (used.has(host)) return false; // requirePorts: wait until the port is free
+      used.add(host);
+      ports.push({ hostPort: host, declaredPort: p.declared, protocol: p.protocol, ...(p.name !== undefined ? { name: p.name } : {}), ...(p.containerPort !== undefined ? { containerPort: p.containerPort } : {}) });
+    }
+    const taskId = `${safePath(app.id)}.${uuidv1()}`;
+    const now = new Date().toISOString();
+    const t: TaskRecord = {
+      id: taskId,
+      appId: app.id,
+      state: 'TASK_STAGING',
+      stagedAt: now,
+      startedAt: null,
+      version: app.version,
+      configVersion: configVersionOf(app),
+      host: this.#o.hostname,
+      ports: ports.map((p) => p.hostPort),
+      servicePorts: app.ports ?? [],
+      slaveId: SLAVE_ID,
+    };
+    this.#store.putTask(t);
+    this.tasks.set(taskId, t);
+    this.queueSince.delete(app.id);
+    this.stats.launched++;
+    const sandboxDir = join(this.#o.dataDir, 'sandboxes', taskId);
+    const spec: LaunchSpec = {
+      taskId,
+      appId: app.id,
+      appVersion: app.version,
+      cmd: app.cmd,
+      args: app.cmd === null ? (app.args ?? null) : null,
+      env: this.#env(app, taskId, ports, sandboxDir),
+      ports,
+      sandboxDir,
+      killGracePeriodSeconds: app.taskKillGracePeriodSeconds,
+      ...(docker
+        ? { docker: { image: docker.image, network: docker.network, privileged: docker.privileged, parameters: docker.parameters, forcePullImage: docker.forcePullImage, volumes: app.container!.volumes } }
+        : {}),
+    };
+    if (spec.cmd === null && spec.args === null && !docker) spec.cmd = 'true';
+    try {
+      this.#o.executor.launch(spec);
+    } catch (err) {
+      this.#onStatus({ taskId, state: 'TASK_FAILED' as TaskState, message: `launch failed: ${(err as Error).message}`, timestamp: new Date().toISOString() });
+    }
+    return true;
+  }
+
+  #env(app: AppDefinition, taskId: string, ports: PortAssignment[], sandboxDir: string): Record<string, string> {
+    const pre = this.#o.envVarsPrefix ?? '';
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', MESOS_SANDBOX: sandboxDir };
+    env[`${pre}HOST`] = this.#o.hostname;
+    ports.forEach((p, i) => {
+      env[`${pre}PORT${i}`] = String(p.hostPort);
+      env[`${pre}PORT_${p.declaredPort !== 0 ? p.declaredPort : p.hostPort}`] = String(p.hostPort);
+      if (p.name) env[`${pre}PORT_${p.name.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}`] = String(p.hostPort);
+    });
+    if (ports[0]) env[`${pre}PORT`] = String(ports[0].hostPort);
+    if (ports.length) env[`${pre}PORTS`] = ports.map((p) => p.hostPort).join(',');
+    env.MESOS_TASK_ID = taskId;
+    env.MARATHON_APP_ID = app.id;
+    env.MARATHON_APP_VERSION = app.version;
+    if (app.container?.docker) env.MARATHON_APP_DOCKER_IMAGE = app.container.docker.image;
+    env.MARATHON_APP_RESOURCE_CPUS = fmt(app.cpus);
+    env.MARATHON_APP_RESOURCE_MEM = fmt(app.mem);
+    env.MARATHON_APP_RESOURCE_DISK = fmt(app.disk);
+    env.MARATHON_APP_RESOURCE_GPUS = String(app.gpus);
+    const keys: string[] = [];
+    for (const [k, v] of Object.entries(app.labels)) {
+      if (k.length >= 493 || v.length >= 512) continue;
+      const key = k.replace(/[^A-Za-z0-9_]+/g, '_').toUpperCase();
+      keys.push(key);
+      env[`MARATHON_APP_LABEL_${key}`] = v;
+    }
+    env.MARATHON_APP_LABELS = keys.join(' ');
+    for (const [k, v] of Object.entries(app.env)) if (typeof v === 'string') env[k] = v;
+    return env;
+  }
+
+  /** Service ports (§7.2): zeros get the lowest free port in [min, max); kept across updates. */
+  #assignServicePorts(app: AppDefinition, changes: AppChange[]): AppDefinition {
+    const prev = this.apps.get(app.id);
+    const used = new Set<number>();
+    const changing = new Set(changes.map((c) => c.id));
+    for (const a of this.apps.values()) if (a.id !== app.id) for (const p of servicePortsOf(a)) used.add(p);
+    for (const c of changes) if (c.target && c.id !== app.id && !changing.has(c.id)) for (const p of servicePortsOf(c.target)) used.add(p);
+    for (const c of changes) if (c.target && c.id !== app.id) for (const p of servicePortsOf(c.target)) used.add(p);
+    for (const p of servicePortsOf(app)) used.add(p);
+    const prevPorts = prev ? servicePortsOf(prev) : [];
+    const pick = (i: number): number => {
+      const keep = prevPorts[i];
+      if (keep !== undefined && keep !== 0 && !used.has(keep)) {
+        used.add(keep);
+        return keep;
+      }
+      for (let p = this.#o.localPortMin; p < this.#o.localPortMax; p++) {
+        if (!used.has(p)) {
+          used.add(p);
+          return p;
+        }
+      }
+      throw new ApiError(422, { message: `All ports in the range [${this.#o.localPortMin}-${this.#o.localPortMax}) are already in use` });
+    };
+    const out: AppDefinition = JSON.parse(JSON.stringify(app)) as AppDefinition;
+    const docker = out.container?.docker;
+    if (docker && docker.network !== 'HOST' && docker.portMappings.length) {
+      docker.portMappings.forEach((m, i) => {
+        if (m.servicePort === 0) m.servicePort = pick(i);
+      });
+    } else if (out.portDefinitions && !out.requirePorts) {
+      out.portDefinitions.forEach((d, i) => {
+        if (d.port === 0) d.port = pick(i);
+      });
+      out.ports = out.portDefinitions.map((d) => d.port);
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // JSON
+
+  planJson(d: StoredDeployment): Record<string, unknown> {
+    const group = (apps: Record<string, AppDefinition | null>) => ({ id: '/', apps: Object.values(apps).filter((a) => a !== null), groups: [], dependencies: [], version: d.version });
+    return { id: d.id, original: group(d.original), target: group(d.target), steps: d.steps, version: d.version };
+  }
+
+  deploymentJson(d: StoredDeployment): Record<string, unknown> {
+    const step = d.steps[d.currentStep];
+    return {
+      id: d.id,
+      version: d.version,
+      affectedApps: d.affectedApps,
+      affectedPods: [],
+      steps: d.steps,
+      currentActions: (step?.actions ?? []).map((a) => ({ action: a.action, app: a.app, readinessCheckResults: [] })),
+      currentStep: Math.min(d.currentStep + 1, d.steps.length),
+      totalSteps: d.steps.length,
+    };
+  }
+
+  taskJson(t: TaskRecord, withServicePorts = true): Record<string, unknown> {
+    const out: Record<string, unknown> = {
+      id: t.id,
+      slaveId: t.slaveId,
+      host: t.host,
+      state: t.state,
+      startedAt: t.startedAt,
+      stagedAt: t.stagedAt,
+      ports: t.ports,
+      version: t.version,
+      appId: t.appId,
+    };
+    if (withServicePorts && t.servicePorts.length) out.servicePorts = t.servicePorts;
+    const hc = this.health.get(t.id);
+    if (hc && hc.length) out.healthCheckResults = hc;
+    return out;
+  }
+}
+
+function fmt(n: number): string {
+  return Number.isInteger(n) ? n.toFixed(1) : String(n);
+}
+
+export function servicePortsOf(app: AppDefinition): number[] {
+  const d = app.container?.docker;
+  if (d && d.network !== 'HOST' && d.portMappings.length) return d.portMappings.map((m) => m.servicePort);
+  return app.ports ?? [];
+}

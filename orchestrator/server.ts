@@ -1,0 +1,110 @@
+// Assembles the orchestrator: store, scheduler, executor, event bus and the HTTP API. Other parts
+// slot in through the returned handles: the events plugin registers on `app` with `bus`, the auth
+// module adds an onRequest hook and its routes.
+import { hostname as osHostname } from 'node:os';
+import type { FastifyInstance } from 'fastify';
+import type { DatabaseSync } from 'node:sqlite';
+import Fastify, { LogController } from 'fastify';
+import type { Logger } from '../shared/logger.ts';
+import { EventBus } from './events/bus.ts';
+import { openDatabase } from './state/db.ts';
+import { Store } from './state/store.ts';
+import { Scheduler } from './scheduler.ts';
+import type { Executor } from './tasks/types.ts';
+import { FallbackExecutor } from './tasks/fallback-executor.ts';
+import { installMarathonHttp } from './api/common.ts';
+import { appsApi } from './api/apps.ts';
+import { tasksApi } from './api/tasks.ts';
+import { deploymentsApi } from './api/deployments.ts';
+import { queueApi } from './api/queue.ts';
+import { Leadership, RequestMetrics, miscApi } from './api/misc.ts';
+
+export interface OrchestratorOptions {
+  logger: Logger;
+  dataDir: string;
+  hostname?: string;
+  /** Port reported in /v2/info and /v2/leader (the listening port). */
+  httpPort: number;
+  localPortMin?: number;
+  localPortMax?: number;
+  taskPortMin?: number;
+  taskPortMax?: number;
+  eventSubscriber?: string | undefined;
+  httpEndpoints?: string[];
+  defaultNetworkName?: string | undefined;
+  defaultAcceptedResourceRoles?: string[] | undefined;
+  mesosRole?: string | undefined;
+  envVarsPrefix?: string | undefined;
+  features?: string[];
+  executor?: Executor;
+  tickMs?: number;
+}
+
+export interface Orchestrator {
+  app: FastifyInstance;
+  bus: EventBus;
+  db: DatabaseSync;
+  store: Store;
+  scheduler: Scheduler;
+  leadership: Leadership;
+  /** Sets the port shown in /v2/info once listening on port 0. */
+  setHttpPort(port: number): void;
+  /** Starts the scheduler (crash recovery, reconcile loop). Call after registering extra plugins. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orchestrator> {
+  const db = openDatabase(opts.dataDir);
+  const store = new Store(db);
+  const bus = new EventBus(opts.logger);
+  const hostname = opts.hostname ?? osHostname();
+  const executor = opts.executor ?? new FallbackExecutor();
+  let frameworkId = store.meta('frameworkId');
+  if (!frameworkId) {
+    frameworkId = `${crypto.randomUUID()}-0000`;
+    store.putMeta('frameworkId', frameworkId);
+  }
+  const localPortMin = opts.localPortMin ?? 10000;
+  const localPortMax = opts.localPortMax ?? 20000;
+  const scheduler = new Scheduler({
+    store, bus, executor, logger: opts.logger, hostname, dataDir: opts.dataDir, localPortMin, localPortMax,
+    taskPortMin: opts.taskPortMin ?? 31000, taskPortMax: opts.taskPortMax ?? 32000, envVarsPrefix: opts.envVarsPrefix, tickMs: opts.tickMs ?? 200,
+  });
+  // Like shared/server.ts createServer, but with Marathon's own 404 and error shapes.
+  const app = Fastify({
+    loggerInstance: opts.logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 8 * 1024 * 1024,
+    forceCloseConnections: true,
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance;
+  installMarathonHttp(app);
+  const metrics = new RequestMetrics();
+  app.addHook('onResponse', async (_req, reply) => metrics.record(reply.elapsedTime / 1000, reply.statusCode));
+  const leadership = new Leadership();
+  const config = {
+    hostname, httpPort: opts.httpPort, localPortMin, localPortMax, eventSubscriber: opts.eventSubscriber, httpEndpoints: opts.httpEndpoints ?? [],
+    defaultNetworkName: opts.defaultNetworkName, mesosRole: opts.mesosRole, envVarsPrefix: opts.envVarsPrefix, frameworkId, features: opts.features ?? [],
+  };
+  const parseDefaults = { defaultNetworkName: opts.defaultNetworkName, defaultAcceptedResourceRoles: opts.defaultAcceptedResourceRoles };
+  await app.register(appsApi, { scheduler, parseDefaults });
+  await app.register(tasksApi, { scheduler });
+  await app.register(deploymentsApi, { scheduler });
+  await app.register(queueApi, { scheduler });
+  await app.register(miscApi, { scheduler, config, leadership, metrics });
+  let closed = false;
+  return {
+    app, bus, db, store, scheduler, leadership,
+    setHttpPort: (port) => (config.httpPort = port),
+    start: () => scheduler.start(),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      leadership.close();
+      await app.close();
+      await scheduler.close();
+      db.close();
+    },
+  };
+}
