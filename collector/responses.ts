@@ -1,6 +1,6 @@
 // The latest response per resource, and the `/responses` document served from it. The document
-// is kept as JSON text, rebuilt only when something changed since the last read, and each entry's
-// text is cached too, so polling `/responses` many times a second costs a string concatenation.
+// is kept as bytes ready to send, rebuilt only on the first read after a change (from each
+// entry's cached JSON text), so polling `/responses` many times a second costs almost nothing.
 import type { FetchError, FetchResult } from './fetcher.ts';
 import type { Resource, ResourceStore } from './resources.ts';
 
@@ -36,7 +36,7 @@ export class ResponseCache {
   readonly #store: ResourceStore;
   readonly #slots = new Map<string, Slot>();
   readonly #listeners: (() => void)[] = [];
-  #body: string | undefined;
+  #body: Buffer | undefined;
   #version = 0;
 
   constructor(store: ResourceStore) {
@@ -89,8 +89,12 @@ export class ResponseCache {
     return { previous, current };
   }
 
-  /** `{"responses":{…}` without the closing brace, so that the caller can add `generatedAt`. */
-  #responsesText(): string {
+  /**
+   * The whole `GET /responses` document, as bytes ready to send. It is assembled on the first read
+   * after a change (from the cached text of each entry) and then reused until the next change, so
+   * `generatedAt` is when it was assembled: never older than the latest fetch.
+   */
+  responsesBody(now = new Date()): Buffer {
     if (this.#body === undefined) {
       const parts: string[] = [];
       for (const r of this.#store.list()) {
@@ -99,14 +103,9 @@ export class ResponseCache {
         slot.text ??= JSON.stringify(slot.entry);
         parts.push(`${JSON.stringify(r.id)}:${slot.text}`);
       }
-      this.#body = `{"responses":{${parts.join(',')}}`;
+      this.#body = Buffer.from(`{"responses":{${parts.join(',')}},"generatedAt":"${now.toISOString()}"}`, 'utf8');
     }
     return this.#body;
-  }
-
-  /** The whole `GET /responses` document as JSON text. */
-  responsesJson(now = new Date()): string {
-    return `${this.#responsesText()},"generatedAt":"${now.toISOString()}"}`;
   }
 
   /** The `GET /responses/{id}` document (`{"response":{"<id>":{…}}}`), or undefined. */

@@ -16,7 +16,7 @@ export const responseRoutes: FastifyPluginAsync<ResponseRoutesOptions> = async (
     const etag = `W/"r${responses.version}"`;
     reply.header('etag', etag).header('cache-control', 'no-cache');
     if (req.headers['if-none-match'] === etag) return reply.code(304).send();
-    return reply.type(JSON_TYPE).send(responses.responsesJson());
+    return reply.type(JSON_TYPE).send(responses.responsesBody());
   });
 
   app.get('/responses/example', async (_req, reply) => {
