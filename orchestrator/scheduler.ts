@@ -170,8 +170,7 @@ export class Scheduler {
   // Changes (called by the API)
 
   /** Versions an updated app: scale-only moves lastScalingAt, anything else both. */
-  versioned(before: AppDefinition | undefined, next: AppDefinition, restart = false): AppDefinition {
-    const v = this.newVersion();
+  versioned(before: AppDefinition | undefined, next: AppDefinition, restart = false, v = this.newVersion()): AppDefinition {
     const out: AppDefinition = { ...next, version: v };
     if (!before) out.versionInfo = { lastScalingAt: v, lastConfigChangeAt: v };
     else if (!restart && !isConfigChange(before, next)) out.versionInfo = { lastScalingAt: v, lastConfigChangeAt: configVersionOf(before) };
@@ -188,7 +187,7 @@ export class Scheduler {
   }
 
   /** Stores the change and starts its deployment; everything is on disk when it returns. */
-  deploy(changes: AppChange[], force: boolean, version = this.newVersion()): DeploymentResult {
+  deploy(changes: AppChange[], force: boolean, version = changes.find((c) => c.target)?.target?.version ?? this.newVersion()): DeploymentResult {
     this.#checkLocks(changes.map((c) => c.id), force);
     for (const c of changes) if (c.target) c.target = this.#assignServicePorts(c.target, changes);
     const plan = buildPlan(changes, (id) => this.apps.get(id), version);

@@ -134,6 +134,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
     const body = requireBody(req.body);
     if (!Array.isArray(body)) throw invalidJson([{ path: '/', errors: ['error.expected.jsarray'] }]);
     const partial = bool(q(req).partialUpdate, true);
+    const version = s.newVersion();
     const changes = body.map((item: unknown, i: number) => {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) throw invalidJson([{ path: `(${i})`, errors: ['error.expected.jsobject'] }]);
       const o = item as JsonObject;
@@ -142,7 +143,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       const existing = s.apps.get(id);
       if (patch && !existing) throw notFound(id);
       const def = existing && (partial || patch) ? parse(toMergeBase(existing, o), id) : parse(o, id);
-      return { id, target: s.versioned(existing, def) };
+      return { id, target: s.versioned(existing, def, false, version) };
     });
     const r = s.deploy(changes, bool(q(req).force));
     return sendDeployment(reply, r);
