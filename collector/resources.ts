@@ -36,7 +36,8 @@ export function validateUrl(value: unknown): string {
   if (!/^https?:\/\//i.test(url)) throw new ResourceError(`field "url" ${JSON.stringify(value)} must be an http:// or https:// URL`);
   if (!/^https?:\/\/[^/?#\s]/i.test(url)) throw new ResourceError(`field "url" ${JSON.stringify(value)} is not valid: URL has no host`);
   try {
-    parseTarget(url);
+    const target = parseTarget(url);
+    if (target.port < 1) throw new Error(`port ${target.port} is outside 1-65535`);
   } catch (err) {
     throw new ResourceError(`field "url" ${JSON.stringify(value)} is not valid: ${(err as Error).message.replace(/^bad target "[^"]*": /, '')}`);
   }

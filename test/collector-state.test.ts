@@ -1,0 +1,65 @@
+// The collector's resource store and response cache without the network: id and url rules,
+// POST/PUT/DELETE semantics, results of outdated fetches dropped, and the cached document.
+import { describe, expect, it } from 'vitest';
+import type { FetchResult } from '../collector/fetcher.ts';
+import { ResponseCache } from '../collector/responses.ts';
+import { ResourceError, ResourceStore, validateId, validateUrl } from '../collector/resources.ts';
+
+const ok = (json: unknown): FetchResult => ({ statusCode: 200, json, error: null, latencyMs: 1, fetchedAt: new Date().toISOString() });
+
+describe('resource rules', () => {
+  it('accepts safe ids and http(s) urls only', () => {
+    for (const id of ['a', 'A-1', 'probe_9.x', 'x'.repeat(128), '0']) expect(validateId(id)).toBe(id);
+    for (const id of ['', '-a', '.a', 'a b', 'a/b', 'é', 'x'.repeat(129), 'example', 'a%20b']) expect(() => validateId(id), id).toThrow(ResourceError);
+    for (const url of ['http://a/status', 'https://[::1]:8443/x?y=1', 'HTTP://A:80/']) expect(validateUrl(url)).toBe(url);
+    for (const url of ['ftp://a/', 'a:80', 'tcp://a:80', 'http://', 'http:///x', 'http://a:0/', 'http://u:p@a/', `http://a/${'x'.repeat(2048)}`]) {
+      expect(() => validateUrl(url), url).toThrow(ResourceError);
+    }
+  });
+});
+
+describe('ResourceStore and ResponseCache', () => {
+  it('POST semantics: created, unchanged, conflict; PUT replaces; DELETE removes', () => {
+    const store = new ResourceStore();
+    expect(store.add({ id: 'a', url: 'http://a/' }).outcome).toBe('created');
+    expect(store.add({ id: 'a', url: 'http://a/' }).outcome).toBe('unchanged');
+    expect(store.add({ id: 'a', url: 'http://b/' })).toEqual({ outcome: 'conflict', resource: { id: 'a', url: 'http://a/' } });
+    expect(store.put({ id: 'a', url: 'http://b/' }).outcome).toBe('replaced');
+    expect(store.put({ id: 'a', url: 'http://b/' }).outcome).toBe('unchanged');
+    expect(store.put({ id: 'c', url: 'http://c/' }).outcome).toBe('created');
+    expect(store.list().map((r) => r.id)).toEqual(['a', 'c']);
+    expect(store.remove('a')).toEqual({ id: 'a', url: 'http://b/' });
+    expect(store.remove('a')).toBeUndefined();
+    expect(store.list().map((r) => r.id)).toEqual(['c']);
+  });
+
+  it('drops the result of a fetch that began before the resource was replaced or removed', () => {
+    const store = new ResourceStore([{ id: 'a', url: 'http://a/' }]);
+    const cache = new ResponseCache(store);
+    const old = store.get('a')!;
+    store.put({ id: 'a', url: 'http://b/' });
+    expect(cache.record(old, ok({ stale: true }))).toBeUndefined();
+    expect(cache.get('a')).toMatchObject({ url: 'http://b/', pending: true, json: null });
+    const current = store.get('a')!;
+    store.remove('a');
+    expect(cache.record(current, ok({}))).toBeUndefined();
+    expect(cache.get('a')).toBeUndefined();
+    expect(JSON.parse(cache.responsesBody().toString()).responses).toEqual({});
+  });
+
+  it('keeps lastSuccessAt across failures and rebuilds the document only after a change', () => {
+    const store = new ResourceStore([{ id: 'a', url: 'http://a/' }]);
+    const cache = new ResponseCache(store);
+    const r = store.get('a')!;
+    const first = cache.responsesBody();
+    expect(cache.responsesBody()).toBe(first);
+    const good = ok({ n: 1 });
+    cache.record(r, good);
+    const second = cache.responsesBody();
+    expect(second).not.toBe(first);
+    expect(JSON.parse(second.toString()).responses.a).toMatchObject({ json: { n: 1 }, lastSuccessAt: good.fetchedAt, pending: false });
+    cache.record(r, { statusCode: null, json: null, error: { reason: 'timeout', message: 'no answer' }, latencyMs: 2000, fetchedAt: new Date(Date.now() + 1000).toISOString() });
+    expect(cache.get('a')).toMatchObject({ json: null, error: { reason: 'timeout' }, lastSuccessAt: good.fetchedAt });
+    expect(JSON.parse(cache.responseJson('a')!)).toEqual({ response: { a: cache.get('a') } });
+  });
+});
