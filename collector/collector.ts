@@ -114,7 +114,8 @@ export class Collector {
     const isOk = current.error === null;
     if (wasOk !== isOk) {
       const fields = { id: resource.id, url: resource.url, statusCode: current.statusCode, reason: current.error?.reason, message: current.error?.message };
-      if (isOk) this.#logger.info(fields, wasOk === null ? 'resource fetched' : 'resource recovered');
+      // A first success is routine (1,000 of them at start-up with a big file): debug level only.
+      if (isOk) this.#logger[wasOk === null ? 'debug' : 'info'](fields, wasOk === null ? 'resource fetched' : 'resource recovered');
       else this.#logger.warn(fields, 'resource fetch failed');
     }
   }

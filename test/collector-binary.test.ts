@@ -98,11 +98,11 @@ describe('dist/bin/collector', () => {
     if (existsSync(join(UI, 'index.html'))) {
       expect(index.status).toBe(200);
       expect(index.headers.get('content-type')).toBe('text/html; charset=utf-8');
-      expect(await index.text()).toBe(readFileSync(join(UI, 'index.html'), 'utf8'));
+      expect(await index.text(), 'the executable embeds an older UI: run npm run build').toBe(readFileSync(join(UI, 'index.html'), 'utf8'));
       if (existsSync(join(UI, 'app.js'))) {
         const app = await fetch(`${base}/assets/app.js`);
         expect(app.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
-        expect(await app.text()).toBe(readFileSync(join(UI, 'app.js'), 'utf8'));
+        expect(await app.text(), 'the executable embeds an older UI: run npm run build').toBe(readFileSync(join(UI, 'app.js'), 'utf8'));
       }
     } else {
       expect(index.status).toBe(404);
