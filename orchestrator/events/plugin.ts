@@ -1,0 +1,90 @@
+// The orchestrator's event endpoints in one call: GET /v2/events (always) and
+// /v2/eventSubscriptions (working with --event_subscriber http_callback, a 400 otherwise).
+import type { DatabaseSync } from 'node:sqlite';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from '../../shared/logger.ts';
+import type { EventBus } from './bus.ts';
+import { registerEventStream, type EventStreamHandle, type EventStreamOptions } from './sse.ts';
+import { CallbackDispatcher, SubscriptionStore, callbackUrlProblem, type DispatcherOptions } from './subscriptions.ts';
+
+export const CALLBACKS_DISABLED_MESSAGE =
+  'http event callback system is not running on this Marathon instance. Please re-start this instance with "--event_subscriber http_callback".';
+
+export interface EventsOptions {
+  bus: EventBus;
+  /** The shared SQLite handle (orchestrator/state/db.ts); needed only with http_callback. */
+  db?: DatabaseSync | undefined;
+  logger?: Logger | undefined;
+  /** The --event_subscriber value; "http_callback" enables the subscriptions. */
+  eventSubscriber?: string | undefined;
+  /** --http_endpoints: subscribed at start (kept, like any subscription). */
+  httpEndpoints?: string[] | undefined;
+  stream?: Omit<EventStreamOptions, 'bus'>;
+  callbacks?: Omit<DispatcherOptions, 'bus' | 'store' | 'logger'>;
+}
+
+export interface EventsHandle {
+  stream: EventStreamHandle;
+  /** Present when callbacks are enabled. */
+  dispatcher?: CallbackDispatcher | undefined;
+  store?: SubscriptionStore | undefined;
+}
+
+function queryUrl(req: FastifyRequest): string | undefined {
+  const raw = (req.query as Record<string, string | string[] | undefined> | undefined)?.callbackUrl;
+  return Array.isArray(raw) ? raw[raw.length - 1] : raw;
+}
+
+function invalidUrl(reply: FastifyReply, problem: string): FastifyReply {
+  return reply.code(422).send({ message: 'Object is not valid', details: [{ path: '/callbackUrl', errors: [problem] }] });
+}
+
+/**
+ * Registers the event routes directly on `app` (so hooks of `app`, e.g. authentication, apply) and
+ * returns handles; the dispatcher is closed by app.close().
+ */
+export function registerEvents(app: FastifyInstance, opts: EventsOptions): EventsHandle {
+  const stream = registerEventStream(app, { bus: opts.bus, ...opts.stream });
+  const enabled = opts.eventSubscriber === 'http_callback';
+  if (!enabled) {
+    const disabled = async (_req: FastifyRequest, reply: FastifyReply) => reply.code(400).send({ message: CALLBACKS_DISABLED_MESSAGE });
+    app.post('/v2/eventSubscriptions', disabled);
+    app.get('/v2/eventSubscriptions', disabled);
+    app.delete('/v2/eventSubscriptions', disabled);
+    return { stream };
+  }
+  if (!opts.db) throw new Error('registerEvents: --event_subscriber http_callback needs the database (opts.db)');
+  const store = new SubscriptionStore(opts.db);
+  for (const url of opts.httpEndpoints ?? []) {
+    const problem = callbackUrlProblem(url);
+    if (problem) throw new Error(`--http_endpoints: ${problem}`);
+    store.add(url);
+  }
+  const dispatcher = new CallbackDispatcher({ bus: opts.bus, store, logger: opts.logger, ...opts.callbacks });
+  app.addHook('onClose', async () => dispatcher.close());
+
+  app.post('/v2/eventSubscriptions', async (req, reply) => {
+    const url = queryUrl(req);
+    const problem = callbackUrlProblem(url);
+    if (problem || url === undefined) return invalidUrl(reply, problem ?? 'callbackUrl is required');
+    store.add(url);
+    dispatcher.add(url);
+    const event = opts.bus.publish('subscribe_event', { clientIp: req.ip, callbackUrl: url });
+    return reply.code(200).send({ callbackUrl: url, clientIp: req.ip, eventType: 'subscribe_event', timestamp: event.timestamp });
+  });
+  app.get('/v2/eventSubscriptions', async (_req, reply) => reply.code(200).send({ callbackUrls: store.list() }));
+  app.delete('/v2/eventSubscriptions', async (req, reply) => {
+    const url = queryUrl(req);
+    if (url === undefined || url.trim() === '') return invalidUrl(reply, 'callbackUrl is required: pass ?callbackUrl=<the subscribed URL>');
+    store.remove(url);
+    dispatcher.remove(url);
+    const event = opts.bus.publish('unsubscribe_event', { clientIp: req.ip, callbackUrl: url });
+    return reply.code(200).send({ callbackUrl: url, clientIp: req.ip, eventType: 'unsubscribe_event', timestamp: event.timestamp });
+  });
+  return { stream, dispatcher, store };
+}
+
+/** Plugin form: `await app.register(eventsPlugin, opts)` (encapsulated; parent hooks still apply). */
+export async function eventsPlugin(app: FastifyInstance, opts: EventsOptions): Promise<void> {
+  registerEvents(app, opts);
+}
