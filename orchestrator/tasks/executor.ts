@@ -1,0 +1,338 @@
+// The executor: every task is a real child process on this machine, in its own process group
+// (spawned detached), so that the task and everything it starts can be signalled at once.
+//
+// States: TASK_STAGING (launch accepted) → TASK_STARTING (right before spawn) → TASK_RUNNING (pid
+// known) → TASK_FINISHED (exit 0) | TASK_FAILED (non-zero exit, signal, launch error) |
+// TASK_KILLED (after kill()). Whatever way a task ends, its whole process group is gone before the
+// terminal update is sent: leftovers of a task that exited by itself get SIGKILL at once (as Mesos'
+// containerizer destroys the container), a killed task gets SIGTERM, then SIGKILL after its grace
+// period. Descendants that moved to a process group of their own (setsid) are found through /proc
+// while the task's main process is alive and are killed with it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readSync, fstatSync, accessSync, constants as fsConstants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import type { Logger } from '../../shared/logger.ts';
+import type { Executor, LaunchSpec, TaskState, TaskStatusUpdate } from './types.ts';
+import { isLive, killGroupNow, liveDescendants, signalGroup, signalPid, waitGroupGone } from './process-group.ts';
+import { podmanRunArgs, findPodman, removeContainer, containerName } from './podman.ts';
+
+/** Variables of the orchestrator's own environment that tasks inherit (the task's env wins). */
+export const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'USER', 'LOGNAME', 'SHELL'] as const;
+
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+export interface ProcessExecutorOptions {
+  logger?: Logger | undefined;
+  /** What HOST means for tasks (only used in messages here; the env comes with the spec). */
+  hostname?: string | undefined;
+  /** Path of podman for docker apps; default: looked up on PATH. `null` disables docker apps. */
+  podmanPath?: string | null | undefined;
+  /** Extra arguments for every `podman` call (e.g. `--runtime runc`). */
+  podmanArgs?: string[] | undefined;
+  /** Environment the inherited variables come from (default process.env). */
+  baseEnv?: NodeJS.ProcessEnv | undefined;
+  /** Grace period used when a spec has none (Mesos: 3 s). */
+  defaultKillGracePeriodSeconds?: number | undefined;
+}
+
+interface TaskRun {
+  spec: LaunchSpec;
+  child: ChildProcess | undefined;
+  pid: number | undefined;
+  state: TaskState;
+  killing: boolean;
+  killReason: string | undefined;
+  /** Descendants seen while the main process was alive (may have left the group). */
+  descendants: Set<number>;
+  done: Promise<void>;
+  resolveDone: () => void;
+  sigkillTimer: NodeJS.Timeout | undefined;
+  terminal: boolean;
+  /** When kill() sent SIGTERM (start of the grace period). */
+  killStartedAt: number;
+}
+
+function signalName(signal: NodeJS.Signals | null): string {
+  return signal ?? 'unknown signal';
+}
+
+/** Last non-empty line of a file (at most the last 4 KiB are read), trimmed to 300 characters. */
+function lastLine(path: string): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const size = fstatSync(fd).size;
+    const len = Math.min(size, 4096);
+    const buf = Buffer.alloc(len);
+    readSync(fd, buf, 0, len, size - len);
+    const lines = buf
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    const line = lines[lines.length - 1] ?? '';
+    return line.length > 300 ? `${line.slice(0, 297)}...` : line;
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Resolves a program name like execvp does; undefined when not found or not executable. */
+function resolveProgram(program: string, pathVar: string | undefined): string | undefined {
+  const candidates = program.includes('/') ? [program] : (pathVar ?? DEFAULT_PATH).split(delimiter).filter(Boolean).map((d) => join(d, program));
+  for (const c of candidates) {
+    try {
+      accessSync(c, fsConstants.X_OK);
+      return c;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
+export class ProcessExecutor implements Executor {
+  readonly #tasks = new Map<string, TaskRun>();
+  readonly #listeners = new Set<(u: TaskStatusUpdate) => void>();
+  readonly #logger: Logger | undefined;
+  readonly #opts: ProcessExecutorOptions;
+  #scanTimer: NodeJS.Timeout | undefined;
+
+  constructor(opts: ProcessExecutorOptions = {}) {
+    this.#opts = opts;
+    this.#logger = opts.logger;
+  }
+
+  onStatus(listener: (update: TaskStatusUpdate) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  active(): string[] {
+    return [...this.#tasks.values()].filter((t) => !t.terminal).map((t) => t.spec.taskId);
+  }
+
+  /** Pid (= process group id) of a running task, for the state store and health checks. */
+  pidOf(taskId: string): number | undefined {
+    return this.#tasks.get(taskId)?.pid;
+  }
+
+  #emit(run: TaskRun, state: TaskState, message: string, extra: Partial<TaskStatusUpdate> = {}): void {
+    run.state = state;
+    const u: TaskStatusUpdate = { taskId: run.spec.taskId, state, message, timestamp: new Date().toISOString(), ...(run.pid !== undefined ? { pid: run.pid } : {}), ...extra };
+    for (const l of this.#listeners) {
+      try {
+        l(u);
+      } catch (err) {
+        this.#logger?.error({ err, taskId: u.taskId }, 'status listener failed');
+      }
+    }
+  }
+
+  /** The environment a task process gets: a few inherited variables, then the spec's env. */
+  #environment(spec: LaunchSpec): Record<string, string> {
+    const base = this.#opts.baseEnv ?? process.env;
+    const env: Record<string, string> = {};
+    for (const k of INHERITED_ENV) {
+      const v = base[k];
+      if (v !== undefined) env[k] = v;
+    }
+    if (env.PATH === undefined) env.PATH = DEFAULT_PATH;
+    Object.assign(env, spec.env);
+    return env;
+  }
+
+  launch(spec: LaunchSpec): void {
+    if (this.#tasks.has(spec.taskId) && !this.#tasks.get(spec.taskId)!.terminal) throw new Error(`task ${spec.taskId} is already running`);
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => (resolveDone = r));
+    const run: TaskRun = {
+      spec,
+      child: undefined,
+      pid: undefined,
+      state: 'TASK_STAGING',
+      killing: false,
+      killReason: undefined,
+      descendants: new Set(),
+      done,
+      resolveDone,
+      sigkillTimer: undefined,
+      terminal: false,
+      killStartedAt: 0,
+    };
+    this.#tasks.set(spec.taskId, run);
+    this.#emit(run, 'TASK_STAGING', '');
+    // The rest happens on the next tick, so that listeners see STAGING before anything else and a
+    // caller may still kill() the task before it starts.
+    setImmediate(() => this.#start(run));
+  }
+
+  #fail(run: TaskRun, message: string): void {
+    if (run.terminal) return;
+    run.terminal = true;
+    this.#tasks.delete(run.spec.taskId);
+    this.#logger?.warn({ taskId: run.spec.taskId, message }, 'task failed to launch');
+    this.#emit(run, 'TASK_FAILED', message);
+    run.resolveDone();
+  }
+
+  #start(run: TaskRun): void {
+    const { spec } = run;
+    if (run.killing) {
+      run.terminal = true;
+      this.#tasks.delete(spec.taskId);
+      this.#emit(run, 'TASK_KILLED', run.killReason ? `Killed before start: ${run.killReason}` : 'Killed before start');
+      run.resolveDone();
+      return;
+    }
+    const env = this.#environment(spec);
+    let file: string;
+    let args: string[];
+    if (spec.docker) {
+      const podman = this.#opts.podmanPath === null ? undefined : (this.#opts.podmanPath ?? findPodman(env.PATH));
+      if (!podman) return this.#fail(run, 'docker containers need podman, which is not installed');
+      file = podman;
+      args = [...(this.#opts.podmanArgs ?? []), ...podmanRunArgs(spec)];
+    } else if (spec.cmd !== null && spec.cmd !== undefined) {
+      file = '/bin/sh';
+      args = ['-c', spec.cmd];
+    } else if (spec.args && spec.args.length > 0) {
+      file = spec.args[0]!;
+      args = spec.args.slice(1);
+      if (!resolveProgram(file, env.PATH)) return this.#fail(run, `command not found: ${file}`);
+    } else {
+      return this.#fail(run, 'neither cmd nor args given');
+    }
+    if (spec.netns) {
+      args = ['netns', 'exec', spec.netns, file, ...args];
+      file = resolveProgram('ip', env.PATH) ?? '/usr/sbin/ip';
+    }
+    let out: number | undefined;
+    let err: number | undefined;
+    try {
+      mkdirSync(spec.sandboxDir, { recursive: true });
+      out = openSync(join(spec.sandboxDir, 'stdout'), 'a');
+      err = openSync(join(spec.sandboxDir, 'stderr'), 'a');
+    } catch (e) {
+      if (out !== undefined) closeSync(out);
+      return this.#fail(run, `cannot create the sandbox ${spec.sandboxDir}: ${(e as Error).message}`);
+    }
+    this.#emit(run, 'TASK_STARTING', '');
+    let child: ChildProcess;
+    try {
+      child = spawn(file, args, { cwd: spec.sandboxDir, env, detached: true, stdio: ['ignore', out, err] });
+    } catch (e) {
+      closeSync(out);
+      closeSync(err);
+      return this.#fail(run, `launch failed: ${(e as Error).message}`);
+    }
+    closeSync(out);
+    closeSync(err);
+    run.child = child;
+    child.once('error', (e: NodeJS.ErrnoException) => {
+      if (run.pid !== undefined) return; // errors after spawn (e.g. kill failures) are not launch errors
+      const what = spec.args?.[0] ?? file;
+      const message = e.code === 'ENOENT' ? `command not found: ${what}` : e.code === 'EACCES' ? `permission denied: ${what}` : `launch failed: ${e.message}`;
+      this.#fail(run, message);
+    });
+    if (child.pid === undefined) return; // 'error' follows
+    run.pid = child.pid;
+    this.#logger?.info({ taskId: spec.taskId, pid: child.pid }, 'task started');
+    this.#emit(run, 'TASK_RUNNING', '', { pid: child.pid });
+    this.#ensureScan();
+    child.once('exit', (code, signal) => void this.#onExit(run, code, signal));
+  }
+
+  /** While tasks run, remembers their descendants every second (to find those that left the group). */
+  #ensureScan(): void {
+    if (this.#scanTimer) return;
+    this.#scanTimer = setInterval(() => {
+      const running = [...this.#tasks.values()].filter((t) => t.pid !== undefined && !t.terminal);
+      if (running.length === 0) {
+        clearInterval(this.#scanTimer);
+        this.#scanTimer = undefined;
+        return;
+      }
+      for (const t of running) this.#rememberDescendants(t);
+    }, 1000);
+    this.#scanTimer.unref();
+  }
+
+  #rememberDescendants(run: TaskRun): void {
+    if (run.pid === undefined) return;
+    for (const d of liveDescendants(run.pid)) run.descendants.add(d);
+  }
+
+  #extraPids(run: TaskRun): number[] {
+    return [...run.descendants].filter((p) => isLive(p));
+  }
+
+  async #onExit(run: TaskRun, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    const { spec } = run;
+    const pgid = run.pid!;
+    if (run.killing) {
+      // SIGTERM was sent; leftovers get the rest of the grace period (the SIGKILL timer is running).
+      await waitGroupGone(pgid, Math.max(0, this.#graceMs(spec) - (Date.now() - run.killStartedAt)) + 50);
+    }
+    await killGroupNow(pgid, () => this.#extraPids(run));
+    if (run.sigkillTimer) clearTimeout(run.sigkillTimer);
+    if (spec.docker) await removeContainer(this.#opts.podmanPath ?? findPodman(process.env.PATH), this.#opts.podmanArgs ?? [], containerName(spec.taskId));
+    run.terminal = true;
+    this.#tasks.delete(spec.taskId);
+    const extra = { exitCode: code, signal };
+    if (run.killing) {
+      this.#emit(run, 'TASK_KILLED', run.killReason ? `Killed: ${run.killReason}` : 'Killed', extra);
+    } else if (code === 0) {
+      this.#emit(run, 'TASK_FINISHED', 'Command exited with code 0', extra);
+    } else {
+      const why = signal !== null ? `killed by signal ${signalName(signal)}` : `exited with code ${code}${code === 127 ? ' (command not found)' : code === 126 ? ' (not executable)' : ''}`;
+      const tail = lastLine(join(spec.sandboxDir, 'stderr'));
+      this.#emit(run, 'TASK_FAILED', `Command ${why}${tail ? `: ${tail}` : ''}`, extra);
+    }
+    this.#logger?.info({ taskId: spec.taskId, code, signal, killed: run.killing }, 'task ended');
+    run.resolveDone();
+  }
+
+  #graceMs(spec: LaunchSpec): number {
+    const s = spec.killGracePeriodSeconds ?? this.#opts.defaultKillGracePeriodSeconds ?? 3;
+    return Math.max(0, s * 1000);
+  }
+
+  async kill(taskId: string, reason?: string): Promise<void> {
+    const run = this.#tasks.get(taskId);
+    if (!run || run.terminal) return;
+    if (!run.killing) {
+      run.killing = true;
+      run.killReason = reason;
+      if (run.pid !== undefined) {
+        run.killStartedAt = Date.now(); // start of the grace period
+        this.#rememberDescendants(run);
+        this.#logger?.info({ taskId, reason }, 'killing task');
+        signalGroup(run.pid, 'SIGTERM');
+        for (const p of this.#extraPids(run)) signalPid(p, 'SIGTERM');
+        const pgid = run.pid;
+        run.sigkillTimer = setTimeout(() => {
+          signalGroup(pgid, 'SIGKILL');
+          for (const p of this.#extraPids(run)) signalPid(p, 'SIGKILL');
+        }, this.#graceMs(run.spec));
+      }
+    }
+    await run.done;
+  }
+
+  async killOrphan(pgid: number, gracePeriodSeconds = 3): Promise<void> {
+    if (!Number.isInteger(pgid) || pgid <= 1 || pgid === process.pid) return;
+    if (!signalGroup(pgid, 'SIGTERM')) return;
+    this.#logger?.info({ pgid }, 'killing a process group left by a previous run');
+    if (await waitGroupGone(pgid, gracePeriodSeconds * 1000)) return;
+    await killGroupNow(pgid);
+  }
+
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.#tasks.keys()].map((id) => this.kill(id, 'orchestrator shutdown')));
+    if (this.#scanTimer) clearInterval(this.#scanTimer);
+    this.#scanTimer = undefined;
+  }
+}

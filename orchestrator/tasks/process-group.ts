@@ -1,0 +1,169 @@
+// Process groups of tasks: signalling a whole group and finding out whether any of its processes
+// is still alive. Liveness comes from /proc (a process whose state is Z is a zombie: it has exited
+// and only waits to be reaped by its parent, which for orphans is PID 1 — on machines where PID 1
+// does not reap, zombies linger forever and must not count as "still running").
+import { readdirSync, readFileSync } from 'node:fs';
+
+export interface ProcInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  state: string;
+}
+
+/** Parses /proc/<pid>/stat; undefined when the process is gone. */
+export function procInfo(pid: number): ProcInfo | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // "pid (comm) state ppid pgrp ..." — comm may contain spaces and parentheses: split after the last ')'.
+  const close = stat.lastIndexOf(')');
+  const rest = stat.slice(close + 2).split(' ');
+  return { pid, state: rest[0] ?? '?', ppid: Number(rest[1]), pgid: Number(rest[2]) };
+}
+
+const HAS_PROC = (() => {
+  try {
+    readdirSync('/proc/self');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** Every process on the machine (from /proc). */
+export function allProcesses(): ProcInfo[] {
+  const out: ProcInfo[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    const info = procInfo(Number(name));
+    if (info) out.push(info);
+  }
+  return out;
+}
+
+/** Pids of the group's processes that are still alive (zombies excluded). */
+export function liveMembers(pgid: number): number[] {
+  if (!HAS_PROC) {
+    try {
+      process.kill(-pgid, 0);
+      return [pgid];
+    } catch {
+      return [];
+    }
+  }
+  return allProcesses()
+    .filter((p) => p.pgid === pgid && p.state !== 'Z' && p.state !== 'X')
+    .map((p) => p.pid);
+}
+
+/** Live descendants of `pid` (children, grandchildren …), whatever their process group. */
+export function liveDescendants(pid: number): number[] {
+  if (!HAS_PROC) return [];
+  const procs = allProcesses();
+  const children = new Map<number, ProcInfo[]>();
+  for (const p of procs) {
+    const list = children.get(p.ppid);
+    if (list) list.push(p);
+    else children.set(p.ppid, [p]);
+  }
+  const out: number[] = [];
+  const stack = [pid];
+  const seen = new Set<number>();
+  while (stack.length) {
+    const cur = stack.pop()!;
+    for (const c of children.get(cur) ?? []) {
+      if (seen.has(c.pid)) continue;
+      seen.add(c.pid);
+      if (c.state !== 'Z' && c.state !== 'X') out.push(c.pid);
+      stack.push(c.pid);
+    }
+  }
+  return out;
+}
+
+/** Sends a signal to the whole group; false when the group no longer exists. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  if (!Number.isInteger(pgid) || pgid <= 1) return false;
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function signalPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    /* gone */
+  }
+}
+
+/** True when no live process of the group remains. */
+export function groupGone(pgid: number): boolean {
+  return liveMembers(pgid).length === 0;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Polls until the group has no live process or the deadline passes; true when gone. */
+export async function waitGroupGone(pgid: number, timeoutMs: number, pollMs = 25): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (groupGone(pgid)) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(pollMs);
+  }
+}
+
+/**
+ * Terminates a group: SIGTERM, then SIGKILL after `graceMs` for whatever is left (the group and
+ * any extra pids given, e.g. descendants that moved to another group). Resolves once nothing live
+ * remains (or after a last SIGKILL round when processes refuse to die, which only happens for
+ * processes stuck in the kernel).
+ */
+export async function terminateGroup(pgid: number, graceMs: number, extraPids: () => number[] = () => []): Promise<void> {
+  signalGroup(pgid, 'SIGTERM');
+  for (const p of extraPids()) signalPid(p, 'SIGTERM');
+  const gone = await waitGroupGone(pgid, graceMs);
+  const extras = extraPids();
+  if (gone && extras.length === 0) return;
+  await killGroupNow(pgid, () => [...extras, ...extraPids()]);
+}
+
+/** SIGKILL to the group (and extra pids) until nothing live remains (bounded: 10 s). */
+export async function killGroupNow(pgid: number, extraPids: () => number[] = () => []): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    signalGroup(pgid, 'SIGKILL');
+    const extras = extraPids();
+    for (const p of extras) signalPid(p, 'SIGKILL');
+    if (groupGone(pgid) && extras.every((p) => isLive(p) === false)) return;
+    if (Date.now() >= deadline) return;
+    await sleep(20);
+  }
+}
+
+export function isLive(pid: number): boolean {
+  if (!HAS_PROC) {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  const info = procInfo(pid);
+  return info !== undefined && info.state !== 'Z' && info.state !== 'X';
+}
