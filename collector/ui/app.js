@@ -1,0 +1,635 @@
+/* global URLSearchParams, AbortSignal, Path2D */
+// Starmap collector UI: polls /responses every second and draws what the probes see as a graph
+// (canvas) and a reachability matrix (an HTML table, the accessible view). No framework, no CDN.
+// Test hook: window.__starmap holds the current model (nodes, edges, matrix, state).
+
+const params = new URLSearchParams(window.location.search);
+const EXAMPLE = params.get('example') === 'true';
+const POLL_MS = 1000;
+const SOURCE = EXAMPLE ? '/responses/example' : '/responses';
+// star's Mesosphere palette plus Calico's two additions, brightened a little for a dark screen.
+const PALETTE = ['#8e7cc3', '#4fb3d9', '#e06c9f', '#f0a14a', '#5cc9a7', '#e3d26f', '#7aa6ff', '#c678dd', '#56d4dd'];
+const COLOR_BAD = '#ff6b6b';
+const COLOR_UNKNOWN = '#8b949e';
+
+const $ = (id) => document.getElementById(id);
+const canvas = $('graph');
+const ctx = canvas.getContext('2d');
+const tooltip = $('tooltip');
+
+const state = {
+  example: EXAMPLE,
+  showUnreachable: true,
+  showMarkers: true,
+  connected: false,
+  error: null, // message when the last poll failed
+  stale: false,
+  staleWhy: '',
+  asOf: null, // server time of the data (generatedAt)
+  lastPollOk: null, // browser time of the last successful poll
+  intervalSeconds: 5,
+  empty: false,
+  polls: 0,
+  frames: 0,
+};
+const model = { nodes: [], edges: [], matrix: { ids: [], rows: {} }, unmatched: [] };
+/** Last known targets per resource id, kept while its resource fails (shown as unknown). */
+const lastTargets = new Map();
+let layoutDirty = true;
+let geometryDirty = true;
+let hover = null; // {kind:'node'|'edge', item}
+let pinned = null;
+
+window.__starmap = { state, model, get nodes() { return model.nodes; }, get edges() { return model.edges; }, get matrix() { return model.matrix; } };
+
+// ---------- URLs ----------
+
+/** Normalises a URL or host:port into {scheme, host, port, key}; undefined when unparsable. */
+export function normalise(raw) {
+  if (typeof raw !== 'string' || raw.trim() === '') return undefined;
+  let s = raw.trim();
+  let scheme = 'tcp';
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(s);
+  if (m) scheme = m[1].toLowerCase();
+  else s = `tcp://${s}`;
+  let u;
+  try {
+    u = new URL(scheme === 'tcp' ? s.replace(/^tcp:/i, 'http:') : s);
+  } catch {
+    return undefined;
+  }
+  let host = u.hostname.toLowerCase();
+  if (host.endsWith('.')) host = host.slice(0, -1);
+  let port = u.port;
+  if (!port) port = scheme === 'https' ? '443' : scheme === 'http' ? '80' : scheme === 'tcp' ? '80' : '';
+  return { scheme, host, port, key: `${scheme}://${host}:${port}`, hostPort: `${host}:${port}` };
+}
+
+// ---------- model ----------
+
+function isFailing(entry) {
+  if (entry === null || entry === undefined) return { failing: true, reason: 'no response', message: 'the collector has no response for this resource' };
+  if (entry.pending) return { failing: false, pending: true };
+  if (entry.error) return { failing: true, reason: entry.error.reason ?? 'error', message: entry.error.message ?? '' };
+  if (typeof entry.statusCode === 'number' && (entry.statusCode < 200 || entry.statusCode > 299)) return { failing: true, reason: 'http-status', message: `HTTP ${entry.statusCode}` };
+  const targets = entry.json?.status?.targets;
+  if (!Array.isArray(targets)) return { failing: true, reason: 'not-a-probe', message: 'the response is not a probe status document ({"status":{"targets":[…]}})' };
+  return { failing: false };
+}
+
+function buildModel(doc) {
+  const responses = doc && typeof doc.responses === 'object' && doc.responses !== null ? doc.responses : {};
+  const ids = Object.keys(responses).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  const oldIds = model.nodes.map((n) => n.id).join('\u0000');
+  const prevPos = new Map(model.nodes.map((n) => [n.id, n]));
+  const nodes = ids.map((id, i) => {
+    const entry = responses[id];
+    const f = isFailing(entry);
+    const prev = prevPos.get(id);
+    const n = {
+      id,
+      color: PALETTE[i % PALETTE.length],
+      url: entry?.url ?? null,
+      norm: normalise(entry?.url ?? ''),
+      statusCode: entry?.statusCode ?? null,
+      error: entry?.error ?? null,
+      fetchedAt: entry?.fetchedAt ?? null,
+      latencyMs: entry?.latencyMs ?? null,
+      lastSuccessAt: entry?.lastSuccessAt ?? null,
+      pending: Boolean(f.pending),
+      failing: f.failing,
+      reason: f.reason ?? null,
+      message: f.message ?? null,
+      x: prev?.x, y: prev?.y, tx: 0, ty: 0,
+    };
+    return n;
+  });
+  // Index by scheme+host+port, and by host+port for bare host:port targets.
+  const byKey = new Map();
+  const byHostPort = new Map();
+  for (const n of nodes) {
+    if (!n.norm) continue;
+    if (!byKey.has(n.norm.key)) byKey.set(n.norm.key, n);
+    if (!byHostPort.has(n.norm.hostPort)) byHostPort.set(n.norm.hostPort, n);
+  }
+  const edges = [];
+  const unmatched = [];
+  const seen = new Set();
+  for (const n of nodes) {
+    const entry = responses[n.id];
+    let targets = null;
+    let unknown = false;
+    if (!n.failing && !n.pending) {
+      targets = entry.json.status.targets;
+      lastTargets.set(n.id, targets);
+    } else if (lastTargets.has(n.id)) {
+      targets = lastTargets.get(n.id);
+      unknown = true;
+    }
+    if (!targets) continue;
+    targets.forEach((t, i) => {
+      if (t === null || typeof t !== 'object') return; // star's old shape: null for a failure
+      const norm = normalise(t.url);
+      let to = norm ? byKey.get(norm.key) : undefined;
+      if (!to && norm && norm.scheme === 'tcp') to = byHostPort.get(norm.hostPort);
+      if (!to) {
+        if (!unknown) unmatched.push({ from: n.id, url: t.url, reachable: t.reachable === true });
+        return;
+      }
+      const id = `${n.id}->${to.id}`;
+      if (seen.has(id)) return;
+      seen.add(id);
+      const status = unknown ? 'unknown' : t.reachable === true ? 'reachable' : 'unreachable';
+      edges.push({
+        id, from: n.id, to: to.id, index: i, status,
+        reachable: unknown ? null : t.reachable === true,
+        reason: unknown ? 'no data' : (t.reason ?? (t.reachable ? 'ok' : 'unreachable')),
+        message: unknown ? `${n.id}'s probe is not reporting (${n.reason ?? 'pending'}); last known: ${t.reachable ? 'reachable' : 'unreachable'}` : (t.message ?? null),
+        latencyMs: t.latencyMs ?? null,
+        statusCode: t.statusCode ?? null,
+        checkedAt: t.checkedAt ?? null,
+        changedAt: t.changedAt ?? null,
+        url: t.url,
+      });
+    });
+  }
+  for (const id of [...lastTargets.keys()]) if (!responses[id]) lastTargets.delete(id);
+
+  const edgeByPair = new Map(edges.map((e) => [e.id, e]));
+  const rows = {};
+  for (const a of nodes) {
+    rows[a.id] = {};
+    for (const b of nodes) {
+      const e = edgeByPair.get(`${a.id}->${b.id}`);
+      let mark = '-';
+      if (e) mark = e.status === 'reachable' ? '.' : e.status === 'unreachable' ? 'X' : '?';
+      else if (a.failing || a.pending) mark = '?';
+      rows[a.id][b.id] = mark;
+    }
+  }
+  model.nodes = nodes;
+  model.edges = edges;
+  model.unmatched = unmatched;
+  model.matrix = { ids, rows };
+  model.byId = new Map(nodes.map((n) => [n.id, n]));
+  if (ids.join('\u0000') !== oldIds) layoutDirty = true;
+  geometryDirty = true;
+  if (hover) hover = refind(hover);
+  if (pinned) pinned = refind(pinned);
+}
+
+function refind(h) {
+  const item = h.kind === 'node' ? model.nodes.find((n) => n.id === h.item.id) : model.edges.find((e) => e.id === h.item.id);
+  return item ? { kind: h.kind, item } : null;
+}
+
+// ---------- time ----------
+
+function ago(iso, now = serverNow()) {
+  if (!iso) return 'never';
+  const s = Math.max(0, (now - Date.parse(iso)) / 1000);
+  if (s < 1) return 'just now';
+  if (s < 90) return `${Math.round(s)} s ago`;
+  if (s < 5400) return `${Math.round(s / 60)} min ago`;
+  return `${(s / 3600).toFixed(1)} h ago`;
+}
+let clockSkew = 0; // server time − browser time
+const serverNow = () => Date.now() + clockSkew;
+const fmtTime = (ms) => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const fmtMs = (v) => (typeof v === 'number' ? `${v < 10 ? v.toFixed(1) : Math.round(v)} ms` : '—');
+
+// ---------- polling ----------
+
+let polling = false;
+async function poll() {
+  if (polling) return;
+  polling = true;
+  try {
+    const res = await fetch(SOURCE, { cache: 'no-cache', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(4000) });
+    if (!res.ok) throw new Error(`GET ${SOURCE} answered HTTP ${res.status}`);
+    const doc = await res.json();
+    state.polls++;
+    state.connected = true;
+    state.error = null;
+    state.lastPollOk = Date.now();
+    const gen = Date.parse(doc.generatedAt ?? '');
+    if (!Number.isNaN(gen)) clockSkew = gen - Date.now();
+    state.asOf = Number.isNaN(gen) ? Date.now() : gen;
+    buildModel(doc);
+    state.empty = model.nodes.length === 0;
+  } catch (err) {
+    state.connected = false;
+    state.error = `${err instanceof Error ? err.message : String(err)} (${SOURCE})`;
+  }
+  polling = false;
+  updateStaleness();
+  renderChrome();
+}
+
+async function healthz() {
+  if (EXAMPLE) return;
+  try {
+    const res = await fetch('/healthz', { cache: 'no-store' });
+    const h = await res.json();
+    if (typeof h.intervalSeconds === 'number' && h.intervalSeconds > 0) state.intervalSeconds = h.intervalSeconds;
+  } catch {
+    /* polling reports the error */
+  }
+}
+
+function updateStaleness() {
+  const limit = 3 * state.intervalSeconds * 1000 + 2000;
+  if (state.error) {
+    state.stale = model.nodes.length > 0 || state.polls > 0;
+    state.staleWhy = 'collector unreachable';
+    return;
+  }
+  // The freshest fetch among the resources, on the server's clock.
+  let newest = 0;
+  for (const n of model.nodes) if (n.fetchedAt) newest = Math.max(newest, Date.parse(n.fetchedAt));
+  const someFetched = model.nodes.some((n) => n.fetchedAt);
+  if (!EXAMPLE && someFetched && serverNow() - newest > limit) {
+    state.stale = true;
+    state.staleWhy = `no fetch for ${Math.round((serverNow() - newest) / 1000)} s`;
+  } else {
+    state.stale = false;
+    state.staleWhy = '';
+  }
+}
+
+// ---------- chrome: badge, overlays, matrix, lists ----------
+
+function renderChrome() {
+  const badge = $('badge');
+  let cls = 'badge-live';
+  let text = 'live';
+  if (state.error && state.polls === 0) { cls = 'badge-error'; text = 'collector unreachable'; }
+  else if (state.stale) { cls = 'badge-stale'; text = `stale: ${state.staleWhy}`; }
+  else if (EXAMPLE) { cls = 'badge-example'; text = 'sample data'; }
+  badge.className = `badge ${cls}`;
+  badge.textContent = text;
+  badge.dataset.state = state.error && state.polls === 0 ? 'error' : state.stale ? 'stale' : EXAMPLE ? 'example' : 'live';
+  $('asof').textContent = state.asOf ? `as of ${fmtTime(state.asOf - clockSkew)}${state.error ? ` · last contact ${ago(new Date(state.lastPollOk ?? 0).toISOString(), Date.now())}` : ''}` : '';
+  $('banner').hidden = !EXAMPLE;
+  $('empty').hidden = !(state.empty && !state.error);
+  $('error').hidden = !state.error;
+  if (state.error) $('error-text').textContent = state.error;
+  renderMatrix();
+  renderResources();
+  renderDetails();
+}
+
+let matrixSig = '';
+function renderMatrix() {
+  const { ids, rows } = model.matrix;
+  const byId = model.byId ?? new Map();
+  const sig = JSON.stringify([ids, rows, model.nodes.map((n) => n.failing), model.edges.map((e) => [e.id, e.reason, e.latencyMs, e.changedAt])]);
+  if (sig === matrixSig) return;
+  matrixSig = sig;
+  const wrap = $('matrix');
+  if (ids.length === 0) {
+    wrap.innerHTML = '<p class="hint">No data yet.</p>';
+    $('summary').textContent = '';
+    return;
+  }
+  const edgeBy = new Map(model.edges.map((e) => [e.id, e]));
+  const esc = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  let html = '<table class="matrix" aria-labelledby="matrix-title"><thead><tr><th class="corner" scope="col" title="rows: from, columns: to">from \\ to</th>';
+  for (const b of ids) html += `<th scope="col" class="${byId.get(b)?.failing ? 'failing' : ''}" title="${esc(byId.get(b)?.url ?? b)}">${esc(b)}</th>`;
+  html += '</tr></thead><tbody>';
+  let allowed = 0, blocked = 0, unknown = 0;
+  for (const a of ids) {
+    const an = byId.get(a);
+    html += `<tr><th scope="row" class="${an?.failing ? 'failing' : ''}" title="${esc(an?.url ?? a)}${an?.failing ? ` — failing: ${esc(an.reason)}` : ''}">${esc(a)}</th>`;
+    for (const b of ids) {
+      const mark = rows[a][b];
+      const e = edgeBy.get(`${a}->${b}`);
+      const cls = mark === '.' ? 'cell-ok' : mark === 'X' ? 'cell-bad' : mark === '?' ? 'cell-unknown' : 'cell-none';
+      const word = mark === '.' ? 'allowed' : mark === 'X' ? 'blocked' : mark === '?' ? 'unknown' : 'not probed';
+      if (mark === '.') allowed++; else if (mark === 'X') blocked++; else if (mark === '?') unknown++;
+      let title = `${a} → ${b}: ${word}`;
+      if (e) title += `${e.status === 'unreachable' ? ` (${e.reason}${e.message ? `: ${e.message}` : ''})` : ''}${e.latencyMs != null ? `, ${fmtMs(e.latencyMs)}` : ''}${e.changedAt ? `, changed ${ago(e.changedAt)}` : ''}`;
+      else if (mark === '?') title += ` (${an?.reason ?? 'pending'})`;
+      html += `<td class="${cls}" data-testid="cell-${esc(a)}-${esc(b)}" data-state="${word}" data-from="${esc(a)}" data-to="${esc(b)}" title="${esc(title)}" aria-label="${esc(title)}" tabindex="0">${mark}</td>`;
+    }
+    html += '</tr>';
+  }
+  html += '</tbody></table>';
+  wrap.innerHTML = html;
+  $('summary').textContent = `${allowed} allowed, ${blocked} blocked, ${unknown} unknown · ${model.nodes.filter((n) => n.failing).length} of ${ids.length} resources failing${model.unmatched.length ? ` · ${model.unmatched.length} target(s) that are no resource` : ''}`;
+}
+
+function renderResources() {
+  const ul = $('resources');
+  const esc = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const html = model.nodes.map((n) => {
+    const st = n.pending ? '<span class="unknown">pending</span>' : n.failing ? `<span class="bad">failing: ${esc(n.reason)}</span>` : '<span class="ok">ok</span>';
+    return `<li data-testid="resource-${esc(n.id)}"><span class="dot" style="background:${n.failing ? COLOR_BAD : n.color}"></span><b>${esc(n.id)}</b> ${st} <span class="url">${esc(n.url ?? '')}</span></li>`;
+  }).join('');
+  if (ul.innerHTML !== html) ul.innerHTML = html;
+}
+
+function detailsHtml(h) {
+  const esc = (s) => String(s ?? '—').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const kv = (pairs) => `<dl class="kv">${pairs.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl>`;
+  if (h.kind === 'node') {
+    const n = h.item;
+    const st = n.pending ? '<span class="unknown">pending (not fetched yet)</span>' : n.failing ? `<span class="bad">failing: ${esc(n.reason)}</span>` : '<span class="ok">ok</span>';
+    return `<div class="title">${esc(n.id)}</div>${kv([
+      ['state', st], ['url', esc(n.url)], ['statusCode', esc(n.statusCode)],
+      ['error', n.error ? `<span class="bad">${esc(n.error.reason)}: ${esc(n.error.message)}</span>` : n.failing ? esc(n.message) : 'none'],
+      ['fetched', n.fetchedAt ? `${esc(ago(n.fetchedAt))}` : 'never'], ['latency', fmtMs(n.latencyMs)],
+      ['last success', n.lastSuccessAt ? esc(ago(n.lastSuccessAt)) : 'never'],
+    ])}`;
+  }
+  const e = h.item;
+  const st = e.status === 'reachable' ? '<span class="ok">reachable</span>' : e.status === 'unreachable' ? `<span class="bad">unreachable: ${esc(e.reason)}</span>` : '<span class="unknown">unknown (no data)</span>';
+  return `<div class="title">${esc(e.from)} → ${esc(e.to)}</div>${kv([
+    ['state', st], ['target', esc(e.url)], ['reason', esc(e.reason)], ['message', esc(e.message)],
+    ['latency', fmtMs(e.latencyMs)], ['statusCode', esc(e.statusCode)],
+    ['changed', e.changedAt ? esc(ago(e.changedAt)) : '—'], ['checked', e.checkedAt ? esc(ago(e.checkedAt)) : '—'],
+  ])}`;
+}
+
+function renderDetails() {
+  const h = pinned ?? hover;
+  const el = $('details');
+  const html = h ? detailsHtml(h) : '<p class="hint">Hover or tap a node, an edge or a matrix cell.</p>';
+  if (el.innerHTML !== html) el.innerHTML = html;
+}
+
+// ---------- layout and geometry ----------
+
+let W = 0, H = 0, DPR = 1;
+let nodeR = 30;
+
+function layout() {
+  const n = model.nodes.length;
+  const cx = W / 2, cy = H / 2;
+  const margin = Math.max(34, Math.min(70, Math.min(W, H) * 0.12));
+  const R = Math.max(10, Math.min(W, H) / 2 - margin);
+  nodeR = Math.max(9, Math.min(34, R * 0.17, (Math.PI * R) / Math.max(n, 1) * 0.55));
+  model.nodes.forEach((node, i) => {
+    const a = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(n, 1);
+    node.tx = n === 1 ? cx : cx + R * Math.cos(a);
+    node.ty = n === 1 ? cy : cy + R * Math.sin(a);
+    if (node.x === undefined || Number.isNaN(node.x)) { node.x = node.tx; node.y = node.ty; }
+  });
+  layoutDirty = false;
+  geometryDirty = true;
+}
+
+/** Geometry per edge: a quadratic curve bent to the left of its direction (A→B and B→A are two arcs). */
+function edgeGeometry(e) {
+  const a = model.byId.get(e.from), b = model.byId.get(e.to);
+  const dx = b.x - a.x, dy = b.y - a.y;
+  const len = Math.hypot(dx, dy) || 1;
+  const nx = -dy / len, ny = dx / len;
+  const bend = Math.min(60, len * 0.16);
+  const c = { x: (a.x + b.x) / 2 + nx * bend, y: (a.y + b.y) / 2 + ny * bend };
+  const pt = (t) => ({ x: (1 - t) * (1 - t) * a.x + 2 * (1 - t) * t * c.x + t * t * b.x, y: (1 - t) * (1 - t) * a.y + 2 * (1 - t) * t * c.y + t * t * b.y });
+  // Where the curve leaves the source circle and enters the target circle.
+  const r = nodeR + 3;
+  let t0 = Math.min(0.45, r / len), t1 = Math.max(0.55, 1 - (r + 2) / len);
+  for (let k = 0; k < 3; k++) {
+    const p0 = pt(t0), p1 = pt(t1);
+    t0 *= r / (Math.hypot(p0.x - a.x, p0.y - a.y) || r);
+    t1 = 1 - (1 - t1) * ((r + 2) / (Math.hypot(p1.x - b.x, p1.y - b.y) || r));
+  }
+  t0 = Math.min(0.45, Math.max(0, t0)); t1 = Math.max(0.55, Math.min(1, t1));
+  const end = pt(t1), before = pt(t1 - 0.04);
+  const samples = [];
+  for (let i = 0; i <= 12; i++) samples.push(pt(t0 + ((t1 - t0) * i) / 12));
+  return { a, b, c, pt, t0, t1, end, angle: Math.atan2(end.y - before.y, end.x - before.x), mid: pt(0.5), samples, self: e.from === e.to };
+}
+
+let groups = null; // cached Path2D per style
+
+function rebuildGeometry() {
+  const lineW = Math.max(1.2, Math.min(4, nodeR / 9));
+  const byStyle = new Map();
+  const get = (key, make) => { let g = byStyle.get(key); if (!g) { g = make(); byStyle.set(key, g); } return g; };
+  for (const e of model.edges) {
+    if (e.from === e.to) { e.geo = null; continue; }
+    const g = edgeGeometry(e);
+    e.geo = g;
+    const color = e.status === 'reachable' ? model.byId.get(e.from).color : e.status === 'unreachable' ? COLOR_BAD : COLOR_UNKNOWN;
+    const grp = get(`${e.status}|${color}`, () => ({ status: e.status, color, line: new Path2D(), heads: new Path2D() }));
+    const s = g.pt(g.t0);
+    grp.line.moveTo(s.x, s.y);
+    // Sub-curve from t0 to t1 of the quadratic (de Casteljau split).
+    const q = subQuad(g.a, g.c, g.b, g.t0, g.t1);
+    grp.line.quadraticCurveTo(q.c.x, q.c.y, q.e.x, q.e.y);
+    const hl = Math.max(7, lineW * 3.2);
+    const { x, y } = g.end;
+    grp.heads.moveTo(x, y);
+    grp.heads.lineTo(x - hl * Math.cos(g.angle - 0.38), y - hl * Math.sin(g.angle - 0.38));
+    grp.heads.lineTo(x - hl * Math.cos(g.angle + 0.38), y - hl * Math.sin(g.angle + 0.38));
+    grp.heads.closePath();
+  }
+  groups = { list: [...byStyle.values()], lineW };
+  geometryDirty = false;
+}
+
+function subQuad(p0, p1, p2, t0, t1) {
+  const at = (t) => ({ x: (1 - t) * (1 - t) * p0.x + 2 * (1 - t) * t * p1.x + t * t * p2.x, y: (1 - t) * (1 - t) * p0.y + 2 * (1 - t) * t * p1.y + t * t * p2.y });
+  const d = (t) => ({ x: 2 * (1 - t) * (p1.x - p0.x) + 2 * t * (p2.x - p1.x), y: 2 * (1 - t) * (p1.y - p0.y) + 2 * t * (p2.y - p1.y) });
+  const s = at(t0), e = at(t1), ds = d(t0), h = (t1 - t0) / 2;
+  return { s, e, c: { x: s.x + ds.x * h, y: s.y + ds.y * h } };
+}
+
+// ---------- drawing ----------
+
+function resize() {
+  const rect = canvas.getBoundingClientRect();
+  DPR = window.devicePixelRatio || 1;
+  W = Math.max(1, rect.width); H = Math.max(1, rect.height);
+  canvas.width = Math.round(W * DPR); canvas.height = Math.round(H * DPR);
+  for (const n of model.nodes) { n.x = undefined; }
+  layoutDirty = true;
+}
+
+let phase = 0;
+function frame() {
+  state.frames++;
+  if (layoutDirty) layout();
+  // Ease nodes towards their places (no jumps when resources come and go).
+  let moving = false;
+  for (const n of model.nodes) {
+    const dx = n.tx - n.x, dy = n.ty - n.y;
+    if (Math.abs(dx) > 0.3 || Math.abs(dy) > 0.3) { n.x += dx * 0.2; n.y += dy * 0.2; moving = true; }
+    else { n.x = n.tx; n.y = n.ty; }
+  }
+  if (moving || geometryDirty) rebuildGeometry();
+  draw();
+  requestAnimationFrame(frame);
+}
+
+function draw() {
+  ctx.setTransform(DPR, 0, 0, DPR, 0, 0);
+  ctx.clearRect(0, 0, W, H);
+  if (!groups) return;
+  const faded = state.stale ? 0.55 : 1;
+  const lw = groups.lineW;
+  ctx.lineCap = 'round';
+  for (const g of groups.list) {
+    if (g.status !== 'reachable' && !state.showUnreachable) continue;
+    ctx.globalAlpha = (g.status === 'reachable' ? 0.9 : 0.75) * faded;
+    ctx.strokeStyle = g.color; ctx.fillStyle = g.color;
+    ctx.lineWidth = g.status === 'reachable' ? lw * 1.5 : lw;
+    ctx.setLineDash(g.status === 'reachable' ? [] : g.status === 'unreachable' ? [lw * 4, lw * 3] : [lw, lw * 3]);
+    ctx.stroke(g.line);
+    ctx.setLineDash([]);
+    ctx.fill(g.heads);
+  }
+  ctx.globalAlpha = 1;
+  // Markers: a light ball travelling source → target on every reachable edge.
+  if (state.showMarkers) {
+    phase = (phase + 1) % 140;
+    const t = phase / 140;
+    const balls = new Path2D();
+    const br = Math.max(2, lw * 1.3);
+    for (const e of model.edges) {
+      if (e.status !== 'reachable' || !e.geo) continue;
+      const p = e.geo.pt(e.geo.t0 + (e.geo.t1 - e.geo.t0) * t);
+      balls.moveTo(p.x + br, p.y);
+      balls.arc(p.x, p.y, br, 0, Math.PI * 2);
+    }
+    ctx.fillStyle = '#ffffff';
+    ctx.globalAlpha = 0.9 * faded;
+    ctx.fill(balls);
+    ctx.globalAlpha = 1;
+  }
+  // Reasons on failing edges (skipped when there are too many to read).
+  const h = pinned ?? hover;
+  if (state.showUnreachable) {
+    const bad = model.edges.filter((e) => e.status !== 'reachable' && e.geo);
+    const fontPx = Math.max(10, Math.min(13, nodeR / 2.4));
+    ctx.font = `600 ${fontPx}px system-ui, sans-serif`;
+    ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
+    const list = bad.length <= 120 ? bad : h?.kind === 'edge' && h.item.geo ? [h.item] : [];
+    for (const e of list) {
+      if (e.status === 'reachable') continue;
+      const text = e.reason ?? 'unreachable';
+      const m = e.geo.mid;
+      const w = ctx.measureText(text).width + 8;
+      ctx.fillStyle = 'rgba(13,17,23,0.85)';
+      ctx.fillRect(m.x - w / 2, m.y - fontPx * 0.7, w, fontPx * 1.4);
+      ctx.fillStyle = e.status === 'unreachable' ? '#ffb3b3' : '#c9d1d9';
+      ctx.fillText(text, m.x, m.y);
+    }
+  }
+  // Highlight the hovered edge.
+  if (h?.kind === 'edge' && h.item.geo) {
+    const g = h.item.geo;
+    ctx.strokeStyle = '#ffffff'; ctx.lineWidth = lw + 2; ctx.globalAlpha = 0.5;
+    ctx.beginPath(); g.samples.forEach((p, i) => (i ? ctx.lineTo(p.x, p.y) : ctx.moveTo(p.x, p.y))); ctx.stroke();
+    ctx.globalAlpha = 1;
+  }
+  // Nodes.
+  const labelPx = Math.max(11, Math.min(30, nodeR * 0.85));
+  for (const n of model.nodes) {
+    ctx.globalAlpha = faded;
+    ctx.beginPath(); ctx.arc(n.x, n.y, nodeR, 0, Math.PI * 2);
+    ctx.fillStyle = n.failing ? '#30363d' : n.pending ? '#30363d' : n.color;
+    ctx.fill();
+    if (n.failing || n.pending) {
+      ctx.lineWidth = Math.max(2, nodeR / 8);
+      ctx.strokeStyle = n.failing ? COLOR_BAD : COLOR_UNKNOWN;
+      ctx.setLineDash(n.pending ? [4, 4] : []);
+      ctx.stroke(); ctx.setLineDash([]);
+    }
+    if (h?.kind === 'node' && h.item.id === n.id) { ctx.lineWidth = 3; ctx.strokeStyle = '#ffffff'; ctx.stroke(); }
+    ctx.fillStyle = n.failing || n.pending ? '#e6edf3' : '#0d1117';
+    ctx.font = `700 ${labelPx}px system-ui, sans-serif`;
+    ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
+    const label = n.id.length > 6 && nodeR < 30 ? `${n.id.slice(0, 5)}…` : n.id;
+    ctx.fillText(label, n.x, n.y + 1, nodeR * 1.8);
+    if (n.failing || n.pending) {
+      const sub = n.failing ? `✕ ${n.reason}` : 'pending';
+      const px = Math.max(10, Math.min(14, nodeR / 2.2));
+      ctx.font = `600 ${px}px system-ui, sans-serif`;
+      const w = ctx.measureText(sub).width + 10;
+      const below = n.y > H / 2 ? -1 : 1;
+      const y = n.y + below * (nodeR + px);
+      ctx.fillStyle = 'rgba(13,17,23,0.9)'; ctx.fillRect(n.x - w / 2, y - px * 0.75, w, px * 1.5);
+      ctx.fillStyle = n.failing ? '#ffb3b3' : '#c9d1d9';
+      ctx.fillText(sub, n.x, y);
+    }
+  }
+  ctx.globalAlpha = 1;
+}
+
+// ---------- interaction ----------
+
+function hitTest(x, y) {
+  for (const n of model.nodes) if (Math.hypot(n.x - x, n.y - y) <= nodeR + 2) return { kind: 'node', item: n };
+  let best = null, bestD = 8;
+  for (const e of model.edges) {
+    if (!e.geo || (e.status !== 'reachable' && !state.showUnreachable)) continue;
+    const s = e.geo.samples;
+    for (let i = 1; i < s.length; i++) {
+      const d = segDist(x, y, s[i - 1], s[i]);
+      if (d < bestD) { bestD = d; best = e; }
+    }
+  }
+  return best ? { kind: 'edge', item: best } : null;
+}
+
+function segDist(px, py, a, b) {
+  const dx = b.x - a.x, dy = b.y - a.y;
+  const l2 = dx * dx + dy * dy || 1;
+  const t = Math.max(0, Math.min(1, ((px - a.x) * dx + (py - a.y) * dy) / l2));
+  return Math.hypot(px - (a.x + t * dx), py - (a.y + t * dy));
+}
+
+function showTooltip(h, x, y) {
+  if (!h) { tooltip.hidden = true; return; }
+  tooltip.innerHTML = detailsHtml(h);
+  tooltip.hidden = false;
+  const tw = tooltip.offsetWidth, th = tooltip.offsetHeight;
+  tooltip.style.left = `${Math.min(W - tw - 6, x + 14)}px`;
+  tooltip.style.top = `${Math.max(6, Math.min(H - th - 6, y + 14))}px`;
+}
+
+canvas.addEventListener('pointermove', (ev) => {
+  const r = canvas.getBoundingClientRect();
+  const x = ev.clientX - r.left, y = ev.clientY - r.top;
+  hover = hitTest(x, y);
+  canvas.style.cursor = hover ? 'pointer' : 'default';
+  showTooltip(hover, x, y);
+  renderDetails();
+});
+canvas.addEventListener('pointerleave', () => { hover = null; tooltip.hidden = true; renderDetails(); });
+canvas.addEventListener('click', (ev) => {
+  const r = canvas.getBoundingClientRect();
+  pinned = hitTest(ev.clientX - r.left, ev.clientY - r.top);
+  renderDetails();
+});
+$('matrix').addEventListener('mouseover', (ev) => cellDetails(ev.target));
+$('matrix').addEventListener('focusin', (ev) => cellDetails(ev.target));
+function cellDetails(td) {
+  if (!(td instanceof window.HTMLElement) || !td.dataset.from) return;
+  const e = model.edges.find((x) => x.from === td.dataset.from && x.to === td.dataset.to);
+  if (e) { pinned = { kind: 'edge', item: e }; renderDetails(); }
+}
+
+function toggle(button, key) {
+  state[key] = !state[key];
+  button.setAttribute('aria-pressed', String(state[key]));
+}
+$('toggle-unreachable').addEventListener('click', (ev) => toggle(ev.currentTarget, 'showUnreachable'));
+$('toggle-markers').addEventListener('click', (ev) => toggle(ev.currentTarget, 'showMarkers'));
+
+// ---------- start ----------
+
+$('empty-example').textContent = `curl -X POST ${window.location.origin}/resources \\\n  -H 'content-type: application/json' \\\n  -d '{"id":"A","url":"http://probe-a:9000/status"}'`;
+new window.ResizeObserver(() => resize()).observe(canvas);
+resize();
+renderChrome();
+requestAnimationFrame(frame);
+await healthz();
+await poll();
+setInterval(poll, POLL_MS);
+setInterval(healthz, 30_000);
+setInterval(() => { updateStaleness(); renderChrome(); }, 1000);
