@@ -62,6 +62,7 @@ interface RunArgs {
   stepTimeout?: number;
   pause: number;
   keep: boolean;
+  hold: boolean;
 }
 
 export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: Bundled; uiUrl?: string }) => void } = {}): Promise<number> {
@@ -104,7 +105,7 @@ export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: B
       client = new OrchestratorClient(bundled.url);
       await client.login(bundled.uid, bundled.password);
       policies = isolated ? new EndpointPolicies(client) : new NoPolicies();
-      log(`orchestrator ${bundled.url} (state in ${bundled.dataDir}; login ${bundled.uid} / password in STARMAP_ADMIN_PASSWORD of this run)`);
+      log(`orchestrator: ${bundled.url}  (login: ${bundled.uid} / ${bundled.password}; state in ${bundled.dataDir})`);
     }
     let ports: Map<string, number> | undefined;
     if (!isolated) {
@@ -123,6 +124,7 @@ export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: B
       ...(args.stepTimeout ? { stepTimeoutSeconds: args.stepTimeout } : {}),
       pauseSeconds: args.pause,
       keep: args.keep,
+      hold: args.hold,
       log,
       progress,
       signal: ac.signal,
@@ -169,6 +171,7 @@ export async function main(argv: string[]): Promise<void> {
           .option('step-timeout', { type: 'number', describe: 'seconds a step may take to settle (default: 10 probe cycles + 10 s)' })
           .option('pause', { type: 'number', default: 0, describe: 'seconds to linger after each step (for watching the UI)' })
           .option('keep', { type: 'boolean', default: false, describe: 'leave the apps deployed at the end' })
+          .option('hold', { type: 'boolean', default: false, describe: 'after the last step keep everything running until Ctrl-C, then clean up (demos)' })
           .check((a) => {
             if (a.stepTimeout != null && !(Number(a.stepTimeout) > 0)) throw new Error('invalid value for --step-timeout: expected seconds > 0');
             if (!(a.pause >= 0)) throw new Error('invalid value for --pause: expected seconds >= 0');

@@ -27,6 +27,8 @@ export interface RunOptions {
   pauseSeconds?: number;
   /** Leave the apps deployed at the end. */
   keep?: boolean;
+  /** After the last step, keep everything running until `signal` aborts (demos). */
+  hold?: boolean;
   log: (line: string) => void;
   /** Progress lines that overwrite each other on a terminal. */
   progress?: (line: string) => void;
@@ -153,9 +155,19 @@ export async function runScenario(opts: RunOptions): Promise<ScenarioResult> {
       result.steps.push(stepResult);
       log(stepText(i, stepResult));
       previous = settled.observed;
-      if (opts.pauseSeconds) await new Promise((r) => setTimeout(r, opts.pauseSeconds! * 1000));
+      if (opts.pauseSeconds && i < s.steps.length - 1) {
+        log(`  (next step in ${opts.pauseSeconds} s)`);
+        await new Promise<void>((res) => {
+          const t = setTimeout(res, opts.pauseSeconds! * 1000);
+          opts.signal?.addEventListener('abort', () => (clearTimeout(t), res()), { once: true });
+        });
+      }
     }
     result.passed = result.steps.every((st) => st.passed);
+    if (opts.hold && !opts.signal?.aborted) {
+      log('\nall steps done; everything keeps running so you can look around. Ctrl-C stops it and cleans up.');
+      await new Promise<void>((res) => opts.signal?.addEventListener('abort', () => res(), { once: true }));
+    }
   } catch (err) {
     result.error = (err as Error).message;
     log(`error: ${result.error}`);
