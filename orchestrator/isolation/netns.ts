@@ -1,0 +1,217 @@
+// The task network: one bridge owned by the orchestrator with the gateway address on the host,
+// and per task a network namespace joined to the bridge by a veth pair, with one address from the
+// subnet and a route for the subnet only (no default route: nothing is routed anywhere else).
+//
+// Host-side guard (so that task traffic can never leave the machine, even if the bridge goes):
+// - an `unreachable <subnet> metric 4213` route: once the bridge's connected route is gone,
+//   packets for the subnet are refused instead of following the default route;
+// - an nftables table `inet <prefix>_guard` that drops anything forwarded into or out of the
+//   bridge, and any packet for the subnet leaving by an interface other than the bridge.
+// ip_forward is never touched. Everything is named with the prefix (names.ts) so cleanupAll finds it.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
+import { GUARD_METRIC, NETNS_ETC, cleanupAll, killNamespacePids, type CleanupReport } from './cleanup.ts';
+import { run, tryRun } from './exec.ts';
+import { Ipam, gatewayOf, parseSubnet, type Allocation, type Subnet } from './ipam.ts';
+import { checkPrefix, namesFor, type Names } from './names.ts';
+
+export const DEFAULT_SUBNET = '10.213.0.0/24';
+export const DEFAULT_PREFIX = 'smap';
+
+export interface TaskNetworkOptions {
+  /** Prefix of every name (2-6 lowercase letters/digits); one per orchestrator instance. */
+  prefix?: string;
+  /** Task subnet (private IPv4, /16 to /29). */
+  subnet?: string;
+  /** Optional state database: allocations are kept in table isolation_addresses. */
+  db?: DatabaseSync;
+  log?: (msg: string) => void;
+}
+
+export interface TaskAttachment {
+  taskId: string;
+  netns: string;
+  ip: string;
+  /** Host end of the veth pair. */
+  hostVeth: string;
+}
+
+export class TaskNetwork {
+  readonly prefix: string;
+  readonly subnet: Subnet;
+  readonly names: Names;
+  readonly #ipam: Ipam;
+  readonly #db: DatabaseSync | undefined;
+  readonly #log: (msg: string) => void;
+  readonly #attached = new Map<string, TaskAttachment>();
+  #started = false;
+
+  constructor(opts: TaskNetworkOptions = {}) {
+    this.prefix = checkPrefix(opts.prefix ?? DEFAULT_PREFIX);
+    this.subnet = parseSubnet(opts.subnet ?? DEFAULT_SUBNET);
+    this.names = namesFor(this.prefix);
+    this.#ipam = new Ipam(this.subnet);
+    this.#db = opts.db;
+    this.#log = opts.log ?? (() => undefined);
+    this.#db?.exec('CREATE TABLE IF NOT EXISTS isolation_addresses (task_id TEXT PRIMARY KEY, ip TEXT NOT NULL, netns TEXT NOT NULL, prefix TEXT NOT NULL)');
+  }
+
+  /** The host's address on the bridge: tasks reach the host (orchestrator, browser) there. */
+  get gateway(): string {
+    return gatewayOf(this.subnet);
+  }
+
+  get bridge(): string {
+    return this.names.bridge;
+  }
+
+  /**
+   * Removes what a previous run left (crash), then creates the bridge, the gateway address and
+   * the guards. Returns what the cleanup found.
+   */
+  async start(): Promise<CleanupReport> {
+    const leftovers = await this.cleanup();
+    const br = this.names.bridge;
+    try {
+      await run('ip', ['-4', 'route', 'add', 'unreachable', this.subnet.cidr, 'metric', String(GUARD_METRIC)]);
+      await run('nft', ['-f', '-'], this.#guardRuleset());
+      await run('ip', ['link', 'add', br, 'type', 'bridge']);
+      await run('ip', ['addr', 'add', `${this.gateway}/${this.subnet.prefixLength}`, 'dev', br]);
+      await run('ip', ['link', 'set', br, 'up']);
+    } catch (err) {
+      await this.cleanup();
+      throw err;
+    }
+    this.#started = true;
+    this.#log(`isolation: bridge ${br} with ${this.gateway}/${this.subnet.prefixLength}; tasks get addresses in ${this.subnet.cidr}`);
+    return leftovers;
+  }
+
+  #guardRuleset(): string {
+    const t = this.names.guardTable;
+    const br = this.names.bridge;
+    return [
+      `table inet ${t}`,
+      `delete table inet ${t}`,
+      `table inet ${t} {`,
+      `  chain forward {`,
+      `    type filter hook forward priority -200; policy accept;`,
+      `    iifname "${br}" oifname != "${br}" drop`,
+      `    oifname "${br}" iifname != "${br}" drop`,
+      `  }`,
+      `  chain output {`,
+      `    type filter hook output priority -200; policy accept;`,
+      `    ip daddr ${this.subnet.cidr} oifname != { "${br}", "lo" } drop`,
+      `  }`,
+      `}`,
+      '',
+    ].join('\n');
+  }
+
+  /**
+   * Gives the task its namespace and address (the same ones when called again). The namespace is
+   * open until a ruleset is applied: apply the policies (PolicyEngine.sync) before starting the task.
+   */
+  async attachTask(taskId: string): Promise<{ netns: string; ip: string }> {
+    if (!this.#started) throw new Error('isolation network is not started');
+    const have = this.#attached.get(taskId);
+    if (have) return { netns: have.netns, ip: have.ip };
+    const a = this.#ipam.allocate(taskId);
+    const ns = this.names.netns(a.index);
+    const hostVeth = this.names.hostVeth(a.index);
+    const peer = this.names.peerVeth(a.index);
+    try {
+      // A namespace with this name can only be a leftover of a task that was not detached.
+      if (await tryRun('ip', ['netns', 'pids', ns])) {
+        await killNamespacePids(ns);
+        await tryRun('ip', ['netns', 'del', ns]);
+      }
+      await tryRun('ip', ['link', 'del', hostVeth]);
+      await run('ip', ['netns', 'add', ns]);
+      await run('ip', ['link', 'add', hostVeth, 'type', 'veth', 'peer', 'name', peer, 'netns', ns]);
+      await run('ip', ['link', 'set', hostVeth, 'master', this.names.bridge]);
+      await run('ip', ['link', 'set', hostVeth, 'up']);
+      await run('ip', ['-n', ns, 'link', 'set', peer, 'name', 'eth0']);
+      await run('ip', ['-n', ns, 'addr', 'add', `${a.ip}/${this.subnet.prefixLength}`, 'dev', 'eth0']);
+      await run('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
+      await run('ip', ['-n', ns, 'link', 'set', 'eth0', 'up']);
+      this.writeHosts(ns, []);
+    } catch (err) {
+      await tryRun('ip', ['netns', 'del', ns]);
+      await tryRun('ip', ['link', 'del', hostVeth]);
+      this.#ipam.release(taskId);
+      throw err;
+    }
+    const att: TaskAttachment = { taskId, netns: ns, ip: a.ip, hostVeth };
+    this.#attached.set(taskId, att);
+    this.#db?.prepare('INSERT OR REPLACE INTO isolation_addresses (task_id, ip, netns, prefix) VALUES (?, ?, ?, ?)').run(taskId, a.ip, ns, this.prefix);
+    return { netns: ns, ip: a.ip };
+  }
+
+  /** Kills what still runs in the task's namespace, removes namespace, veth and hosts file, frees the address. */
+  async detachTask(taskId: string): Promise<void> {
+    const att = this.#attached.get(taskId);
+    if (!att) return;
+    await killNamespacePids(att.netns);
+    await tryRun('ip', ['netns', 'del', att.netns]);
+    await tryRun('ip', ['link', 'del', att.hostVeth]);
+    try {
+      rmSync(join(NETNS_ETC, att.netns), { recursive: true, force: true });
+    } catch {
+      /* nothing to remove */
+    }
+    this.#attached.delete(taskId);
+    this.#ipam.release(taskId);
+    this.#db?.prepare('DELETE FROM isolation_addresses WHERE task_id = ?').run(taskId);
+  }
+
+  attachment(taskId: string): TaskAttachment | undefined {
+    return this.#attached.get(taskId);
+  }
+
+  attachments(): TaskAttachment[] {
+    return [...this.#attached.values()];
+  }
+
+  /** Allocations recorded by a previous run of this prefix (read before start() wipes them). */
+  recorded(): Allocation[] {
+    if (!this.#db) return [];
+    const rows = this.#db.prepare('SELECT task_id, ip FROM isolation_addresses WHERE prefix = ?').all(this.prefix) as { task_id: string; ip: string }[];
+    return rows.map((r) => ({ taskId: r.task_id, ip: r.ip, index: 0 }));
+  }
+
+  /**
+   * Writes the namespace's /etc/hosts (ip netns exec bind-mounts /etc/netns/<ns>/hosts over
+   * /etc/hosts). Rewritten in place, so running tasks see updates.
+   */
+  writeHosts(netns: string, entries: { ip: string; names: string[] }[]): void {
+    const dir = join(NETNS_ETC, netns);
+    mkdirSync(dir, { recursive: true });
+    const lines = ['127.0.0.1\tlocalhost', '::1\tlocalhost ip6-localhost ip6-loopback'];
+    for (const e of entries) {
+      const names = e.names.filter((n) => /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(n));
+      if (names.length) lines.push(`${e.ip}\t${names.join(' ')}`);
+    }
+    writeFileSync(join(dir, 'hosts'), `${lines.join('\n')}\n`);
+  }
+
+  /** Applies an nftables ruleset inside the task's namespace, atomically (`nft -f -`). */
+  async applyRuleset(netns: string, ruleset: string): Promise<void> {
+    await run('ip', ['netns', 'exec', netns, 'nft', '-f', '-'], ruleset);
+  }
+
+  /** Removes everything of this prefix (tasks' namespaces included) and forgets the allocations. */
+  async stop(): Promise<CleanupReport> {
+    this.#started = false;
+    return this.cleanup();
+  }
+
+  async cleanup(): Promise<CleanupReport> {
+    const report = await cleanupAll({ prefix: this.prefix, subnet: this.subnet.cidr });
+    for (const a of this.#attached.values()) this.#ipam.release(a.taskId);
+    this.#attached.clear();
+    this.#db?.prepare('DELETE FROM isolation_addresses WHERE prefix = ?').run(this.prefix);
+    return report;
+  }
+}
