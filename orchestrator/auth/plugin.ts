@@ -1,0 +1,360 @@
+// Login, service accounts and tokens for the orchestrator (DC/OS ACS-compatible subset):
+//   POST   /acs/api/v1/auth/login     {uid, password} | {uid, token: <login JWT>} -> {token}
+//   GET    /acs/api/v1/auth/jwks      the public key that signs authorization tokens (open)
+//   GET    /acs/api/v1/users          {array: [account...]}
+//   GET    /acs/api/v1/users/{uid}    account
+//   PUT    /acs/api/v1/users/{uid}    {public_key} (service account) | {password} (local) -> 201 account
+//   PATCH  /acs/api/v1/users/{uid}    {password?, description?} -> 204
+//   DELETE /acs/api/v1/users/{uid}    -> 204
+// and an onRequest hook that requires `Authorization: token=<token>` (or `Bearer <token>`) on
+// every endpoint that is not open.
+import { randomBytes } from 'node:crypto';
+import { unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { Logger } from '../../shared/logger.ts';
+import { AccountStore, UID_RE, parseServicePublicKey, toJson, type Account } from './accounts.ts';
+import { loadOrCreateSigningKey } from './keys.ts';
+import { DEFAULT_SCRYPT, hashPassword, verifyPassword, type ScryptCost } from './passwords.ts';
+import { Gate, LockoutLimiter, type LockoutOptions } from './rate-limit.ts';
+import { MAX_TOKEN_CHARS, TokenError, TokenService, verifyLoginToken } from './tokens.ts';
+
+export const ADMIN_UID = 'admin';
+export const ADMIN_PASSWORD_FILE = 'admin-password';
+export const DEFAULT_TOKEN_LIFETIME_SECONDS = 5 * 24 * 3600;
+export const DEFAULT_MAX_LOGIN_TOKEN_LIFETIME_SECONDS = 600;
+export const MIN_PASSWORD_LENGTH = 8;
+const MAX_PASSWORD_LENGTH = 1024;
+const BODY_LIMIT = 64 * 1024;
+const INVALID_PASSWORD = 'Invalid username or password.';
+const INVALID_LOGIN_TOKEN = 'Invalid uid or login token.';
+
+export type IsOpen = (method: string, path: string) => boolean;
+
+/** Open without a token: the login, the public key set, and the liveness ping. */
+export const defaultIsOpen: IsOpen = (method, path) =>
+  (method === 'POST' && path === '/acs/api/v1/auth/login') ||
+  ((method === 'GET' || method === 'HEAD') && (path === '/ping' || path === '/acs/api/v1/auth/jwks'));
+
+export interface AuthOptions {
+  db: DatabaseSync;
+  dataDir: string;
+  logger: Logger;
+  /** false = --auth=off: the hook lets everything through (a warning is logged). Default true. */
+  enabled?: boolean;
+  /** --admin-password; falls back to env.STARMAP_ADMIN_PASSWORD. */
+  adminPassword?: string | undefined;
+  env?: Record<string, string | undefined>;
+  /** Lifetime of issued authorization tokens (--token-lifetime). Default 5 days. */
+  tokenLifetimeSeconds?: number;
+  /** Longest accepted service-account login token lifetime. Default 600 s. */
+  maxLoginTokenLifetimeSeconds?: number;
+  scrypt?: ScryptCost;
+  /** Concurrent password hashes (default 2) and waiting ones (default 16); beyond that 429. */
+  maxConcurrentHashes?: number;
+  maxQueuedHashes?: number;
+  accountLockout?: Partial<LockoutOptions>;
+  clientLockout?: Partial<LockoutOptions>;
+  /** Clock in ms (tests). */
+  now?: () => number;
+}
+
+export interface Auth {
+  enabled: boolean;
+  /** Fastify plugin with the /acs routes: `await app.register(auth.plugin)`. */
+  plugin: (app: FastifyInstance) => Promise<void>;
+  /** onRequest hook with the default open endpoints: `app.addHook('onRequest', auth.hook)`. */
+  hook: onRequestAsyncHookHandler;
+  makeHook(isOpen: IsOpen): onRequestAsyncHookHandler;
+  /** Returns the uid of a valid authorization token of an existing account, or throws. */
+  verifyToken(token: string): Promise<string>;
+  issueToken(uid: string): Promise<string>;
+  /** uid behind the request's token (undefined for open endpoints or with auth off). */
+  uidOf(req: FastifyRequest): string | undefined;
+  accounts: AccountStore;
+  /** Public JWK set. */
+  jwks: { keys: Array<Record<string, unknown>> };
+  /** Set when a random admin password was written to a file at this start. */
+  adminPasswordFile?: string;
+}
+
+class HttpError extends Error {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly code: string | undefined;
+  constructor(status: number, message: string, code?: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.headers = headers;
+  }
+}
+
+function send(reply: FastifyReply, err: HttpError): FastifyReply {
+  for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
+  return reply.code(err.status).send(err.code ? { message: err.message, code: err.code } : { message: err.message });
+}
+
+function tooMany(ms: number, why: string): HttpError {
+  const secs = Math.max(1, Math.ceil(ms / 1000));
+  return new HttpError(429, `${why}; retry in ${secs} s`, 'ERR_RATE_LIMITED', { 'Retry-After': String(secs) });
+}
+
+function objectBody(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null) throw new HttpError(400, 'Request body must be a JSON object', 'ERR_INVALID_DATA');
+  if (typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'Request body must be a JSON object', 'ERR_INVALID_DATA');
+  return body as Record<string, unknown>;
+}
+
+function optString(o: Record<string, unknown>, key: string, max: number): string | undefined {
+  const v = o[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw new HttpError(400, `'${key}' must be a string`, 'ERR_INVALID_DATA');
+  if (v.length > max) throw new HttpError(400, `'${key}' is longer than ${max} characters`, 'ERR_INVALID_DATA');
+  return v;
+}
+
+function checkUid(uid: string): void {
+  if (!UID_RE.test(uid)) throw new HttpError(400, 'Invalid uid: use 1-96 letters, digits, ".", "_", "-" or "@", starting with a letter or digit', 'ERR_INVALID_USER_ID');
+}
+
+function checkNewPassword(pw: string): void {
+  if (pw.length < MIN_PASSWORD_LENGTH) throw new HttpError(400, `Password must be at least ${MIN_PASSWORD_LENGTH} characters long`, 'ERR_INVALID_DATA');
+}
+
+/** Extracts the token from `token=<t>` (DC/OS) or `Bearer <t>`; undefined when absent/malformed. */
+export function tokenFromHeader(value: string | string[] | undefined): string | undefined {
+  if (typeof value !== 'string' || value.length > MAX_TOKEN_CHARS + 16) return undefined;
+  const m = /^\s*(?:token=|bearer\s+)([A-Za-z0-9_\-.]+)\s*$/i.exec(value);
+  return m?.[1];
+}
+
+export async function createAuth(opts: AuthOptions): Promise<Auth> {
+  const log = opts.logger.child({ module: 'auth' });
+  const enabled = opts.enabled ?? true;
+  const now = opts.now ?? Date.now;
+  const cost = opts.scrypt ?? DEFAULT_SCRYPT;
+  const maxLoginLifetime = opts.maxLoginTokenLifetimeSeconds ?? DEFAULT_MAX_LOGIN_TOKEN_LIFETIME_SECONDS;
+  const lifetime = opts.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS;
+  if (!Number.isInteger(lifetime) || lifetime <= 0) throw new Error(`token lifetime must be a positive number of seconds (got ${lifetime})`);
+  const accounts = new AccountStore(opts.db);
+  const key = loadOrCreateSigningKey(opts.dataDir);
+  if (key.created) log.info({ file: join(opts.dataDir, 'auth-signing-key.pem') }, 'created the token signing key');
+  const tokens = new TokenService(key, lifetime, now);
+  const gate = new Gate(opts.maxConcurrentHashes ?? 2, opts.maxQueuedHashes ?? 16);
+  const accountLimiter = new LockoutLimiter(
+    { freeFailures: 5, baseLockoutMs: 1000, maxLockoutMs: 15 * 60_000, forgetAfterMs: 60 * 60_000, maxEntries: 10_000, ...opts.accountLockout }, now);
+  const clientLimiter = new LockoutLimiter(
+    { freeFailures: 20, baseLockoutMs: 1000, maxLockoutMs: 15 * 60_000, forgetAfterMs: 60 * 60_000, maxEntries: 10_000, ...opts.clientLockout }, now);
+  // A hash of a random password with the same cost: checked for unknown uids so they take as long.
+  const dummyHash = await hashPassword(randomBytes(16).toString('hex'), cost);
+  const uids = new WeakMap<FastifyRequest, string>();
+
+  // ---- the first account
+  let adminPasswordFile: string | undefined;
+  if (enabled) {
+    const given = opts.adminPassword ?? (opts.env ?? process.env).STARMAP_ADMIN_PASSWORD;
+    if (given !== undefined && given !== '') {
+      if (given.length < MIN_PASSWORD_LENGTH) throw new Error(`the admin password must be at least ${MIN_PASSWORD_LENGTH} characters long`);
+      const admin = accounts.get(ADMIN_UID);
+      if (!admin) {
+        accounts.insert({ uid: ADMIN_UID, type: 'local', description: 'administrator', created: new Date(now()).toISOString(), passwordHash: await hashPassword(given, cost), publicKeyPem: null, fingerprint: null });
+        log.info({ uid: ADMIN_UID }, 'created the admin account with the given password');
+      } else if (admin.type === 'local' && !(admin.passwordHash && (await verifyPassword(given, admin.passwordHash)))) {
+        accounts.setPasswordHash(ADMIN_UID, await hashPassword(given, cost));
+        log.info({ uid: ADMIN_UID }, 'set the admin password to the given one');
+      }
+    } else if (accounts.count() === 0) {
+      const pw = randomBytes(18).toString('base64url');
+      const file = join(opts.dataDir, ADMIN_PASSWORD_FILE);
+      try {
+        unlinkSync(file);
+      } catch {
+        // absent
+      }
+      writeFileSync(file, `${pw}\n`, { mode: 0o600, flag: 'wx' });
+      accounts.insert({ uid: ADMIN_UID, type: 'local', description: 'administrator', created: new Date(now()).toISOString(), passwordHash: await hashPassword(pw, cost), publicKeyPem: null, fingerprint: null });
+      adminPasswordFile = file;
+      log.warn({ uid: ADMIN_UID, file }, 'created the admin account with a random password; it is in this file (owner-only)');
+    }
+  } else {
+    log.warn('authentication is OFF (--auth=off): every endpoint is open to anyone who can reach it; use only for local experiments');
+  }
+
+  const verifyToken = async (token: string): Promise<string> => {
+    const uid = await tokens.verify(token);
+    if (!accounts.get(uid)) throw new TokenError('Authorization token belongs to an account that no longer exists');
+    return uid;
+  };
+
+  const makeHook = (isOpen: IsOpen): onRequestAsyncHookHandler => {
+    return async function authHook(req, reply) {
+      if (!enabled) return;
+      const path = req.url.split('?')[0] ?? '';
+      if (isOpen(req.method, path)) return;
+      const raw = req.headers.authorization;
+      const token = tokenFromHeader(raw);
+      const challenge = { 'WWW-Authenticate': 'acsjwt' };
+      if (token === undefined) {
+        const msg = raw === undefined
+          ? 'Authentication required: send the header "Authorization: token=<token>" (get a token from POST /acs/api/v1/auth/login)'
+          : 'Malformed Authorization header: expected "token=<token>" or "Bearer <token>"';
+        return send(reply, new HttpError(401, msg, raw === undefined ? 'ERR_MISSING_AUTH_HEADER' : 'ERR_INVALID_AUTH_HEADER', challenge));
+      }
+      try {
+        uids.set(req, await verifyToken(token));
+      } catch (err) {
+        const msg = err instanceof TokenError ? err.message : 'Authorization token is invalid';
+        return send(reply, new HttpError(401, msg, 'ERR_INVALID_TOKEN', challenge));
+      }
+    };
+  };
+
+  // ---- login
+  const loginLocked = (uid: string, ip: string): void => {
+    const ms = Math.max(accountLimiter.lockedFor(`uid:${uid}`), clientLimiter.lockedFor(`ip:${ip}`));
+    if (ms > 0) throw tooMany(ms, 'Too many failed login attempts');
+  };
+  const loginFailed = (uid: string, ip: string, message: string): HttpError => {
+    accountLimiter.fail(`uid:${uid}`);
+    clientLimiter.fail(`ip:${ip}`);
+    log.warn({ uid, ip }, 'login failed');
+    return new HttpError(401, message, 'ERR_INVALID_CREDENTIALS', { 'WWW-Authenticate': 'acsjwt' });
+  };
+
+  async function login(req: FastifyRequest): Promise<{ token: string }> {
+    const body = objectBody(req.body);
+    const uid = optString(body, 'uid', 256);
+    const password = optString(body, 'password', MAX_PASSWORD_LENGTH);
+    const loginToken = optString(body, 'token', MAX_TOKEN_CHARS);
+    if (uid === undefined || uid === '') throw new HttpError(400, "'uid' is required", 'ERR_INVALID_DATA');
+    if ((password === undefined) === (loginToken === undefined)) throw new HttpError(400, "Send either 'password' (local account) or 'token' (service account login token)", 'ERR_INVALID_DATA');
+    const ip = req.ip;
+    loginLocked(uid, ip);
+    const account: Account | undefined = UID_RE.test(uid) ? accounts.get(uid) : undefined;
+    if (password !== undefined) {
+      const hash = account?.type === 'local' && account.passwordHash ? account.passwordHash : dummyHash;
+      const ran = await gate.run(() => verifyPassword(password, hash));
+      if (!ran) throw tooMany(1000, 'Too many logins in progress');
+      if (!ran.value || hash === dummyHash) throw loginFailed(uid, ip, INVALID_PASSWORD);
+    } else {
+      if (account?.type !== 'service' || !account.publicKeyPem) throw loginFailed(uid, ip, INVALID_LOGIN_TOKEN);
+      const parsed = parseServicePublicKey(account.publicKeyPem);
+      if ('error' in parsed) throw loginFailed(uid, ip, INVALID_LOGIN_TOKEN);
+      try {
+        await verifyLoginToken(loginToken ?? '', uid, parsed.key, maxLoginLifetime, now());
+      } catch (err) {
+        const msg = err instanceof TokenError && !/invalid signature|is invalid|RS256/.test(err.message) ? err.message : INVALID_LOGIN_TOKEN;
+        throw loginFailed(uid, ip, msg);
+      }
+    }
+    accountLimiter.succeed(`uid:${uid}`);
+    const { token, exp } = await tokens.issue(uid);
+    log.info({ uid, ip, exp }, 'login');
+    return { token };
+  }
+
+  // ---- users
+  function uidParam(req: FastifyRequest): string {
+    const uid = (req.params as { uid?: string }).uid ?? '';
+    checkUid(uid);
+    return uid;
+  }
+  function notFound(uid: string): HttpError {
+    return new HttpError(404, `User with uid \`${uid}\` not found.`, 'ERR_UNKNOWN_USER_ID');
+  }
+
+  async function createUser(req: FastifyRequest): Promise<Record<string, unknown>> {
+    const uid = uidParam(req);
+    const body = objectBody(req.body);
+    const publicKey = optString(body, 'public_key', 32 * 1024);
+    const password = optString(body, 'password', MAX_PASSWORD_LENGTH);
+    const description = optString(body, 'description', 512) ?? '';
+    if ((publicKey === undefined) === (password === undefined)) {
+      throw new HttpError(400, "Send either 'public_key' (PEM, creates a service account) or 'password' (creates a local account)", 'ERR_INVALID_DATA');
+    }
+    if (accounts.get(uid)) throw new HttpError(409, `User with uid \`${uid}\` already exists.`, 'ERR_USER_EXISTS');
+    const created = new Date(now()).toISOString();
+    let account: Account;
+    if (publicKey !== undefined) {
+      const parsed = parseServicePublicKey(publicKey);
+      if ('error' in parsed) throw new HttpError(400, parsed.error, 'ERR_INVALID_PUBLIC_KEY');
+      account = { uid, type: 'service', description, created, passwordHash: null, publicKeyPem: parsed.pem, fingerprint: parsed.fingerprint };
+    } else {
+      checkNewPassword(password ?? '');
+      const ran = await gate.run(() => hashPassword(password ?? '', cost));
+      if (!ran) throw tooMany(1000, 'Too many password operations in progress');
+      account = { uid, type: 'local', description, created, passwordHash: ran.value, publicKeyPem: null, fingerprint: null };
+    }
+    if (!accounts.insert(account)) throw new HttpError(409, `User with uid \`${uid}\` already exists.`, 'ERR_USER_EXISTS');
+    log.info({ uid, type: account.type, by: uids.get(req) }, 'account created');
+    return toJson(account) as unknown as Record<string, unknown>;
+  }
+
+  async function updateUser(req: FastifyRequest): Promise<void> {
+    const uid = uidParam(req);
+    const body = objectBody(req.body);
+    const password = optString(body, 'password', MAX_PASSWORD_LENGTH);
+    const description = optString(body, 'description', 512);
+    const account = accounts.get(uid);
+    if (!account) throw notFound(uid);
+    if (password !== undefined) {
+      if (account.type !== 'local') throw new HttpError(400, 'A service account has no password; it logs in with its key', 'ERR_INVALID_DATA');
+      checkNewPassword(password);
+      const ran = await gate.run(() => hashPassword(password, cost));
+      if (!ran) throw tooMany(1000, 'Too many password operations in progress');
+      accounts.setPasswordHash(uid, ran.value);
+    }
+    if (description !== undefined) opts.db.prepare('UPDATE auth_accounts SET description = ? WHERE uid = ?').run(description, uid);
+    log.info({ uid, by: uids.get(req), password: password !== undefined ? 'changed' : undefined }, 'account updated');
+  }
+
+  function deleteUser(req: FastifyRequest): void {
+    const uid = uidParam(req);
+    const account = accounts.get(uid);
+    if (!account) throw notFound(uid);
+    if (account.type === 'local' && accounts.countLocal() <= 1) {
+      throw new HttpError(409, `Cannot delete \`${uid}\`: it is the last local account, and without one nobody could log in with a password`, 'ERR_LAST_LOCAL_ACCOUNT');
+    }
+    accounts.delete(uid);
+    log.info({ uid, by: uids.get(req) }, 'account deleted');
+  }
+
+  const wrap = <T>(fn: (req: FastifyRequest) => Promise<T> | T, status = 200) =>
+    async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      try {
+        const out = await fn(req);
+        if (out === undefined) return reply.code(204).send();
+        return reply.code(status).send(out);
+      } catch (err) {
+        if (err instanceof HttpError) return send(reply, err);
+        throw err;
+      }
+    };
+
+  const jwks = { keys: [key.jwk] };
+  const plugin = async (app: FastifyInstance): Promise<void> => {
+    const routeOpts = { bodyLimit: BODY_LIMIT };
+    app.post('/acs/api/v1/auth/login', routeOpts, wrap(login));
+    app.get('/acs/api/v1/auth/jwks', async () => jwks);
+    app.get('/acs/api/v1/users', wrap(() => ({ array: accounts.list().map(toJson) })));
+    app.get('/acs/api/v1/users/:uid', wrap((req) => {
+      const uid = uidParam(req);
+      const a = accounts.get(uid);
+      if (!a) throw notFound(uid);
+      return toJson(a);
+    }));
+    app.put('/acs/api/v1/users/:uid', routeOpts, wrap(createUser, 201));
+    app.patch('/acs/api/v1/users/:uid', routeOpts, wrap(updateUser));
+    app.delete('/acs/api/v1/users/:uid', wrap(deleteUser));
+  };
+
+  const result: Auth = {
+    enabled, plugin, hook: makeHook(defaultIsOpen), makeHook, verifyToken,
+    issueToken: async (uid) => (await tokens.issue(uid)).token,
+    uidOf: (req) => uids.get(req), accounts, jwks,
+  };
+  if (adminPasswordFile) result.adminPasswordFile = adminPasswordFile;
+  return result;
+}
