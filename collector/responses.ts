@@ -90,9 +90,9 @@ export class ResponseCache {
   }
 
   /**
-   * The whole `GET /responses` document, as bytes ready to send. It is assembled on the first read
-   * after a change (from the cached text of each entry) and then reused until the next change, so
-   * `generatedAt` is when it was assembled: never older than the latest fetch.
+   * The whole `GET /responses` document as bytes. The part before `generatedAt` is assembled on
+   * the first read after a change (from the cached text of each entry) and reused until the next
+   * change; a read only copies it and appends the current time (a UI uses it to tell "as of").
    */
   responsesBody(now = new Date()): Buffer {
     if (this.#body === undefined) {
@@ -103,9 +103,9 @@ export class ResponseCache {
         slot.text ??= JSON.stringify(slot.entry);
         parts.push(`${JSON.stringify(r.id)}:${slot.text}`);
       }
-      this.#body = Buffer.from(`{"responses":{${parts.join(',')}},"generatedAt":"${now.toISOString()}"}`, 'utf8');
+      this.#body = Buffer.from(`{"responses":{${parts.join(',')}},"generatedAt":"`, 'utf8');
     }
-    return this.#body;
+    return Buffer.concat([this.#body, Buffer.from(`${now.toISOString()}"}`, 'latin1')]);
   }
 
   /** The `GET /responses/{id}` document (`{"response":{"<id>":{…}}}`), or undefined. */

@@ -47,16 +47,20 @@ describe('ResourceStore and ResponseCache', () => {
     expect(JSON.parse(cache.responsesBody().toString()).responses).toEqual({});
   });
 
-  it('keeps lastSuccessAt across failures and rebuilds the document only after a change', () => {
+  it('keeps lastSuccessAt across failures and the document follows every change', () => {
     const store = new ResourceStore([{ id: 'a', url: 'http://a/' }]);
     const cache = new ResponseCache(store);
     const r = store.get('a')!;
-    const first = cache.responsesBody();
-    expect(cache.responsesBody()).toBe(first);
+    const at = new Date('2026-01-01T00:00:00.000Z');
+    const v0 = cache.version;
+    const first = cache.responsesBody(at);
+    expect(JSON.parse(first.toString())).toEqual({ responses: { a: cache.get('a') }, generatedAt: at.toISOString() });
+    expect(cache.version).toBe(v0);
     const good = ok({ n: 1 });
     cache.record(r, good);
-    const second = cache.responsesBody();
-    expect(second).not.toBe(first);
+    expect(cache.version).toBe(v0 + 1);
+    const second = cache.responsesBody(at);
+    expect(second.equals(first)).toBe(false);
     expect(JSON.parse(second.toString()).responses.a).toMatchObject({ json: { n: 1 }, lastSuccessAt: good.fetchedAt, pending: false });
     cache.record(r, { statusCode: null, json: null, error: { reason: 'timeout', message: 'no answer' }, latencyMs: 2000, fetchedAt: new Date(Date.now() + 1000).toISOString() });
     expect(cache.get('a')).toMatchObject({ json: null, error: { reason: 'timeout' }, lastSuccessAt: good.fetchedAt });
