@@ -14,7 +14,8 @@ export interface EventStreamOptions {
   heartbeatMs?: number;
   /**
    * Events a client may have outstanding beyond the socket's own buffer before it is disconnected
-   * (default 50, like Marathon's --event_stream_max_outstanding_messages).
+   * (default 1000; Marathon's --event_stream_max_outstanding_messages is 50, but events published
+   * in the same tick all count as outstanding, so a healthy client would be cut off by a burst).
    */
   maxOutstanding?: number;
   /** Bytes buffered for one client before it is disconnected, whatever the count (default 4 MiB). */
@@ -68,7 +69,7 @@ export interface EventStreamHandle {
 export function registerEventStream(app: FastifyInstance, opts: EventStreamOptions): EventStreamHandle {
   const bus = opts.bus;
   const heartbeatMs = opts.heartbeatMs ?? 10_000;
-  const maxOutstanding = opts.maxOutstanding ?? 50;
+  const maxOutstanding = opts.maxOutstanding ?? 1000;
   const maxBufferedBytes = opts.maxBufferedBytes ?? 4 * 1024 * 1024;
   const closeGraceMs = opts.closeGraceMs ?? 2_000;
   const clients = new Set<StreamClient>();

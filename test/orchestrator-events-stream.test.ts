@@ -1,0 +1,166 @@
+// GET /v2/events against a real fastify server and real sockets: framing, attach/detach events,
+// filters, heartbeat, Accept handling, a stalled client, many clients, an auth hook in front.
+import { connect, type Socket } from 'node:net';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { createServer, listen } from '../shared/server.ts';
+import { EventBus } from '../orchestrator/events/bus.ts';
+import { registerEvents, type EventsHandle } from '../orchestrator/events/plugin.ts';
+import { acceptsEventStream } from '../orchestrator/events/sse.ts';
+import type { EventStreamOptions } from '../orchestrator/events/sse.ts';
+import { waitFor } from './helpers/wait.ts';
+import { openSse, type SseClient } from './orchestrator-events-sse-client.ts';
+
+const logger = pino({ level: 'silent' });
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function serve(stream: Omit<EventStreamOptions, 'bus'> = {}, setup?: (app: FastifyInstance) => void) {
+  const bus = new EventBus(logger);
+  const app = createServer({ logger });
+  setup?.(app);
+  const events: EventsHandle = registerEvents(app, { bus, stream });
+  const url = await listen(app, '127.0.0.1', 0);
+  cleanups.push(() => app.close());
+  return { bus, app, url, events };
+}
+
+async function sse(url: string, path?: string, headers?: Record<string, string>): Promise<SseClient> {
+  const c = await openSse(url, path, headers);
+  cleanups.push(() => c.close());
+  return c;
+}
+
+describe('GET /v2/events', () => {
+  it('streams CRLF-framed events with the SSE content type, and the attach event first', async () => {
+    const { bus, url } = await serve();
+    const c = await sse(url);
+    expect(c.status).toBe(200);
+    expect(c.headers['content-type']).toBe('text/event-stream; charset=UTF-8');
+    expect(c.headers['cache-control']).toContain('no-cache');
+    await waitFor(() => c.frames.length >= 1);
+    const attached = c.frames[0]!;
+    expect(attached.event).toBe('event_stream_attached');
+    expect(attached.data).toMatchObject({ eventType: 'event_stream_attached', remoteAddress: '127.0.0.1' });
+    expect((attached.data as { timestamp: string }).timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    bus.publish('app_terminated_event', { appId: '/a\nb' });
+    await waitFor(() => c.frames.length >= 2);
+    const raw = c.frames[1]!.raw;
+    expect(raw).toMatch(/^event: app_terminated_event\r\ndata: \{[^\r\n]*\}$/);
+    expect(c.frames[1]!.data).toMatchObject({ eventType: 'app_terminated_event', appId: '/a\nb' });
+    expect(c.raw()).toContain(`${raw}\r\n\r\n`);
+  });
+
+  it('tells every client about attaches and detaches (remoteAddress), and unsubscribes on close', async () => {
+    const { bus, url, events } = await serve();
+    const base = bus.listenerCount;
+    const a = await sse(url);
+    await waitFor(() => events.stream.clientCount === 1);
+    const b = await sse(url);
+    await waitFor(() => a.frames.filter((f) => f.event === 'event_stream_attached').length === 2);
+    b.close();
+    await waitFor(() => a.frames.some((f) => f.event === 'event_stream_detached'));
+    expect(a.frames.find((f) => f.event === 'event_stream_detached')!.data).toMatchObject({ remoteAddress: '127.0.0.1' });
+    await waitFor(() => events.stream.clientCount === 1 && bus.listenerCount === base + 1);
+    a.close();
+    await waitFor(() => events.stream.clientCount === 0 && bus.listenerCount === base);
+  });
+
+  it('filters on repeated event_type values (exact match); empty means all', async () => {
+    const { bus, url } = await serve();
+    const one = await sse(url, '/v2/events?event_type=status_update_event');
+    const two = await sse(url, '/v2/events?event_type=status_update_event&event_type=deployment_success');
+    const all = await sse(url, '/v2/events?event_type=');
+    const prefix = await sse(url, '/v2/events?event_type=status');
+    await waitFor(() => all.frames.filter((f) => f.event === 'event_stream_attached').length === 1);
+    for (const t of ['status_update_event', 'deployment_success', 'deployment_info', 'status_update_event']) bus.publish(t, { n: 1 });
+    bus.publish('app_terminated_event', { appId: '/end' });
+    await waitFor(() => all.frames.some((f) => f.event === 'app_terminated_event'));
+    expect(one.frames.map((f) => f.event)).toEqual(['status_update_event', 'status_update_event']);
+    expect(two.frames.map((f) => f.event)).toEqual(['status_update_event', 'deployment_success', 'status_update_event']);
+    expect(all.frames.map((f) => f.event)).toEqual(['event_stream_attached', 'event_stream_attached', 'status_update_event', 'deployment_success', 'deployment_info', 'status_update_event', 'app_terminated_event']);
+    expect(prefix.frames).toEqual([]);
+  });
+
+  it('sends a bare CRLF heartbeat', async () => {
+    const { url } = await serve({ heartbeatMs: 50 });
+    const c = await sse(url, '/v2/events?event_type=none');
+    await waitFor(() => c.raw().length >= 6, { message: 'three heartbeats' });
+    expect(c.raw()).toMatch(/^(\r\n){3,}$/);
+  });
+
+  it('refuses requests that do not accept text/event-stream with a 406 JSON message', async () => {
+    const { url } = await serve();
+    for (const accept of [undefined, '*/*', 'application/json', 'text/event-stream;q=0']) {
+      const res = await fetch(`${url}/v2/events`, { headers: accept ? { accept } : { accept: '' } });
+      expect(res.status, String(accept)).toBe(406);
+      expect(((await res.json()) as { message: string }).message).toContain('Accept: text/event-stream');
+    }
+    expect(acceptsEventStream('application/json, text/event-stream;q=0.5')).toBe(true);
+    expect(acceptsEventStream('TEXT/EVENT-STREAM')).toBe(true);
+  });
+
+  it('runs after an authentication hook like any route', async () => {
+    const { url, events } = await serve({}, (app) => {
+      app.addHook('onRequest', async (req, reply) => {
+        if (req.headers.authorization !== 'token=good') return reply.code(401).send({ message: 'Invalid username or password.' });
+      });
+    });
+    const denied = await fetch(`${url}/v2/events`, { headers: { accept: 'text/event-stream' } });
+    expect(denied.status).toBe(401);
+    expect(events.stream.clientCount).toBe(0);
+    const c = await sse(url, '/v2/events', { authorization: 'token=good' });
+    expect(c.status).toBe(200);
+    await waitFor(() => c.frames.some((f) => f.event === 'event_stream_attached'));
+  });
+
+  it('disconnects a client that stops reading; the others get every event of a 10,000-event burst', async () => {
+    // Bursts of 100 published in one tick: nobody can read during a tick, so the limit must be above that.
+    const { bus, url, events } = await serve({ maxOutstanding: 500, closeGraceMs: 200 });
+    const base = bus.listenerCount;
+    const fast = await sse(url, '/v2/events?event_type=burst');
+    // The stalled client: a raw socket that sends the request and never reads a byte.
+    const { port } = new URL(url);
+    const stalled: Socket = connect(Number(port), '127.0.0.1');
+    cleanups.push(() => void stalled.destroy());
+    stalled.pause();
+    stalled.write('GET /v2/events?event_type=burst HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n');
+    await waitFor(() => events.stream.clientCount === 2);
+    const watcher = await sse(url, '/v2/events?event_type=event_stream_detached');
+    const payload = 'x'.repeat(4000);
+    let published = 0;
+    for (let batch = 0; batch < 100; batch++) {
+      for (let i = 0; i < 100; i++) bus.publish('burst', { n: published++, payload });
+      await waitFor(() => fast.frames.length === published, { intervalMs: 2, message: `fast client has ${published} events` });
+    }
+    expect(fast.frames.map((f) => (f.data as { n: number }).n)).toEqual(Array.from({ length: 10_000 }, (_, i) => i));
+    // Stalled client: cut off long before the end of the burst, its listener gone.
+    await waitFor(() => events.stream.clientCount === 2 && bus.listenerCount === base + 2, { message: 'stalled client disconnected' });
+    await waitFor(() => watcher.frames.length === 1);
+    expect(watcher.frames[0]!.data).toMatchObject({ eventType: 'event_stream_detached', remoteAddress: '127.0.0.1' });
+    expect(fast.ended).toBe(false);
+  });
+
+  it('serves many clients at once and cleans up after all of them', async () => {
+    const { bus, url, events } = await serve();
+    const base = bus.listenerCount;
+    const clients = await Promise.all(Array.from({ length: 50 }, () => sse(url, '/v2/events?event_type=many')));
+    await waitFor(() => events.stream.clientCount === 50);
+    for (let i = 0; i < 200; i++) bus.publish('many', { i });
+    await waitFor(() => clients.every((c) => c.frames.length === 200));
+    for (const c of clients) expect(c.frames.map((f) => (f.data as { i: number }).i)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    for (const c of clients) c.close();
+    await waitFor(() => events.stream.clientCount === 0 && bus.listenerCount === base);
+  });
+
+  it('ends open streams when the server closes', async () => {
+    const { url, app } = await serve();
+    const c = await sse(url);
+    await waitFor(() => c.frames.length === 1);
+    await app.close();
+    await waitFor(() => c.ended);
+  });
+});
