@@ -1,0 +1,136 @@
+// Host ports for tasks (reference §7.2): `requirePorts=false` → random ports from the range (random
+// start, walking the range), `requirePorts=true` → exactly the declared ports or a clear failure.
+// A port is handed out only when no other task holds it and a short bind on the probe addresses
+// succeeds (something outside the orchestrator may be listening there).
+import net from 'node:net';
+
+export class PortsUnavailableError extends Error {
+  readonly ports: number[];
+  constructor(message: string, ports: number[]) {
+    super(message);
+    this.name = 'PortsUnavailableError';
+    this.ports = ports;
+  }
+}
+
+export interface HostPortAllocatorOptions {
+  /** Inclusive range. Default 31000-32000 (Mesos' default agent port resource is [31000-32000]). */
+  min?: number;
+  max?: number;
+  /** Addresses the bind test uses (default 127.0.0.1; a listener on 0.0.0.0 conflicts with it too). */
+  probeHosts?: string[];
+  /** Disable the bind test (ports are then only checked against other tasks). */
+  probe?: boolean;
+  random?: () => number;
+}
+
+/** True when a TCP listener could be opened on port at every host (EAFNOSUPPORT etc. count as free). */
+export function portBindable(port: number, hosts: string[]): Promise<boolean> {
+  return hosts.reduce<Promise<boolean>>(
+    (acc, host) =>
+      acc.then(
+        (ok) =>
+          ok &&
+          new Promise<boolean>((resolve) => {
+            const s = net.createServer();
+            s.unref();
+            s.once('error', (e: NodeJS.ErrnoException) => resolve(e.code !== 'EADDRINUSE' && e.code !== 'EACCES'));
+            s.listen({ port, host, exclusive: true }, () => s.close(() => resolve(true)));
+          }),
+      ),
+    Promise.resolve(true),
+  );
+}
+
+export class HostPortAllocator {
+  readonly min: number;
+  readonly max: number;
+  readonly #byTask = new Map<string, number[]>();
+  readonly #used = new Set<number>();
+  readonly #hosts: string[];
+  readonly #probe: boolean;
+  readonly #random: () => number;
+
+  constructor(opts: HostPortAllocatorOptions = {}) {
+    this.min = opts.min ?? 31000;
+    this.max = opts.max ?? 32000;
+    if (!(Number.isInteger(this.min) && Number.isInteger(this.max) && this.min >= 1 && this.max <= 65535 && this.min <= this.max)) {
+      throw new Error(`invalid host port range ${this.min}-${this.max}`);
+    }
+    this.#hosts = opts.probeHosts ?? ['127.0.0.1'];
+    this.#probe = opts.probe ?? true;
+    this.#random = opts.random ?? Math.random;
+  }
+
+  /** Ports currently held by tasks. */
+  inUse(): number[] {
+    return [...this.#used].sort((a, b) => a - b);
+  }
+
+  portsOf(taskId: string): number[] {
+    return this.#byTask.get(taskId) ?? [];
+  }
+
+  /** Marks ports as held (tasks adopted after a restart). */
+  reserve(taskId: string, ports: number[]): void {
+    const held = [...(this.#byTask.get(taskId) ?? []), ...ports];
+    this.#byTask.set(taskId, held);
+    for (const p of ports) this.#used.add(p);
+  }
+
+  release(taskId: string): void {
+    for (const p of this.#byTask.get(taskId) ?? []) this.#used.delete(p);
+    this.#byTask.delete(taskId);
+  }
+
+  /** `n` distinct random free ports from the range, held for `taskId`. */
+  async allocate(taskId: string, n: number): Promise<number[]> {
+    if (n <= 0) return [];
+    const span = this.max - this.min + 1;
+    const start = Math.floor(this.#random() * span);
+    const picked: number[] = [];
+    for (let i = 0; i < span && picked.length < n; i++) {
+      const port = this.min + ((start + i) % span);
+      if (this.#used.has(port)) continue;
+      // Hold it before the async probe so concurrent allocations do not pick it too.
+      this.#used.add(port);
+      if (this.#probe && !(await portBindable(port, this.#hosts))) {
+        this.#used.delete(port);
+        continue;
+      }
+      picked.push(port);
+    }
+    if (picked.length < n) {
+      for (const p of picked) this.#used.delete(p);
+      throw new PortsUnavailableError(`not enough free host ports in ${this.min}-${this.max}: needed ${n}, found ${picked.length}`, []);
+    }
+    this.reserve(taskId, picked);
+    return picked;
+  }
+
+  /** Exactly `ports` (requirePorts): fails naming the ports that are taken. Need not be in the range. */
+  async require(taskId: string, ports: number[]): Promise<number[]> {
+    const dup = ports.filter((p, i) => ports.indexOf(p) !== i);
+    if (dup.length) throw new PortsUnavailableError(`host ports requested twice: ${[...new Set(dup)].join(', ')}`, dup);
+    const taken: number[] = [];
+    for (const p of ports) if (this.#used.has(p)) taken.push(p);
+    if (taken.length === 0) {
+      for (const p of ports) this.#used.add(p);
+      for (const p of ports) if (!(await this.#probeOne(p))) taken.push(p);
+      for (const p of ports) this.#used.delete(p);
+    }
+    if (taken.length) throw new PortsUnavailableError(`required host port${taken.length > 1 ? 's' : ''} ${taken.join(', ')} ${taken.length > 1 ? 'are' : 'is'} already in use`, taken);
+    this.reserve(taskId, ports);
+    return [...ports];
+  }
+
+  async #probeOne(port: number): Promise<boolean> {
+    return !this.#probe || portBindable(port, this.#hosts);
+  }
+
+  /** Convenience: dynamic ports for zeros, or exactly the declared ports when requirePorts. */
+  async assign(taskId: string, declared: number[], requirePorts: boolean): Promise<number[]> {
+    if (requirePorts && declared.some((p) => p !== 0)) return this.require(taskId, declared);
+    return this.allocate(taskId, declared.length);
+  }
+}
