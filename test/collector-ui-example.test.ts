@@ -9,6 +9,10 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE, freePort, start, stopAll, waitForHttp } from './helpers/process.ts';
 
+// Browser globals inside page.evaluate callbacks (the project's TS config has no DOM library).
+declare const window: { __starmap: Model };
+declare const document: { querySelector(selector: string): { textContent: string | null } | null };
+
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`collector UI tests skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
@@ -49,7 +53,7 @@ async function open(path: string, viewport = { width: 1366, height: 768 }): Prom
   (page as Page & { errors: string[] }).errors = errors;
   await page.setViewportSize(viewport);
   await page.goto(base + path);
-  await page.waitForFunction(() => ((window as unknown as { __starmap?: { state: { polls: number } } }).__starmap?.state.polls ?? 0) > 0);
+  await page.waitForFunction(() => ((window.__starmap?.state.polls as number | undefined) ?? 0) > 0);
   return page;
 }
 
@@ -61,7 +65,7 @@ interface Model {
 }
 const model = (page: Page): Promise<Model> =>
   page.evaluate(() => {
-    const s = (window as unknown as { __starmap: Model }).__starmap;
+    const s = window.__starmap;
     return JSON.parse(JSON.stringify({ state: s.state, nodes: s.nodes.map(({ id, failing, reason }) => ({ id, failing, reason })), edges: s.edges.map(({ id, status, reason }) => ({ id, status, reason })), matrix: s.matrix })) as Model;
   });
 
@@ -91,8 +95,8 @@ describe.skipIf(!haveChromium)('collector UI: sample data and empty state', () =
     expect(await page.textContent('[data-testid="asof"]')).toMatch(/^as of /);
     expect(await page.isVisible('[data-testid="empty-state"]')).toBe(false);
     // The canvas is drawn at device resolution and animates.
-    const frames = await page.evaluate(() => (window as unknown as { __starmap: Model }).__starmap.state.frames as number);
-    await page.waitForFunction((f) => ((window as unknown as { __starmap: Model }).__starmap.state.frames as number) > f + 5, frames);
+    const frames = await page.evaluate(() => window.__starmap.state.frames as number);
+    await page.waitForFunction((f) => (window.__starmap.state.frames as number) > f + 5, frames);
     expect((page as Page & { errors: string[] }).errors).toEqual([]);
     await page.close();
   });
