@@ -80,6 +80,14 @@ export class PolicyEngine {
     return { deleted: true, sync: await this.sync() };
   }
 
+  get gateway(): string {
+    return this.#target.gateway;
+  }
+
+  tasks(): TaskNetInfo[] {
+    return this.#listTasks();
+  }
+
   /** The rules each current task gets (what sync applies). */
   rules(): TaskRules[] {
     return computeRules(this.#listTasks(), this.list(), this.#target.gateway);

@@ -1,0 +1,89 @@
+// The orchestrator's entry point to isolation (--isolation=netns): one object that owns the task
+// network and the policy engine and keeps the list of isolated tasks itself.
+//
+//   const iso = await Isolation.open({ prefix, subnet, db, log });   // orchestrator start: preflight, crash cleanup, bridge
+//   app.register(policyPlugin, { engine: iso.engine });             // the /v2/starmap/policies endpoint
+//   const { netns, ip } = await iso.taskStarting({ taskId, appId, labels, groups, hostnames });
+//   executor.launch({ ...spec, netns });                             // HOST=ip, ipAddresses=[{ipAddress: ip, protocol: 'IPv4'}]
+//   await iso.taskStopped(taskId);                                   // after the task's process is gone (terminal state)
+//   await iso.close();                                               // orchestrator stop: removes everything
+import type { DatabaseSync } from 'node:sqlite';
+import type { CleanupReport } from './cleanup.ts';
+import { TaskNetwork, type TaskNetworkOptions } from './netns.ts';
+import { PolicyEngine, type SyncResult } from './policy-engine.ts';
+import type { TaskNetInfo } from './policy.ts';
+import { checkIsolationSupport, describeProblems } from './preflight.ts';
+
+export { checkIsolationSupport, describeProblems } from './preflight.ts';
+export { cleanupAll, leftovers } from './cleanup.ts';
+export { TaskNetwork, DEFAULT_PREFIX, DEFAULT_SUBNET } from './netns.ts';
+export { PolicyEngine } from './policy-engine.ts';
+export { policyPlugin, POLICY_PATH, NETWORK_PATH } from './policy-plugin.ts';
+export type { NetworkPolicy, TaskNetInfo } from './policy.ts';
+
+export class IsolationUnavailable extends Error {}
+
+export interface IsolationOptions extends TaskNetworkOptions {
+  db?: DatabaseSync;
+  log?: (msg: string, err?: unknown) => void;
+}
+
+export type TaskIdentity = Omit<TaskNetInfo, 'ip' | 'netns'>;
+
+export class Isolation {
+  readonly network: TaskNetwork;
+  readonly engine: PolicyEngine;
+  readonly #tasks = new Map<string, TaskNetInfo>();
+  /** What the crash cleanup at start removed (a previous run's leftovers). */
+  leftovers: CleanupReport | undefined;
+
+  private constructor(opts: IsolationOptions) {
+    this.network = new TaskNetwork(opts);
+    this.engine = new PolicyEngine({
+      target: this.network,
+      listTasks: () => [...this.#tasks.values()],
+      ...(opts.db ? { db: opts.db } : {}),
+      ...(opts.log ? { log: opts.log } : {}),
+    });
+  }
+
+  /** Checks the machine (throws IsolationUnavailable naming what is missing), cleans up after a crash, creates the bridge. */
+  static async open(opts: IsolationOptions = {}): Promise<Isolation> {
+    const support = await checkIsolationSupport();
+    if (!support.ok) throw new IsolationUnavailable(describeProblems(support));
+    const iso = new Isolation(opts);
+    iso.leftovers = await iso.network.start();
+    return iso;
+  }
+
+  get gateway(): string {
+    return this.network.gateway;
+  }
+
+  /** Gives the task its namespace and address and applies every task's rules; call before launching it. */
+  async taskStarting(task: TaskIdentity): Promise<{ netns: string; ip: string; sync: SyncResult }> {
+    const { netns, ip } = await this.network.attachTask(task.taskId);
+    this.#tasks.set(task.taskId, { ...task, netns, ip });
+    return { netns, ip, sync: await this.engine.sync() };
+  }
+
+  /** Removes the task's namespace (killing what still runs in it), frees its address, updates the others' rules. */
+  async taskStopped(taskId: string): Promise<SyncResult | undefined> {
+    const t = this.#tasks.get(taskId);
+    this.#tasks.delete(taskId);
+    await this.network.detachTask(taskId);
+    if (!t) return undefined;
+    this.engine.forget(t.netns);
+    return this.engine.sync();
+  }
+
+  task(taskId: string): TaskNetInfo | undefined {
+    return this.#tasks.get(taskId);
+  }
+
+  /** Removes every namespace, link, rule and route of this instance. */
+  async close(): Promise<CleanupReport> {
+    this.#tasks.clear();
+    return this.network.stop();
+  }
+}
