@@ -14,6 +14,7 @@ export interface OrchestratorFlags {
   taskPortMin: number;
   taskPortMax: number;
   auth: 'on' | 'off';
+  adminPassword: string | undefined;
   eventSubscriber: string | undefined;
   httpEndpoints: string[];
   defaultNetworkName: string | undefined;
@@ -57,7 +58,8 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
           .option('local-port-max', { alias: 'local_port_max', default: 20000, describe: 'end (exclusive) of the service port range', coerce: portFlag('local-port-max') })
           .option('task-port-min', { alias: 'task_port_min', default: 31000, describe: 'lowest host port given to tasks (PORT0…)', coerce: portFlag('task-port-min') })
           .option('task-port-max', { alias: 'task_port_max', default: 32000, describe: 'highest host port given to tasks', coerce: portFlag('task-port-max') })
-          .option('auth', { type: 'string', default: 'off', choices: ['on', 'off'], describe: 'require login (on) or not (off); "on" needs the auth module' })
+          .option('auth', { type: 'string', default: 'off', choices: ['on', 'off'], describe: 'on: every endpoint except /ping and the login needs a token (Authorization: token=…, from POST /acs/api/v1/auth/login); off: open' })
+          .option('admin-password', { alias: 'admin_password', type: 'string', describe: 'password of the first account "admin" with --auth=on (else $STARMAP_ADMIN_PASSWORD, else a random one written to <data-dir>/admin-password)' })
           .option('event-subscriber', { alias: 'event_subscriber', type: 'string', describe: 'event subscriber module: http_callback enables /v2/eventSubscriptions', coerce: (v: unknown) => (v === undefined ? undefined : stringFlag('event-subscriber')(v)) })
           .option('http-endpoints', { alias: 'http_endpoints', type: 'string', describe: 'comma-separated callback URLs subscribed at start (with --event_subscriber http_callback)', coerce: list('http-endpoints') })
           .option('default-network-name', { alias: 'default_network_name', type: 'string', describe: 'network name given to ipAddress definitions without one' })
@@ -88,6 +90,7 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
     taskPortMin: f.taskPortMin,
     taskPortMax: f.taskPortMax,
     auth: f.auth,
+    adminPassword: f.adminPassword,
     eventSubscriber: f.eventSubscriber,
     httpEndpoints: (f.httpEndpoints as string[] | undefined) ?? [],
     defaultNetworkName: f.defaultNetworkName,

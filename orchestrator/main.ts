@@ -8,10 +8,6 @@ import { DataDirLockedError, lockDataDir } from './state/lock.ts';
 
 export async function main(argv: string[]): Promise<void> {
   const flags = parseOrchestratorFlags(argv);
-  if (flags.auth === 'on') {
-    process.stderr.write('orchestrator: error: --auth=on is not available yet in this build (the login module is not wired); use --auth=off\n');
-    process.exit(2);
-  }
   const logger = createLogger({ name: 'orchestrator', logfile: flags.logfile, level: flags.logLevel });
   let unlock: () => void;
   try {
@@ -40,6 +36,8 @@ export async function main(argv: string[]): Promise<void> {
     mesosRole: flags.mesosRole,
     envVarsPrefix: flags.envVarsPrefix,
     features: flags.enableFeatures,
+    auth: flags.auth === 'on',
+    adminPassword: flags.adminPassword,
   });
   closeOnSignals(orch.app, logger, async () => {
     await orch.close();

@@ -11,7 +11,9 @@ import { openDatabase } from './state/db.ts';
 import { Store } from './state/store.ts';
 import { Scheduler } from './scheduler.ts';
 import type { Executor } from './tasks/types.ts';
-import { FallbackExecutor } from './tasks/fallback-executor.ts';
+import { ProcessExecutor } from './tasks/executor.ts';
+import { registerEvents } from './events/plugin.ts';
+import { createAuth, type Auth } from './auth/plugin.ts';
 import { installMarathonHttp } from './api/common.ts';
 import { appsApi } from './api/apps.ts';
 import { tasksApi } from './api/tasks.ts';
@@ -38,6 +40,9 @@ export interface OrchestratorOptions {
   features?: string[];
   executor?: Executor;
   tickMs?: number;
+  /** --auth=on: tokens required (login module); off: open. */
+  auth?: boolean;
+  adminPassword?: string | undefined;
 }
 
 export interface Orchestrator {
@@ -47,6 +52,7 @@ export interface Orchestrator {
   store: Store;
   scheduler: Scheduler;
   leadership: Leadership;
+  auth: Auth | undefined;
   /** Sets the port shown in /v2/info once listening on port 0. */
   setHttpPort(port: number): void;
   /** Starts the scheduler (crash recovery, reconcile loop). Call after registering extra plugins. */
@@ -59,7 +65,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
   const store = new Store(db);
   const bus = new EventBus(opts.logger);
   const hostname = opts.hostname ?? osHostname();
-  const executor = opts.executor ?? new FallbackExecutor();
+  const executor = opts.executor ?? new ProcessExecutor({ logger: opts.logger, hostname });
   let frameworkId = store.meta('frameworkId');
   if (!frameworkId) {
     frameworkId = `${crypto.randomUUID()}-0000`;
@@ -87,6 +93,13 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
     hostname, httpPort: opts.httpPort, localPortMin, localPortMax, eventSubscriber: opts.eventSubscriber, httpEndpoints: opts.httpEndpoints ?? [],
     defaultNetworkName: opts.defaultNetworkName, mesosRole: opts.mesosRole, envVarsPrefix: opts.envVarsPrefix, frameworkId, features: opts.features ?? [],
   };
+  let auth: Auth | undefined;
+  if (opts.auth) {
+    auth = await createAuth({ db, dataDir: opts.dataDir, logger: opts.logger, enabled: true, adminPassword: opts.adminPassword });
+    app.addHook('onRequest', auth.hook);
+    await app.register(auth.plugin);
+  }
+  registerEvents(app, { bus, db, logger: opts.logger, eventSubscriber: opts.eventSubscriber, httpEndpoints: opts.httpEndpoints });
   const parseDefaults = { defaultNetworkName: opts.defaultNetworkName, defaultAcceptedResourceRoles: opts.defaultAcceptedResourceRoles };
   await app.register(appsApi, { scheduler, parseDefaults });
   await app.register(tasksApi, { scheduler });
@@ -95,7 +108,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
   await app.register(miscApi, { scheduler, config, leadership, metrics });
   let closed = false;
   return {
-    app, bus, db, store, scheduler, leadership,
+    app, bus, db, store, scheduler, leadership, auth,
     setHttpPort: (port) => (config.httpPort = port),
     start: () => scheduler.start(),
     close: async () => {

@@ -135,8 +135,8 @@ describe('apps', () => {
   });
 
   it('locks an app during a deployment: 409 body, force overrides; DELETE deployments rollback and force', async () => {
-    // A deployment that cannot finish: the task exits at once, back-off keeps it pending.
-    const r = await o.call('POST', '/v2/apps', { id: '/stuck', cmd: 'exit 1', instances: 1, backoffSeconds: 30 });
+    // A deployment that cannot finish: the task never becomes healthy.
+    const r = await o.call('POST', '/v2/apps', { id: '/stuck', cmd: 'exec sleep 1000', instances: 1, healthChecks: [{ protocol: 'COMMAND', command: { value: 'false' }, gracePeriodSeconds: 300 }] });
     const dep = r.body.deployments[0].id;
     const locked = await o.call('PUT', '/v2/apps/stuck', { instances: 2 });
     expect(locked.status).toBe(409);
@@ -164,15 +164,17 @@ describe('apps', () => {
     expect(f.status).toBe(202);
     expect(f.text).toBe('');
     expect((await o.call('DELETE', '/v2/deployments/nope')).body).toEqual({ message: 'DeploymentPlan nope does not exist' });
-    // The queue shows the delayed app; deleting the delay gives 204.
-    const q = await waitFor(async () => ((await o.call('GET', '/v2/queue')).body.queue as any[]).find((e) => e.app.id === '/stuck' && e.delay.overdue === false), { timeoutMs: 10_000 });
+    // The queue shows a delayed app; deleting the delay gives 204.
+    await o.call('POST', '/v2/apps', { id: '/crashq', cmd: 'exit 1', instances: 1, backoffSeconds: 30 });
+    const q = await waitFor(async () => ((await o.call('GET', '/v2/queue')).body.queue as any[]).find((e) => e.app.id === '/crashq' && e.delay.overdue === false), { timeoutMs: 10_000 });
     expect(q.count).toBe(1);
     expect(q.delay.timeLeftSeconds).toBeGreaterThan(20);
     expect(q.processedOffersSummary).toBeDefined();
-    const failure = (await o.call('GET', '/v2/apps/stuck')).body.app.lastTaskFailure;
-    expect(failure).toMatchObject({ appId: '/stuck', state: 'TASK_FAILED', host: '127.0.0.1' });
-    expect(failure.message).toMatch(/status 1/);
-    expect((await o.call('DELETE', '/v2/queue/stuck/delay')).status).toBe(204);
+    const failure = (await o.call('GET', '/v2/apps/crashq')).body.app.lastTaskFailure;
+    expect(failure).toMatchObject({ appId: '/crashq', state: 'TASK_FAILED', host: '127.0.0.1' });
+    expect(failure.message).toMatch(/exited with (code|status) 1/);
+    expect((await o.call('DELETE', '/v2/queue/crashq/delay')).status).toBe(204);
+    expect((await o.call('DELETE', '/v2/apps/crashq')).status).toBe(200);
     expect((await o.call('DELETE', '/v2/queue/web/delay')).body).toEqual({ message: 'Application /web not found in tasks queue.' });
     const del = await o.call('DELETE', '/v2/apps/stuck');
     expect(del.status).toBe(200);
