@@ -31,7 +31,13 @@ export async function startAuthServer(opts: Partial<AuthOptions> & { dataDir?: s
   const logger = pino({ level: 'debug', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink);
   const db = openDatabase(dataDir);
   const clock = { now: Date.now() };
-  const auth = await createAuth({ db, dataDir, logger, adminPassword: 'admin-secret-pw-1', env: {}, scrypt: FAST_SCRYPT, now: () => clock.now, ...opts });
+  let auth: Auth;
+  try {
+    auth = await createAuth({ db, dataDir, logger, adminPassword: 'admin-secret-pw-1', env: {}, scrypt: FAST_SCRYPT, now: () => clock.now, ...opts });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   const app = Fastify({ loggerInstance: logger, bodyLimit: 8 * 1024 * 1024, forceCloseConnections: true }) as unknown as FastifyInstance;
   installMarathonHttp(app);
   app.addHook('onRequest', auth.hook);
