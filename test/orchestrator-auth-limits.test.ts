@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { authHeader, loginWithPassword } from '../orchestrator/auth/client.ts';
+import { LoginError, authHeader, loginWithPassword } from '../orchestrator/auth/client.ts';
 import { DEFAULT_SCRYPT, hashPassword } from '../orchestrator/auth/passwords.ts';
 import { removeTempDirs, tempDir } from './helpers/process.ts';
 import { startAuthServer, type AuthServer } from './orchestrator-auth-setup.ts';
@@ -83,6 +83,24 @@ describe('hashing cost and concurrency', () => {
     expect(h).toMatch(/^scrypt\$32768\$8\$1\$/);
   });
 
+  it('takes about as long for an unknown account as for a wrong password', async () => {
+    const s = await server({ scrypt: DEFAULT_SCRYPT, accountLockout: { freeFailures: 1000 }, clientLockout: { freeFailures: 1000 } });
+    const median = async (uid: string) => {
+      const times: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const t0 = performance.now();
+        expect((await login(s, uid, 'wrong-password')).status).toBe(401);
+        times.push(performance.now() - t0);
+      }
+      return times.sort((a, b) => a - b)[2]!;
+    };
+    const known = await median('admin');
+    const unknown = await median('nobody-here');
+    expect(known).toBeGreaterThan(20);
+    expect(unknown / known).toBeGreaterThan(0.4);
+    expect(unknown / known).toBeLessThan(2.5);
+  });
+
   it('refuses a flood of logins with 429 instead of queueing without bound, and keeps serving', async () => {
     const s = await server({ scrypt: DEFAULT_SCRYPT, maxConcurrentHashes: 1, maxQueuedHashes: 2, clientLockout: { freeFailures: 1000 } });
     const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => login(s, `flood${i}`, 'wrong-password')));
@@ -137,6 +155,17 @@ describe('the first account and the signing key', () => {
 
   it('refuses a too short admin password at start', async () => {
     await expect(startAuthServer({ adminPassword: 'short' })).rejects.toThrow(/at least 8/);
+  });
+});
+
+describe('client helper', () => {
+  it('reports a failed login with its status and message, never the password', async () => {
+    const s = await server();
+    const err = await loginWithPassword(s.base, 'admin', 'not-the-password').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LoginError);
+    expect((err as LoginError).status).toBe(401);
+    expect((err as LoginError).message).toMatch(/Invalid username or password/);
+    expect((err as LoginError).message).not.toContain('not-the-password');
   });
 });
 

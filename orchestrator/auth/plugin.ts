@@ -144,9 +144,9 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
   const tokens = new TokenService(key, lifetime, now);
   const gate = new Gate(opts.maxConcurrentHashes ?? 2, opts.maxQueuedHashes ?? 16);
   const accountLimiter = new LockoutLimiter(
-    { freeFailures: 5, baseLockoutMs: 1000, maxLockoutMs: 15 * 60_000, forgetAfterMs: 60 * 60_000, maxEntries: 10_000, ...opts.accountLockout }, now);
+    { freeFailures: 5, baseLockoutMs: 1000, maxLockoutMs: 15 * 60_000, forgetAfterMs: 60 * 60_000, maxEntries: 100_000, ...opts.accountLockout }, now);
   const clientLimiter = new LockoutLimiter(
-    { freeFailures: 20, baseLockoutMs: 1000, maxLockoutMs: 15 * 60_000, forgetAfterMs: 60 * 60_000, maxEntries: 10_000, ...opts.clientLockout }, now);
+    { freeFailures: 20, baseLockoutMs: 1000, maxLockoutMs: 15 * 60_000, forgetAfterMs: 60 * 60_000, maxEntries: 100_000, ...opts.clientLockout }, now);
   // A hash of a random password with the same cost: checked for unknown uids so they take as long.
   const dummyHash = await hashPassword(randomBytes(16).toString('hex'), cost);
   const uids = new WeakMap<FastifyRequest, string>();
