@@ -1,0 +1,87 @@
+// Running one health check against a task: HTTP/HTTPS (GET, healthy iff 200-399, no certificate
+// verification), TCP (connect succeeds), COMMAND (`sh -c` in the task's sandbox with its
+// environment; exit 0 = healthy; its process group is killed at the timeout and afterwards).
+import { spawn } from 'node:child_process';
+import { STATUS_CODES } from 'node:http';
+import { checkHttp, checkTcp } from '../../shared/checks.ts';
+import { killGroupNow } from '../tasks/process-group.ts';
+import { INHERITED_ENV } from '../tasks/executor.ts';
+import type { CheckOutcome, HealthCheckDefinition } from './types.ts';
+
+export interface CheckTarget {
+  host: string;
+  /** Host ports of the task in port-definition order. */
+  ports: number[];
+  env?: Record<string, string> | undefined;
+  sandboxDir?: string | undefined;
+  /** Run COMMAND checks inside this network namespace (like the task). */
+  netns?: string | undefined;
+}
+
+/** The port a check uses: `port`, else the host port at `portIndex` (default 0). */
+export function checkPort(hc: HealthCheckDefinition, ports: number[]): number | undefined {
+  if (hc.port !== undefined && hc.port !== null && hc.port !== 0) return hc.port;
+  return ports[hc.portIndex ?? 0];
+}
+
+export function statusLine(code: number): string {
+  const text = STATUS_CODES[code];
+  return text ? `${code} ${text}` : String(code);
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+export async function runCheck(hc: HealthCheckDefinition, target: CheckTarget): Promise<CheckOutcome> {
+  const timeoutMs = Math.max(1, hc.timeoutSeconds * 1000);
+  const protocol = hc.protocol.toUpperCase();
+  if (protocol === 'COMMAND' || protocol === 'MESOS_COMMAND') return runCommand(hc.command?.value ?? '', target, timeoutMs);
+  const port = checkPort(hc, target.ports);
+  if (port === undefined) return { kind: 'unhealthy', cause: `the task has no port at index ${hc.portIndex ?? 0}` };
+  if (protocol === 'TCP' || protocol === 'MESOS_TCP') {
+    const r = await checkTcp({ host: target.host, port }, { timeoutMs });
+    return r.reachable ? { kind: 'healthy' } : { kind: 'unhealthy', cause: r.message ?? r.reason };
+  }
+  const tls = protocol === 'HTTPS' || protocol === 'MESOS_HTTPS';
+  const path = hc.path ? (hc.path.startsWith('/') ? hc.path : `/${hc.path}`) : '/';
+  const url = `${tls ? 'https' : 'http'}://${hostForUrl(target.host)}:${port}${path}`;
+  const r = await checkHttp({ url, href: url, kind: 'http', host: target.host, port, tls }, { timeoutMs, verifyTls: false, acceptStatus: (c) => c >= 200 && c <= 399 });
+  if (r.reachable) return { kind: 'healthy' };
+  if (r.statusCode !== undefined) {
+    const cause = statusLine(r.statusCode);
+    if (r.statusCode >= 100 && r.statusCode <= 199 && hc.ignoreHttp1xx) return { kind: 'ignored', cause };
+    return { kind: 'unhealthy', cause };
+  }
+  return { kind: 'unhealthy', cause: r.message ?? r.reason };
+}
+
+/** COMMAND check: `sh -c value`, its own process group, killed at the timeout; nothing is left behind. */
+export function runCommand(command: string, target: CheckTarget, timeoutMs: number): Promise<CheckOutcome> {
+  if (!command) return Promise.resolve({ kind: 'unhealthy', cause: 'no command given' });
+  const env: Record<string, string> = {};
+  for (const k of INHERITED_ENV) if (process.env[k] !== undefined) env[k] = process.env[k]!;
+  Object.assign(env, target.env ?? {});
+  const [file, args] = target.netns ? ['ip', ['netns', 'exec', target.netns, '/bin/sh', '-c', command]] : ['/bin/sh', ['-c', command]];
+  return new Promise((resolve) => {
+    let timedOut = false;
+    const child = spawn(file, args, { cwd: target.sandboxDir, env, detached: true, stdio: 'ignore' });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (child.pid) void killGroupNow(child.pid);
+    }, timeoutMs);
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      resolve({ kind: 'unhealthy', cause: `command check could not start: ${e.message}` });
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      // Leftovers of the check (background children) must not survive it.
+      void killGroupNow(child.pid!).then(() => {
+        if (timedOut) resolve({ kind: 'unhealthy', cause: `command timed out after ${timeoutMs / 1000} s` });
+        else if (code === 0) resolve({ kind: 'healthy' });
+        else resolve({ kind: 'unhealthy', cause: signal ? `command killed by signal ${signal}` : `command exited with code ${code}` });
+      });
+    });
+  });
+}

@@ -1,0 +1,41 @@
+// Health checks (reference §8): the definition an app carries and the per-task result Marathon shows.
+
+/** A Marathon health check definition (same shape as the app definition's healthChecks[]). */
+export interface HealthCheckDefinition {
+  protocol: string;
+  path?: string | undefined;
+  portIndex?: number | undefined;
+  port?: number | undefined;
+  command?: { value: string } | null | undefined;
+  gracePeriodSeconds: number;
+  intervalSeconds: number;
+  timeoutSeconds: number;
+  maxConsecutiveFailures: number;
+  ignoreHttp1xx?: boolean | undefined;
+  delaySeconds?: number | undefined;
+}
+
+/** Marathon's defaults (1.4 code, not the old docs): 300 / 60 / 20 / 3. */
+export const HEALTH_CHECK_DEFAULTS = {
+  protocol: 'HTTP',
+  gracePeriodSeconds: 300,
+  intervalSeconds: 60,
+  timeoutSeconds: 20,
+  maxConsecutiveFailures: 3,
+  delaySeconds: 15,
+  ignoreHttp1xx: false,
+} as const;
+
+/** One entry of a task's `healthCheckResults` (Marathon 1.4 JSON shape). */
+export interface HealthCheckResult {
+  alive: boolean;
+  consecutiveFailures: number;
+  firstSuccess: string | null;
+  lastFailure: string | null;
+  lastSuccess: string | null;
+  lastFailureCause: string | null;
+  instanceId: string;
+}
+
+/** Outcome of one check run: healthy, unhealthy with a cause, or ignored (HTTP 1xx with ignoreHttp1xx). */
+export type CheckOutcome = { kind: 'healthy' } | { kind: 'unhealthy'; cause: string } | { kind: 'ignored'; cause: string };
