@@ -2,7 +2,7 @@
 // client (with an injected clock, no waiting), the bound on concurrent password hashing, the cost
 // of a hash, the first admin account (given password, environment, random password file), the
 // signing key kept across restarts, token lifetime, and --auth=off.
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -151,6 +151,12 @@ describe('the first account and the signing key', () => {
     expect((await login(t, 'admin', 'from-the-flag-2')).status).toBe(200);
     expect((await login(t, 'admin', 'from-the-env-1')).status).toBe(401);
     expect(t.logs()).not.toContain('from-the-flag-2');
+  });
+
+  it('names a damaged signing key file at start', async () => {
+    const dataDir = tempDir('orch-auth-');
+    writeFileSync(join(dataDir, 'auth-signing-key.pem'), 'garbage', { mode: 0o600 });
+    await expect(startAuthServer({ dataDir })).rejects.toThrow(/auth-signing-key\.pem is not a PEM private key/);
   });
 
   it('refuses a too short admin password at start', async () => {

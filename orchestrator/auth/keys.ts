@@ -39,7 +39,13 @@ export function loadOrCreateSigningKey(dataDir: string): SigningKey {
     writeFileSync(file, pem, { mode: 0o600, flag: 'wx' });
     created = true;
   }
-  const privateKey = createPrivateKey(pem);
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(pem);
+  } catch {
+    throw new Error(`the token signing key ${file} is not a PEM private key; restore it, or remove it to create a new one (tokens issued so far become invalid)`);
+  }
+  if (privateKey.asymmetricKeyType !== 'rsa') throw new Error(`the token signing key ${file} is not an RSA key`);
   const publicKey = createPublicKey(privateKey);
   const kid = fingerprint(publicKey).slice('SHA256:'.length);
   const jwk = { ...(publicKey.export({ format: 'jwk' }) as Record<string, unknown>), kid, alg: 'RS256', use: 'sig' };
