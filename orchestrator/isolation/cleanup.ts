@@ -4,7 +4,7 @@
 // stops and again when it starts (after a crash, kill -9, the previous run's leftovers are found
 // by their names). Best effort: every step runs even when another failed; the result says what
 // was removed and what could not be.
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from './exec.ts';
 import { checkPrefix, namesFor, ownedName } from './names.ts';
@@ -128,6 +128,8 @@ export async function cleanupAll(opts: { prefix: string; subnet?: string }): Pro
 
   try {
     for (const entry of readdirSync(NETNS_ETC)) if (ownedName(prefix, entry)) rmSync(join(NETNS_ETC, entry), { recursive: true, force: true });
+    // The folder itself when we made it and nothing else uses it (rmdir refuses a non-empty one).
+    if (readdirSync(NETNS_ETC).length === 0) rmdirSync(NETNS_ETC);
   } catch {
     /* no /etc/netns */
   }

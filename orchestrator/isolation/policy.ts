@@ -268,7 +268,7 @@ export function allows(rules: TaskRules, srcIp: string, port: number, protocol: 
 export const TASK_TABLE = 'starmap';
 
 function comment(s: string): string {
-  return `comment "${s.replace(/[^A-Za-z0-9 ._,:/-]/g, '_').slice(0, 120)}"`;
+  return `comment "${s.replace(/[^A-Za-z0-9 ._,:/=-]/g, '_').slice(0, 120)}"`;
 }
 
 /**
@@ -281,7 +281,7 @@ export function renderRuleset(r: TaskRules): string {
   if (r.restricted) {
     lines.push('    iif "lo" accept');
     lines.push('    ct state established,related accept');
-    lines.push(`    ip saddr ${r.gateway} accept ${comment('the host (node): orchestrator and health checks')}`);
+    lines.push(`    ip saddr ${r.gateway} accept ${comment('the host = the node: orchestrator and health checks')}`);
     for (const a of r.allow) {
       let src = '';
       if (a.sources !== 'any') {
