@@ -29,6 +29,10 @@ export interface ProcessExecutorOptions {
   podmanPath?: string | null | undefined;
   /** Extra arguments for every `podman` call (e.g. `--runtime runc`). */
   podmanArgs?: string[] | undefined;
+  /** Extra environment for podman itself (e.g. CONTAINERS_CONF); podman otherwise gets the orchestrator's env. */
+  podmanEnv?: Record<string, string> | undefined;
+  /** Address that BRIDGE port mappings are published on (default: all addresses, like Docker). */
+  podmanPublishAddress?: string | undefined;
   /** Environment the inherited variables come from (default process.env). */
   baseEnv?: NodeJS.ProcessEnv | undefined;
   /** Grace period used when a spec has none (Mesos: 3 s). */
@@ -187,14 +191,16 @@ export class ProcessExecutor implements Executor {
       run.resolveDone();
       return;
     }
-    const env = this.#environment(spec);
+    let env = this.#environment(spec);
     let file: string;
     let args: string[];
     if (spec.docker) {
-      const podman = this.#opts.podmanPath === null ? undefined : (this.#opts.podmanPath ?? findPodman(env.PATH));
+      const podman = this.#podman();
       if (!podman) return this.#fail(run, 'docker containers need podman, which is not installed');
       file = podman;
-      args = [...(this.#opts.podmanArgs ?? []), ...podmanRunArgs(spec)];
+      args = [...(this.#opts.podmanArgs ?? []), ...podmanRunArgs(spec, { publishAddress: this.#opts.podmanPublishAddress })];
+      // podman itself runs with the orchestrator's environment; the task's env goes in with -e.
+      env = { ...(process.env as Record<string, string>), ...(this.#opts.podmanEnv ?? {}) };
     } else if (spec.cmd !== null && spec.cmd !== undefined) {
       file = '/bin/sh';
       args = ['-c', spec.cmd];
@@ -278,7 +284,7 @@ export class ProcessExecutor implements Executor {
     }
     await killGroupNow(pgid, () => this.#extraPids(run));
     if (run.sigkillTimer) clearTimeout(run.sigkillTimer);
-    if (spec.docker) await removeContainer(this.#opts.podmanPath ?? findPodman(process.env.PATH), this.#opts.podmanArgs ?? [], containerName(spec.taskId));
+    if (spec.docker) await removeContainer(this.#podman(), this.#opts.podmanArgs ?? [], containerName(spec.taskId), { ...process.env, ...(this.#opts.podmanEnv ?? {}) });
     run.terminal = true;
     this.#tasks.delete(spec.taskId);
     const extra = { exitCode: code, signal };
@@ -293,6 +299,11 @@ export class ProcessExecutor implements Executor {
     }
     this.#logger?.info({ taskId: spec.taskId, code, signal, killed: run.killing }, 'task ended');
     run.resolveDone();
+  }
+
+  #podman(): string | undefined {
+    if (this.#opts.podmanPath === null) return undefined;
+    return this.#opts.podmanPath ?? findPodman(process.env.PATH);
   }
 
   #graceMs(spec: LaunchSpec): number {

@@ -26,7 +26,7 @@ export function findPodman(pathVar: string | undefined): string | undefined {
 }
 
 /** Arguments of `podman run` for a docker task (without the podman program itself). */
-export function podmanRunArgs(spec: LaunchSpec): string[] {
+export function podmanRunArgs(spec: LaunchSpec, opts: { publishAddress?: string | undefined } = {}): string[] {
   const d = spec.docker!;
   const args = ['run', '--rm', '--name', containerName(spec.taskId), '--label', `MESOS_TASK_ID=${spec.taskId}`];
   if (d.forcePullImage) args.push('--pull', 'always');
@@ -42,7 +42,10 @@ export function podmanRunArgs(spec: LaunchSpec): string[] {
       for (const p of spec.ports) {
         if (p.containerPort === undefined) continue;
         const proto = p.protocol.split(',').map((s) => s.trim().toLowerCase());
-        for (const pr of proto) args.push('-p', `${p.hostPort}:${p.containerPort}${pr && pr !== 'tcp' ? `/${pr}` : ''}`);
+        const addr = opts.publishAddress ? `${opts.publishAddress.includes(':') ? `[${opts.publishAddress}]` : opts.publishAddress}:` : '';
+        // A mapping without a host port is not published (Marathon: only mappings with a hostPort get one).
+        if (!p.hostPort) continue;
+        for (const pr of proto) args.push('-p', `${addr}${p.hostPort}:${p.containerPort}${pr && pr !== 'tcp' ? `/${pr}` : ''}`);
       }
   }
   for (const v of d.volumes) args.push('-v', `${v.hostPath}:${v.containerPath}:${v.mode === 'RO' ? 'ro' : 'rw'}`);
@@ -55,10 +58,10 @@ export function podmanRunArgs(spec: LaunchSpec): string[] {
 }
 
 /** `podman rm -f <name>`, best effort, bounded to 15 s. */
-export function removeContainer(podman: string | undefined, extraArgs: string[], name: string): Promise<void> {
+export function removeContainer(podman: string | undefined, extraArgs: string[], name: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   if (!podman) return Promise.resolve();
   return new Promise((resolve) => {
-    const child = spawn(podman, [...extraArgs, 'rm', '-f', '--ignore', name], { stdio: 'ignore' });
+    const child = spawn(podman, [...extraArgs, 'rm', '-f', '--ignore', '-t', '0', name], { stdio: 'ignore', env });
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     child.once('error', () => {
       clearTimeout(timer);
