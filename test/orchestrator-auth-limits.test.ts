@@ -85,20 +85,20 @@ describe('hashing cost and concurrency', () => {
 
   it('takes about as long for an unknown account as for a wrong password', async () => {
     const s = await server({ scrypt: DEFAULT_SCRYPT, accountLockout: { freeFailures: 1000 }, clientLockout: { freeFailures: 1000 } });
-    const median = async (uid: string) => {
-      const times: number[] = [];
-      for (let i = 0; i < 5; i++) {
+    // Interleaved, and the fastest of several runs: the intrinsic cost, not the machine's load.
+    const known: number[] = [];
+    const unknown: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      for (const [uid, times] of [['admin', known], ['nobody-here', unknown]] as const) {
         const t0 = performance.now();
         expect((await login(s, uid, 'wrong-password')).status).toBe(401);
         times.push(performance.now() - t0);
       }
-      return times.sort((a, b) => a - b)[2]!;
-    };
-    const known = await median('admin');
-    const unknown = await median('nobody-here');
-    expect(known).toBeGreaterThan(20);
-    expect(unknown / known).toBeGreaterThan(0.4);
-    expect(unknown / known).toBeLessThan(2.5);
+    }
+    const fastest = (xs: number[]) => Math.min(...xs);
+    expect(fastest(known)).toBeGreaterThan(20);
+    expect(fastest(unknown) / fastest(known)).toBeGreaterThan(0.4);
+    expect(fastest(unknown) / fastest(known)).toBeLessThan(2.5);
   });
 
   it('refuses a flood of logins with 429 instead of queueing without bound, and keeps serving', async () => {
