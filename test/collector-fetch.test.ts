@@ -97,14 +97,14 @@ describe('fetchResource', () => {
     const t0 = Date.now();
     const r = await fetchResource(`${base}/silent`, { ...opts, timeoutMs: 300 });
     expect(r).toMatchObject({ statusCode: null, json: null, error: { reason: 'timeout' } });
-    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(Date.now() - t0).toBeLessThan(2500); // the deadline, with room for a busy machine (not the minutes of an OS connect timeout)
   });
 
   it('gives up on a connect that is never answered (dropped SYNs), at the deadline', async () => {
     const t0 = Date.now();
     const r = await fetchResource(`http://127.0.0.1:${hole.port}/status`, { ...opts, timeoutMs: 300 });
     expect(r.error?.reason).toBe('timeout');
-    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(Date.now() - t0).toBeLessThan(2500); // the deadline, with room for a busy machine (not the minutes of an OS connect timeout)
   });
 
   it('reports refused connections and unknown hosts', async () => {
@@ -128,7 +128,7 @@ describe('fetchResource', () => {
     const trickle = await fetchResource(`${base}/trickle`, { ...opts, timeoutMs: 400 });
     expect(trickle).toMatchObject({ statusCode: 200, json: null, error: { reason: 'timeout' } });
     expect(trickle.error!.message).toContain('body not complete');
-    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(Date.now() - t0).toBeLessThan(5000);
   });
 
   it('survives invalid UTF-8: decoded with replacement characters', async () => {
