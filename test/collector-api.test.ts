@@ -236,6 +236,11 @@ describe('GET /responses', () => {
     await collector.stop(); // no prompt fetch: the entry stays pending
     await call('POST', '/resources', { id: 'later', url: `${target}/status` });
     expect(await responseOf('later')).toEqual({ url: `${target}/status`, statusCode: null, json: null, error: null, fetchedAt: null, latencyMs: null, lastSuccessAt: null, pending: true });
+    // Nothing changes while stopped: a poller that sends the ETag back gets an empty 304.
+    const etag = (await fetch(`${base}/responses`)).headers.get('etag')!;
+    const unchanged = await fetch(`${base}/responses`, { headers: { 'if-none-match': etag } });
+    expect(unchanged.status).toBe(304);
+    expect(await unchanged.text()).toBe('');
     collector.start();
     const port = await freePort();
     await call('POST', '/resources', { id: 'refused', url: `http://127.0.0.1:${port}/status` });
