@@ -196,9 +196,10 @@ describe('HealthMonitor', () => {
     expect(rec.instance).toEqual([true]);
     expect(m.isHealthy(TASK.taskId)).toBe(true);
     const [r] = m.healthCheckResults(TASK.taskId);
-    expect(Object.keys(r!).sort()).toEqual(['alive', 'consecutiveFailures', 'firstSuccess', 'instanceId', 'lastFailure', 'lastFailureCause', 'lastSuccess']);
+    expect(Object.keys(r!).sort()).toEqual(['alive', 'consecutiveFailures', 'firstSuccess', 'instanceId', 'lastFailure', 'lastFailureCause', 'lastSuccess', 'taskId']);
     expect(r).toMatchObject({ alive: true, consecutiveFailures: 0, lastFailure: null, lastFailureCause: null, instanceId: instanceIdOfTask(TASK.taskId) });
     expect(r!.instanceId).toBe('web.marathon-11111111-2222-11e4-b05e-56847afe9799');
+    expect(r!.taskId).toBe(TASK.taskId);
     expect(Date.parse(r!.firstSuccess!)).toBeLessThanOrEqual(Date.parse(r!.lastSuccess!));
     // Going bad: one counted failure flips alive and reports the status line.
     status = 503;

@@ -15,6 +15,7 @@ export interface FailureDecision {
 
 export class Health {
   readonly instanceId: string;
+  readonly taskId: string;
   firstSuccess: number | null = null;
   lastSuccess: number | null = null;
   lastFailure: number | null = null;
@@ -23,8 +24,9 @@ export class Health {
   /** True once a result (success or counted failure) exists: only then is it shown. */
   reported = false;
 
-  constructor(instanceId: string) {
+  constructor(instanceId: string, taskId = instanceId) {
     this.instanceId = instanceId;
+    this.taskId = taskId;
   }
 
   get alive(): boolean {
@@ -60,6 +62,7 @@ export class Health {
       lastSuccess: iso(this.lastSuccess),
       lastFailureCause: this.lastFailureCause,
       instanceId: this.instanceId,
+      taskId: this.taskId,
     };
   }
 }

@@ -15,11 +15,14 @@ export interface HealthCheckDefinition {
   delaySeconds?: number | undefined;
 }
 
-/** Marathon's defaults (1.4 code, not the old docs): 300 / 60 / 20 / 3. */
+/**
+ * Defaults of document 1 (the spec wins over Marathon 1.4's code, which uses 300 / 60 / 20 / 3).
+ * delaySeconds is accepted but not used: the spec says checks start immediately at task launch.
+ */
 export const HEALTH_CHECK_DEFAULTS = {
   protocol: 'HTTP',
-  gracePeriodSeconds: 300,
-  intervalSeconds: 60,
+  gracePeriodSeconds: 15,
+  intervalSeconds: 10,
   timeoutSeconds: 20,
   maxConsecutiveFailures: 3,
   delaySeconds: 15,
@@ -34,7 +37,10 @@ export interface HealthCheckResult {
   lastFailure: string | null;
   lastSuccess: string | null;
   lastFailureCause: string | null;
+  /** Marathon 1.4 field. */
   instanceId: string;
+  /** The field document 1 names (Marathon ≤ 1.3); both are given so either kind of client works. */
+  taskId: string;
 }
 
 /** Outcome of one check run: healthy, unhealthy with a cause, or ignored (HTTP 1xx with ignoreHttp1xx). */

@@ -52,6 +52,8 @@ interface TaskRun {
   resolveDone: () => void;
   sigkillTimer: NodeJS.Timeout | undefined;
   terminal: boolean;
+  /** The main process has exited (its pid may be reused soon: no more signals to it). */
+  exited: boolean;
   /** When kill() sent SIGTERM (start of the grace period). */
   killStartedAt: number;
 }
@@ -164,6 +166,7 @@ export class ProcessExecutor implements Executor {
       resolveDone,
       sigkillTimer: undefined,
       terminal: false,
+      exited: false,
       killStartedAt: 0,
     };
     this.#tasks.set(spec.taskId, run);
@@ -278,6 +281,7 @@ export class ProcessExecutor implements Executor {
   async #onExit(run: TaskRun, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     const { spec } = run;
     const pgid = run.pid!;
+    run.exited = true;
     if (run.killing) {
       // SIGTERM was sent; leftovers get the rest of the grace period (the SIGKILL timer is running).
       await waitGroupGone(pgid, Math.max(0, this.#graceMs(spec) - (Date.now() - run.killStartedAt)) + 50);
@@ -314,7 +318,9 @@ export class ProcessExecutor implements Executor {
   async kill(taskId: string, reason?: string): Promise<void> {
     const run = this.#tasks.get(taskId);
     if (!run || run.terminal) return;
-    if (!run.killing) {
+    // After the main process exited, #onExit is already reaping the group and the outcome
+    // (FINISHED/FAILED) is decided: nothing to signal, just wait for it.
+    if (!run.killing && !run.exited) {
       run.killing = true;
       run.killReason = reason;
       if (run.pid !== undefined) {
