@@ -30,6 +30,9 @@ const skipReason = !isRoot ? 'not root' : !have('ip') ? '`ip` missing (apt-get i
 if (skipReason) console.warn(`isolation-netns tests skipped: ${skipReason} (they need root, iproute2 and nftables; CI runs them)`);
 
 const SERVER = `const net=require('net');net.createServer(s=>s.end(process.argv[2])).listen(+process.argv[1],'0.0.0.0',()=>console.log('listening'))`;
+const ECHO = `const net=require('net');net.createServer(s=>s.pipe(s)).listen(+process.argv[1],'0.0.0.0',()=>console.log('listening'))`;
+// Sends a numbered line every 50 ms on ONE connection and prints every echoed number.
+const CHAT = `const net=require('net');const s=net.connect({host:process.argv[1],port:+process.argv[2]});let n=0;s.on('connect',()=>setInterval(()=>s.write((n++)+'\\n'),50));s.on('data',d=>process.stdout.write(d));s.on('error',e=>{console.log('error:'+e.code);process.exit(0)})`;
 const CLIENT = `const net=require('net');const [h,p,t]=process.argv.slice(1);const s=net.connect({host:h,port:+p});setTimeout(()=>{console.log('timeout');process.exit(0)},+t);let d='';s.on('data',x=>d+=x);s.on('end',()=>{console.log('ok:'+d);process.exit(0)});s.on('error',e=>{console.log('error:'+e.code);process.exit(0)})`;
 
 function nsExec(ns: string, args: string[]): string {
@@ -154,6 +157,11 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
       const be = await iso.taskStarting({ taskId: 'be', appId: '/be', labels: { role: 'backend' }, groups: [] });
       const cl = await iso.taskStarting({ taskId: 'cl', appId: '/cl', labels: { role: 'client' }, groups: [] });
       const s80 = await serve(be.netns, 8080, 'be8080');
+      const echo = start('ip', ['netns', 'exec', be.netns, NODE, '-e', ECHO, '7070']);
+      await waitFor(() => echo.output().includes('listening'));
+      const chat = start('ip', ['netns', 'exec', fe.netns, NODE, '-e', CHAT, be.ip, '7070']);
+      const echoed = () => chat.output().split('\n').filter((l) => /^\d+$/.test(l)).length;
+      await waitFor(() => echoed() > 3, { message: 'echoes over an open connection' });
       const s90 = await serve(be.netns, 9090, 'be9090');
       await expectConnect(fe.netns, be.ip, 8080, 'ok');
       await expectConnect(cl.netns, be.ip, 9090, 'ok');
@@ -163,6 +171,11 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
       expect(res.headers['starmap-enforcement']).toMatch(/failed=0/);
       expect(await connect(fe.netns, be.ip, 8080)).toBe('timeout');
       expect(await connect(cl.netns, be.ip, 9090)).toBe('timeout');
+      // The connection opened before the policy is cut too (rules are checked on every inbound
+      // packet, not only on new connections). Absence can only be observed over a window.
+      const before = echoed();
+      await new Promise((r) => setTimeout(r, 800));
+      expect(echoed()).toBeLessThanOrEqual(before + 1);
       await expectConnect(null, be.ip, 8080, 'ok'); // the host (health checks) still gets in
       // An unselected task is not affected: it answers (refused, nobody listens there) instead of dropping.
       expect(await connect(be.netns, fe.ip, 8080)).toBe('error:ECONNREFUSED');
@@ -180,6 +193,9 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
       res = await app.inject({ method: 'DELETE', url: `${POLICY_PATH}/allow-frontend` });
       expect(res.statusCode).toBe(200);
       expect(await connect(cl.netns, be.ip, 9090)).toBe('ok:be9090');
+      // The open connection recovers (TCP retransmits what was dropped).
+      const after = echoed();
+      await waitFor(() => echoed() > after + 3, { timeoutMs: 20_000, message: 'echoes again once the policies are gone' });
       // The same server processes served throughout: rules changed, tasks were not restarted.
       expect(s80.child.exitCode).toBeNull();
       expect(s90.child.exitCode).toBeNull();
@@ -207,6 +223,13 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
     expect(next.leftovers?.namespaces.sort()).toEqual([`${CRASH_PREFIX}-t2`, `${CRASH_PREFIX}-t3`]);
     expect(next.leftovers?.killed.length).toBeGreaterThan(0);
     await waitFor(() => server.child.exitCode !== null || server.child.signalCode !== null, { message: 'orphan server killed' });
+    // Guard: without the bridge, the subnet is unreachable from the host instead of following the
+    // default route (`ip route get` only asks the routing table; nothing is sent).
+    const t = await next.taskStarting({ taskId: 't3', appId: '/t3', labels: {}, groups: [] });
+    expect(execFileSync('ip', ['-4', 'route', 'get', t.ip], { encoding: 'utf8' })).toContain(`dev ${CRASH_PREFIX}-br`);
+    execFileSync('ip', ['link', 'set', `${CRASH_PREFIX}-br`, 'down']);
+    expect(() => execFileSync('ip', ['-4', 'route', 'get', t.ip], { encoding: 'utf8', stdio: 'pipe' })).toThrow(/unreachable|No route to host/i);
+    execFileSync('ip', ['link', 'set', `${CRASH_PREFIX}-br`, 'up']);
     // …and, crashed again, is found by cleanupAll with only the prefix (subnet read from the bridge).
     const { cleanupAll } = await import('../orchestrator/isolation/cleanup.ts');
     const report = await cleanupAll({ prefix: CRASH_PREFIX });

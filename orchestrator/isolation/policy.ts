@@ -10,7 +10,8 @@
 //    policy selects are open. A rule allows from peers (tasks selected by labels and/or network
 //    group; no `from` = from anywhere) on ports (no `ports` = every port and protocol).
 // When both apply, a packet must pass both (groups restrict the sources every rule allows).
-// Always accepted: loopback, replies of connections the task opened (conntrack established/related)
+// Always accepted: loopback, replies of connections the task opened (conntrack established, reply
+// direction; related ICMP errors)
 // and the host (the gateway address), which plays the node's part like kubelet probes in
 // Kubernetes: health checks and the orchestrator reach every task.
 
@@ -280,7 +281,10 @@ export function renderRuleset(r: TaskRules): string {
   lines.push(`    type filter hook input priority 0; policy ${r.restricted ? 'drop' : 'accept'};`);
   if (r.restricted) {
     lines.push('    iif "lo" accept');
-    lines.push('    ct state established,related accept');
+    // Replies to connections the task opened pass; packets of connections opened TO the task are
+    // checked against the rules on every packet, so a change also cuts connections already open.
+    lines.push('    ct state established ct direction reply accept');
+    lines.push('    ct state related accept');
     lines.push(`    ip saddr ${r.gateway} accept ${comment('the host = the node: orchestrator and health checks')}`);
     for (const a of r.allow) {
       let src = '';
