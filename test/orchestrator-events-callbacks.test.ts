@@ -197,6 +197,25 @@ describe('callback delivery', () => {
     expect(st.skipped).toBeGreaterThan(0);
   });
 
+  it('keeps two URLs on the same host independent when one of them never answers', async () => {
+    const s = await serve({ callbacks: { ...FAST, timeoutMs: 5_000 } });
+    const got: string[] = [];
+    const server = createHttpServer((req, res) => {
+      got.push(req.url ?? '');
+      req.resume();
+      if (req.url?.startsWith('/fast')) req.on('end', () => res.end());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+    const addr = server.address();
+    const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    for (const path of ['/slow1', '/slow2', '/slow3', '/fast']) await s.call('POST', q(base + path));
+    for (let i = 0; i < 10; i++) s.bus.publish('deployment_step_success', { i });
+    // Its own subscribe_event, then the 10 events, while the three slow paths hold their requests.
+    await waitFor(() => got.filter((u) => u === '/fast').length === 11, { timeoutMs: 2_000, message: 'fast path got 11 events' });
+    expect(got.filter((u) => u.startsWith('/slow')).length).toBeGreaterThanOrEqual(3);
+  });
+
   it('resumes delivery to a receiver that comes back after its back-off', async () => {
     const s = await serve();
     const port = await freePort();

@@ -112,7 +112,8 @@ export class CallbackDispatcher {
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
       keepAliveTimeout: 4_000,
-      connections: 2,
+      // No per-origin limit: each URL has at most one request in flight, so two URLs on one
+      // host never wait for each other's connection.
     });
     for (const url of this.#store.list()) this.#target(url);
     this.#unsubscribe = opts.bus.subscribe((event) => this.#publish(event));
