@@ -61,6 +61,10 @@ export class Scheduler {
   readonly failures = new Map<string, Record<string, unknown>>();
   readonly health = new Map<string, HealthResult[]>();
   readonly queueSince = new Map<string, string>();
+  readonly #byApp = new Map<string, Map<string, TaskRecord>>();
+  readonly #dirty = new Map<string, TaskRecord | null>();
+  readonly #dirtyFailures = new Map<string, Record<string, unknown>>();
+  readonly #dirtyDelays = new Map<string, DelayRecord>();
   readonly #o: SchedulerOptions;
   readonly #store: Store;
   readonly #bus: EventBus;
@@ -116,6 +120,9 @@ export class Scheduler {
     if (this.#timer) clearInterval(this.#timer);
     await this.#o.executor.shutdown();
     this.#unsubscribe?.();
+    // Clean shutdown: every task was killed, so none is left to find after the next start.
+    for (const id of this.tasks.keys()) this.#dirty.set(id, null);
+    this.#flush();
   }
 
   /** A fresh, strictly increasing version timestamp (ISO with ms). */
@@ -130,7 +137,42 @@ export class Scheduler {
   // Queries
 
   appTasks(appId: string): TaskRecord[] {
-    return [...this.tasks.values()].filter((t) => t.appId === appId);
+    const m = this.#byApp.get(appId);
+    return m ? [...m.values()] : [];
+  }
+
+  #addTask(t: TaskRecord): void {
+    this.tasks.set(t.id, t);
+    let m = this.#byApp.get(t.appId);
+    if (!m) this.#byApp.set(t.appId, (m = new Map()));
+    m.set(t.id, t);
+  }
+
+  #removeTask(t: TaskRecord): void {
+    this.tasks.delete(t.id);
+    const m = this.#byApp.get(t.appId);
+    m?.delete(t.id);
+    if (m && m.size === 0) this.#byApp.delete(t.appId);
+  }
+
+  /**
+   * Task status changes are written in batches (one transaction per reconcile pass): they are not
+   * acknowledged to any client, and a task lost in a crash is replaced anyway. The record of a new
+   * task is written before it is launched, so its process can always be found after a crash.
+   */
+  #flush(): void {
+    if (this.#dirty.size === 0 && this.#dirtyFailures.size === 0 && this.#dirtyDelays.size === 0) return;
+    this.#store.tx(() => {
+      for (const [id, t] of this.#dirty) {
+        if (t) this.#store.putTask(t);
+        else this.#store.deleteTask(id);
+      }
+      for (const [appId, f] of this.#dirtyFailures) if (this.apps.has(appId)) this.#store.putFailure(appId, f);
+      for (const d of this.#dirtyDelays.values()) if (this.apps.has(d.appId)) this.#store.putDelay(d);
+    });
+    this.#dirty.clear();
+    this.#dirtyFailures.clear();
+    this.#dirtyDelays.clear();
   }
 
   versionsOf(appId: string): string[] {
@@ -289,7 +331,7 @@ export class Scheduler {
     if (u.state === 'TASK_RUNNING' && !t.startedAt) t.startedAt = u.timestamp;
     const app = this.apps.get(t.appId);
     if (TERMINAL_STATES.has(u.state)) {
-      this.tasks.delete(t.id);
+      this.#removeTask(t);
       this.health.delete(t.id);
       const failure = { appId: t.appId, host: t.host, message: u.message, state: u.state, taskId: t.id, timestamp: u.timestamp, version: t.version, slaveId: SLAVE_ID };
       let delay: DelayRecord | undefined;
@@ -298,11 +340,9 @@ export class Scheduler {
         this.stats.failed++;
       }
       const recordFailure = app && u.state !== 'TASK_KILLED';
-      this.#store.tx(() => {
-        this.#store.deleteTask(t.id);
-        if (recordFailure) this.#store.putFailure(t.appId, failure);
-        if (delay) this.#store.putDelay(delay);
-      });
+      this.#dirty.set(t.id, null);
+      if (recordFailure) this.#dirtyFailures.set(t.appId, failure);
+      if (delay) this.#dirtyDelays.set(delay.appId, delay);
       if (recordFailure) this.failures.set(t.appId, failure);
       if (delay) this.delays.set(delay.appId, delay);
       try {
@@ -310,7 +350,7 @@ export class Scheduler {
       } catch {
         /* best effort */
       }
-    } else this.#store.putTask(t);
+    } else this.#dirty.set(t.id, t);
     this.#publishStatus(t);
     this.schedule();
   }
@@ -350,6 +390,7 @@ export class Scheduler {
   tick(): void {
     if (this.#closed) return;
     try {
+      this.#flush();
       const busy = new Set<string>();
       for (const d of [...this.deployments.values()]) {
         this.#progress(d);
@@ -534,7 +575,7 @@ export class Scheduler {
       slaveId: SLAVE_ID,
     };
     this.#store.putTask(t);
-    this.tasks.set(taskId, t);
+    this.#addTask(t);
     this.queueSince.delete(app.id);
     this.stats.launched++;
     const sandboxDir = join(this.#o.dataDir, 'sandboxes', taskId);
