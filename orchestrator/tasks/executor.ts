@@ -13,7 +13,7 @@ import { closeSync, mkdirSync, openSync, readSync, fstatSync, accessSync, consta
 import { delimiter, join } from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import type { Executor, LaunchSpec, TaskState, TaskStatusUpdate } from './types.ts';
-import { isLive, killGroupNow, liveDescendants, signalGroup, signalPid, waitGroupGone } from './process-group.ts';
+import { allProcesses, killGroupNow, liveDescendants, sameLiveProcess, signalGroup, signalPid, waitGroupGone, type ProcInfo } from './process-group.ts';
 import { podmanRunArgs, findPodman, removeContainer, containerName } from './podman.ts';
 
 /** Variables of the orchestrator's own environment that tasks inherit (the task's env wins). */
@@ -46,8 +46,8 @@ interface TaskRun {
   state: TaskState;
   killing: boolean;
   killReason: string | undefined;
-  /** Descendants seen while the main process was alive (may have left the group). */
-  descendants: Set<number>;
+  /** Descendants seen in another process group while the main process was alive: pid → start time. */
+  descendants: Map<number, number>;
   done: Promise<void>;
   resolveDone: () => void;
   sigkillTimer: NodeJS.Timeout | undefined;
@@ -161,7 +161,7 @@ export class ProcessExecutor implements Executor {
       state: 'TASK_STAGING',
       killing: false,
       killReason: undefined,
-      descendants: new Set(),
+      descendants: new Map(),
       done,
       resolveDone,
       sigkillTimer: undefined,
@@ -254,28 +254,34 @@ export class ProcessExecutor implements Executor {
     child.once('exit', (code, signal) => void this.#onExit(run, code, signal));
   }
 
-  /** While tasks run, remembers their descendants every second (to find those that left the group). */
+  /**
+   * While tasks run, remembers every second which of their descendants left the task's process
+   * group (setsid, setpgid): those are not reached by a group signal. One /proc snapshot per tick.
+   */
   #ensureScan(): void {
     if (this.#scanTimer) return;
     this.#scanTimer = setInterval(() => {
-      const running = [...this.#tasks.values()].filter((t) => t.pid !== undefined && !t.terminal);
+      const running = [...this.#tasks.values()].filter((t) => t.pid !== undefined && !t.terminal && !t.exited);
       if (running.length === 0) {
         clearInterval(this.#scanTimer);
         this.#scanTimer = undefined;
         return;
       }
-      for (const t of running) this.#rememberDescendants(t);
+      const snapshot = allProcesses();
+      for (const t of running) this.#rememberDescendants(t, snapshot);
     }, 1000);
     this.#scanTimer.unref();
   }
 
-  #rememberDescendants(run: TaskRun): void {
+  #rememberDescendants(run: TaskRun, snapshot?: ProcInfo[]): void {
     if (run.pid === undefined) return;
-    for (const d of liveDescendants(run.pid)) run.descendants.add(d);
+    for (const [pid, start] of run.descendants) if (!sameLiveProcess(pid, start)) run.descendants.delete(pid);
+    for (const d of liveDescendants(run.pid, snapshot)) if (d.pgid !== run.pid) run.descendants.set(d.pid, d.start);
   }
 
+  /** Remembered descendants outside the group that are still the same live processes. */
   #extraPids(run: TaskRun): number[] {
-    return [...run.descendants].filter((p) => isLive(p));
+    return [...run.descendants].filter(([pid, start]) => sameLiveProcess(pid, start)).map(([pid]) => pid);
   }
 
   async #onExit(run: TaskRun, code: number | null, signal: NodeJS.Signals | null): Promise<void> {

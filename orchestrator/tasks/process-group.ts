@@ -9,6 +9,8 @@ export interface ProcInfo {
   ppid: number;
   pgid: number;
   state: string;
+  /** Start time in clock ticks since boot: with the pid, identifies a process across pid reuse. */
+  start: number;
 }
 
 /** Parses /proc/<pid>/stat; undefined when the process is gone. */
@@ -22,7 +24,7 @@ export function procInfo(pid: number): ProcInfo | undefined {
   // "pid (comm) state ppid pgrp ..." — comm may contain spaces and parentheses: split after the last ')'.
   const close = stat.lastIndexOf(')');
   const rest = stat.slice(close + 2).split(' ');
-  return { pid, state: rest[0] ?? '?', ppid: Number(rest[1]), pgid: Number(rest[2]) };
+  return { pid, state: rest[0] ?? '?', ppid: Number(rest[1]), pgid: Number(rest[2]), start: Number(rest[19]) };
 }
 
 const HAS_PROC = (() => {
@@ -67,16 +69,16 @@ export function liveMembers(pgid: number): number[] {
 }
 
 /** Live descendants of `pid` (children, grandchildren …), whatever their process group. */
-export function liveDescendants(pid: number): number[] {
+export function liveDescendants(pid: number, snapshot?: ProcInfo[]): ProcInfo[] {
   if (!HAS_PROC) return [];
-  const procs = allProcesses();
+  const procs = snapshot ?? allProcesses();
   const children = new Map<number, ProcInfo[]>();
   for (const p of procs) {
     const list = children.get(p.ppid);
     if (list) list.push(p);
     else children.set(p.ppid, [p]);
   }
-  const out: number[] = [];
+  const out: ProcInfo[] = [];
   const stack = [pid];
   const seen = new Set<number>();
   while (stack.length) {
@@ -84,11 +86,17 @@ export function liveDescendants(pid: number): number[] {
     for (const c of children.get(cur) ?? []) {
       if (seen.has(c.pid)) continue;
       seen.add(c.pid);
-      if (c.state !== 'Z' && c.state !== 'X') out.push(c.pid);
+      if (c.state !== 'Z' && c.state !== 'X') out.push(c);
       stack.push(c.pid);
     }
   }
   return out;
+}
+
+/** True when `pid` is still the very process seen earlier (same start time) and not a zombie. */
+export function sameLiveProcess(pid: number, start: number): boolean {
+  const info = procInfo(pid);
+  return info !== undefined && info.start === start && info.state !== 'Z' && info.state !== 'X';
 }
 
 /** Sends a signal to the whole group; false when the group no longer exists. */
