@@ -102,6 +102,11 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
     expect(execFileSync('sysctl', ['-n', 'net.ipv4.ip_forward'], { encoding: 'utf8' }).trim()).toBe(readForwardAtStart);
   });
 
+  it('refuses a subnet the machine already uses, creating nothing', async () => {
+    await expect(Isolation.open({ prefix: 'smtx', subnet: '10.213.101.128/25' })).rejects.toThrow(/10\.213\.101\.128\/25 is already in use on this machine .*--netns-subnet/);
+    expect(await leftovers('smtx')).toEqual({ namespaces: [], links: [], tables: [], routes: [] });
+  });
+
   it('tasks reach each other and the host, the host reaches them, and nothing else is routed', async () => {
     const a = await iso.taskStarting({ taskId: 'a', appId: '/a', labels: {}, groups: [], hostnames: ['alpha'] });
     const b = await iso.taskStarting({ taskId: 'b', appId: '/b', labels: {}, groups: [], hostnames: ['beta'] });

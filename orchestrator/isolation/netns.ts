@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { GUARD_METRIC, NETNS_ETC, cleanupAll, killNamespacePids, type CleanupReport } from './cleanup.ts';
 import { run, tryRun } from './exec.ts';
-import { Ipam, gatewayOf, parseSubnet, type Allocation, type Subnet } from './ipam.ts';
+import { Ipam, gatewayOf, ipToInt, parseSubnet, type Allocation, type Subnet } from './ipam.ts';
 import { checkPrefix, namesFor, type Names } from './names.ts';
 
 export const DEFAULT_SUBNET = '10.213.0.0/24';
@@ -72,6 +72,7 @@ export class TaskNetwork {
    */
   async start(): Promise<CleanupReport> {
     const leftovers = await this.cleanup();
+    await this.#checkSubnetFree();
     const br = this.names.bridge;
     try {
       await run('ip', ['-4', 'route', 'add', 'unreachable', this.subnet.cidr, 'metric', String(GUARD_METRIC)]);
@@ -86,6 +87,32 @@ export class TaskNetwork {
     this.#started = true;
     this.#log(`isolation: bridge ${br} with ${this.gateway}/${this.subnet.prefixLength}; tasks get addresses in ${this.subnet.cidr}`);
     return leftovers;
+  }
+
+  /** Refuses a subnet that the machine already uses (a route or an address overlapping it). */
+  async #checkSubnetFree(): Promise<void> {
+    const overlaps = (dst: string): boolean => {
+      if (dst === 'default') return false;
+      const [net, lenText] = dst.split('/');
+      try {
+        const len = lenText === undefined ? 32 : Number(lenText);
+        const start = ipToInt(net!);
+        const size = 2 ** (32 - len);
+        const ours = 2 ** (32 - this.subnet.prefixLength);
+        return start < this.subnet.base + ours && this.subnet.base < start + size;
+      } catch {
+        return false;
+      }
+    };
+    const { stdout: routes } = await run('ip', ['-4', 'route', 'show', 'table', 'all']);
+    for (const line of routes.split('\n')) {
+      const parts = line.trim().split(/\s+/);
+      // "unreachable 10.213.0.0/24 …", "local 10.213.0.1 dev …" or "10.0.0.0/8 via …"
+      const dst = ['unreachable', 'local', 'broadcast', 'blackhole', 'prohibit', 'throw', 'unicast'].includes(parts[0] ?? '') ? parts[1] : parts[0];
+      if (dst && overlaps(dst)) {
+        throw new Error(`the task subnet ${this.subnet.cidr} is already in use on this machine (route: ${line.trim()}): choose another with --netns-subnet`);
+      }
+    }
   }
 
   #guardRuleset(): string {
