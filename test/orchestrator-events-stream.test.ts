@@ -85,6 +85,20 @@ describe('GET /v2/events', () => {
     expect(prefix.frames).toEqual([]);
   });
 
+  it('drops plan.original and plan.target for ?plan-format=light clients only', async () => {
+    const { bus, url } = await serve();
+    const full = await sse(url, '/v2/events?event_type=deployment_info');
+    const light = await sse(url, '/v2/events?event_type=deployment_info&event_type=app_terminated_event&plan-format=light');
+    const plan = { id: 'd1', version: 'v', steps: [], original: { id: '/', apps: [] }, target: { id: '/', apps: [{ id: '/a' }] } };
+    bus.publish('deployment_info', { plan, currentStep: { actions: [] } });
+    bus.publish('app_terminated_event', { appId: '/a' });
+    await waitFor(() => full.frames.length === 1 && light.frames.length === 2);
+    expect((full.frames[0]!.data as { plan: unknown }).plan).toEqual(plan);
+    expect((light.frames[0]!.data as { plan: unknown }).plan).toEqual({ id: 'd1', version: 'v', steps: [] });
+    expect(light.frames[0]!.data).toMatchObject({ eventType: 'deployment_info', currentStep: { actions: [] } });
+    expect(light.frames[1]!.data).toMatchObject({ eventType: 'app_terminated_event', appId: '/a' });
+  });
+
   it('sends a bare CRLF heartbeat', async () => {
     const { url } = await serve({ heartbeatMs: 50 });
     const c = await sse(url, '/v2/events?event_type=none');

@@ -36,6 +36,24 @@ export function sseFrame(event: MarathonEvent): string {
   return frame;
 }
 
+const lightFrameCache = new WeakMap<MarathonEvent, string>();
+
+/**
+ * The frame for `?plan-format=light` clients (Marathon ≥1.6): deployment events without
+ * plan.original and plan.target, the two root-group snapshots that make them large.
+ */
+export function sseFrameLight(event: MarathonEvent): string {
+  const plan = event.plan as Record<string, unknown> | undefined;
+  if (!plan || typeof plan !== 'object' || (!('original' in plan) && !('target' in plan))) return sseFrame(event);
+  let frame = lightFrameCache.get(event);
+  if (frame === undefined) {
+    const { original: _o, target: _t, ...light } = plan;
+    frame = `event: ${event.eventType}\r\ndata: ${JSON.stringify({ ...event, plan: light })}\r\n\r\n`;
+    lightFrameCache.set(event, frame);
+  }
+  return frame;
+}
+
 /** True when the Accept header names text/event-stream (with q > 0). `*\/*` alone is not enough. */
 export function acceptsEventStream(accept: string | undefined): boolean {
   if (!accept) return false;
@@ -86,6 +104,8 @@ export function registerEventStream(app: FastifyInstance, opts: EventStreamOptio
       });
     }
     const filter = eventTypes(req.query);
+    const planFormat = (req.query as Record<string, unknown> | undefined)?.['plan-format'];
+    const frameOf = planFormat === 'light' ? sseFrameLight : sseFrame;
     const remoteAddress = req.ip;
     reply.hijack();
     // The client may have left while earlier hooks (authentication) ran: no 'close' would follow.
@@ -157,7 +177,7 @@ export function registerEventStream(app: FastifyInstance, opts: EventStreamOptio
           return;
         }
       }
-      write(sseFrame(event));
+      write(frameOf(event));
       if (res.writableLength > maxBufferedBytes) {
         client.close(`disconnected: this client read too slowly (more than ${maxBufferedBytes} bytes outstanding); reconnect and re-read state`);
       }
