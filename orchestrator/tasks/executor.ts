@@ -13,7 +13,7 @@ import { closeSync, mkdirSync, openSync, readSync, fstatSync, accessSync, consta
 import { delimiter, join } from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import type { Executor, LaunchSpec, TaskState, TaskStatusUpdate } from './types.ts';
-import { allProcesses, killGroupNow, liveDescendants, sameLiveProcess, signalGroup, signalPid, waitGroupGone, type ProcInfo } from './process-group.ts';
+import { allProcesses, processSnapshot, killGroupNow, liveDescendants, sameLiveProcess, signalGroup, signalPid, waitGroupGone, type ProcInfo } from './process-group.ts';
 import { podmanRunArgs, findPodman, removeContainer, containerName } from './podman.ts';
 
 /** Variables of the orchestrator's own environment that tasks inherit (the task's env wins). */
@@ -276,7 +276,7 @@ export class ProcessExecutor implements Executor {
   #rememberDescendants(run: TaskRun, snapshot?: ProcInfo[]): void {
     if (run.pid === undefined) return;
     for (const [pid, start] of run.descendants) if (!sameLiveProcess(pid, start)) run.descendants.delete(pid);
-    for (const d of liveDescendants(run.pid, snapshot)) if (d.pgid !== run.pid) run.descendants.set(d.pid, d.start);
+    for (const d of liveDescendants(run.pid, snapshot ?? processSnapshot(20))) if (d.pgid !== run.pid) run.descendants.set(d.pid, d.start);
   }
 
   /** Remembered descendants outside the group that are still the same live processes. */

@@ -53,17 +53,30 @@ export function allProcesses(): ProcInfo[] {
   return out;
 }
 
-/** Pids of the group's processes that are still alive (zombies excluded). */
-export function liveMembers(pgid: number): number[] {
-  if (!HAS_PROC) {
-    try {
-      process.kill(-pgid, 0);
-      return [pgid];
-    } catch {
-      return [];
-    }
+let cached: { at: number; procs: ProcInfo[] } | undefined;
+
+/**
+ * A /proc snapshot at most `maxAgeMs` old, shared by everyone polling at the same moment (killing
+ * 100 tasks at once then costs one scan per poll round, not 100).
+ */
+export function processSnapshot(maxAgeMs = 10): ProcInfo[] {
+  const now = Date.now();
+  if (!cached || now - cached.at > maxAgeMs) cached = { at: now, procs: allProcesses() };
+  return cached.procs;
+}
+
+/**
+ * Pids of the group's processes that are still alive (zombies excluded). `maxAgeMs` allows a
+ * slightly old /proc snapshot; pass 0 for an exact answer.
+ */
+export function liveMembers(pgid: number, maxAgeMs = 0): number[] {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return []; // no process at all in the group (not even a zombie)
   }
-  return allProcesses()
+  if (!HAS_PROC) return [pgid];
+  return processSnapshot(maxAgeMs)
     .filter((p) => p.pgid === pgid && p.state !== 'Z' && p.state !== 'X')
     .map((p) => p.pid);
 }
@@ -118,9 +131,12 @@ export function signalPid(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** True when no live process of the group remains. */
-export function groupGone(pgid: number): boolean {
-  return liveMembers(pgid).length === 0;
+/**
+ * True when no live process of the group remains. A snapshot up to 10 ms old is fine here: the
+ * callers poll, and after a SIGKILL of the group no member can start new ones.
+ */
+export function groupGone(pgid: number, maxAgeMs = 10): boolean {
+  return liveMembers(pgid, maxAgeMs).length === 0;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
