@@ -13,6 +13,7 @@ import { ApiError, isConfigChange, safePath, type AppDefinition } from './state/
 import type { DelayRecord, Store, StoredDeployment, TaskRecord } from './state/store.ts';
 import { BACKOFF_STATES, configVersionOf, isDelayed, nextDelay } from './launch-queue/backoff.ts';
 import { buildPlan, restartStrategy, type AppChange } from './deployment/plan.ts';
+import type { HealthMonitor } from './health/monitor.ts';
 
 export interface HealthResult {
   alive: boolean;
@@ -38,6 +39,8 @@ export interface SchedulerOptions {
   envVarsPrefix?: string | undefined;
   /** Reconcile period in ms (back-off deadlines, deployment progress). */
   tickMs?: number;
+  /** Runs the apps' health checks on running tasks (orchestrator/health). */
+  healthMonitor?: HealthMonitor | undefined;
 }
 
 export interface DeploymentResult {
@@ -61,6 +64,8 @@ export class Scheduler {
   readonly failures = new Map<string, Record<string, unknown>>();
   readonly health = new Map<string, HealthResult[]>();
   readonly queueSince = new Map<string, string>();
+  /** Environment and sandbox of live tasks (COMMAND health checks run with them). */
+  readonly #launchInfo = new Map<string, { env: Record<string, string>; sandboxDir: string }>();
   readonly #byApp = new Map<string, Map<string, TaskRecord>>();
   readonly #dirty = new Map<string, TaskRecord | null>();
   readonly #dirtyFailures = new Map<string, Record<string, unknown>>();
@@ -118,6 +123,7 @@ export class Scheduler {
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
+    this.#o.healthMonitor?.close();
     await this.#o.executor.shutdown();
     this.#unsubscribe?.();
     // Clean shutdown: every task was killed, so none is left to find after the next start.
@@ -310,6 +316,7 @@ export class Scheduler {
     if (!t.killing) {
       t.killing = true;
       this.stats.killed++;
+      this.#o.healthMonitor?.setRunning(t.id, false);
     }
     await this.#o.executor.kill(t.id, reason);
   }
@@ -328,11 +335,21 @@ export class Scheduler {
     t.state = u.state;
     t.message = u.message;
     if (u.pid !== undefined) t.pid = u.pid;
-    if (u.state === 'TASK_RUNNING' && !t.startedAt) t.startedAt = u.timestamp;
     const app = this.apps.get(t.appId);
+    const monitor = this.#o.healthMonitor;
+    if (u.state === 'TASK_RUNNING' && !t.startedAt) {
+      t.startedAt = u.timestamp;
+      if (monitor && app && app.healthChecks.length > 0 && !t.killing) {
+        const info = this.#launchInfo.get(t.id);
+        monitor.add({ taskId: t.id, appId: t.appId, version: t.version, host: '127.0.0.1', ports: t.ports, env: info?.env, sandboxDir: info?.sandboxDir, runningSince: u.timestamp }, app.healthChecks);
+      }
+    }
+    if (u.state === 'TASK_KILLING') monitor?.setRunning(t.id, false);
     if (TERMINAL_STATES.has(u.state)) {
       this.#removeTask(t);
       this.health.delete(t.id);
+      this.#launchInfo.delete(t.id);
+      this.#o.healthMonitor?.remove(t.id);
       const failure = { appId: t.appId, host: t.host, message: u.message, state: u.state, taskId: t.id, timestamp: u.timestamp, version: t.version, slaveId: SLAVE_ID };
       let delay: DelayRecord | undefined;
       if (app && BACKOFF_STATES.has(u.state)) {
@@ -594,6 +611,7 @@ export class Scheduler {
         : {}),
     };
     if (spec.cmd === null && spec.args === null && !docker) spec.cmd = 'true';
+    this.#launchInfo.set(taskId, { env: spec.env, sandboxDir });
     try {
       this.#o.executor.launch(spec);
     } catch (err) {

@@ -9,7 +9,8 @@ import type { Logger } from '../shared/logger.ts';
 import { EventBus } from './events/bus.ts';
 import { openDatabase } from './state/db.ts';
 import { Store } from './state/store.ts';
-import { Scheduler } from './scheduler.ts';
+import { Scheduler, type HealthResult } from './scheduler.ts';
+import { HealthMonitor } from './health/monitor.ts';
 import type { Executor } from './tasks/types.ts';
 import { ProcessExecutor } from './tasks/executor.ts';
 import { registerEvents } from './events/plugin.ts';
@@ -73,7 +74,20 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
   }
   const localPortMin = opts.localPortMin ?? 10000;
   const localPortMax = opts.localPortMax ?? 20000;
-  const scheduler = new Scheduler({
+  const healthMonitor = new HealthMonitor({
+    logger: opts.logger,
+    onResult: (e) => scheduler.setHealth(e.taskId, e.results as HealthResult[]),
+    onFailedCheck: (e) => bus.publish('failed_health_check_event', { appId: e.appId, instanceId: e.instanceId, healthCheck: e.healthCheck }),
+    onHealthChanged: (e) => bus.publish('health_status_changed_event', { appId: e.appId, instanceId: e.instanceId, version: e.version, alive: e.alive }),
+    onInstanceHealthChanged: (e) => bus.publish('instance_health_changed_event', { instanceId: e.instanceId, runSpecId: e.appId, healthy: e.healthy, runSpecVersion: e.version }),
+    onKill: (e) => {
+      const t = scheduler.tasks.get(e.taskId);
+      bus.publish('unhealthy_instance_kill_event', { appId: e.appId, taskId: e.taskId, instanceId: e.instanceId, version: e.version, reason: e.reason, host: t?.host ?? hostname, slaveId: t?.slaveId ?? null }, e.lastFailure);
+      if (t) void scheduler.killTask(t, `unhealthy: ${e.reason}`);
+    },
+  });
+  const scheduler: Scheduler = new Scheduler({
+    healthMonitor,
     store, bus, executor, logger: opts.logger, hostname, dataDir: opts.dataDir, localPortMin, localPortMax,
     taskPortMin: opts.taskPortMin ?? 31000, taskPortMax: opts.taskPortMax ?? 32000, envVarsPrefix: opts.envVarsPrefix, tickMs: opts.tickMs ?? 200,
   });
