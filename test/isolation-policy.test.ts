@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
+import yargs from 'yargs';
+import { isolationOptions, prefixFlag, subnetFlag } from '../orchestrator/isolation/flags.ts';
 import { Ipam, parseSubnet } from '../orchestrator/isolation/ipam.ts';
 import { checkPrefix, namesFor, ownedName } from '../orchestrator/isolation/names.ts';
 import { allows, computeRules, renderRuleset, validatePolicy, type NetworkPolicy, type TaskNetInfo } from '../orchestrator/isolation/policy.ts';
@@ -52,6 +54,16 @@ describe('subnets, addresses and names', () => {
     expect(() => checkPrefix('Bad-')).toThrow(/invalid isolation prefix/);
     expect(ownedName('sm', 'sm-t2')).toBe(true);
     expect(ownedName('sm', 'sm2-t2')).toBe(false);
+  });
+});
+
+describe('isolation flags', () => {
+  it('have defaults and name the flag in errors', async () => {
+    const parse = (argv: string[]) => isolationOptions(yargs(argv).exitProcess(false).strict()).parseAsync();
+    expect(await parse([])).toMatchObject({ isolation: 'off', netnsSubnet: '10.213.0.0/24', netnsPrefix: 'smap' });
+    expect(await parse(['--isolation=netns', '--netns_subnet=10.77.0.0/16', '--netns-prefix=sm2'])).toMatchObject({ isolation: 'netns', netnsSubnet: '10.77.0.0/16', netnsPrefix: 'sm2' });
+    expect(() => subnetFlag('netns-subnet')('1.2.3.0/24')).toThrow(/^invalid value for --netns-subnet: .*private range/);
+    expect(() => prefixFlag('netns-prefix')('Bad')).toThrow(/^invalid value for --netns-prefix: "Bad"/);
   });
 });
 

@@ -1,0 +1,48 @@
+// The orchestrator's isolation flags, ready to add to its yargs definition:
+//   --isolation=off|netns   (default off)
+//   --netns-subnet=CIDR     private IPv4 subnet of the task network (default 10.213.0.0/24)
+//   --netns-prefix=NAME     prefix of every namespace, link and table (default smap; one per orchestrator)
+// Bad values exit 2 naming the flag (FlagError from shared/cli.ts).
+import type { Argv } from 'yargs';
+import { FlagError, stringFlag } from '../../shared/cli.ts';
+import { parseSubnet } from './ipam.ts';
+import { DEFAULT_PREFIX, DEFAULT_SUBNET } from './netns.ts';
+import { PREFIX_PATTERN } from './names.ts';
+
+export interface IsolationFlags {
+  isolation: 'off' | 'netns';
+  netnsSubnet: string;
+  netnsPrefix: string;
+}
+
+export function subnetFlag(flag: string) {
+  return (value: unknown): string => {
+    const s = stringFlag(flag)(value);
+    try {
+      return parseSubnet(s).cidr;
+    } catch (err) {
+      throw new FlagError(`invalid value for --${flag}: ${(err as Error).message}`);
+    }
+  };
+}
+
+export function prefixFlag(flag: string) {
+  return (value: unknown): string => {
+    const s = stringFlag(flag)(value);
+    if (!PREFIX_PATTERN.test(s)) throw new FlagError(`invalid value for --${flag}: ${JSON.stringify(s)} (expected 2 to 6 lowercase letters or digits, starting with a letter)`);
+    return s;
+  };
+}
+
+/** Adds the three options to a yargs instance (underscore aliases as for Marathon's flags). */
+export function isolationOptions<T>(y: Argv<T>): Argv<T> {
+  return y
+    .option('isolation', {
+      type: 'string',
+      choices: ['off', 'netns'],
+      default: 'off',
+      describe: 'netns: every task of an app with ipAddress gets its own network namespace and address on a bridge owned by the orchestrator, with network policies enforced by nftables (needs root, iproute2 and nftables)',
+    })
+    .option('netns-subnet', { alias: 'netns_subnet', type: 'string', default: DEFAULT_SUBNET, describe: 'private IPv4 subnet of the task network (the host is its first address); nothing is routed outside it', coerce: subnetFlag('netns-subnet') })
+    .option('netns-prefix', { alias: 'netns_prefix', type: 'string', default: DEFAULT_PREFIX, describe: 'prefix of the namespaces, links and nftables tables this orchestrator creates (and removes at stop and after a crash)', coerce: prefixFlag('netns-prefix') }) as unknown as Argv<T>;
+}
