@@ -134,6 +134,18 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
     expect(await leftovers(PREFIX, SUBNET)).toMatchObject({ namespaces: [], links: [`${PREFIX}-br`] });
   });
 
+  it('starts and stops many tasks at once, each with its own address', async () => {
+    const ids = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'];
+    const started = await Promise.all(ids.map((taskId) => iso.taskStarting({ taskId, appId: `/${taskId}`, labels: { app: 'm' }, groups: [] })));
+    expect(new Set(started.map((s) => s.ip)).size).toBe(ids.length);
+    expect(new Set(started.map((s) => s.netns)).size).toBe(ids.length);
+    const m6 = started[5]!;
+    await serve(m6.netns, 7000, 'm6');
+    await expectConnect(started[0]!.netns, m6.ip, 7000, 'ok');
+    await Promise.all(ids.map((id) => iso.taskStopped(id)));
+    expect(await leftovers(PREFIX, SUBNET)).toMatchObject({ namespaces: [], links: [`${PREFIX}-br`] });
+  });
+
   it('network groups: a task accepts only tasks that share a group (and the host)', async () => {
     const x1 = await iso.taskStarting({ taskId: 'x1', appId: '/x1', labels: {}, groups: ['x'] });
     const x2 = await iso.taskStarting({ taskId: 'x2', appId: '/x2', labels: {}, groups: ['x', 'y'] });

@@ -60,11 +60,21 @@ export class Isolation {
     return this.network.gateway;
   }
 
-  /** Gives the task its namespace and address and applies every task's rules; call before launching it. */
+  /**
+   * Gives the task its namespace and address and applies every task's rules; call before launching
+   * it. Throws (and undoes the attachment) when the task's own rules cannot be applied.
+   */
   async taskStarting(task: TaskIdentity): Promise<{ netns: string; ip: string; sync: SyncResult }> {
     const { netns, ip } = await this.network.attachTask(task.taskId);
     this.#tasks.set(task.taskId, { ...task, netns, ip });
-    return { netns, ip, sync: await this.engine.sync() };
+    const sync = await this.engine.sync();
+    const failed = sync.failed.find((f) => f.taskId === task.taskId);
+    if (failed) {
+      // Never start a task whose rules are not in place: it would accept what policies forbid.
+      await this.taskStopped(task.taskId);
+      throw new Error(`cannot enforce the network policies of task ${task.taskId}: ${failed.error}`);
+    }
+    return { netns, ip, sync };
   }
 
   /** Removes the task's namespace (killing what still runs in it), frees its address, updates the others' rules. */
