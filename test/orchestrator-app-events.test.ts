@@ -1,0 +1,64 @@
+// Events follow every state change: the stream (/v2/events) shows api_post_event,
+// group_change_success, deployment_info/step_success/success, status_update_event,
+// instance_changed_event and app_terminated_event for an app's life.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stopAll } from './helpers/process.ts';
+import { startOrchestrator, type StartedOrchestrator } from './helpers/orchestrator.ts';
+import { waitFor } from './helpers/wait.ts';
+
+let o: StartedOrchestrator;
+beforeAll(async () => {
+  o = await startOrchestrator(['--task-port-min=39000', '--task-port-max=39100']);
+}, 30_000);
+afterAll(async () => {
+  await o?.proc.stop('SIGTERM');
+  await stopAll();
+});
+
+describe('events', () => {
+  it('publishes the events of create, run and delete in order', async () => {
+    const ac = new AbortController();
+    const res = await fetch(`${o.url}/v2/events`, { headers: { accept: 'text/event-stream' }, signal: ac.signal });
+    expect(res.status).toBe(200);
+    const events: any[] = [];
+    const reader = res.body!.getReader();
+    let buf = '';
+    const pump = (async () => {
+      const dec = new TextDecoder();
+      for (;;) {
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+        if (done) return;
+        buf += dec.decode(value, { stream: true });
+        let i: number;
+        while ((i = buf.search(/\r?\n\r?\n/)) >= 0) {
+          const frame = buf.slice(0, i);
+          buf = buf.slice(i).replace(/^\r?\n\r?\n/, '');
+          const data = frame.split(/\r?\n/).find((l) => l.startsWith('data:'));
+          if (data) events.push(JSON.parse(data.slice(5).trim()));
+        }
+      }
+    })();
+    await waitFor(() => events.some((e) => e.eventType === 'event_stream_attached'), { timeoutMs: 5000 });
+    const r = await o.call('POST', '/v2/apps', { id: '/ev', cmd: 'exec sleep 1000', instances: 1 });
+    const dep = r.body.deployments[0].id;
+    await waitFor(() => events.some((e) => e.eventType === 'deployment_success' && e.id === dep), { timeoutMs: 15_000, message: 'deployment_success' });
+    await o.call('DELETE', '/v2/apps/ev');
+    await waitFor(() => events.some((e) => e.eventType === 'app_terminated_event' && e.appId === '/ev'), { timeoutMs: 15_000, message: 'app_terminated_event' });
+    ac.abort();
+    await pump;
+    const types = events.map((e) => e.eventType);
+    const at = (t: string) => types.indexOf(t);
+    expect(at('api_post_event')).toBeGreaterThanOrEqual(0);
+    expect(events[at('api_post_event')].appDefinition.id).toBe('/ev');
+    expect(at('group_change_success')).toBeLessThan(at('deployment_info'));
+    expect(at('deployment_info')).toBeLessThan(at('deployment_step_success'));
+    expect(at('deployment_step_success')).toBeLessThan(at('deployment_success'));
+    const running = events.find((e) => e.eventType === 'status_update_event' && e.taskStatus === 'TASK_RUNNING');
+    expect(running).toMatchObject({ appId: '/ev', host: '127.0.0.1', slaveId: expect.any(String), version: expect.any(String) });
+    expect(events.find((e) => e.eventType === 'deployment_info').currentStep.actions[0]).toEqual({ action: 'StartApplication', app: '/ev' });
+    expect(events.some((e) => e.eventType === 'status_update_event' && e.taskStatus === 'TASK_KILLED')).toBe(true);
+    expect(events.some((e) => e.eventType === 'instance_changed_event' && e.condition === 'Running' && e.runSpecId === '/ev')).toBe(true);
+    expect(events.find((e) => e.eventType === 'deployment_success').plan.steps.length).toBe(2);
+  }, 30_000);
+});
