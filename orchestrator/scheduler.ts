@@ -3,7 +3,7 @@
 // change is announced on the EventBus. A reconcile loop drives deployments (start, scale, rolling
 // restart, stop) and keeps `instances` tasks of every app running, with launch back-off.
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { v1 as uuidv1 } from 'uuid';
 import type { EventBus } from './events/bus.ts';
 import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from './tasks/types.ts';
@@ -107,7 +107,22 @@ export class Scheduler {
     for (const d of this.#store.loadDelays()) this.delays.set(d.appId, d);
     for (const [k, v] of this.#store.loadFailures()) this.failures.set(k, v);
     const leftovers = this.#store.loadTasks();
-    for (const t of leftovers) if (t.pid) await this.#o.executor.killOrphan(t.pid);
+    if (leftovers.length > 0) {
+      // Only processes that carry the task's MESOS_TASK_ID are killed (a recorded pid may have been
+      // reused by an unrelated process); processes whose pid was never recorded are found the same way.
+      const found = findTaskProcesses(new Set(leftovers.map((t) => t.id)));
+      for (const t of leftovers) {
+        const pids = found.get(t.id) ?? [];
+        if (t.pid && pids.includes(t.pid)) await this.#o.executor.killOrphan(t.pid);
+        for (const pid of pids) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        }
+      }
+    }
     this.#store.tx(() => {
       for (const t of leftovers) this.#store.deleteTask(t.id);
     });
@@ -362,14 +377,26 @@ export class Scheduler {
       if (delay) this.#dirtyDelays.set(delay.appId, delay);
       if (recordFailure) this.failures.set(t.appId, failure);
       if (delay) this.delays.set(delay.appId, delay);
-      try {
-        rmSync(join(this.#o.dataDir, 'sandboxes', t.id), { recursive: true, force: true });
-      } catch {
-        /* best effort */
-      }
+      this.#pruneSandboxes(t);
     } else this.#dirty.set(t.id, t);
     this.#publishStatus(t);
     this.schedule();
+  }
+
+  /** Sandboxes of finished tasks are kept for inspection: the last 5 per app. */
+  readonly #finishedSandboxes = new Map<string, string[]>();
+  #pruneSandboxes(t: TaskRecord): void {
+    const list = this.#finishedSandboxes.get(t.appId) ?? [];
+    list.push(t.id);
+    while (list.length > 5) {
+      const old = list.shift()!;
+      try {
+        rmSync(join(this.#o.dataDir, 'sandboxes', old), { recursive: true, force: true });
+      } catch {
+        /* best effort */
+      }
+    }
+    this.#finishedSandboxes.set(t.appId, list);
   }
 
   #publishStatus(t: TaskRecord): void {
@@ -729,6 +756,29 @@ export class Scheduler {
     if (hc && hc.length) out.healthCheckResults = hc;
     return out;
   }
+}
+
+/** pids of processes whose environment has MESOS_TASK_ID set to one of `taskIds` (Linux /proc). */
+export function findTaskProcesses(taskIds: Set<string>): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    let env: string;
+    try {
+      env = readFileSync(`/proc/${e}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    const m = env.match(/(?:^|\0)MESOS_TASK_ID=([^\0]*)/);
+    if (m && taskIds.has(m[1]!)) out.set(m[1]!, [...(out.get(m[1]!) ?? []), Number(e)]);
+  }
+  return out;
 }
 
 function fmt(n: number): string {
