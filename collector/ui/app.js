@@ -1,4 +1,4 @@
-/* global URLSearchParams, AbortSignal, Path2D */
+/* global URLSearchParams, AbortSignal */
 // Starmap collector UI: polls /responses every second and draws what the probes see as a graph
 // (canvas) and a reachability matrix (an HTML table, the accessible view). No framework, no CDN.
 // Test hook: window.__starmap holds the current model (nodes, edges, matrix, state).
@@ -11,10 +11,11 @@ const SOURCE = EXAMPLE ? '/responses/example' : '/responses';
 const PALETTE = ['#8e7cc3', '#4fb3d9', '#e06c9f', '#f0a14a', '#5cc9a7', '#e3d26f', '#7aa6ff', '#c678dd', '#56d4dd'];
 const COLOR_BAD = '#ff6b6b';
 const COLOR_UNKNOWN = '#8b949e';
+const BG = '#0d1117';
 
 const $ = (id) => document.getElementById(id);
 const canvas = $('graph');
-const ctx = canvas.getContext('2d');
+const ctx = canvas.getContext('2d', { alpha: false });
 const tooltip = $('tooltip');
 
 const state = {
@@ -37,6 +38,7 @@ const model = { nodes: [], edges: [], matrix: { ids: [], rows: {} }, unmatched: 
 const lastTargets = new Map();
 let layoutDirty = true;
 let geometryDirty = true;
+let graphSig = '';
 let hover = null; // {kind:'node'|'edge', item}
 let pinned = null;
 
@@ -62,7 +64,7 @@ export function normalise(raw) {
   if (host.endsWith('.')) host = host.slice(0, -1);
   let port = u.port;
   if (!port) port = scheme === 'https' ? '443' : scheme === 'http' ? '80' : scheme === 'tcp' ? '80' : '';
-  return { scheme, host, port, key: `${scheme}://${host}:${port}`, hostPort: `${host}:${port}` };
+  return { scheme, host, port, path: m ? u.pathname : '', key: `${scheme}://${host}:${port}`, hostPort: `${host}:${port}` };
 }
 
 // ---------- model ----------
@@ -82,6 +84,7 @@ function buildModel(doc) {
   const ids = Object.keys(responses).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
   const oldIds = model.nodes.map((n) => n.id).join('\u0000');
   const prevPos = new Map(model.nodes.map((n) => [n.id, n]));
+  const prevGeo = new Map(model.edges.map((e) => [e.id, e.geo]));
   const nodes = ids.map((id, i) => {
     const entry = responses[id];
     const f = isFailing(entry);
@@ -100,18 +103,21 @@ function buildModel(doc) {
       failing: f.failing,
       reason: f.reason ?? null,
       message: f.message ?? null,
-      x: prev?.x, y: prev?.y, tx: 0, ty: 0,
+      x: prev?.x, y: prev?.y, tx: prev?.tx ?? 0, ty: prev?.ty ?? 0,
     };
     return n;
   });
   // Index by scheme+host+port, and by host+port for bare host:port targets.
+  // Several resources may share a host and port (different paths): then the path decides.
   const byKey = new Map();
   const byHostPort = new Map();
+  const add = (map, k, n) => { const l = map.get(k); if (l) l.push(n); else map.set(k, [n]); };
   for (const n of nodes) {
     if (!n.norm) continue;
-    if (!byKey.has(n.norm.key)) byKey.set(n.norm.key, n);
-    if (!byHostPort.has(n.norm.hostPort)) byHostPort.set(n.norm.hostPort, n);
+    add(byKey, n.norm.key, n);
+    add(byHostPort, n.norm.hostPort, n);
   }
+  const pick = (list, path) => (list ? (list.length === 1 || !path ? list[0] : (list.find((n) => n.norm.path === path) ?? list[0])) : undefined);
   const edges = [];
   const unmatched = [];
   const seen = new Set();
@@ -130,8 +136,8 @@ function buildModel(doc) {
     targets.forEach((t, i) => {
       if (t === null || typeof t !== 'object') return; // star's old shape: null for a failure
       const norm = normalise(t.url);
-      let to = norm ? byKey.get(norm.key) : undefined;
-      if (!to && norm && norm.scheme === 'tcp') to = byHostPort.get(norm.hostPort);
+      let to = norm ? pick(byKey.get(norm.key), norm.path) : undefined;
+      if (!to && norm && norm.scheme === 'tcp') to = pick(byHostPort.get(norm.hostPort), '');
       if (!to) {
         if (!unknown) unmatched.push({ from: n.id, url: t.url, reachable: t.reachable === true });
         return;
@@ -173,7 +179,17 @@ function buildModel(doc) {
   model.matrix = { ids, rows };
   model.byId = new Map(nodes.map((n) => [n.id, n]));
   if (ids.join('\u0000') !== oldIds) layoutDirty = true;
-  geometryDirty = true;
+  // Redraw the graph only when what it shows changed (not on every poll).
+  let sig = '';
+  for (const n of nodes) sig += `${n.id}|${n.failing}|${n.pending}|${n.reason}\n`;
+  for (const e of edges) sig += `${e.id}|${e.status}|${e.reason}\n`;
+  if (sig !== graphSig || layoutDirty) {
+    graphSig = sig;
+    geometryDirty = true;
+  } else {
+    // Same picture: keep the geometry already computed for these edges.
+    for (const e of edges) e.geo = prevGeo.get(e.id);
+  }
   if (hover) hover = refind(hover);
   if (pinned) pinned = refind(pinned);
 }
@@ -215,7 +231,9 @@ async function poll() {
     const gen = Date.parse(doc.generatedAt ?? '');
     if (!Number.isNaN(gen)) clockSkew = gen - Date.now();
     state.asOf = Number.isNaN(gen) ? Date.now() : gen;
+    const t0 = performance.now();
     buildModel(doc);
+    state.buildMs = performance.now() - t0;
     state.empty = model.nodes.length === 0;
   } catch (err) {
     state.connected = false;
@@ -381,6 +399,7 @@ function layout() {
 
 /** Geometry per edge: a quadratic curve bent to the left of its direction (A→B and B→A are two arcs). */
 function edgeGeometry(e) {
+  if (e.from === e.to) return selfGeometry(model.byId.get(e.from));
   const a = model.byId.get(e.from), b = model.byId.get(e.to);
   const dx = b.x - a.x, dy = b.y - a.y;
   const len = Math.hypot(dx, dy) || 1;
@@ -403,32 +422,46 @@ function edgeGeometry(e) {
   return { a, b, c, pt, t0, t1, end, angle: Math.atan2(end.y - before.y, end.x - before.x), mid: pt(0.5), samples, self: e.from === e.to };
 }
 
-let groups = null; // cached Path2D per style
+/** A probe that checks itself: a small loop on the outer side of its node. */
+function selfGeometry(n) {
+  let dx = n.x - W / 2, dy = n.y - H / 2;
+  const d = Math.hypot(dx, dy);
+  if (d < 1) { dx = 0; dy = -1; } else { dx /= d; dy /= d; }
+  const base = Math.atan2(dy, dx);
+  const r = nodeR + 2;
+  const a = { x: n.x + r * Math.cos(base - 0.55), y: n.y + r * Math.sin(base - 0.55) };
+  const b = { x: n.x + r * Math.cos(base + 0.55), y: n.y + r * Math.sin(base + 0.55) };
+  const c = { x: n.x + dx * nodeR * 3.4, y: n.y + dy * nodeR * 3.4 };
+  const pt = (t) => ({ x: (1 - t) * (1 - t) * a.x + 2 * (1 - t) * t * c.x + t * t * b.x, y: (1 - t) * (1 - t) * a.y + 2 * (1 - t) * t * c.y + t * t * b.y });
+  const end = pt(1), before = pt(0.95);
+  const samples = [];
+  for (let i = 0; i <= 12; i++) samples.push(pt(i / 12));
+  return { a, b, c, pt, t0: 0, t1: 1, end, angle: Math.atan2(end.y - before.y, end.x - before.x), mid: pt(0.5), samples, self: true };
+}
+
+let groups = null; // edges sorted by drawing style, with their curve and arrowhead points
 
 function rebuildGeometry() {
   const lineW = Math.max(1.2, Math.min(4, nodeR / 9));
   const byStyle = new Map();
-  const get = (key, make) => { let g = byStyle.get(key); if (!g) { g = make(); byStyle.set(key, g); } return g; };
+  const hl = Math.max(7, lineW * 3.2);
   for (const e of model.edges) {
-    if (e.from === e.to) { e.geo = null; continue; }
     const g = edgeGeometry(e);
     e.geo = g;
     const color = e.status === 'reachable' ? model.byId.get(e.from).color : e.status === 'unreachable' ? COLOR_BAD : COLOR_UNKNOWN;
-    const grp = get(`${e.status}|${color}`, () => ({ status: e.status, color, line: new Path2D(), heads: new Path2D() }));
-    const s = g.pt(g.t0);
-    grp.line.moveTo(s.x, s.y);
-    // Sub-curve from t0 to t1 of the quadratic (de Casteljau split).
+    const key = `${e.status}|${color}`;
+    let grp = byStyle.get(key);
+    if (!grp) { grp = { status: e.status, color, items: [] }; byStyle.set(key, grp); }
+    // Sub-curve from t0 to t1 of the quadratic (split), and the arrowhead at its end.
     const q = subQuad(g.a, g.c, g.b, g.t0, g.t1);
-    grp.line.quadraticCurveTo(q.c.x, q.c.y, q.e.x, q.e.y);
-    const hl = Math.max(7, lineW * 3.2);
     const { x, y } = g.end;
-    grp.heads.moveTo(x, y);
-    grp.heads.lineTo(x - hl * Math.cos(g.angle - 0.38), y - hl * Math.sin(g.angle - 0.38));
-    grp.heads.lineTo(x - hl * Math.cos(g.angle + 0.38), y - hl * Math.sin(g.angle + 0.38));
-    grp.heads.closePath();
+    grp.items.push({ q, head: [x, y, x - hl * Math.cos(g.angle - 0.38), y - hl * Math.sin(g.angle - 0.38), x - hl * Math.cos(g.angle + 0.38), y - hl * Math.sin(g.angle + 0.38)] });
   }
-  groups = { list: [...byStyle.values()], lineW };
+  // Unreachable and unknown first, reachable on top.
+  const order = { unknown: 0, unreachable: 1, reachable: 2 };
+  groups = { list: [...byStyle.values()].sort((a, b) => order[a.status] - order[b.status]), lineW };
   geometryDirty = false;
+  layersDirty = true;
 }
 
 function subQuad(p0, p1, p2, t0, t1) {
@@ -439,125 +472,148 @@ function subQuad(p0, p1, p2, t0, t1) {
 }
 
 // ---------- drawing ----------
+// What does not move (edges, labels, nodes) is drawn into an opaque off-screen layer, redrawn
+// only when the data, the layout, the toggles or the hover change; each frame copies the layer
+// and draws the markers on top. That keeps 2,500 edges smooth.
+
+const under = document.createElement('canvas'); // background, edges, labels and nodes
+let layersDirty = true;
 
 function resize() {
   const rect = canvas.getBoundingClientRect();
   DPR = window.devicePixelRatio || 1;
   W = Math.max(1, rect.width); H = Math.max(1, rect.height);
-  canvas.width = Math.round(W * DPR); canvas.height = Math.round(H * DPR);
+  for (const c of [canvas, under]) { c.width = Math.round(W * DPR); c.height = Math.round(H * DPR); }
   for (const n of model.nodes) { n.x = undefined; }
   layoutDirty = true;
+  layersDirty = true;
 }
 
 let phase = 0;
 function frame() {
   state.frames++;
   if (layoutDirty) layout();
-  // Ease nodes towards their places (no jumps when resources come and go).
+  // Ease nodes towards their places (no jumps when resources come and go); big graphs jump.
+  const ease = model.edges.length > 600 ? 1 : 0.25;
   let moving = false;
   for (const n of model.nodes) {
     const dx = n.tx - n.x, dy = n.ty - n.y;
-    if (Math.abs(dx) > 0.3 || Math.abs(dy) > 0.3) { n.x += dx * 0.2; n.y += dy * 0.2; moving = true; }
-    else { n.x = n.tx; n.y = n.ty; }
+    if (Math.abs(dx) > 0.3 || Math.abs(dy) > 0.3) { n.x += dx * ease; n.y += dy * ease; moving = true; }
+    else if (n.x !== n.tx || n.y !== n.ty) { n.x = n.tx; n.y = n.ty; moving = true; }
   }
   if (moving || geometryDirty) rebuildGeometry();
+  if (layersDirty) drawLayers();
   draw();
   requestAnimationFrame(frame);
 }
 
-function draw() {
-  ctx.setTransform(DPR, 0, 0, DPR, 0, 0);
-  ctx.clearRect(0, 0, W, H);
+let drawnKey = '';
+function drawLayers() {
+  layersDirty = false;
+  const h = pinned ?? hover;
+  drawnKey = `${state.showUnreachable}|${state.stale}|${h ? h.kind + h.item.id : ''}`;
+  const c1 = under.getContext('2d', { alpha: false }), c2 = c1;
+  c1.setTransform(DPR, 0, 0, DPR, 0, 0);
+  c1.fillStyle = BG;
+  c1.fillRect(0, 0, W, H);
   if (!groups) return;
-  const faded = state.stale ? 0.55 : 1;
   const lw = groups.lineW;
-  ctx.lineCap = 'round';
+  const faded = state.stale ? 0.55 : 1;
+  c1.lineCap = 'round';
   for (const g of groups.list) {
     if (g.status !== 'reachable' && !state.showUnreachable) continue;
-    ctx.globalAlpha = (g.status === 'reachable' ? 0.9 : 0.75) * faded;
-    ctx.strokeStyle = g.color; ctx.fillStyle = g.color;
-    ctx.lineWidth = g.status === 'reachable' ? lw * 1.5 : lw;
-    ctx.setLineDash(g.status === 'reachable' ? [] : g.status === 'unreachable' ? [lw * 4, lw * 3] : [lw, lw * 3]);
-    ctx.stroke(g.line);
-    ctx.setLineDash([]);
-    ctx.fill(g.heads);
-  }
-  ctx.globalAlpha = 1;
-  // Markers: a light ball travelling source → target on every reachable edge.
-  if (state.showMarkers) {
-    phase = (phase + 1) % 140;
-    const t = phase / 140;
-    const balls = new Path2D();
-    const br = Math.max(2, lw * 1.3);
-    for (const e of model.edges) {
-      if (e.status !== 'reachable' || !e.geo) continue;
-      const p = e.geo.pt(e.geo.t0 + (e.geo.t1 - e.geo.t0) * t);
-      balls.moveTo(p.x + br, p.y);
-      balls.arc(p.x, p.y, br, 0, Math.PI * 2);
+    c1.globalAlpha = (g.status === 'reachable' ? 0.9 : 0.75) * faded;
+    c1.strokeStyle = g.color; c1.fillStyle = g.color;
+    c1.lineWidth = g.status === 'reachable' ? lw * 1.5 : lw;
+    c1.setLineDash(g.status === 'reachable' ? [] : g.status === 'unreachable' ? [lw * 4, lw * 3] : [lw, lw * 3]);
+    for (const { q } of g.items) {
+      c1.beginPath(); c1.moveTo(q.s.x, q.s.y); c1.quadraticCurveTo(q.c.x, q.c.y, q.e.x, q.e.y); c1.stroke();
     }
-    ctx.fillStyle = '#ffffff';
-    ctx.globalAlpha = 0.9 * faded;
-    ctx.fill(balls);
-    ctx.globalAlpha = 1;
+    c1.setLineDash([]);
+    c1.beginPath();
+    for (const { head: p } of g.items) { c1.moveTo(p[0], p[1]); c1.lineTo(p[2], p[3]); c1.lineTo(p[4], p[5]); c1.closePath(); }
+    c1.fill();
   }
-  // Reasons on failing edges (skipped when there are too many to read).
-  const h = pinned ?? hover;
+  c1.globalAlpha = 1;
+  // Reasons on failing edges (only when few enough to read; otherwise on hover).
   if (state.showUnreachable) {
     const bad = model.edges.filter((e) => e.status !== 'reachable' && e.geo);
     const fontPx = Math.max(10, Math.min(13, nodeR / 2.4));
-    ctx.font = `600 ${fontPx}px system-ui, sans-serif`;
-    ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
-    const list = bad.length <= 120 ? bad : h?.kind === 'edge' && h.item.geo ? [h.item] : [];
+    c1.font = `600 ${fontPx}px system-ui, sans-serif`;
+    c1.textAlign = 'center'; c1.textBaseline = 'middle';
+    const list = bad.length <= 120 ? bad : h?.kind === 'edge' && h.item.geo && h.item.status !== 'reachable' ? [h.item] : [];
     for (const e of list) {
-      if (e.status === 'reachable') continue;
       const text = e.reason ?? 'unreachable';
       const m = e.geo.mid;
-      const w = ctx.measureText(text).width + 8;
-      ctx.fillStyle = 'rgba(13,17,23,0.85)';
-      ctx.fillRect(m.x - w / 2, m.y - fontPx * 0.7, w, fontPx * 1.4);
-      ctx.fillStyle = e.status === 'unreachable' ? '#ffb3b3' : '#c9d1d9';
-      ctx.fillText(text, m.x, m.y);
+      const w = c1.measureText(text).width + 8;
+      c1.fillStyle = 'rgba(13,17,23,0.85)';
+      c1.fillRect(m.x - w / 2, m.y - fontPx * 0.7, w, fontPx * 1.4);
+      c1.fillStyle = e.status === 'unreachable' ? '#ffb3b3' : '#c9d1d9';
+      c1.fillText(text, m.x, m.y);
     }
   }
-  // Highlight the hovered edge.
   if (h?.kind === 'edge' && h.item.geo) {
     const g = h.item.geo;
-    ctx.strokeStyle = '#ffffff'; ctx.lineWidth = lw + 2; ctx.globalAlpha = 0.5;
-    ctx.beginPath(); g.samples.forEach((p, i) => (i ? ctx.lineTo(p.x, p.y) : ctx.moveTo(p.x, p.y))); ctx.stroke();
-    ctx.globalAlpha = 1;
+    c1.strokeStyle = '#ffffff'; c1.lineWidth = lw + 2; c1.globalAlpha = 0.5;
+    c1.beginPath(); g.samples.forEach((p, i) => (i ? c1.lineTo(p.x, p.y) : c1.moveTo(p.x, p.y))); c1.stroke();
+    c1.globalAlpha = 1;
   }
-  // Nodes.
+  // Nodes, above the edges.
   const labelPx = Math.max(11, Math.min(30, nodeR * 0.85));
   for (const n of model.nodes) {
-    ctx.globalAlpha = faded;
-    ctx.beginPath(); ctx.arc(n.x, n.y, nodeR, 0, Math.PI * 2);
-    ctx.fillStyle = n.failing ? '#30363d' : n.pending ? '#30363d' : n.color;
-    ctx.fill();
+    c2.globalAlpha = faded;
+    c2.beginPath(); c2.arc(n.x, n.y, nodeR, 0, Math.PI * 2);
+    c2.fillStyle = n.failing || n.pending ? '#30363d' : n.color;
+    c2.fill();
     if (n.failing || n.pending) {
-      ctx.lineWidth = Math.max(2, nodeR / 8);
-      ctx.strokeStyle = n.failing ? COLOR_BAD : COLOR_UNKNOWN;
-      ctx.setLineDash(n.pending ? [4, 4] : []);
-      ctx.stroke(); ctx.setLineDash([]);
+      c2.lineWidth = Math.max(2, nodeR / 8);
+      c2.strokeStyle = n.failing ? COLOR_BAD : COLOR_UNKNOWN;
+      c2.setLineDash(n.pending ? [4, 4] : []);
+      c2.stroke(); c2.setLineDash([]);
     }
-    if (h?.kind === 'node' && h.item.id === n.id) { ctx.lineWidth = 3; ctx.strokeStyle = '#ffffff'; ctx.stroke(); }
-    ctx.fillStyle = n.failing || n.pending ? '#e6edf3' : '#0d1117';
-    ctx.font = `700 ${labelPx}px system-ui, sans-serif`;
-    ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
+    if (h?.kind === 'node' && h.item.id === n.id) { c2.lineWidth = 3; c2.strokeStyle = '#ffffff'; c2.stroke(); }
+    c2.fillStyle = n.failing || n.pending ? '#e6edf3' : '#0d1117';
+    c2.font = `700 ${labelPx}px system-ui, sans-serif`;
+    c2.textAlign = 'center'; c2.textBaseline = 'middle';
     const label = n.id.length > 6 && nodeR < 30 ? `${n.id.slice(0, 5)}…` : n.id;
-    ctx.fillText(label, n.x, n.y + 1, nodeR * 1.8);
+    c2.fillText(label, n.x, n.y + 1, nodeR * 1.8);
     if (n.failing || n.pending) {
       const sub = n.failing ? `✕ ${n.reason}` : 'pending';
       const px = Math.max(10, Math.min(14, nodeR / 2.2));
-      ctx.font = `600 ${px}px system-ui, sans-serif`;
-      const w = ctx.measureText(sub).width + 10;
+      c2.font = `600 ${px}px system-ui, sans-serif`;
+      const w = c2.measureText(sub).width + 10;
       const below = n.y > H / 2 ? -1 : 1;
       const y = n.y + below * (nodeR + px);
-      ctx.fillStyle = 'rgba(13,17,23,0.9)'; ctx.fillRect(n.x - w / 2, y - px * 0.75, w, px * 1.5);
-      ctx.fillStyle = n.failing ? '#ffb3b3' : '#c9d1d9';
-      ctx.fillText(sub, n.x, y);
+      c2.fillStyle = 'rgba(13,17,23,0.9)'; c2.fillRect(n.x - w / 2, y - px * 0.75, w, px * 1.5);
+      c2.fillStyle = n.failing ? '#ffb3b3' : '#c9d1d9';
+      c2.fillText(sub, n.x, y);
     }
   }
-  ctx.globalAlpha = 1;
+  c2.globalAlpha = 1;
+}
+
+function draw() {
+  const h = pinned ?? hover;
+  if (`${state.showUnreachable}|${state.stale}|${h ? h.kind + h.item.id : ''}` !== drawnKey) drawLayers();
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.drawImage(under, 0, 0);
+  // Markers: a light ball travelling source → target on every reachable edge (star's 140-frame loop).
+  if (state.showMarkers && groups) {
+    ctx.setTransform(DPR, 0, 0, DPR, 0, 0);
+    phase = (phase + 1) % 140;
+    const t = phase / 140;
+    const br = Math.max(2, groups.lineW * 1.3);
+    ctx.fillStyle = '#ffffff';
+    ctx.globalAlpha = state.stale ? 0.5 : 0.9;
+    ctx.beginPath();
+    for (const e of model.edges) {
+      if (e.status !== 'reachable' || !e.geo) continue;
+      const p = e.geo.pt(e.geo.t0 + (e.geo.t1 - e.geo.t0) * t);
+      ctx.rect(p.x - br, p.y - br, br * 2, br * 2);
+    }
+    ctx.fill();
+    ctx.globalAlpha = 1;
+  }
 }
 
 // ---------- interaction ----------
