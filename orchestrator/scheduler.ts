@@ -469,7 +469,26 @@ export class Scheduler {
     return [...tasks].sort((a, b) => weight(a.state) - weight(b.state) || (youngest ? b.stagedAt.localeCompare(a.stagedAt) : a.stagedAt.localeCompare(b.stagedAt)));
   }
 
+  /**
+   * How many tasks of `app` this one host may hold under its constraints (only the `hostname`
+   * field is known here: UNIQUE → 1, MAX_PER n → n, CLUSTER/LIKE/UNLIKE match the --hostname).
+   */
+  #placementLimit(app: AppDefinition): number {
+    let limit = Infinity;
+    for (const [field, op, value] of app.constraints) {
+      if (field !== 'hostname') continue;
+      const h = this.#o.hostname;
+      if (op === 'UNIQUE') limit = Math.min(limit, 1);
+      else if (op === 'MAX_PER') limit = Math.min(limit, Number(value ?? 0));
+      else if (op === 'CLUSTER' && value !== undefined && value !== h) limit = 0;
+      else if (op === 'LIKE' && value !== undefined && !new RegExp(`^(?:${value})$`).test(h)) limit = 0;
+      else if (op === 'UNLIKE' && value !== undefined && new RegExp(`^(?:${value})$`).test(h)) limit = 0;
+    }
+    return limit;
+  }
+
   #launchUpTo(app: AppDefinition, count: number): void {
+    count = Math.min(count, this.#placementLimit(app) - this.appTasks(app.id).length);
     if (count <= 0) return;
     if (!this.queueSince.has(app.id)) this.queueSince.set(app.id, new Date().toISOString());
     if (isDelayed(app, this.delays.get(app.id), Date.now())) return;

@@ -48,6 +48,21 @@ describe('tasks', () => {
     expect(t.id.startsWith('env_app.')).toBe(true);
   });
 
+  it('honours requirePorts and hostname constraints', async () => {
+    const r = await o.call('POST', '/v2/apps', { id: '/fixed', cmd: 'exec sleep 1000', instances: 2, requirePorts: true, portDefinitions: [{ port: 34555 }], constraints: [['hostname', 'UNIQUE']] });
+    expect(r.status).toBe(201);
+    const app = await waitFor(async () => {
+      const a = (await o.call('GET', '/v2/apps/fixed')).body.app;
+      return a.tasksRunning === 1 ? a : undefined;
+    }, { timeoutMs: 15_000 });
+    expect(app.tasks[0].ports).toEqual([34555]);
+    expect(app.ports).toEqual([34555]);
+    const q = await waitFor(async () => ((await o.call('GET', '/v2/queue')).body.queue as any[]).find((e) => e.app.id === '/fixed'), { timeoutMs: 5000 });
+    expect(q.count).toBe(1);
+    expect(app.deployments).toHaveLength(1);
+    expect((await o.call('DELETE', '/v2/apps/fixed')).status).toBe(200);
+  });
+
   it('replaces a task that exits, with growing back-off, and records lastTaskFailure', async () => {
     const r = await o.call('POST', '/v2/apps', { id: '/crashy', cmd: 'exit 3', instances: 1, backoffSeconds: 0.5, backoffFactor: 2, maxLaunchDelaySeconds: 10 });
     expect(r.status).toBe(201);
