@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Health } from '../orchestrator/health/health.ts';
 import { HealthMonitor, instanceIdOfTask, type HealthMonitorOptions } from '../orchestrator/health/monitor.ts';
 import { runCheck } from '../orchestrator/health/checks.ts';
+import { healthCallbacks } from '../orchestrator/health/wire.ts';
 import type { HealthCheckDefinition } from '../orchestrator/health/types.ts';
 import { ProcessExecutor } from '../orchestrator/tasks/executor.ts';
 import { liveMembers } from '../orchestrator/tasks/process-group.ts';
@@ -291,6 +292,38 @@ describe('HealthMonitor', () => {
     }
     m.remove(TASK.taskId);
     expect(m.healthCheckResults(TASK.taskId)).toEqual([]);
+  });
+});
+
+describe('healthCallbacks (events and scheduler wiring)', () => {
+  it('publishes Marathon events in order and asks for the kill', async () => {
+    const events: { type: string; fields: Record<string, unknown>; ts: string | undefined }[] = [];
+    const set: unknown[] = [];
+    const killed: string[] = [];
+    const m = new HealthMonitor(healthCallbacks({ publish: (type, fields, ts) => events.push({ type, fields, ts }), setHealth: (_id, r) => set.push(r), kill: (id, reason) => killed.push(`${id}: ${reason}`), host: 'agent1', slaveId: 'S0' }));
+    monitors.push(m);
+    m.add({ ...TASK, ports: [port] }, [hc({ maxConsecutiveFailures: 1 })]);
+    await waitFor(() => events.some((e) => e.type === 'instance_health_changed_event'));
+    status = 503;
+    await waitFor(() => killed.length === 1);
+    expect(events.map((e) => e.type)).toEqual([
+      'health_status_changed_event',
+      'instance_health_changed_event',
+      'failed_health_check_event',
+      'health_status_changed_event',
+      'instance_health_changed_event',
+      'failed_health_check_event',
+      'unhealthy_task_kill_event',
+      'unhealthy_instance_kill_event',
+    ]);
+    const instanceId = instanceIdOfTask(TASK.taskId);
+    expect(events[0]!.fields).toEqual({ appId: '/web', instanceId, taskId: TASK.taskId, version: TASK.version, alive: true });
+    expect(events[1]!.fields).toEqual({ instanceId, runSpecId: '/web', healthy: true, runSpecVersion: TASK.version });
+    expect(events[2]!.fields).toMatchObject({ appId: '/web', taskId: TASK.taskId, instanceId, healthCheck: { protocol: 'HTTP' } });
+    expect(events[7]!.fields).toEqual({ appId: '/web', taskId: TASK.taskId, instanceId, version: TASK.version, reason: '503 Service Unavailable', host: 'agent1', slaveId: 'S0' });
+    expect(events[7]!.ts).toBe(m.healthCheckResults(TASK.taskId)[0]!.lastFailure);
+    expect(killed).toEqual([`${TASK.taskId}: 503 Service Unavailable`]);
+    expect(set.length).toBeGreaterThanOrEqual(3);
   });
 });
 

@@ -276,7 +276,7 @@ export class ProcessExecutor implements Executor {
   #rememberDescendants(run: TaskRun, snapshot?: ProcInfo[]): void {
     if (run.pid === undefined) return;
     for (const [pid, start] of run.descendants) if (!sameLiveProcess(pid, start)) run.descendants.delete(pid);
-    for (const d of liveDescendants(run.pid, snapshot ?? processSnapshot(20))) if (d.pgid !== run.pid) run.descendants.set(d.pid, d.start);
+    for (const d of liveDescendants(run.pid, snapshot ?? processSnapshot(performance.now() - 20))) if (d.pgid !== run.pid) run.descendants.set(d.pid, d.start);
   }
 
   /** Remembered descendants outside the group that are still the same live processes. */

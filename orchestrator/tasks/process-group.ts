@@ -56,27 +56,30 @@ export function allProcesses(): ProcInfo[] {
 let cached: { at: number; procs: ProcInfo[] } | undefined;
 
 /**
- * A /proc snapshot at most `maxAgeMs` old, shared by everyone polling at the same moment (killing
- * 100 tasks at once then costs one scan per poll round, not 100).
+ * A /proc snapshot taken no earlier than `notBefore` (a performance.now() time) and at most
+ * `maxAgeMs` old, shared by everyone polling at the same moment (killing 100 tasks at once then
+ * costs one scan per poll round, not 100). A snapshot taken after the group existed and after
+ * the last signal that showed no live member is conclusive: with no live member left, nothing
+ * can start new ones in the group.
  */
-export function processSnapshot(maxAgeMs = 10): ProcInfo[] {
-  const now = Date.now();
-  if (!cached || now - cached.at > maxAgeMs) cached = { at: now, procs: allProcesses() };
+export function processSnapshot(notBefore = Infinity, maxAgeMs = 10): ProcInfo[] {
+  const now = performance.now();
+  if (!cached || cached.at < notBefore || now - cached.at > maxAgeMs) cached = { at: performance.now(), procs: allProcesses() };
   return cached.procs;
 }
 
 /**
- * Pids of the group's processes that are still alive (zombies excluded). `maxAgeMs` allows a
- * slightly old /proc snapshot; pass 0 for an exact answer.
+ * Pids of the group's processes that are still alive (zombies excluded). By default from a fresh
+ * /proc scan; `notBefore` allows a shared snapshot taken after that time.
  */
-export function liveMembers(pgid: number, maxAgeMs = 0): number[] {
+export function liveMembers(pgid: number, notBefore = Infinity): number[] {
   try {
     process.kill(-pgid, 0);
   } catch {
     return []; // no process at all in the group (not even a zombie)
   }
   if (!HAS_PROC) return [pgid];
-  return processSnapshot(maxAgeMs)
+  return processSnapshot(notBefore)
     .filter((p) => p.pgid === pgid && p.state !== 'Z' && p.state !== 'X')
     .map((p) => p.pid);
 }
@@ -131,12 +134,9 @@ export function signalPid(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/**
- * True when no live process of the group remains. A snapshot up to 10 ms old is fine here: the
- * callers poll, and after a SIGKILL of the group no member can start new ones.
- */
-export function groupGone(pgid: number, maxAgeMs = 10): boolean {
-  return liveMembers(pgid, maxAgeMs).length === 0;
+/** True when no live process of the group remains (see processSnapshot for `notBefore`). */
+export function groupGone(pgid: number, notBefore = Infinity): boolean {
+  return liveMembers(pgid, notBefore).length === 0;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -144,8 +144,9 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** Polls until the group has no live process or the deadline passes; true when gone. */
 export async function waitGroupGone(pgid: number, timeoutMs: number, pollMs = 25): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
+  const since = performance.now();
   for (;;) {
-    if (groupGone(pgid)) return true;
+    if (groupGone(pgid, since)) return true;
     if (Date.now() >= deadline) return false;
     await sleep(pollMs);
   }
@@ -170,10 +171,13 @@ export async function terminateGroup(pgid: number, graceMs: number, extraPids: (
 export async function killGroupNow(pgid: number, extraPids: () => number[] = () => []): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
+    const sent = performance.now();
     signalGroup(pgid, 'SIGKILL');
     const extras = extraPids();
     for (const p of extras) signalPid(p, 'SIGKILL');
-    if (groupGone(pgid) && extras.every((p) => isLive(p) === false)) return;
+    // Yield once so that many groups killed together are all signalled before one shared scan.
+    await sleep(2);
+    if (groupGone(pgid, sent) && extras.every((p) => isLive(p) === false)) return;
     if (Date.now() >= deadline) return;
     await sleep(20);
   }
