@@ -134,7 +134,7 @@ async function main(): Promise<void> {
       ['bare fastify route returning the parsed object (serialised per request)', bareObjectRps.toFixed(0), pct(bareObjectRps)],
     ]),
     '',
-    'The collector keeps each entry\'s JSON text and the assembled document as ready-to-send bytes, rebuilt only on the first read after a fetch changed something, so most reads cost no serialisation and no encoding. The bare routes run in the benchmark process itself, which also generates the load, so they are somewhat disadvantaged; absolute figures on this shared 2-core machine vary a lot between runs; the ratios are steadier.',
+    'The collector keeps each entry\'s JSON text and the assembled document as ready-to-send bytes, reassembled only after a change and at most every 200 ms while fetch results stream in, so most reads cost no serialisation and no encoding. The bare routes run in the benchmark process itself, which also generates the load, so they are somewhat disadvantaged; absolute figures on this shared 2-core machine vary a lot between runs; the ratios are steadier.',
   ].join('\n');
   writeSection('Collector', md);
 }

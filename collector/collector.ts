@@ -8,6 +8,9 @@ import { createCollectorMetrics, type CollectorMetrics } from './metrics.ts';
 import { ResponseCache } from './responses.ts';
 import { ResourceStore, type Resource } from './resources.ts';
 
+/** How stale `GET /responses` may be while results stream in: far below any UI's polling period. */
+export const RESPONSES_COALESCE_MS = 200;
+
 export interface CollectorOptions {
   resources: readonly Resource[];
   intervalMs: number;
@@ -42,7 +45,7 @@ export class Collector {
     this.#logger = opts.logger;
     this.intervalMs = opts.intervalMs;
     this.store = new ResourceStore(opts.resources);
-    this.responses = new ResponseCache(this.store);
+    this.responses = new ResponseCache(this.store, { coalesceMs: RESPONSES_COALESCE_MS });
     this.metrics = createCollectorMetrics(this.responses);
     this.#scheduler = new Scheduler<Resource>({
       intervalMs: opts.intervalMs,

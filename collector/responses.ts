@@ -1,6 +1,6 @@
 // The latest response per resource, and the `/responses` document served from it. The document
-// is kept as bytes ready to send, rebuilt only on the first read after a change (from each
-// entry's cached JSON text), so polling `/responses` many times a second costs almost nothing.
+// is kept as bytes ready to send and reassembled (from each entry's cached JSON text) only after a
+// change, at most every `coalesceMs` while results stream in, so polling it costs almost nothing.
 import type { FetchError, FetchResult } from './fetcher.ts';
 import type { Resource, ResourceStore } from './resources.ts';
 
@@ -36,17 +36,25 @@ export class ResponseCache {
   readonly #store: ResourceStore;
   readonly #slots = new Map<string, Slot>();
   readonly #listeners: (() => void)[] = [];
-  #body: Buffer | undefined;
+  readonly #coalesceMs: number;
+  /** The document up to `generatedAt`, the version it shows and when it was assembled. */
+  #built: { prefix: Buffer; version: number; at: number } | undefined;
   #version = 0;
 
-  constructor(store: ResourceStore) {
+  /**
+   * `coalesceMs`: while fetch results stream in (1,000 resources → hundreds per second), the
+   * document is reassembled at most once per this many milliseconds; a read in between gets the
+   * previous one (with its own ETag). Adding, replacing or removing a resource shows at once.
+   */
+  constructor(store: ResourceStore, opts: { coalesceMs?: number } = {}) {
     this.#store = store;
+    this.#coalesceMs = opts.coalesceMs ?? 0;
     for (const r of store.list()) this.#slots.set(r.id, { entry: pendingEntry(r.url), text: undefined });
     store.onChange((change) => {
       // A new or replaced url starts over as pending; a removed resource leaves nothing behind.
       if (change.kind === 'removed') this.#slots.delete(change.resource.id);
       else this.#slots.set(change.resource.id, { entry: pendingEntry(change.resource.url), text: undefined });
-      this.#changed();
+      this.#changed(true);
     });
   }
 
@@ -85,27 +93,37 @@ export class ResponseCache {
       pending: false,
     };
     this.#slots.set(resource.id, { entry: current, text: undefined });
-    this.#changed();
+    this.#changed(false);
     return { previous, current };
   }
 
   /**
-   * The whole `GET /responses` document as bytes. The part before `generatedAt` is assembled on
-   * the first read after a change (from the cached text of each entry) and reused until the next
-   * change; a read only copies it and appends the current time (a UI uses it to tell "as of").
+   * The whole `GET /responses` document as bytes, and the version it shows (for the ETag). The
+   * part before `generatedAt` is assembled from the cached text of each entry and reused until
+   * something changes; a read only copies it and appends the current time (a UI's "as of").
    */
+  responsesDocument(now = new Date()): { body: Buffer; version: number } {
+    const built = this.#built;
+    const reuse = built !== undefined && (built.version === this.#version || now.getTime() - built.at < this.#coalesceMs);
+    const doc = reuse ? built : this.#assemble(now);
+    return { body: Buffer.concat([doc.prefix, Buffer.from(`${now.toISOString()}"}`, 'latin1')]), version: doc.version };
+  }
+
+  /** The document as bytes (see responsesDocument). */
   responsesBody(now = new Date()): Buffer {
-    if (this.#body === undefined) {
-      const parts: string[] = [];
-      for (const r of this.#store.list()) {
-        const slot = this.#slots.get(r.id);
-        if (!slot) continue;
-        slot.text ??= JSON.stringify(slot.entry);
-        parts.push(`${JSON.stringify(r.id)}:${slot.text}`);
-      }
-      this.#body = Buffer.from(`{"responses":{${parts.join(',')}},"generatedAt":"`, 'utf8');
+    return this.responsesDocument(now).body;
+  }
+
+  #assemble(now: Date): { prefix: Buffer; version: number; at: number } {
+    const parts: string[] = [];
+    for (const r of this.#store.list()) {
+      const slot = this.#slots.get(r.id);
+      if (!slot) continue;
+      slot.text ??= JSON.stringify(slot.entry);
+      parts.push(`${JSON.stringify(r.id)}:${slot.text}`);
     }
-    return Buffer.concat([this.#body, Buffer.from(`${now.toISOString()}"}`, 'latin1')]);
+    this.#built = { prefix: Buffer.from(`{"responses":{${parts.join(',')}},"generatedAt":"`, 'utf8'), version: this.#version, at: now.getTime() };
+    return this.#built;
   }
 
   /** The `GET /responses/{id}` document (`{"response":{"<id>":{…}}}`), or undefined. */
@@ -116,8 +134,8 @@ export class ResponseCache {
     return `{"response":{${JSON.stringify(id)}:${slot.text}}}`;
   }
 
-  #changed(): void {
-    this.#body = undefined;
+  #changed(structural: boolean): void {
+    if (structural) this.#built = undefined;
     this.#version++;
     for (const l of this.#listeners) l();
   }

@@ -13,10 +13,11 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 export const responseRoutes: FastifyPluginAsync<ResponseRoutesOptions> = async (app, { responses }) => {
   app.get('/responses', async (req, reply) => {
-    const etag = `W/"r${responses.version}"`;
+    const { body, version } = responses.responsesDocument();
+    const etag = `W/"r${version}"`;
     reply.header('etag', etag).header('cache-control', 'no-cache');
     if (req.headers['if-none-match'] === etag) return reply.code(304).send();
-    return reply.type(JSON_TYPE).send(responses.responsesBody());
+    return reply.type(JSON_TYPE).send(body);
   });
 
   app.get('/responses/example', async (_req, reply) => {

@@ -66,4 +66,22 @@ describe('ResourceStore and ResponseCache', () => {
     expect(cache.get('a')).toMatchObject({ json: null, error: { reason: 'timeout' }, lastSuccessAt: good.fetchedAt });
     expect(JSON.parse(cache.responseJson('a')!)).toEqual({ response: { a: cache.get('a') } });
   });
+
+  it('coalesces reassembly while results stream in, but shows added and removed resources at once', () => {
+    const store = new ResourceStore([{ id: 'a', url: 'http://a/' }]);
+    const cache = new ResponseCache(store, { coalesceMs: 1000 });
+    const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+    const first = cache.responsesDocument(new Date(t0));
+    cache.record(store.get('a')!, ok({ n: 1 }));
+    const soon = cache.responsesDocument(new Date(t0 + 10));
+    expect(soon.version).toBe(first.version);
+    expect(JSON.parse(soon.body.toString()).responses.a.pending).toBe(true);
+    const later = cache.responsesDocument(new Date(t0 + 1001));
+    expect(later.version).toBeGreaterThan(first.version);
+    expect(JSON.parse(later.body.toString()).responses.a.json).toEqual({ n: 1 });
+    store.add({ id: 'b', url: 'http://b/' });
+    expect(Object.keys(JSON.parse(cache.responsesDocument(new Date(t0 + 1002)).body.toString()).responses)).toEqual(['a', 'b']);
+    store.remove('a');
+    expect(Object.keys(JSON.parse(cache.responsesDocument(new Date(t0 + 1003)).body.toString()).responses)).toEqual(['b']);
+  });
 });
