@@ -69,7 +69,8 @@ export class Scheduler {
   readonly #byApp = new Map<string, Map<string, TaskRecord>>();
   readonly #dirty = new Map<string, TaskRecord | null>();
   readonly #dirtyFailures = new Map<string, Record<string, unknown>>();
-  readonly #dirtyDelays = new Map<string, DelayRecord>();
+  readonly #dirtyDelays = new Map<string, DelayRecord | null>();
+  readonly #dirtyDeployments = new Map<string, StoredDeployment | null>();
   readonly #o: SchedulerOptions;
   readonly #store: Store;
   readonly #bus: EventBus;
@@ -177,21 +178,29 @@ export class Scheduler {
   }
 
   /**
-   * Task status changes are written in batches (one transaction per reconcile pass): they are not
+   * Task status changes and deployment progress are written in batches (one transaction per reconcile pass): they are not
    * acknowledged to any client, and a task lost in a crash is replaced anyway. The record of a new
    * task is written before it is launched, so its process can always be found after a crash.
    */
   #flush(): void {
-    if (this.#dirty.size === 0 && this.#dirtyFailures.size === 0 && this.#dirtyDelays.size === 0) return;
+    if (this.#dirty.size === 0 && this.#dirtyFailures.size === 0 && this.#dirtyDelays.size === 0 && this.#dirtyDeployments.size === 0) return;
     this.#store.tx(() => {
+      for (const [id, d] of this.#dirtyDeployments) {
+        if (d) this.#store.putDeployment(d);
+        else this.#store.deleteDeployment(id);
+      }
       for (const [id, t] of this.#dirty) {
         if (t) this.#store.putTask(t);
         else this.#store.deleteTask(id);
       }
       for (const [appId, f] of this.#dirtyFailures) if (this.apps.has(appId)) this.#store.putFailure(appId, f);
-      for (const d of this.#dirtyDelays.values()) if (this.apps.has(d.appId)) this.#store.putDelay(d);
+      for (const [appId, d] of this.#dirtyDelays) {
+        if (d && this.apps.has(appId)) this.#store.putDelay(d);
+        else if (!d) this.#store.deleteDelay(appId);
+      }
     });
     this.#dirty.clear();
+    this.#dirtyDeployments.clear();
     this.#dirtyFailures.clear();
     this.#dirtyDelays.clear();
   }
@@ -261,6 +270,7 @@ export class Scheduler {
           this.#store.putApp(c.target, !before || before.version !== c.target.version);
         } else this.#store.deleteApp(c.id);
       }
+      this.#flush(); // deployments cancelled by force go to disk with the change
       if (plan.steps.length > 0) this.#store.putDeployment(plan);
     });
     for (const c of changes) {
@@ -288,7 +298,10 @@ export class Scheduler {
     const d = this.deployments.get(id);
     if (!d) throw new ApiError(404, { message: `DeploymentPlan ${id} does not exist` });
     this.#finishDeployment(d, false);
-    if (force) return null;
+    if (force) {
+      this.#flush(); // acknowledged (202): on disk before the answer
+      return null;
+    }
     const changes: AppChange[] = d.affectedApps.map((appId) => ({ id: appId, target: d.original[appId] ?? null }));
     return this.deploy(changes, true);
   }
@@ -313,9 +326,11 @@ export class Scheduler {
     return this.deploy(changes, true);
   }
 
-  resetDelay(appId: string): void {
+  /** Forgets the app's launch delay; `durable` (API calls) writes it before returning. */
+  resetDelay(appId: string, durable = true): void {
     this.delays.delete(appId);
-    this.#store.deleteDelay(appId);
+    this.#dirtyDelays.set(appId, null);
+    if (durable) this.#flush();
     this.schedule();
   }
 
@@ -503,7 +518,7 @@ export class Scheduler {
     d.currentStep++;
     if (d.currentStep >= d.steps.length) this.#finishDeployment(d, true);
     else {
-      this.#store.putDeployment(d);
+      this.#dirtyDeployments.set(d.id, d);
       this.#startStep(d);
     }
   }
@@ -523,7 +538,7 @@ export class Scheduler {
 
   #finishDeployment(d: StoredDeployment, success: boolean): void {
     this.deployments.delete(d.id);
-    this.#store.deleteDeployment(d.id);
+    this.#dirtyDeployments.set(d.id, null);
     this.#bus.publish(success ? 'deployment_success' : 'deployment_failed', { id: d.id, plan: this.planJson(d) });
   }
 
@@ -567,8 +582,8 @@ export class Scheduler {
       for (const t of olds.slice(0, s.killImmediately)) void this.killTask(t, 'rolling restart');
       st = { maxCapacity: s.maxCapacity, readyCounted: all.filter((t) => isNew(t) && this.isHealthy(t, app)).length, started: true };
       d.restart[app.id] = st;
-      this.resetDelay(app.id);
-      this.#store.putDeployment(d);
+      this.resetDelay(app.id, false);
+      this.#dirtyDeployments.set(d.id, d);
     }
     const news = this.appTasks(app.id).filter((t) => isNew(t) && !t.killing);
     const olds = this.appTasks(app.id).filter((t) => !isNew(t));
