@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
 import { ProcessExecutor } from '../orchestrator/tasks/executor.ts';
 import { liveMembers, allProcesses } from '../orchestrator/tasks/process-group.ts';
 import type { LaunchSpec, TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
@@ -225,5 +226,26 @@ describe('ProcessExecutor', () => {
     expect(states(updates, a.taskId).at(-1)).toBe('TASK_KILLED');
     expect(states(updates, b.taskId).at(-1)).toBe('TASK_KILLED');
     expect(ex.active()).toEqual([]);
+  });
+
+  it('runs a task inside a network namespace (netns) and kills it there', async (ctx) => {
+    const ns = `starmap-exec-${process.pid}`;
+    const add = spawnSync('ip', ['netns', 'add', ns], { encoding: 'utf8' });
+    if (add.status !== 0) {
+      console.warn(`skipped: cannot create a network namespace: ${add.stderr}`);
+      ctx.skip();
+    }
+    try {
+      const { ex, updates } = make();
+      const s = spec({ cmd: 'readlink /proc/self/ns/net > ns.txt; exec sleep 1000', netns: ns });
+      ex.launch(s);
+      const text = await waitFor(() => existsSync(join(s.sandboxDir, 'ns.txt')) && readFileSync(join(s.sandboxDir, 'ns.txt'), 'utf8').trim());
+      expect(text).toMatch(/^net:\[\d+\]$/);
+      expect(text).not.toBe(readlinkSync('/proc/self/ns/net'));
+      await ex.kill(s.taskId);
+      expect(states(updates, s.taskId).at(-1)).toBe('TASK_KILLED');
+    } finally {
+      spawnSync('ip', ['netns', 'del', ns]);
+    }
   });
 });
