@@ -1,14 +1,15 @@
 // Real namespaces, veths, nftables and TCP connections: the task network, network groups,
 // Kubernetes-style policies changed under running servers, and cleanup after a simulated crash.
-// Needs root, iproute2 and nftables. Prefixes smtn/smtc and subnets 10.213.101/102.0/24 are this file's only.
+// Needs root, iproute2 and nftables. Prefixes smtn/smtc/smtk/smtx and subnets 10.213.101-103.0/24 are this file's only.
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createServer, type Server } from 'node:net';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Isolation, leftovers, policyPlugin, POLICY_PATH } from '../orchestrator/isolation/index.ts';
-import { NODE, start, stopAll, type Running } from './helpers/process.ts';
+import { cleanupAll, Isolation, leftovers, policyPlugin, POLICY_PATH } from '../orchestrator/isolation/index.ts';
+import { NODE, ROOT, start, stopAll, type Running } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const execFileAsync = promisify(execFile);
@@ -16,6 +17,8 @@ const PREFIX = 'smtn';
 const SUBNET = '10.213.101.0/24';
 const CRASH_PREFIX = 'smtc';
 const CRASH_SUBNET = '10.213.102.0/24';
+const KILL_PREFIX = 'smtk';
+const KILL_SUBNET = '10.213.103.0/24';
 
 function have(cmd: string): boolean {
   try {
@@ -229,6 +232,32 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
     }
   });
 
+  it('cleans up after an orchestrator process killed with SIGKILL', async () => {
+    const script = [
+      `import { Isolation } from ${JSON.stringify(join(ROOT, 'orchestrator/isolation/index.ts'))};`,
+      `const iso = await Isolation.open({ prefix: '${KILL_PREFIX}', subnet: '${KILL_SUBNET}' });`,
+      `const a = await iso.taskStarting({ taskId: 'a', appId: '/a', labels: {}, groups: ['g'] });`,
+      `await iso.engine.put({ id: 'deny', selector: { labels: {} }, ingress: [] });`,
+      `console.log('ready ' + a.netns);`,
+      `setInterval(() => {}, 1000);`,
+    ].join('\n');
+    const orch = start(NODE, ['--input-type=module', '-e', script]);
+    try {
+      await waitFor(() => orch.output().includes('ready'), { timeoutMs: 15_000, message: 'isolation process ready' }).catch((err: Error) => {
+        throw new Error(`${err.message}: ${orch.output()}`);
+      });
+      expect((await leftovers(KILL_PREFIX, KILL_SUBNET)).namespaces).toEqual([`${KILL_PREFIX}-t2`]);
+      await orch.stop('SIGKILL');
+      const next = await Isolation.open({ prefix: KILL_PREFIX, subnet: KILL_SUBNET });
+      expect(next.leftovers).toMatchObject({ namespaces: [`${KILL_PREFIX}-t2`], tables: [`inet ${KILL_PREFIX}_guard`], routes: [KILL_SUBNET], errors: [] });
+      await next.close();
+    } finally {
+      await orch.stop('SIGKILL');
+      await cleanupAll({ prefix: KILL_PREFIX, subnet: KILL_SUBNET });
+    }
+    await assertClean(KILL_PREFIX, KILL_SUBNET);
+  });
+
   it('cleans up everything a crashed instance left behind', async () => {
     const crashed = await Isolation.open({ prefix: CRASH_PREFIX, subnet: CRASH_SUBNET });
     const t1 = await crashed.taskStarting({ taskId: 't1', appId: '/t1', labels: { a: 'b' }, groups: ['g'] });
@@ -248,7 +277,6 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
     expect(() => execFileSync('ip', ['-4', 'route', 'get', t.ip], { encoding: 'utf8', stdio: 'pipe' })).toThrow(/unreachable|No route to host/i);
     execFileSync('ip', ['link', 'set', `${CRASH_PREFIX}-br`, 'up']);
     // …and, crashed again, is found by cleanupAll with only the prefix (subnet read from the bridge).
-    const { cleanupAll } = await import('../orchestrator/isolation/cleanup.ts');
     const report = await cleanupAll({ prefix: CRASH_PREFIX });
     expect(report.links).toContain(`${CRASH_PREFIX}-br`);
     expect(report.routes).toEqual([CRASH_SUBNET]);

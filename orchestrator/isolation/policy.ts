@@ -191,7 +191,7 @@ export function validatePolicy(body: unknown, idFromPath?: string): { policy: Ne
 // Evaluation
 
 function labelsMatch(want: Record<string, string>, have: Record<string, string>): boolean {
-  return Object.entries(want).every(([k, v]) => have[k] === v);
+  return Object.entries(want ?? {}).every(([k, v]) => have[k] === v);
 }
 
 function peerMatches(peer: PeerSelector, t: TaskNetInfo): boolean {
