@@ -4,6 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import pino from 'pino';
@@ -120,7 +121,7 @@ async function main(): Promise<void> {
 
   const pct = (x: number) => `${((x / bareTextRps) * 100).toFixed(0)} %`;
   const md = [
-    `${N} resources, each a probe-like \`/status\` document (10 targets, ${(docs[0]!.length / 1024).toFixed(1)} KiB) served by a local HTTP server on loopback; every fetch opens a fresh connection; concurrency 100, timeout 2 s. The \`/responses\` document at ${N} resources is ${(body.length / 1024).toFixed(0)} KiB.`,
+    `${N} resources, each a probe-like \`/status\` document (10 targets, ${(docs[0]!.length / 1024).toFixed(1)} KiB) served by a local HTTP server on loopback; every fetch opens a fresh connection; concurrency 100, timeout 2 s. The \`/responses\` document at ${N} resources is ${(body.length / 1024).toFixed(0)} KiB. Load average at the end of the run: ${loadavg()[0]!.toFixed(1)} (other work shares the machine).`,
     '',
     table(['figure', 'value'], [
       [`cycle of ${N} fetches in process (median of 3)`, `${cycleMs.toFixed(0)} ms (${(N / (cycleMs / 1000)).toFixed(0)} fetches/s; ${ok} ok)`],
