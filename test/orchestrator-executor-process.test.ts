@@ -204,14 +204,29 @@ describe('ProcessExecutor', () => {
 
   it('killOrphan kills a detached group left by a previous run, even one ignoring SIGTERM', async () => {
     const { ex } = make();
-    const child = spawn('/bin/sh', ['-c', "trap '' TERM; sleep 1000 & sleep 1000 & wait"], { detached: true, stdio: 'ignore' });
+    const child = spawn('/bin/sh', ['-c', "trap '' TERM; sleep 1000 & sleep 1000 & wait"], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, MESOS_TASK_ID: 'old_app.1' } });
     child.unref();
     const pgid = child.pid!;
     groups.push(pgid);
     await waitFor(() => liveMembers(pgid).length === 3);
-    await ex.killOrphan(pgid, 0.5);
+    await ex.killOrphan(pgid, { taskId: 'other_app.2', gracePeriodSeconds: 0.5 }); // not that task's group: untouched
+    expect(liveMembers(pgid).length).toBe(3);
+    await ex.killOrphan(pgid, { taskId: 'old_app.1', gracePeriodSeconds: 0.5 });
     expect(liveMembers(pgid)).toEqual([]);
     await ex.killOrphan(pgid); // gone already: resolves at once
+  });
+
+  it('killOrphan leaves alone a group that is not a task (recorded pid reused by something else)', async () => {
+    const { ex } = make();
+    const child = spawn('/bin/sh', ['-c', 'sleep 1000 & wait'], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH } });
+    child.unref();
+    const pgid = child.pid!;
+    groups.push(pgid);
+    await waitFor(() => liveMembers(pgid).length === 2);
+    await ex.killOrphan(pgid, { gracePeriodSeconds: 0.5 });
+    expect(liveMembers(pgid).length).toBe(2);
+    process.kill(-pgid, 'SIGKILL');
+    await waitFor(() => liveMembers(pgid).length === 0);
   });
 
   it('shutdown kills every task', async () => {

@@ -13,7 +13,7 @@ import { closeSync, mkdirSync, openSync, readSync, fstatSync, accessSync, consta
 import { delimiter, join } from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import type { Executor, LaunchSpec, TaskState, TaskStatusUpdate } from './types.ts';
-import { allProcesses, processSnapshot, killGroupNow, liveDescendants, sameLiveProcess, signalGroup, signalPid, waitGroupGone, type ProcInfo } from './process-group.ts';
+import { allProcesses, groupIsTask, procInfo, processSnapshot, killGroupNow, liveDescendants, sameLiveProcess, signalGroup, signalPid, waitGroupGone, type ProcInfo } from './process-group.ts';
 import { podmanRunArgs, findPodman, removeContainer, containerName } from './podman.ts';
 
 /** Variables of the orchestrator's own environment that tasks inherit (the task's env wins). */
@@ -345,11 +345,22 @@ export class ProcessExecutor implements Executor {
     await run.done;
   }
 
-  async killOrphan(pgid: number, gracePeriodSeconds = 3): Promise<void> {
-    if (!Number.isInteger(pgid) || pgid <= 1 || pgid === process.pid) return;
-    if (!signalGroup(pgid, 'SIGTERM')) return;
-    this.#logger?.info({ pgid }, 'killing a process group left by a previous run');
-    if (await waitGroupGone(pgid, gracePeriodSeconds * 1000)) return;
+  /**
+   * Kills a process group left by a previous run: SIGTERM, then SIGKILL after the grace period
+   * (default 3 s); resolves when no live process of it remains. Only groups that carry a
+   * MESOS_TASK_ID (the given task's when `taskId` is passed) are touched, so a recorded pid that
+   * was reused by an unrelated process is left alone (logged).
+   */
+  async killOrphan(pgid: number, opts: { taskId?: string | undefined; gracePeriodSeconds?: number | null | undefined } = {}): Promise<void> {
+    if (!Number.isInteger(pgid) || pgid <= 1 || pgid === process.pid || pgid === procInfo(process.pid)?.pgid) return;
+    if (!signalGroup(pgid, 0)) return;
+    if (!groupIsTask(pgid, opts.taskId)) {
+      this.#logger?.warn({ pgid, taskId: opts.taskId }, 'not killing process group: it does not belong to a task (pid reused?)');
+      return;
+    }
+    this.#logger?.info({ pgid, taskId: opts.taskId }, 'killing a process group left by a previous run');
+    signalGroup(pgid, 'SIGTERM');
+    if (await waitGroupGone(pgid, (opts.gracePeriodSeconds ?? this.#opts.defaultKillGracePeriodSeconds ?? 3) * 1000)) return;
     await killGroupNow(pgid);
   }
 

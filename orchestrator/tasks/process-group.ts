@@ -195,3 +195,28 @@ export function isLive(pid: number): boolean {
   const info = procInfo(pid);
   return info !== undefined && info.state !== 'Z' && info.state !== 'X';
 }
+
+/** The NUL-separated environment and command line a process started with ('' when unreadable). */
+function startStrings(pid: number): string {
+  let out = '';
+  for (const f of ['environ', 'cmdline']) {
+    try {
+      out += `\0${readFileSync(`/proc/${pid}/${f}`, 'latin1')}\0`;
+    } catch {
+      /* gone or not readable */
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether a process group looks like one of our tasks: some live member started with
+ * MESOS_TASK_ID=<taskId> (any task id when none is given) in its environment or command line
+ * (podman gets it as a --label argument). Guards against signalling a group whose id was reused.
+ * True when /proc is not available (nothing can be checked).
+ */
+export function groupIsTask(pgid: number, taskId?: string): boolean {
+  if (!HAS_PROC) return true;
+  const marker = taskId === undefined ? 'MESOS_TASK_ID=' : `\0MESOS_TASK_ID=${taskId}\0`;
+  return liveMembers(pgid).some((pid) => startStrings(pid).includes(marker));
+}
