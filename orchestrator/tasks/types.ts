@@ -75,8 +75,12 @@ export interface Executor {
   onStatus(listener: (update: TaskStatusUpdate) => void): () => void;
   /** Ids of tasks that are not yet terminal. */
   active(): string[];
-  /** After a crash of the orchestrator: kills a process group left by a previous run (pid recorded in state). */
-  killOrphan(pgid: number): Promise<void>;
+  /**
+   * After a crash of the orchestrator: kills a process group left by a previous run (pid recorded in
+   * state). With `taskId`, only a group whose processes carry MESOS_TASK_ID=<taskId> is touched (the
+   * ProcessExecutor always requires some MESOS_TASK_ID), so a pid reused since is left alone.
+   */
+  killOrphan(pgid: number, opts?: { taskId?: string | undefined; gracePeriodSeconds?: number | null | undefined }): Promise<void>;
   /** Kills every task (used on orchestrator shutdown). */
   shutdown(): Promise<void>;
 }
