@@ -70,6 +70,7 @@ export class Scheduler {
   readonly #dirty = new Map<string, TaskRecord | null>();
   readonly #dirtyFailures = new Map<string, Record<string, unknown>>();
   readonly #dirtyDelays = new Map<string, DelayRecord | null>();
+  readonly #pendingLaunches: LaunchSpec[] = [];
   readonly #dirtyDeployments = new Map<string, StoredDeployment | null>();
   readonly #o: SchedulerOptions;
   readonly #store: Store;
@@ -463,6 +464,11 @@ export class Scheduler {
     } catch (err) {
       this.#o.logger.error({ err }, 'reconcile failed');
     }
+    try {
+      this.#startPending();
+    } catch (err) {
+      this.#o.logger.error({ err }, 'launch failed');
+    }
   }
 
   /** Launches or kills tasks so that `app.instances` are active; true when all are running (healthy). */
@@ -481,7 +487,10 @@ export class Scheduler {
   #killOrder(tasks: TaskRecord[], app: AppDefinition): TaskRecord[] {
     const weight = (s: string) => (s === 'TASK_STAGING' ? 1 : s === 'TASK_STARTING' ? 2 : s === 'TASK_RUNNING' ? 3 : 4);
     const youngest = app.killSelection !== 'OLDEST_FIRST';
-    return [...tasks].sort((a, b) => weight(a.state) - weight(b.state) || (youngest ? b.stagedAt.localeCompare(a.stagedAt) : a.stagedAt.localeCompare(b.stagedAt)));
+    // Ties (same millisecond) are broken by launch order: tasks are kept in insertion order.
+    const seq = new Map(this.appTasks(app.id).map((t, i) => [t.id, i]));
+    const age = (a: TaskRecord, b: TaskRecord) => a.stagedAt.localeCompare(b.stagedAt) || (seq.get(a.id) ?? 0) - (seq.get(b.id) ?? 0);
+    return [...tasks].sort((a, b) => weight(a.state) - weight(b.state) || (youngest ? age(b, a) : age(a, b)));
   }
 
   /**
@@ -652,7 +661,7 @@ export class Scheduler {
       servicePorts: app.ports ?? [],
       slaveId: SLAVE_ID,
     };
-    this.#store.putTask(t);
+    this.#dirty.set(t.id, t); // written (with the rest of this pass) before the process starts
     this.#addTask(t);
     this.queueSince.delete(app.id);
     this.stats.launched++;
@@ -673,12 +682,22 @@ export class Scheduler {
     };
     if (spec.cmd === null && spec.args === null && !docker) spec.cmd = 'true';
     this.#launchInfo.set(taskId, { env: spec.env, sandboxDir });
-    try {
-      this.#o.executor.launch(spec);
-    } catch (err) {
-      this.#onStatus({ taskId, state: 'TASK_FAILED' as TaskState, message: `launch failed: ${(err as Error).message}`, timestamp: new Date().toISOString() });
-    }
+    this.#pendingLaunches.push(spec);
     return true;
+  }
+
+  /** Starts the tasks created in this pass, once their records are on disk. */
+  #startPending(): void {
+    if (this.#pendingLaunches.length === 0) return;
+    this.#flush();
+    const specs = this.#pendingLaunches.splice(0);
+    for (const spec of specs) {
+      try {
+        this.#o.executor.launch(spec);
+      } catch (err) {
+        this.#onStatus({ taskId: spec.taskId, state: 'TASK_FAILED' as TaskState, message: `launch failed: ${(err as Error).message}`, timestamp: new Date().toISOString() });
+      }
+    }
   }
 
   #env(app: AppDefinition, taskId: string, ports: PortAssignment[], sandboxDir: string): Record<string, string> {
