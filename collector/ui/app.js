@@ -312,8 +312,8 @@ function renderMatrix() {
   }
   const edgeBy = new Map(model.edges.map((e) => [e.id, e]));
   const esc = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-  let html = '<table class="matrix' + (ids.length > 16 ? ' dense' : '') + '" aria-labelledby="matrix-title"><thead><tr><th class="corner" scope="col" title="rows: from, columns: to">from \\ to</th>';
-  for (const b of ids) html += `<th scope="col" class="${byId.get(b)?.failing ? 'failing' : ''}" title="${esc(byId.get(b)?.url ?? b)}">${esc(b)}</th>`;
+  let html = '<table class="matrix' + (ids.length > 16 ? ' dense' : '') + (ids.some((id) => id.length > 3) ? ' long' : '') + '" aria-labelledby="matrix-title"><thead><tr><th class="corner" scope="col" title="rows: from, columns: to">from \\ to</th>';
+  for (const b of ids) html += `<th scope="col" class="${byId.get(b)?.failing ? 'failing' : ''}" title="${esc(b)}: ${esc(byId.get(b)?.url ?? '')}">${esc(b.length > 18 ? `${b.slice(0, 17)}…` : b)}</th>`;
   html += '</tr></thead><tbody>';
   let allowed = 0, blocked = 0, unknown = 0;
   for (const a of ids) {
@@ -592,24 +592,37 @@ function drawLayers() {
       c2.stroke(); c2.setLineDash([]);
     }
     if (h?.kind === 'node' && h.item.id === n.id) { c2.lineWidth = 3; c2.strokeStyle = '#ffffff'; c2.stroke(); }
-    c2.fillStyle = n.failing || n.pending ? '#e6edf3' : '#0d1117';
-    c2.font = `700 ${labelPx}px system-ui, sans-serif`;
+    // The id inside the node when it fits (shrunk down to 60 %), else in a tag beside it.
     c2.textAlign = 'center'; c2.textBaseline = 'middle';
-    const label = n.id.length > 6 && nodeR < 30 ? `${n.id.slice(0, 5)}…` : n.id;
-    c2.fillText(label, n.x, n.y + 1, nodeR * 1.8);
+    c2.font = `700 ${labelPx}px system-ui, sans-serif`;
+    const fit = (nodeR * 1.7) / c2.measureText(n.id).width;
+    const below = n.y > H / 2 ? -1 : 1;
+    let offset = nodeR;
+    if (fit >= 0.6) {
+      c2.font = `700 ${labelPx * Math.min(1, fit)}px system-ui, sans-serif`;
+      c2.fillStyle = n.failing || n.pending ? '#e6edf3' : '#0d1117';
+      c2.fillText(n.id, n.x, n.y + 1);
+    } else {
+      tag(c2, n.id, n.x, n.y + below * (offset + 12), 13, '#e6edf3', 700);
+      offset += 24;
+    }
     if (n.failing || n.pending) {
-      const sub = n.failing ? `✕ ${n.reason}` : 'pending';
       const px = Math.max(10, Math.min(14, nodeR / 2.2));
-      c2.font = `600 ${px}px system-ui, sans-serif`;
-      const w = c2.measureText(sub).width + 10;
-      const below = n.y > H / 2 ? -1 : 1;
-      const y = n.y + below * (nodeR + px);
-      c2.fillStyle = 'rgba(13,17,23,0.9)'; c2.fillRect(n.x - w / 2, y - px * 0.75, w, px * 1.5);
-      c2.fillStyle = n.failing ? '#ffb3b3' : '#c9d1d9';
-      c2.fillText(sub, n.x, y);
+      tag(c2, n.failing ? `✕ ${n.reason}` : 'pending', n.x, n.y + below * (offset + px), px, n.failing ? '#ffb3b3' : '#c9d1d9', 600);
     }
   }
   c2.globalAlpha = 1;
+}
+
+/** Text on a dark pill, centred at x, y. */
+function tag(c, text, x, y, px, color, weight) {
+  c.font = `${weight} ${px}px system-ui, sans-serif`;
+  c.textAlign = 'center'; c.textBaseline = 'middle';
+  const w = c.measureText(text).width + 10;
+  c.fillStyle = 'rgba(13,17,23,0.9)';
+  c.fillRect(x - w / 2, y - px * 0.75, w, px * 1.5);
+  c.fillStyle = color;
+  c.fillText(text, x, y);
 }
 
 function draw() {
