@@ -1,14 +1,15 @@
 // Real namespaces, veths, nftables and TCP connections: the task network, network groups,
 // Kubernetes-style policies changed under running servers, and cleanup after a simulated crash.
-// Needs root, iproute2 and nftables. Prefixes smtn/smtc/smtk/smtx and subnets 10.213.101-103.0/24 are this file's only.
+// Needs root, iproute2 and nftables. Prefixes smtn/smtc/smtk/smtx/smtl and subnets 10.213.101-104.0/24 are this file's only.
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createServer, type Server } from 'node:net';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupAll, Isolation, leftovers, policyPlugin, POLICY_PATH } from '../orchestrator/isolation/index.ts';
+import { prefixLockFile } from '../orchestrator/isolation/netns.ts';
 import { NODE, ROOT, start, stopAll, type Running } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -81,6 +82,7 @@ async function assertClean(prefix: string, subnet: string): Promise<void> {
   expect(await leftovers(prefix, subnet)).toEqual({ namespaces: [], links: [], tables: [], routes: [] });
   expect(execFileSync('ip', ['route'], { encoding: 'utf8' })).not.toContain(subnet.split('/')[0]);
   expect(existsSync('/etc/netns') ? readdirSync('/etc/netns').filter((e) => e.startsWith(`${prefix}-`)) : []).toEqual([]);
+  expect(existsSync(prefixLockFile(prefix))).toBe(false);
 }
 
 describe.skipIf(skipReason !== undefined)('task network isolation (root, real packets)', () => {
@@ -102,12 +104,24 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
     expect(addr).toContain('10.213.101.1/24');
     expect(execFileSync('ip', ['-4', 'route', 'show', 'type', 'unreachable'], { encoding: 'utf8' })).toContain('10.213.101.0/24');
     expect(execFileSync('nft', ['list', 'table', 'inet', `${PREFIX}_guard`], { encoding: 'utf8' })).toContain(`oifname "${PREFIX}-br"`);
+    expect(readFileSync(prefixLockFile(PREFIX), 'utf8').trim()).toBe(String(process.pid));
     expect(execFileSync('sysctl', ['-n', 'net.ipv4.ip_forward'], { encoding: 'utf8' }).trim()).toBe(readForwardAtStart);
   });
 
   it('refuses a subnet the machine already uses, creating nothing', async () => {
     await expect(Isolation.open({ prefix: 'smtx', subnet: '10.213.101.128/25' })).rejects.toThrow(/10\.213\.101\.128\/25 is already in use on this machine .*--netns-subnet/);
     expect(await leftovers('smtx')).toEqual({ namespaces: [], links: [], tables: [], routes: [] });
+    expect(existsSync(prefixLockFile('smtx'))).toBe(false);
+  });
+
+  it('refuses a prefix owned by another running process', async () => {
+    writeFileSync(prefixLockFile('smtl'), '1\n'); // pid 1 always runs
+    try {
+      await expect(Isolation.open({ prefix: 'smtl', subnet: '10.213.104.0/24' })).rejects.toThrow(/prefix smtl is in use by another running process \(pid 1/);
+      expect(await leftovers('smtl', '10.213.104.0/24')).toEqual({ namespaces: [], links: [], tables: [], routes: [] });
+    } finally {
+      rmSync(prefixLockFile('smtl'), { force: true });
+    }
   });
 
   it('tasks reach each other and the host, the host reaches them, and nothing else is routed', async () => {

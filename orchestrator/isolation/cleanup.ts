@@ -4,7 +4,7 @@
 // stops and again when it starts (after a crash, kill -9, the previous run's leftovers are found
 // by their names). Best effort: every step runs even when another failed; the result says what
 // was removed and what could not be.
-import { readdirSync, rmdirSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from './exec.ts';
 import { checkPrefix, namesFor, ownedName } from './names.ts';
@@ -12,6 +12,20 @@ import { checkPrefix, namesFor, ownedName } from './names.ts';
 export const NETNS_ETC = '/etc/netns';
 /** Metric of the guard route: below every real route for the subnet (the bridge's is 0). */
 export const GUARD_METRIC = 4213;
+
+/** Who owns a prefix now (see TaskNetwork.start). */
+export function prefixLockFile(prefix: string): string {
+  return `/run/starmap-netns-${checkPrefix(prefix)}.pid`;
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 export interface CleanupReport {
   namespaces: string[];
@@ -126,6 +140,13 @@ export async function cleanupAll(opts: { prefix: string; subnet?: string }): Pro
     }
   }
 
+  try {
+    // The owner file, when it is ours or its process is gone.
+    const pid = Number(readFileSync(prefixLockFile(prefix), 'utf8').trim());
+    if (pid === process.pid || !pidAlive(pid)) rmSync(prefixLockFile(prefix), { force: true });
+  } catch {
+    /* none */
+  }
   try {
     for (const entry of readdirSync(NETNS_ETC)) if (ownedName(prefix, entry)) rmSync(join(NETNS_ETC, entry), { recursive: true, force: true });
     // The folder itself when we made it and nothing else uses it (rmdir refuses a non-empty one).

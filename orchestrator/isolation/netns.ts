@@ -8,16 +8,18 @@
 // - an nftables table `inet <prefix>_guard` that drops anything forwarded into or out of the
 //   bridge, and any packet for the subnet leaving by an interface other than the bridge.
 // ip_forward is never touched. Everything is named with the prefix (names.ts) so cleanupAll finds it.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
-import { GUARD_METRIC, NETNS_ETC, cleanupAll, killNamespacePids, type CleanupReport } from './cleanup.ts';
+import { GUARD_METRIC, NETNS_ETC, cleanupAll, killNamespacePids, pidAlive, prefixLockFile, type CleanupReport } from './cleanup.ts';
 import { run, tryRun } from './exec.ts';
 import { Ipam, gatewayOf, ipToInt, parseSubnet, type Allocation, type Subnet } from './ipam.ts';
 import { checkPrefix, namesFor, type Names } from './names.ts';
 
 export const DEFAULT_SUBNET = '10.213.0.0/24';
 export const DEFAULT_PREFIX = 'smap';
+
+export { prefixLockFile } from './cleanup.ts';
 
 export interface TaskNetworkOptions {
   /** Prefix of every name (2-6 lowercase letters/digits); one per orchestrator instance. */
@@ -71,8 +73,12 @@ export class TaskNetwork {
    * the guards. Returns what the cleanup found.
    */
   async start(): Promise<CleanupReport> {
+    this.#checkPrefixFree();
     const leftovers = await this.cleanup();
     await this.#checkSubnetFree();
+    // Claimed after the cleanup, which removes the owner file of a crashed run.
+    mkdirSync(dirname(prefixLockFile(this.prefix)), { recursive: true });
+    writeFileSync(prefixLockFile(this.prefix), `${process.pid}\n`);
     const br = this.names.bridge;
     try {
       await run('ip', ['-4', 'route', 'add', 'unreachable', this.subnet.cidr, 'metric', String(GUARD_METRIC)]);
@@ -82,11 +88,29 @@ export class TaskNetwork {
       await run('ip', ['link', 'set', br, 'up']);
     } catch (err) {
       await this.cleanup();
+      this.#releasePrefix();
       throw err;
     }
     this.#started = true;
     this.#log(`isolation: bridge ${br} with ${this.gateway}/${this.subnet.prefixLength}; tasks get addresses in ${this.subnet.cidr}`);
     return leftovers;
+  }
+
+  /**
+   * One live owner per prefix: start() removes everything with the prefix, which must never hit the
+   * network of another running orchestrator. The owner's pid is kept in /run/starmap-netns-<prefix>.pid;
+   * a pid that no longer runs (kill -9) is a crash to clean up after.
+   */
+  #checkPrefixFree(): void {
+    const file = prefixLockFile(this.prefix);
+    try {
+      const pid = Number(readFileSync(file, 'utf8').trim());
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) {
+        throw new Error(`the isolation prefix ${this.prefix} is in use by another running process (pid ${pid}, ${file}): stop it or choose another with --netns-prefix`);
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
   }
 
   /** Refuses a subnet that the machine already uses (a route or an address overlapping it). */
@@ -231,7 +255,17 @@ export class TaskNetwork {
   /** Removes everything of this prefix (tasks' namespaces included) and forgets the allocations. */
   async stop(): Promise<CleanupReport> {
     this.#started = false;
-    return this.cleanup();
+    const report = await this.cleanup();
+    this.#releasePrefix();
+    return report;
+  }
+
+  #releasePrefix(): void {
+    try {
+      if (readFileSync(prefixLockFile(this.prefix), 'utf8').trim() === String(process.pid)) unlinkSync(prefixLockFile(this.prefix));
+    } catch {
+      /* not ours or gone */
+    }
   }
 
   async cleanup(): Promise<CleanupReport> {
