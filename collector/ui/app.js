@@ -42,7 +42,7 @@ let graphSig = '';
 let hover = null; // {kind:'node'|'edge', item}
 let pinned = null;
 
-window.__starmap = { state, model, get nodes() { return model.nodes; }, get edges() { return model.edges; }, get matrix() { return model.matrix; } };
+window.__starmap = { state, model, normalise: (u) => normalise(u), get nodes() { return model.nodes; }, get edges() { return model.edges; }, get matrix() { return model.matrix; } };
 
 // ---------- URLs ----------
 
@@ -50,6 +50,7 @@ window.__starmap = { state, model, get nodes() { return model.nodes; }, get edge
 export function normalise(raw) {
   if (typeof raw !== 'string' || raw.trim() === '') return undefined;
   let s = raw.trim();
+  if (/\s/.test(s)) return undefined;
   let scheme = 'tcp';
   const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(s);
   if (m) scheme = m[1].toLowerCase();
