@@ -71,6 +71,7 @@ describe('apps', () => {
     expect(grp.status).toBe(200);
     expect(grp.body['*'].map((a: any) => a.id)).toEqual(['/grp/api']);
     expect((await o.call('GET', '/v2/apps/nothing/*')).status).toBe(404);
+    expect((await o.call('GET', '/v2/apps/')).body.apps.length).toBe(2);
   });
 
   it('gets one app, 404 for unknown', async () => {

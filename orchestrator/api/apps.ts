@@ -102,7 +102,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
 
   const apiPost = (req: FastifyRequest, def: AppDefinition) => s.bus.publish('api_post_event', { clientIp: clientIp(req), uri: req.url.split('?')[0], appDefinition: def });
 
-  app.get('/v2/apps', async (req) => {
+  const list = async (req: FastifyRequest) => {
     const query = q(req);
     const cmd = one(query.cmd)?.toLowerCase();
     const id = one(query.id)?.toLowerCase();
@@ -115,7 +115,8 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       .filter((a) => !selector || selector(a.labels))
       .sort((a, b) => a.id.localeCompare(b.id));
     return { apps: apps.map((a) => appInfo(s, a, want)) };
-  });
+  };
+  app.get('/v2/apps', list);
 
   app.post('/v2/apps', async (req, reply) => {
     const body = requireBody(req.body);
@@ -166,6 +167,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   const uriNotFound = (req: FastifyRequest) => new ApiError(404, { message: `URI not found: ${req.url.split('?')[0]}` });
 
   app.get('/v2/apps/*', async (req, reply) => {
+    if (rest(req).replace(/\/+$/, '') === '') return list(req);
     const r = route(rest(req));
     const query = q(req);
     if (r.kind === 'group') {
