@@ -260,6 +260,7 @@ describe('tasks', () => {
     const appText = await o.call('GET', '/v2/apps/web/tasks', undefined, { accept: 'text/plain' });
     expect(appText.text.startsWith(`web\t${web.ports[0]}\t`)).toBe(true);
     expect((await o.call('GET', '/v2/apps/web/tasks')).body.tasks).toHaveLength(2);
+    expect((await o.call('GET', '/v2/apps/*/tasks')).body.tasks.length).toBeGreaterThanOrEqual(2);
   });
 
   it('kills tasks: one (replaced), scale=true (deployment), host filter, wipe+scale 400, tasks/delete', async () => {

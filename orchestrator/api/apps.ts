@@ -177,6 +177,12 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       if (prefix !== '/' && apps.length === 0) throw new ApiError(404, { message: `Group '${prefix.slice(0, -1)}' does not exist` });
       return { '*': apps.map((a) => appInfo(s, a, want)) };
     }
+    if (r.kind === 'tasks' && (r.id === '*' || r.id.endsWith('/*'))) {
+      const prefix = (canonicalPath(r.id.slice(0, -1)) ?? '/').replace(/\/?$/, '/');
+      const apps = [...s.apps.values()].filter((x) => x.id.startsWith(prefix)).sort((x, y) => x.id.localeCompare(y.id));
+      if (wantsText(req)) return reply.type('text/plain; charset=utf-8').send(textListing(s, apps));
+      return { tasks: apps.flatMap((x) => s.appTasks(x.id).map((t) => s.taskJson(t))) };
+    }
     const id = pathId(r.id);
     const a = s.apps.get(id);
     if (r.kind === 'app') {
