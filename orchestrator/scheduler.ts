@@ -115,7 +115,7 @@ export class Scheduler {
       const found = findTaskProcesses(new Set(leftovers.map((t) => t.id)));
       for (const t of leftovers) {
         const pids = found.get(t.id) ?? [];
-        if (t.pid && pids.includes(t.pid)) await this.#o.executor.killOrphan(t.pid);
+        if (t.pid && pids.includes(t.pid)) await this.#o.executor.killOrphan(t.pid, { taskId: t.id, gracePeriodSeconds: this.apps.get(t.appId)?.taskKillGracePeriodSeconds ?? null });
         for (const pid of pids) {
           try {
             process.kill(pid, 'SIGKILL');
