@@ -37,7 +37,18 @@ const groups: Group[] = readdirSync(DIR)
 const apps = groups.flatMap((g) => g.apps);
 let groupsStatus: number | undefined;
 
+let orch: StartedOrchestrator | undefined;
+
 afterAll(async () => {
+  // Tasks run in process groups of their own: delete the apps (the orchestrator kills their tasks)
+  // and wait until no task is left before stopping the orchestrator.
+  if (orch) {
+    for (const a of apps) await orch.call('DELETE', `/v2/apps${a.id}?force=true`).catch(() => undefined);
+    await waitFor(async () => {
+      const r = await orch!.call<{ tasks: unknown[] }>('GET', '/v2/tasks');
+      return r.status === 200 && r.body.tasks.length === 0;
+    }, { timeoutMs: 20_000, message: 'all tasks gone' }).catch((e: unknown) => console.error(e));
+  }
   await stopAll();
   removeTempDirs();
 });
@@ -92,7 +103,7 @@ describe('Marathon groups', () => {
       })),
     }));
 
-    const orch: StartedOrchestrator = await startOrchestrator();
+    orch = await startOrchestrator();
     // Marathon's way: POST /v2/groups. Until the orchestrator has it, each group's apps go through
     // POST /v2/apps (same definitions), and the groups call is reported as skipped below.
     const probeGroups = await orch.call('POST', '/v2/groups', local[0]);
