@@ -103,22 +103,23 @@ describe('Marathon groups', () => {
       })),
     }));
 
-    orch = await startOrchestrator();
+    const o = await startOrchestrator();
+    orch = o;
     // Marathon's way: POST /v2/groups. Until the orchestrator has it, each group's apps go through
     // POST /v2/apps (same definitions), and the groups call is reported as skipped below.
-    const probeGroups = await orch.call('POST', '/v2/groups', local[0]);
+    const probeGroups = await o.call('POST', '/v2/groups', local[0]);
     const viaGroups = probeGroups.status === 201 || probeGroups.status === 200;
     if (viaGroups) {
-      for (const g of local.slice(1)) expect((await orch.call('POST', '/v2/groups', g)).status, g.id).toBeLessThan(300);
+      for (const g of local.slice(1)) expect((await o.call('POST', '/v2/groups', g)).status, g.id).toBeLessThan(300);
     } else {
       for (const a of local.flatMap((g) => g.apps)) {
-        const r = await orch.call('POST', '/v2/apps', a);
+        const r = await o.call('POST', '/v2/apps', a);
         expect(r.status, `${a.id}: ${r.text}`).toBe(201);
       }
     }
     for (const a of apps) {
       await waitFor(async () => {
-        const r = await orch.call<{ app: { tasksHealthy: number } }>('GET', `/v2/apps${a.id}`);
+        const r = await o.call<{ app: { tasksHealthy: number } }>('GET', `/v2/apps${a.id}`);
         return r.status === 200 && r.body.app.tasksHealthy === 1;
       }, { timeoutMs: 30_000, message: `${a.id} healthy` });
     }
