@@ -15,6 +15,7 @@ export interface OrchestratorFlags {
   taskPortMax: number;
   auth: 'on' | 'off';
   adminPassword: string | undefined;
+  tokenLifetime: number;
   eventSubscriber: string | undefined;
   httpEndpoints: string[];
   defaultNetworkName: string | undefined;
@@ -58,7 +59,8 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
           .option('local-port-max', { alias: 'local_port_max', default: 20000, describe: 'end (exclusive) of the service port range', coerce: portFlag('local-port-max') })
           .option('task-port-min', { alias: 'task_port_min', default: 31000, describe: 'lowest host port given to tasks (PORT0…)', coerce: portFlag('task-port-min') })
           .option('task-port-max', { alias: 'task_port_max', default: 32000, describe: 'highest host port given to tasks', coerce: portFlag('task-port-max') })
-          .option('auth', { type: 'string', default: 'off', choices: ['on', 'off'], describe: 'on: every endpoint except /ping and the login needs a token (Authorization: token=…, from POST /acs/api/v1/auth/login); off: open' })
+          .option('auth', { type: 'string', default: 'on', choices: ['on', 'off'], describe: 'on (default): every endpoint except /ping, the login and the JWKS needs a token (Authorization: token=…, from POST /acs/api/v1/auth/login); off: everything open, for local experiments only (logged as a warning)' })
+          .option('token-lifetime', { alias: 'token_lifetime', default: 432_000, describe: 'seconds an authorization token stays valid (default 5 days)', coerce: numberFlag('token-lifetime', 60, 31_536_000, true) })
           .option('admin-password', { alias: 'admin_password', type: 'string', describe: 'password of the first account "admin" with --auth=on (else $STARMAP_ADMIN_PASSWORD, else a random one written to <data-dir>/admin-password)' })
           .option('event-subscriber', { alias: 'event_subscriber', type: 'string', describe: 'event subscriber module: http_callback enables /v2/eventSubscriptions', coerce: (v: unknown) => (v === undefined ? undefined : stringFlag('event-subscriber')(v)) })
           .option('http-endpoints', { alias: 'http_endpoints', type: 'string', describe: 'comma-separated callback URLs subscribed at start (with --event_subscriber http_callback)', coerce: list('http-endpoints') })
@@ -91,6 +93,7 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
     taskPortMax: f.taskPortMax,
     auth: f.auth,
     adminPassword: f.adminPassword,
+    tokenLifetime: f.tokenLifetime,
     eventSubscriber: f.eventSubscriber,
     httpEndpoints: (f.httpEndpoints as string[] | undefined) ?? [],
     defaultNetworkName: f.defaultNetworkName,
@@ -102,4 +105,3 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
     logLevel: f.logLevel,
   };
 }
-void numberFlag;

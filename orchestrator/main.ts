@@ -38,6 +38,7 @@ export async function main(argv: string[]): Promise<void> {
     features: flags.enableFeatures,
     auth: flags.auth === 'on',
     adminPassword: flags.adminPassword,
+    tokenLifetimeSeconds: flags.tokenLifetime,
   });
   closeOnSignals(orch.app, logger, async () => {
     await orch.close();

@@ -44,6 +44,8 @@ export interface OrchestratorOptions {
   /** --auth=on: tokens required (login module); off: open. */
   auth?: boolean;
   adminPassword?: string | undefined;
+  /** Lifetime of authorization tokens (default 5 days). */
+  tokenLifetimeSeconds?: number;
 }
 
 export interface Orchestrator {
@@ -107,9 +109,13 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
     hostname, httpPort: opts.httpPort, localPortMin, localPortMax, eventSubscriber: opts.eventSubscriber, httpEndpoints: opts.httpEndpoints ?? [],
     defaultNetworkName: opts.defaultNetworkName, mesosRole: opts.mesosRole, envVarsPrefix: opts.envVarsPrefix, frameworkId, features: opts.features ?? [],
   };
-  let auth: Auth | undefined;
-  if (opts.auth) {
-    auth = await createAuth({ db, dataDir: opts.dataDir, logger: opts.logger, enabled: true, adminPassword: opts.adminPassword });
+  // Always built, so that --auth=off is logged as a warning; its hook then lets everything through.
+  const authModule = await createAuth({
+    db, dataDir: opts.dataDir, logger: opts.logger, enabled: opts.auth ?? false, adminPassword: opts.adminPassword,
+    ...(opts.tokenLifetimeSeconds ? { tokenLifetimeSeconds: opts.tokenLifetimeSeconds } : {}),
+  });
+  const auth: Auth | undefined = authModule.enabled ? authModule : undefined;
+  if (auth) {
     app.addHook('onRequest', auth.hook);
     await app.register(auth.plugin);
   }

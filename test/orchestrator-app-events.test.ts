@@ -19,7 +19,7 @@ afterAll(async () => {
 describe('events', () => {
   it('publishes the events of create, run and delete in order', async () => {
     const ac = new AbortController();
-    const res = await fetch(`${o.url}/v2/events`, { headers: { accept: 'text/event-stream' }, signal: ac.signal });
+    const res = await fetch(`${o.url}/v2/events`, { headers: { ...o.authHeaders, accept: 'text/event-stream' }, signal: ac.signal });
     expect(res.status).toBe(200);
     const events: any[] = [];
     const reader = res.body!.getReader();

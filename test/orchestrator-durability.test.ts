@@ -40,14 +40,15 @@ describe('kill -9', () => {
     const acked = new Map<string, number>();
     let stop = false;
     const base = o.url;
+    const auth = o.authHeaders;
     const client = async (c: number) => {
       for (let i = 0; !stop; i++) {
         const id = `/stream/c${c}/a${i}`;
         try {
-          const r = await fetch(`${base}/v2/apps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, cmd: 'sleep 1', instances: 0 }) });
+          const r = await fetch(`${base}/v2/apps`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ id, cmd: 'sleep 1', instances: 0 }) });
           if (r.status === 201) acked.set(id, 0);
           await r.text();
-          const u = await fetch(`${base}/v2/apps${id}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ instances: 0, labels: { n: String(i) } }) });
+          const u = await fetch(`${base}/v2/apps${id}`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ instances: 0, labels: { n: String(i) } }) });
           if (u.status === 200) acked.set(id, 1);
           await u.text();
         } catch {

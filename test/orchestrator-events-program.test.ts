@@ -40,7 +40,7 @@ describe('events in the orchestrator program', () => {
     const rcv = await receiver();
     const dataDir = tempDir('orch-events-');
     const o = await startOrchestrator(['--event_subscriber=http_callback', `--http_endpoints=${rcv.url}`, '--task-port-min=36000', '--task-port-max=36099'], { dataDir });
-    const stream: SseClient = await openSse(o.url);
+    const stream: SseClient = await openSse(o.url, '/v2/events', o.authHeaders);
     toClose.push(() => stream.close());
     expect(stream.headers['content-type']).toBe('text/event-stream; charset=UTF-8');
     await waitFor(() => stream.frames.some((f) => f.event === 'event_stream_attached'));

@@ -12,6 +12,10 @@ export interface Reply<T = any> {
 
 export interface StartedOrchestrator {
   url: string;
+  /** Authorization token of the admin account (auth is on by default), or undefined with --auth given explicitly. */
+  token: string | undefined;
+  /** `{authorization: 'token=…'}` for requests made without `call` (SSE, raw fetch); empty when there is no token. */
+  authHeaders: Record<string, string>;
   port: number;
   dataDir: string;
   proc: Running;
@@ -21,12 +25,23 @@ export interface StartedOrchestrator {
 export async function startOrchestrator(args: string[] = [], opts: { binary?: string; dataDir?: string; port?: number } = {}): Promise<StartedOrchestrator> {
   const port = opts.port ?? (await freePort());
   const dataDir = opts.dataDir ?? tempDir('orch-');
-  const flags = ['--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${dataDir}`, '--hostname=127.0.0.1', '--log-level=warn', ...args];
+  // Auth is on by default, as for users: unless a test sets --auth itself, the helper gives admin a
+  // password, logs in, and `call` sends the token.
+  const autoLogin = !args.some((a) => a === '--auth' || a.startsWith('--auth='));
+  const password = `test-admin-${Math.random().toString(36).slice(2)}`;
+  const flags = ['--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${dataDir}`, '--hostname=127.0.0.1', '--log-level=warn', ...(autoLogin ? [`--admin-password=${password}`] : []), ...args];
   const proc = opts.binary ? start(opts.binary, flags) : start(NODE, ['orchestrator/main.ts', ...flags]);
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/ping`, 20_000);
+  let token: string | undefined;
+  if (autoLogin) {
+    const res = await fetch(`${url}/acs/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ uid: 'admin', password }) });
+    if (res.status !== 200) throw new Error(`login to the test orchestrator failed: HTTP ${res.status} ${await res.text()}`);
+    token = ((await res.json()) as { token: string }).token;
+  }
+  const authHeaders: Record<string, string> = token ? { authorization: `token=${token}` } : {};
   const call = async <T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> => {
-    const init: RequestInit = { method, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } };
+    const init: RequestInit = { method, headers: { ...authHeaders, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } };
     if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
     const res = await fetch(url + path, init);
     const text = await res.text();
@@ -38,5 +53,5 @@ export async function startOrchestrator(args: string[] = [], opts: { binary?: st
     }
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   };
-  return { url, port, dataDir, proc, call };
+  return { url, token, authHeaders, port, dataDir, proc, call };
 }
