@@ -77,7 +77,8 @@ describe('taskEnvironment', () => {
 
 describe('HostPortAllocator', () => {
   it('allocates distinct random ports in the range, skipping ports held by tasks and ports in use', async () => {
-    const base = 41000 + Math.floor(Math.random() * 1000) * 10;
+    // Above the ephemeral range (32768-60999 here), so no outgoing connection of another test holds one of them.
+    const base = 61000 + Math.floor(Math.random() * 400) * 10;
     const busy = net.createServer();
     servers.push(busy);
     await new Promise<void>((r, j) => {
