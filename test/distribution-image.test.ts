@@ -4,7 +4,8 @@
 // bound to 127.0.0.1 only; the collector registers the probe through POST /resources and serves its
 // /status under /responses. Skipped, with the reason, when podman cannot build or run here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildImage, type ImageResult } from '../scripts/image.ts';
@@ -114,4 +115,24 @@ describe('container image', () => {
     const ps = podman!.run(['ps', '--format', '{{.Names}}']).out;
     expect(ps).toContain(`${name}-probe`);
   }, 90_000);
+
+  it('arm64: assembled here, and its own libraries run both agents (under qemu-user-static)', async (ctx) => {
+    if (skipReason) ctx.skip(skipReason);
+    if (spawnSync('qemu-aarch64-static', ['--version']).status !== 0) ctx.skip('qemu-aarch64-static is not installed');
+    const arm = await buildImage({ arch: 'arm64', store: join(dir, 'store'), save: false, log: () => {} });
+    expect(podman!.run(['image', 'inspect', '--format', '{{.Architecture}}', arm.tag]).out.trim()).toBe('arm64');
+    // No binfmt_misc in this container, so `podman run` cannot start arm64 code: export the image's
+    // files and run each agent with qemu, with the image's root as the only library path.
+    const rootfs = join(dir, 'arm64-rootfs');
+    mkdirSync(rootfs);
+    const id = podman!.run(['create', '--platform', 'linux/arm64', arm.tag, 'probe']).out.trim().split('\n').pop()!;
+    containers.push(id);
+    const tar = join(dir, 'arm64.tar');
+    expect(podman!.run(['export', '-o', tar, id]).status).toBe(0);
+    expect(spawnSync('tar', ['-xf', tar, '-C', rootfs]).status).toBe(0);
+    for (const program of ['probe', 'collector']) {
+      const r = spawnSync('qemu-aarch64-static', ['-L', rootfs, join(rootfs, 'usr', 'local', 'bin', program), '--version'], { encoding: 'utf8', timeout: 60_000 });
+      expect(`${r.stdout}${r.stderr}`.trim(), program).toBe(version);
+    }
+  }, 180_000);
 });
