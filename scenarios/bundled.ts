@@ -38,7 +38,7 @@ export async function startBundled(command: string[], opts: { workDir: string; i
     `--http-address=${address}`,
     `--http-port=${port}`,
     `--data-dir=${dataDir}`,
-    `--isolation=${opts.isolation ? 'netns' : 'off'}`,
+    ...(opts.isolation ? ['--isolation=netns'] : []),
   ];
   const child = spawn(command[0]!, args, { env: { ...process.env, STARMAP_ADMIN_PASSWORD: password }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

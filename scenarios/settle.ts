@@ -47,7 +47,8 @@ export async function settle(opts: SettleOptions): Promise<Settled> {
     const settledNow = ok && now - matchedSince! >= opts.holdMs;
     if (settledNow || elapsed >= opts.deadlineMs) {
       const changedAfterMs = new Map<string, number>();
-      for (const e of opts.edges) {
+      // The first step has nothing to change from: everything simply appears.
+      for (const e of opts.previous ? opts.edges : []) {
         const k = edgeKey(e.from, e.to);
         const before = opts.previous?.get(k)?.verdict;
         const final = observed.get(k);
