@@ -130,7 +130,8 @@ export function renderTables(s: ScenarioDoc, expected: Map<string, Verdict>, obs
   const targets = s.apps.filter((a) => edges.some((e) => e.to === a.name));
   const isEdge = new Set(edges.map((e) => edgeKey(e.from, e.to)));
   const table = (cell: (from: string, to: string) => string) => {
-    const width = Math.max(...s.apps.map((a) => shortName(a).length), 1);
+    // At least 2 wide, so that a mismatch mark ('.!') keeps the columns aligned.
+    const width = Math.max(...s.apps.map((a) => shortName(a).length), 2);
     const pad = (x: string) => x.padEnd(width);
     const head = [pad(''), ...targets.map((t) => pad(shortName(t)))].join(' ');
     const rows = sources.map((f) => [pad(shortName(f)), ...targets.map((t) => pad(isEdge.has(edgeKey(f.name, t.name)) ? cell(f.name, t.name) : '-'))].join(' '));
