@@ -5,7 +5,8 @@
 // Docker runs (multi-stage, from node:24-bookworm).
 // Usage: node scripts/image.ts [--arch=amd64|arm64|all] [--store=DIR] [--no-save]
 //   The podman store defaults to dist/.podman; use the same CONTAINERS_CONF / CONTAINERS_STORAGE_CONF
-//   (printed at the end) to run the image with podman.
+//   (printed at the end) to run the image with podman. podman 4 does not read a gzipped archive
+//   itself: `gunzip -c dist/image/starmap-<version>-amd64.tar.gz | podman load` (docker load -i reads it as is).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -114,6 +115,7 @@ export async function buildImage(opts: { arch: ImageArch; store: string; save: b
     // --format docker keeps HEALTHCHECK (OCI image config has no field for it).
     const b = podman.run(['build', '--format', 'docker', '--platform', `linux/${opts.arch}`, '-t', tag, '-f', join(ctx, 'Containerfile'), ctx]);
     if (b.status !== 0) throw new Error(`podman build failed:\n${b.out}`);
+    podman.run(['image', 'prune', '-f']); // the previous build of this tag, now untagged
     const size = podman.run(['image', 'inspect', '--format', '{{.Size}}', tag]);
     const result: ImageResult = { arch: opts.arch, tag, imageBytes: Number(size.out.trim()), healthcheck };
     if (opts.save) {
