@@ -40,7 +40,14 @@ export async function startBundled(command: string[], opts: { workDir: string; i
     `--data-dir=${dataDir}`,
     ...(opts.isolation ? ['--isolation=netns'] : []),
   ];
-  const child = spawn(command[0]!, args, { env: { ...process.env, STARMAP_ADMIN_PASSWORD: password }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group: a Ctrl-C in the terminal reaches the runner only, which first removes
+  // what it deployed through the orchestrator and then stops it. Should the runner die anyway,
+  // the orchestrator is stopped on its way out.
+  const child = spawn(command[0]!, args, { env: { ...process.env, STARMAP_ADMIN_PASSWORD: password }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const onExit = () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  };
+  process.once('exit', onExit);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
   child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
@@ -70,6 +77,7 @@ export async function startBundled(command: string[], opts: { workDir: string; i
     child,
     output: () => out,
     stop: async () => {
+      process.off('exit', onExit);
       if (child.exitCode === null) {
         child.kill('SIGTERM');
         const t = setTimeout(() => child.kill('SIGKILL'), 15_000);

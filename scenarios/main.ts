@@ -140,6 +140,7 @@ export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: B
     const passed = result.steps.filter((s) => s.passed).length;
     log(`\n${scenario.name}: ${result.passed ? 'PASS' : 'FAIL'}: ${passed} of ${scenario.steps.length} steps as expected${result.error ? ` (${result.error})` : ''}`);
     await client.close();
+    if (ac.signal.aborted && !args.hold) return 130;
     return result.passed ? 0 : 1;
   } finally {
     process.off('SIGINT', onSignal);

@@ -135,8 +135,10 @@ export async function runScenario(opts: RunOptions): Promise<ScenarioResult> {
         deadlineMs: step.timeoutSeconds ? step.timeoutSeconds * 1000 : stepTimeoutMs,
         holdMs: cycle * 1000,
         ...(previous ? { previous } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
         onProgress: (cmp, ms) => opts.progress?.(`  waiting ${(ms / 1000).toFixed(1)} s: ${cmp.wrong} wrong, ${cmp.noValue} no value, ${cmp.correct} correct`),
       });
+      if (opts.signal?.aborted) throw new Error('interrupted');
       const comparison = compare(edges, expected, settled.observed);
       const stepResult: StepResult = {
         name: step.name,

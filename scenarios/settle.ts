@@ -15,6 +15,8 @@ export interface SettleOptions {
   /** Observations at the end of the previous step, to tell which edges changed. */
   previous?: Map<string, Observation>;
   onProgress?: (cmp: Comparison, elapsedMs: number) => void;
+  /** Stops waiting (the result is then not settled). */
+  signal?: AbortSignal;
 }
 
 export interface Settled {
@@ -45,7 +47,7 @@ export async function settle(opts: SettleOptions): Promise<Settled> {
     const elapsed = now - opts.appliedAt;
     opts.onProgress?.(cmp, elapsed);
     const settledNow = ok && now - matchedSince! >= opts.holdMs;
-    if (settledNow || elapsed >= opts.deadlineMs) {
+    if (settledNow || elapsed >= opts.deadlineMs || opts.signal?.aborted) {
       const changedAfterMs = new Map<string, number>();
       // The first step has nothing to change from: everything simply appears.
       for (const e of opts.previous ? opts.edges : []) {
