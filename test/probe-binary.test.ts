@@ -10,7 +10,6 @@ import { startProbe } from './helpers/probe.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const BIN = join(ROOT, 'dist', 'bin', 'probe');
-const ARM = join(ROOT, 'dist', 'bin', 'probe-linux-arm64');
 const ARM_SYSROOT = '/usr/aarch64-linux-gnu';
 const qemu = ['/usr/bin/qemu-aarch64-static', '/usr/bin/qemu-aarch64'].find(existsSync);
 
@@ -52,12 +51,19 @@ describe('dist/bin/probe', () => {
   });
 });
 
-describe.skipIf(!qemu || !existsSync(join(ARM_SYSROOT, 'lib', 'ld-linux-aarch64.so.1')))('dist/bin/probe-linux-arm64 (under qemu-user; needs qemu-user-static and libc6-arm64-cross)', () => {
-  it('is an arm64 executable that prints its help', async () => {
-    expect(existsSync(ARM), `${ARM} is missing: run npm run build`).toBe(true);
-    expect(execFileSync('file', ['-b', ARM], { encoding: 'utf8' })).toMatch(/ARM aarch64/);
-    const { code, output } = await runToEnd(qemu!, ['-L', ARM_SYSROOT, ARM, '--help'], { timeoutMs: 60_000 });
+describe.skipIf(!qemu || !existsSync(join(ARM_SYSROOT, 'lib', 'ld-linux-aarch64.so.1')))('the linux-arm64 executables (under qemu-user; needs qemu-user-static and libc6-arm64-cross)', () => {
+  // `npm run build` writes an arm64 twin of every program; each must start and print its help.
+  it.each([
+    ['probe', '--urls'],
+    ['collector', '--resources-file'],
+    ['orchestrator', '--data-dir'],
+    ['scenario', 'run <scenario>'],
+  ])('%s-linux-arm64 is an arm64 executable that prints its help', async (name, flag) => {
+    const bin = join(ROOT, 'dist', 'bin', `${name}-linux-arm64`);
+    expect(existsSync(bin), `${bin} is missing: run npm run build`).toBe(true);
+    expect(execFileSync('file', ['-b', bin], { encoding: 'utf8' })).toMatch(/ARM aarch64/);
+    const { code, output } = await runToEnd(qemu!, ['-L', ARM_SYSROOT, bin, '--help'], { timeoutMs: 60_000 });
     expect(code).toBe(0);
-    expect(output).toContain('--urls');
+    expect(output).toContain(flag);
   }, 90_000);
 });
