@@ -3,8 +3,9 @@
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { addressFlag, numberFlag, parseFlags, portFlag, stringFlag } from '../shared/cli.ts';
+import { isolationOptions, type IsolationFlags } from './isolation/flags.ts';
 
-export interface OrchestratorFlags {
+export interface OrchestratorFlags extends IsolationFlags {
   httpAddress: string;
   httpPort: number;
   dataDir: string;
@@ -47,10 +48,12 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
       examples: [
         ['orchestrator --http-port=8080 --data-dir=/var/lib/starmap', 'serve on 127.0.0.1:8080'],
         ['orchestrator --event_subscriber http_callback --http_endpoints http://127.0.0.1:9000/cb', 'with HTTP callbacks'],
+        ['sudo orchestrator --isolation=netns --netns-subnet=10.213.0.0/24', 'tasks of apps with ipAddress in their own network namespaces, with network policies (root, iproute2, nftables)'],
       ],
       epilogue: 'Marathon startup options are accepted with underscores or dashes. Docs: README.md.',
       options: (y) =>
-        y
+        // The isolation flags (--isolation, --netns-subnet, --netns-prefix) come last in --help.
+        isolationOptions(y
           .option('http-address', { alias: 'http_address', type: 'string', default: '127.0.0.1', describe: 'listen address', coerce: addressFlag('http-address') })
           .option('http-port', { alias: 'http_port', default: 8080, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
           .option('data-dir', { alias: 'data_dir', type: 'string', default: defaultDataDir(), describe: 'folder for the state database, the lock file and task sandboxes (default $XDG_STATE_HOME/starmap/orchestrator, else ./data/orchestrator)', coerce: stringFlag('data-dir') })
@@ -78,7 +81,7 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
             if ((a['local-port-min'] as number) >= (a['local-port-max'] as number)) throw new Error('invalid value for --local-port-min: must be below --local-port-max');
             if ((a['task-port-min'] as number) > (a['task-port-max'] as number)) throw new Error('invalid value for --task-port-min: must not exceed --task-port-max');
             return true;
-          }) as never,
+          })) as never,
     },
     argv,
   );
@@ -103,5 +106,8 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
     enableFeatures: (f.enableFeatures as string[] | undefined) ?? [],
     logfile: f.logfile,
     logLevel: f.logLevel,
+    isolation: f.isolation,
+    netnsSubnet: f.netnsSubnet,
+    netnsPrefix: f.netnsPrefix,
   };
 }
