@@ -5,6 +5,7 @@ import { VERSION } from '../shared/version.ts';
 import { parseOrchestratorFlags } from './flags.ts';
 import { buildOrchestrator } from './server.ts';
 import { DataDirLockedError, lockDataDir } from './state/lock.ts';
+import { IsolationUnavailable } from './isolation/index.ts';
 
 export async function main(argv: string[]): Promise<void> {
   const flags = parseOrchestratorFlags(argv);
@@ -39,6 +40,14 @@ export async function main(argv: string[]): Promise<void> {
     auth: flags.auth === 'on',
     adminPassword: flags.adminPassword,
     tokenLifetimeSeconds: flags.tokenLifetime,
+    isolation: flags.isolation === 'netns' ? { prefix: flags.netnsPrefix, subnet: flags.netnsSubnet } : undefined,
+  }).catch((err: unknown) => {
+    // --isolation=netns on a machine that cannot do it: say what is missing (root, iproute2, nftables).
+    if (err instanceof IsolationUnavailable) {
+      process.stderr.write(`orchestrator: error: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
   });
   closeOnSignals(orch.app, logger, async () => {
     await orch.close();
@@ -50,6 +59,7 @@ export async function main(argv: string[]): Promise<void> {
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     process.stderr.write(`orchestrator: error: cannot listen on --http-address=${flags.httpAddress} --http-port=${flags.httpPort}: ${e.code ?? e.message}\n`);
+    await orch.close().catch(() => undefined); // e.g. the isolation bridge
     process.exit(1);
   }
   const addr = orch.app.server.address();

@@ -41,6 +41,41 @@ export interface SchedulerOptions {
   tickMs?: number;
   /** Runs the apps' health checks on running tasks (orchestrator/health). */
   healthMonitor?: HealthMonitor | undefined;
+  /** --isolation=netns: tasks of apps with ipAddress get their own network namespace and address. */
+  isolation?: TaskIsolation | undefined;
+}
+
+/** What the scheduler needs from network isolation (orchestrator/isolation's Isolation provides it). */
+export interface TaskIsolation {
+  /** Namespace and address for a task about to start, with every task's rules applied. */
+  taskStarting(task: IsolatedTask): Promise<{ netns: string; ip: string }>;
+  /** Removes the task's namespace (and whatever still runs in it) once the task is terminal. */
+  taskStopped(taskId: string): Promise<unknown>;
+}
+
+export interface IsolatedTask {
+  taskId: string;
+  appId: string;
+  labels: Record<string, string>;
+  groups: string[];
+  hostnames: string[];
+}
+
+/**
+ * Names other isolated tasks use for an app's tasks: the last segment of its id, and that
+ * segment with its parent group's (`/starmap/stars/stars/frontend` → `frontend`, `frontend.stars`).
+ */
+export function taskHostnames(appId: string): string[] {
+  const parts = appId.split('/').filter(Boolean);
+  const last = parts[parts.length - 1];
+  if (!last) return [];
+  const parent = parts[parts.length - 2];
+  return parent ? [last, `${last}.${parent}`] : [last];
+}
+
+/** Ports of an app with ipAddress (its `ipAddress.discovery.ports`): health checks' portIndex counts in these. */
+function discoveryPorts(app: AppDefinition): number[] {
+  return (app.ipAddress?.discovery.ports ?? []).map((p) => (typeof p.number === 'number' ? p.number : 0));
 }
 
 export interface DeploymentResult {
@@ -71,6 +106,12 @@ export class Scheduler {
   readonly #dirtyFailures = new Map<string, Record<string, unknown>>();
   readonly #dirtyDelays = new Map<string, DelayRecord | null>();
   readonly #pendingLaunches: LaunchSpec[] = [];
+  /** Tasks launched in this pass that need their network namespace first (--isolation=netns). */
+  readonly #needsNetwork = new Map<string, IsolatedTask>();
+  /** Network set-up in progress, per task: the task is launched (or dropped) when it settles. */
+  readonly #isolating = new Map<string, Promise<void>>();
+  /** Every isolation call in flight (awaited by close()). */
+  readonly #networkOps = new Set<Promise<unknown>>();
   readonly #dirtyDeployments = new Map<string, StoredDeployment | null>();
   readonly #o: SchedulerOptions;
   readonly #store: Store;
@@ -142,6 +183,8 @@ export class Scheduler {
     if (this.#timer) clearInterval(this.#timer);
     this.#o.healthMonitor?.close();
     await this.#o.executor.shutdown();
+    // Network set-ups still running launch nothing once closed; they and namespace removals end here.
+    await Promise.allSettled([...this.#networkOps]);
     this.#unsubscribe?.();
     // Clean shutdown: every task was killed, so none is left to find after the next start.
     for (const id of this.tasks.keys()) this.#dirty.set(id, null);
@@ -349,6 +392,9 @@ export class Scheduler {
       this.stats.killed++;
       this.#o.healthMonitor?.setRunning(t.id, false);
     }
+    // A task still getting its network namespace is dropped before it starts (TASK_KILLED).
+    const starting = this.#isolating.get(t.id);
+    if (starting) await starting;
     await this.#o.executor.kill(t.id, reason);
   }
 
@@ -372,7 +418,11 @@ export class Scheduler {
       t.startedAt = u.timestamp;
       if (monitor && app && app.healthChecks.length > 0 && !t.killing) {
         const info = this.#launchInfo.get(t.id);
-        monitor.add({ taskId: t.id, appId: t.appId, version: t.version, host: '127.0.0.1', ports: t.ports, env: info?.env, sandboxDir: info?.sandboxDir, runningSince: u.timestamp }, app.healthChecks);
+        // Isolated tasks are checked at their own address (COMMAND checks inside their namespace);
+        // for apps with ipAddress, portIndex counts in ipAddress.discovery.ports (they have no host ports).
+        const host = t.ipAddresses?.[0]?.ipAddress ?? '127.0.0.1';
+        const ports = app.ipAddress ? discoveryPorts(app) : t.ports;
+        monitor.add({ taskId: t.id, appId: t.appId, version: t.version, host, ports, netns: t.netns, env: info?.env, sandboxDir: info?.sandboxDir, runningSince: u.timestamp }, app.healthChecks);
       }
     }
     if (u.state === 'TASK_KILLING') monitor?.setRunning(t.id, false);
@@ -381,6 +431,7 @@ export class Scheduler {
       this.health.delete(t.id);
       this.#launchInfo.delete(t.id);
       this.#o.healthMonitor?.remove(t.id);
+      if (t.netns) this.#releaseNetwork(t.id);
       const failure = { appId: t.appId, host: t.host, message: u.message, state: u.state, taskId: t.id, timestamp: u.timestamp, version: t.version, slaveId: SLAVE_ID };
       let delay: DelayRecord | undefined;
       if (app && BACKOFF_STATES.has(u.state)) {
@@ -423,7 +474,7 @@ export class Scheduler {
       message: t.message ?? '',
       appId: t.appId,
       host: t.host,
-      ipAddresses: [],
+      ipAddresses: t.ipAddresses ?? [],
       ports: t.ports,
       version: t.version,
     });
@@ -682,6 +733,9 @@ export class Scheduler {
     };
     if (spec.cmd === null && spec.args === null && !docker) spec.cmd = 'true';
     this.#launchInfo.set(taskId, { env: spec.env, sandboxDir });
+    if (app.ipAddress && this.#o.isolation) {
+      this.#needsNetwork.set(taskId, { taskId, appId: app.id, labels: app.labels, groups: app.ipAddress.groups, hostnames: taskHostnames(app.id) });
+    }
     this.#pendingLaunches.push(spec);
     return true;
   }
@@ -692,12 +746,69 @@ export class Scheduler {
     this.#flush();
     const specs = this.#pendingLaunches.splice(0);
     for (const spec of specs) {
-      try {
-        this.#o.executor.launch(spec);
-      } catch (err) {
-        this.#onStatus({ taskId: spec.taskId, state: 'TASK_FAILED' as TaskState, message: `launch failed: ${(err as Error).message}`, timestamp: new Date().toISOString() });
-      }
+      const isolated = this.#needsNetwork.get(spec.taskId);
+      this.#needsNetwork.delete(spec.taskId);
+      if (isolated) this.#launchIsolated(spec, isolated);
+      else this.#launchNow(spec);
     }
+  }
+
+  #launchNow(spec: LaunchSpec): void {
+    try {
+      this.#o.executor.launch(spec);
+    } catch (err) {
+      this.#onStatus({ taskId: spec.taskId, state: 'TASK_FAILED' as TaskState, message: `launch failed: ${(err as Error).message}`, timestamp: new Date().toISOString() });
+    }
+  }
+
+  /**
+   * --isolation=netns: gives the task its namespace and address (asynchronously: other tasks
+   * launch meanwhile; the task stays TASK_STAGING), then launches it inside the namespace with
+   * HOST, host and ipAddresses set to its address. A failure fails the task with the reason.
+   */
+  #launchIsolated(spec: LaunchSpec, task: IsolatedTask): void {
+    const iso = this.#o.isolation!;
+    const taskId = spec.taskId;
+    const now = () => new Date().toISOString();
+    const setup = (async () => {
+      let net: { netns: string; ip: string };
+      try {
+        net = await iso.taskStarting(task);
+      } catch (err) {
+        await this.#track(iso.taskStopped(taskId)).catch(() => undefined); // whatever part was made
+        this.#onStatus({ taskId, state: 'TASK_FAILED', message: `network isolation (--isolation=netns) failed for the task: ${(err as Error).message}`, timestamp: now() });
+        return;
+      }
+      const t = this.tasks.get(taskId);
+      if (this.#closed || !t || t.killing) {
+        await this.#track(iso.taskStopped(taskId)).catch((err: unknown) => this.#o.logger.warn({ err, taskId }, 'isolation: could not remove the network of a task killed before start'));
+        if (t) this.#onStatus({ taskId, state: 'TASK_KILLED', message: 'Killed before start', timestamp: now() });
+        return;
+      }
+      t.host = net.ip;
+      t.netns = net.netns;
+      t.ipAddresses = [{ ipAddress: net.ip, protocol: 'IPv4' }];
+      spec.netns = net.netns;
+      spec.env[`${this.#o.envVarsPrefix ?? ''}HOST`] = net.ip;
+      this.#dirty.set(taskId, t);
+      this.#flush();
+      this.#launchNow(spec);
+    })().catch((err: unknown) => this.#o.logger.error({ err, taskId }, 'isolation: launching the task failed'));
+    this.#isolating.set(taskId, setup);
+    void this.#track(setup).finally(() => this.#isolating.delete(taskId));
+  }
+
+  /** Once a task is terminal: its namespace, veth and address go (and the other tasks' rules are updated). */
+  #releaseNetwork(taskId: string): void {
+    const iso = this.#o.isolation;
+    if (!iso) return;
+    void this.#track(iso.taskStopped(taskId)).catch((err: unknown) => this.#o.logger.warn({ err, taskId }, 'isolation: could not remove the network of a stopped task'));
+  }
+
+  #track<T>(p: Promise<T>): Promise<T> {
+    this.#networkOps.add(p);
+    void p.finally(() => this.#networkOps.delete(p)).catch(() => undefined);
+    return p;
   }
 
   #env(app: AppDefinition, taskId: string, ports: PortAssignment[], sandboxDir: string): Record<string, string> {
@@ -805,6 +916,7 @@ export class Scheduler {
       appId: t.appId,
     };
     if (withServicePorts && t.servicePorts.length) out.servicePorts = t.servicePorts;
+    if (t.ipAddresses) out.ipAddresses = t.ipAddresses;
     const hc = this.health.get(t.id);
     if (hc && hc.length) out.healthCheckResults = hc;
     return out;

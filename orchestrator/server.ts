@@ -21,6 +21,8 @@ import { tasksApi } from './api/tasks.ts';
 import { deploymentsApi } from './api/deployments.ts';
 import { queueApi } from './api/queue.ts';
 import { Leadership, RequestMetrics, miscApi } from './api/misc.ts';
+import { Isolation, IsolationUnavailable, policyPlugin } from './isolation/index.ts';
+import { noPolicyPlugin } from './api/no-isolation.ts';
 
 export interface OrchestratorOptions {
   logger: Logger;
@@ -46,6 +48,11 @@ export interface OrchestratorOptions {
   adminPassword?: string | undefined;
   /** Lifetime of authorization tokens (default 5 days). */
   tokenLifetimeSeconds?: number;
+  /**
+   * --isolation=netns: tasks of apps with ipAddress get their own network namespace, and the
+   * policy endpoint is served. Throws IsolationUnavailable (naming what is missing) when it cannot start.
+   */
+  isolation?: { prefix: string; subnet: string } | undefined;
 }
 
 export interface Orchestrator {
@@ -56,6 +63,8 @@ export interface Orchestrator {
   scheduler: Scheduler;
   leadership: Leadership;
   auth: Auth | undefined;
+  /** The task network and policy engine with --isolation=netns. */
+  isolation: Isolation | undefined;
   /** Sets the port shown in /v2/info once listening on port 0. */
   setHttpPort(port: number): void;
   /** Starts the scheduler (crash recovery, reconcile loop). Call after registering extra plugins. */
@@ -65,6 +74,20 @@ export interface Orchestrator {
 
 export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orchestrator> {
   const db = openDatabase(opts.dataDir);
+  let isolation: Isolation | undefined;
+  if (opts.isolation) {
+    const log = opts.logger.child({ module: 'isolation' });
+    try {
+      // Checks root, iproute2 and nftables, removes what a crashed run left, creates the bridge.
+      isolation = await Isolation.open({ prefix: opts.isolation.prefix, subnet: opts.isolation.subnet, db, log: (msg, err) => (err ? log.warn({ err }, msg) : log.info(msg)) });
+    } catch (err) {
+      db.close();
+      if (err instanceof IsolationUnavailable) throw err;
+      throw new IsolationUnavailable(`network isolation (--isolation=netns) could not start: ${(err as Error).message}`);
+    }
+    const left = isolation.leftovers;
+    if (left && Object.values(left).some((v) => Array.isArray(v) && v.length > 0)) log.warn({ removed: left }, 'isolation: removed what a previous run left (crash)');
+  }
   const store = new Store(db);
   const bus = new EventBus(opts.logger);
   const hostname = opts.hostname ?? osHostname();
@@ -92,6 +115,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
     healthMonitor,
     store, bus, executor, logger: opts.logger, hostname, dataDir: opts.dataDir, localPortMin, localPortMax,
     taskPortMin: opts.taskPortMin ?? 31000, taskPortMax: opts.taskPortMax ?? 32000, envVarsPrefix: opts.envVarsPrefix, tickMs: opts.tickMs ?? 200,
+    isolation,
   });
   // Like shared/server.ts createServer, but with Marathon's own 404 and error shapes.
   const app = Fastify({
@@ -126,9 +150,12 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
   await app.register(deploymentsApi, { scheduler });
   await app.register(queueApi, { scheduler });
   await app.register(miscApi, { scheduler, config, leadership, metrics });
+  // /v2/starmap/policies and /v2/starmap/network (behind the auth hook like every API route).
+  if (isolation) await app.register(policyPlugin, { engine: isolation.engine });
+  else await app.register(noPolicyPlugin);
   let closed = false;
   return {
-    app, bus, db, store, scheduler, leadership, auth,
+    app, bus, db, store, scheduler, leadership, auth, isolation,
     setHttpPort: (port) => (config.httpPort = port),
     start: () => scheduler.start(),
     close: async () => {
@@ -137,6 +164,14 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
       leadership.close();
       await app.close();
       await scheduler.close();
+      // After every task is gone: namespaces, veths, bridge, rules, routes and hosts files.
+      if (isolation) {
+        try {
+          await isolation.close();
+        } catch (err) {
+          opts.logger.error({ err }, 'isolation: cleanup at stop failed (the next start removes what is left)');
+        }
+      }
       db.close();
     },
   };

@@ -23,6 +23,9 @@ export interface TaskRecord {
   /** Set once the scheduler asked the executor to kill it. */
   killing?: boolean;
   message?: string;
+  /** --isolation=netns: the task's own address (also its `host`) and network namespace. */
+  ipAddresses?: { ipAddress: string; protocol: 'IPv4' | 'IPv6' }[];
+  netns?: string;
 }
 
 export interface DelayRecord {
