@@ -123,7 +123,12 @@ export async function cleanupAll(opts: { prefix: string; subnet?: string }): Pro
   // veths first, the bridge last (deleting a veth whose peer went with its namespace may fail: gone already).
   links.sort((a, b) => (a === names.bridge ? 1 : 0) - (b === names.bridge ? 1 : 0));
   for (const link of links) {
-    if (await attempt(`delete link ${link}`, () => run('ip', ['link', 'del', link]))) report.links.push(link);
+    // The kernel removes a veth whose peer's namespace was deleted on its own, a moment later: a
+    // link listed just before may be gone by now, which is what we wanted.
+    const del = () => run('ip', ['link', 'del', link]).catch((err: Error) => {
+      if (!/Cannot find device/.test(err.message)) throw err;
+    });
+    if (await attempt(`delete link ${link}`, del)) report.links.push(link);
   }
 
   let tables: { family: string; name: string }[] = [];
