@@ -2,8 +2,7 @@
 // afterwards; no pooling, as star's `Connection: close`), under one deadline that covers connect,
 // headers and the whole body, with a cap on the body size. Whatever the server sends (garbage,
 // invalid UTF-8, an endless or enormous body, nothing at all) ends as a FetchResult, never a throw.
-import { Client } from 'undici';
-import { classifyError } from '../shared/checks.ts';
+import { classifyError, freshClient } from '../shared/checks.ts';
 
 export const FETCH_REASONS = ['timeout', 'refused', 'reset', 'unreachable', 'dns', 'tls', 'http-status', 'not-json', 'too-large', 'error'] as const;
 export type FetchReason = (typeof FETCH_REASONS)[number];
@@ -57,13 +56,7 @@ export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise
   } catch {
     return { statusCode: null, json: null, error: { reason: 'error', message: 'invalid URL' }, latencyMs: 0, fetchedAt };
   }
-  const client = new Client(url.origin, {
-    connect: { timeout: opts.timeoutMs, rejectUnauthorized: opts.verifyTls ?? true },
-    pipelining: 0,
-    keepAliveTimeout: 1,
-    headersTimeout: opts.timeoutMs,
-    bodyTimeout: opts.timeoutMs,
-  });
+  const client = freshClient(url.origin, opts.timeoutMs, opts.verifyTls ?? true);
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), opts.timeoutMs);
   let statusCode: number | null = null;

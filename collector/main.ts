@@ -1,6 +1,6 @@
 // Entry point of the collector program.
 import { createLogger } from '../shared/logger.ts';
-import { closeOnSignals, listen } from '../shared/server.ts';
+import { closeOnSignals, listenOrExit } from '../shared/server.ts';
 import { VERSION } from '../shared/version.ts';
 import { createCollectorApp } from './app.ts';
 import { assetSource } from './assets.ts';
@@ -19,14 +19,7 @@ export async function main(argv: string[]): Promise<void> {
   });
   const app = await createCollectorApp(collector, logger);
   closeOnSignals(app, logger, () => collector.stop());
-  let url: string;
-  try {
-    url = await listen(app, flags.httpAddress, flags.httpPort);
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    process.stderr.write(`collector: error: cannot listen on --http-address=${flags.httpAddress} --http-port=${flags.httpPort}: ${e.code ?? e.message}\n`);
-    process.exit(1);
-  }
+  const url = await listenOrExit(app, 'collector', flags.httpAddress, flags.httpPort);
   collector.start();
   logger.info(
     { version: VERSION, url, resources: collector.store.size, intervalSeconds: flags.httpRequestSeconds, timeoutSeconds: flags.timeoutSeconds, ui: assetSource() },

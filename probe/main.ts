@@ -1,6 +1,6 @@
 // Entry point of the probe program.
 import { createLogger } from '../shared/logger.ts';
-import { closeOnSignals, createServer, listen } from '../shared/server.ts';
+import { closeOnSignals, createServer, listenOrExit } from '../shared/server.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseProbeFlags } from './flags.ts';
 import { Probe } from './probe.ts';
@@ -19,14 +19,7 @@ export async function main(argv: string[]): Promise<void> {
   const app = createServer({ logger });
   await app.register(probeRoutes, { state: probe.state, metrics: probe.metrics, health: () => probe.health() });
   closeOnSignals(app, logger, () => probe.stop());
-  let url: string;
-  try {
-    url = await listen(app, flags.httpAddress, flags.httpPort);
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    process.stderr.write(`probe: error: cannot listen on --http-address=${flags.httpAddress} --http-port=${flags.httpPort}: ${e.code ?? e.message}\n`);
-    process.exit(1);
-  }
+  const url = await listenOrExit(app, 'probe', flags.httpAddress, flags.httpPort);
   probe.start();
   logger.info({ version: VERSION, url, targets: flags.targets.length, intervalSeconds: flags.httpProbeSeconds, timeoutSeconds: flags.timeoutSeconds }, 'probe listening');
 }

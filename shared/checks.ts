@@ -95,6 +95,21 @@ export function checkTcp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
 }
 
 /**
+ * An HTTP client for exactly one request on a brand-new connection (destroy it afterwards), with
+ * the deadline applied to connect, headers and body. Shared by the probe's checks and the
+ * collector's fetches.
+ */
+export function freshClient(origin: string, timeoutMs: number, verifyTls: boolean): Client {
+  return new Client(origin, {
+    connect: { timeout: timeoutMs, rejectUnauthorized: verifyTls },
+    pipelining: 0,
+    keepAliveTimeout: 1,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+}
+
+/**
  * HTTP(S) GET check: reachable when any HTTP response arrives (as star), unless `acceptStatus`
  * narrows it, in which case other codes are `http-status`. The body is not read.
  */
@@ -102,14 +117,7 @@ export async function checkHttp(target: Target, opts: CheckOptions): Promise<Che
   const checkedAt = new Date().toISOString();
   const start = process.hrtime.bigint();
   const url = new URL(target.href ?? target.url);
-  // One client per check: a brand-new connection that is closed afterwards.
-  const client = new Client(url.origin, {
-    connect: { timeout: opts.timeoutMs, rejectUnauthorized: opts.verifyTls ?? true },
-    pipelining: 0,
-    keepAliveTimeout: 1,
-    headersTimeout: opts.timeoutMs,
-    bodyTimeout: opts.timeoutMs,
-  });
+  const client = freshClient(url.origin, opts.timeoutMs, opts.verifyTls ?? true);
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), opts.timeoutMs);
   try {

@@ -57,6 +57,20 @@ export async function listen(app: FastifyInstance, host: string, port: number): 
 }
 
 /**
+ * Listens like listen(), but a failure (port in use, bad address) ends the program with exit code 1
+ * and a message naming the flags, instead of a stack trace.
+ */
+export async function listenOrExit(app: FastifyInstance, program: string, host: string, port: number): Promise<string> {
+  try {
+    return await listen(app, host, port);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    process.stderr.write(`${program}: error: cannot listen on --http-address=${host} --http-port=${port}: ${e.code ?? e.message}\n`);
+    process.exit(1);
+  }
+}
+
+/**
  * Closes the server and runs `cleanup` on SIGTERM or SIGINT, then exits 0. A second signal
  * while shutting down exits at once.
  */

@@ -2,23 +2,19 @@
 // collector: `/?example=true` draws star's sample (A, B, C, D with reachable and unreachable edges,
 // E failing), the matrix holds the same truth table, toggles work, and with no resources the page
 // shows its empty state. Assertions read the page's model (window.__starmap) and the DOM, not pixels.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Browser, haveChromium, launchChromium, warnIfNoChromium } from './helpers/browser.ts';
 import { NODE, freePort, start, stopAll, waitForHttp } from './helpers/process.ts';
 
 // Browser globals inside page.evaluate callbacks (the project's TS config has no DOM library).
 declare const window: { __starmap: Model };
 declare const document: { querySelector(selector: string): { textContent: string | null } | null };
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`collector UI tests skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+warnIfNoChromium('collector UI tests');
 
 let browser: BrowserContext | undefined;
-let profile = '';
+let chromiumHandle: Browser | undefined;
 let base = '';
 
 beforeAll(async () => {
@@ -27,19 +23,13 @@ beforeAll(async () => {
   start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn']);
   base = `http://127.0.0.1:${port}`;
   await waitForHttp(`${base}/healthz`);
-  const { chromium } = await import('playwright-core');
-  profile = mkdtempSync(join(tmpdir(), 'starmap-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  chromiumHandle = await launchChromium();
+  browser = chromiumHandle.context;
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await chromiumHandle?.close();
   await stopAll();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 async function open(path: string, viewport = { width: 1366, height: 768 }): Promise<Page> {

@@ -3,11 +3,9 @@
 // edge towards it into unreachable, without a reload; starting it again on the same port restores
 // both. Stopping the collector shows the error state and the stale badge. Assertions read the
 // page's model (window.__starmap) and the DOM, never pixels; every wait polls with a deadline.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Browser, haveChromium, launchChromium, warnIfNoChromium } from './helpers/browser.ts';
 import { NODE, freePort, start, stopAll, waitForHttp, type Running } from './helpers/process.ts';
 
 interface Model {
@@ -19,28 +17,20 @@ interface Model {
 // Browser globals inside page.evaluate callbacks (the project's TS config has no DOM library).
 declare const window: { __starmap: Model };
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`collector UI tests skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+warnIfNoChromium('collector UI tests');
 
 let browser: BrowserContext | undefined;
-let profile = '';
+let chromiumHandle: Browser | undefined;
 
 beforeAll(async () => {
   if (!haveChromium) return;
-  const { chromium } = await import('playwright-core');
-  profile = mkdtempSync(join(tmpdir(), 'starmap-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  chromiumHandle = await launchChromium();
+  browser = chromiumHandle.context;
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await chromiumHandle?.close();
   await stopAll();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 function probe(port: number, urls: string): Running {

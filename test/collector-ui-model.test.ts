@@ -2,13 +2,11 @@
 // matched by scheme, host and port (case, default ports, bare host:port, IPv6), star's minimal
 // target shape and null entries are tolerated, a failing resource stays on screen with its reason,
 // targets that are no resource are counted but not drawn, and the layout stays put between polls.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Browser, haveChromium, launchChromium, warnIfNoChromium } from './helpers/browser.ts';
 import { NODE, freePort, start, stopAll, waitForHttp } from './helpers/process.ts';
 
 interface Model {
@@ -22,30 +20,22 @@ interface Model {
 declare const window: { __starmap: Model; devicePixelRatio: number };
 declare const document: { querySelector(selector: string): { width: number; clientWidth: number; textContent: string | null } | null };
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`collector UI tests skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+warnIfNoChromium('collector UI tests');
 
 let browser: BrowserContext | undefined;
-let profile = '';
+let chromiumHandle: Browser | undefined;
 const servers: http.Server[] = [];
 
 beforeAll(async () => {
   if (!haveChromium) return;
-  const { chromium } = await import('playwright-core');
-  profile = mkdtempSync(join(tmpdir(), 'starmap-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  chromiumHandle = await launchChromium();
+  browser = chromiumHandle.context;
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await chromiumHandle?.close();
   servers.forEach((s) => s.close());
   await stopAll();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 async function serve(handler: http.RequestListener): Promise<number> {
