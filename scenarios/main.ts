@@ -101,7 +101,15 @@ export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: B
       if (args.isolation === 'netns' && missing) fail(`--isolation=netns: ${missing}`);
       isolated = args.isolation === 'netns' || (args.isolation === 'auto' && !missing);
       if (!isolated) log(`note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced, so only steps that expect everything open can pass`);
-      bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated });
+      try {
+        bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated });
+      } catch (err) {
+        // --isolation=auto: an orchestrator that cannot isolate here still runs the scenario on loopback.
+        if (!isolated || args.isolation !== 'auto') throw err;
+        log(`note: the orchestrator could not start with --isolation=netns, so this runs on loopback without isolation (network policies are not enforced): ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`);
+        isolated = false;
+        bundled = await startBundled(found.orchestrator, { workDir, isolation: false });
+      }
       client = new OrchestratorClient(bundled.url);
       await client.login(bundled.uid, bundled.password);
       policies = isolated ? new EndpointPolicies(client) : new NoPolicies();
