@@ -1,8 +1,7 @@
 // `scenario run` end to end against the bundled orchestrator (auth on, real processes), on
 // loopback: reports, exit codes, the mismatch table of a deliberately wrong expectation, and
 // nothing left behind.
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
@@ -27,9 +26,17 @@ steps:
         b  ${expectBtoA} -
 `;
 
+/** Processes still running for the scenario "pair" (tasks carry MARATHON_APP_ID=/starmap/pair/…). */
 function leftovers(): string {
-  const ps = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
-  return ps.split('\n').filter((l) => /--urls=http:\/\/127\.0\.0\.1:\d+\/status/.test(l) && !l.includes('ps -eo')).join('\n');
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').some((v) => v.startsWith('MARATHON_APP_ID=/starmap/pair/'))) found.push(pid);
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return found.join(' ');
 }
 
 describe('scenario run (loopback, bundled orchestrator)', () => {
