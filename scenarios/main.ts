@@ -146,7 +146,8 @@ export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: B
     if (args.reportJson) writeFileSync(args.reportJson, toJson(result));
     if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(result));
     const passed = result.steps.filter((s) => s.passed).length;
-    log(`\n${scenario.name}: ${result.passed ? 'PASS' : 'FAIL'}: ${passed} of ${scenario.steps.length} steps as expected${result.error ? ` (${result.error})` : ''}`);
+    if (ac.signal.aborted) log(`\n${scenario.name}: stopped (Ctrl-C) after ${result.steps.length} of ${scenario.steps.length} steps, ${passed} as expected; everything it deployed is removed`);
+    else log(`\n${scenario.name}: ${result.passed ? 'PASS' : 'FAIL'}: ${passed} of ${scenario.steps.length} steps as expected${result.error ? ` (${result.error})` : ''}`);
     await client.close();
     if (ac.signal.aborted && !args.hold) return 130;
     return result.passed ? 0 : 1;

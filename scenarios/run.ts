@@ -172,7 +172,7 @@ export async function runScenario(opts: RunOptions): Promise<ScenarioResult> {
     }
   } catch (err) {
     result.error = (err as Error).message;
-    log(`error: ${result.error}`);
+    if (!opts.signal?.aborted) log(`error: ${result.error}`);
   } finally {
     if (!opts.keep) {
       try {
