@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupAll, Isolation, leftovers, policyPlugin, POLICY_PATH } from '../orchestrator/isolation/index.ts';
 import { prefixLockFile } from '../orchestrator/isolation/netns.ts';
 import { NODE, ROOT, start, stopAll, type Running } from './helpers/process.ts';
+import { isolationSkip } from './helpers/isolation.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const execFileAsync = promisify(execFile);
@@ -21,17 +22,7 @@ const CRASH_SUBNET = '10.213.102.0/24';
 const KILL_PREFIX = 'smtk';
 const KILL_SUBNET = '10.213.103.0/24';
 
-function have(cmd: string): boolean {
-  try {
-    execFileSync(cmd, cmd === 'ip' ? ['-V'] : ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const isRoot = process.getuid?.() === 0;
-const skipReason = !isRoot ? 'not root' : !have('ip') ? '`ip` missing (apt-get install iproute2)' : !have('nft') ? '`nft` missing (apt-get install nftables)' : undefined;
-if (skipReason) console.warn(`isolation-netns tests skipped: ${skipReason} (they need root, iproute2 and nftables; CI runs them)`);
+const skipReason = isolationSkip('isolation-netns');
 
 const SERVER = `const net=require('net');net.createServer(s=>s.end(process.argv[2])).listen(+process.argv[1],'0.0.0.0',()=>console.log('listening'))`;
 const ECHO = `const net=require('net');net.createServer(s=>s.pipe(s)).listen(+process.argv[1],'0.0.0.0',()=>console.log('listening'))`;

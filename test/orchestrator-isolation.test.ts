@@ -3,7 +3,6 @@
 // checks at their address), a policy changed under running tasks, and nothing left after SIGTERM
 // or after kill -9 and the next start. Also (no root needed): the flags and the policy paths
 // without isolation. Prefixes smoi/smok and subnets 10.213.110-111.0/24 are this file's only.
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupAll, leftovers } from '../orchestrator/isolation/index.ts';
@@ -11,6 +10,7 @@ import { NETNS_ETC, prefixLockFile } from '../orchestrator/isolation/cleanup.ts'
 import { findTaskProcesses } from '../orchestrator/scheduler.ts';
 import { startOrchestrator, type StartedOrchestrator } from './helpers/orchestrator.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
+import { isolationSkip } from './helpers/isolation.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const PREFIX = 'smoi';
@@ -18,17 +18,7 @@ const SUBNET = '10.213.110.0/24';
 const CRASH_PREFIX = 'smok';
 const CRASH_SUBNET = '10.213.111.0/24';
 
-function have(cmd: string): boolean {
-  try {
-    execFileSync(cmd, cmd === 'ip' ? ['-V'] : ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const isRoot = process.getuid?.() === 0;
-const skipReason = !isRoot ? 'not root' : !have('ip') ? '`ip` missing (apt-get install iproute2)' : !have('nft') ? '`nft` missing (apt-get install nftables)' : undefined;
-if (skipReason) console.warn(`orchestrator-isolation tests skipped: ${skipReason} (they need root, iproute2 and nftables; CI runs them)`);
+const skipReason = isolationSkip('orchestrator-isolation');
 
 // A task: serves /hello and /status on port 80 of its own address, and every 200 ms asks its peer
 // (by name) for /hello, like a probe; /status shows the last outcome and the task's HOST.

@@ -5,18 +5,10 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isolationSkip } from './helpers/isolation.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 
-const isRoot = process.getuid?.() === 0;
-const haveTools = (() => {
-  try {
-    execFileSync('sh', ['-c', 'command -v ip && command -v nft'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-if (!isRoot || !haveTools) console.warn(`isolated scenario tests skipped: they need root with iproute2 and nftables (root: ${isRoot}, tools: ${haveTools})`);
+const skipReason = isolationSkip('isolated scenario');
 
 afterAll(stopAll);
 
@@ -37,7 +29,7 @@ interface Report {
   steps: { name: string; passed: boolean; edges: { from: string; to: string; changedAfterMs: number | null }[] }[];
 }
 
-describe.skipIf(!isRoot || !haveTools)('built-in scenarios with real isolation', () => {
+describe.skipIf(skipReason !== undefined)('built-in scenarios with real isolation', () => {
   it.each([['stars', 5], ['matrix-3x3', 4]])('%s passes every step, policy changes show within one probe and collector cycle, nothing is left', async (name, steps) => {
     const dir = tempDir('starmap-iso-');
     const json = join(dir, 'report.json');
