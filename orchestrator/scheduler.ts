@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { v1 as uuidv1 } from 'uuid';
 import type { EventBus } from './events/bus.ts';
+import { taskEnvironment } from './tasks/env.ts';
 import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from './tasks/types.ts';
 import { TERMINAL_STATES, type TaskState } from './tasks/types.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -812,34 +813,14 @@ export class Scheduler {
   }
 
   #env(app: AppDefinition, taskId: string, ports: PortAssignment[], sandboxDir: string): Record<string, string> {
-    const pre = this.#o.envVarsPrefix ?? '';
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', MESOS_SANDBOX: sandboxDir };
-    env[`${pre}HOST`] = this.#o.hostname;
-    ports.forEach((p, i) => {
-      env[`${pre}PORT${i}`] = String(p.hostPort);
-      env[`${pre}PORT_${p.declaredPort !== 0 ? p.declaredPort : p.hostPort}`] = String(p.hostPort);
-      if (p.name) env[`${pre}PORT_${p.name.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}`] = String(p.hostPort);
-    });
-    if (ports[0]) env[`${pre}PORT`] = String(ports[0].hostPort);
-    if (ports.length) env[`${pre}PORTS`] = ports.map((p) => p.hostPort).join(',');
-    env.MESOS_TASK_ID = taskId;
-    env.MARATHON_APP_ID = app.id;
-    env.MARATHON_APP_VERSION = app.version;
-    if (app.container?.docker) env.MARATHON_APP_DOCKER_IMAGE = app.container.docker.image;
-    env.MARATHON_APP_RESOURCE_CPUS = fmt(app.cpus);
-    env.MARATHON_APP_RESOURCE_MEM = fmt(app.mem);
-    env.MARATHON_APP_RESOURCE_DISK = fmt(app.disk);
-    env.MARATHON_APP_RESOURCE_GPUS = String(app.gpus);
-    const keys: string[] = [];
-    for (const [k, v] of Object.entries(app.labels)) {
-      if (k.length >= 493 || v.length >= 512) continue;
-      const key = k.replace(/[^A-Za-z0-9_]+/g, '_').toUpperCase();
-      keys.push(key);
-      env[`MARATHON_APP_LABEL_${key}`] = v;
-    }
-    env.MARATHON_APP_LABELS = keys.join(' ');
-    for (const [k, v] of Object.entries(app.env)) if (typeof v === 'string') env[k] = v;
-    return env;
+    const marathon = taskEnvironment(
+      { appId: app.id, version: app.version, cpus: app.cpus, mem: app.mem, disk: app.disk, gpus: app.gpus, labels: app.labels, env: app.env, dockerImage: app.container?.docker?.image },
+      taskId,
+      this.#o.hostname,
+      ports,
+      { envVarsPrefix: this.#o.envVarsPrefix },
+    );
+    return { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', MESOS_SANDBOX: sandboxDir, ...marathon };
   }
 
   /** Service ports (§7.2): zeros get the lowest free port in [min, max); kept across updates. */
@@ -944,10 +925,6 @@ export function findTaskProcesses(taskIds: Set<string>): Map<string, number[]> {
     if (m && taskIds.has(m[1]!)) out.set(m[1]!, [...(out.get(m[1]!) ?? []), Number(e)]);
   }
   return out;
-}
-
-function fmt(n: number): string {
-  return Number.isInteger(n) ? n.toFixed(1) : String(n);
 }
 
 export function servicePortsOf(app: AppDefinition): number[] {
