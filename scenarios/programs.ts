@@ -6,14 +6,14 @@ import { dirname, join, resolve } from 'node:path';
 import { isSea } from 'node:sea';
 import type { Programs } from './deploy-plan.ts';
 
-export interface Located {
+export interface FoundPrograms {
   programs: Programs;
   orchestrator: string[];
   /** How they were found, for the log. */
   origin: string;
 }
 
-export function locatePrograms(): Located {
+export function locatePrograms(): FoundPrograms {
   if (isSea()) {
     const dir = dirname(process.execPath);
     const bin = (name: string) => [join(dir, name)];

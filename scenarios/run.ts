@@ -3,7 +3,7 @@
 // reachability settles (or a deadline passes), and reports expected, observed and mismatches.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GROUP_ROOT, groupDocument, groupId, planApps, type PlannedApp, type Programs } from './deploy-plan.ts';
+import { groupDocument, groupId, planApps, type PlannedApp, type Programs } from './deploy-plan.ts';
 import { compare, edgeKey, expectedVerdicts, renderTables, scenarioEdges, type Observation } from './matrix.ts';
 import type { ScenarioDoc } from './model.ts';
 import { observe, type Located } from './observe.ts';
@@ -188,4 +188,3 @@ export async function runScenario(opts: RunOptions): Promise<ScenarioResult> {
   return result;
 }
 
-export { GROUP_ROOT };
