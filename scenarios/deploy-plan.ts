@@ -17,8 +17,6 @@ export interface Layout {
   isolated: boolean;
   /** loopback layout: the host port of each app. */
   ports?: Map<string, number>;
-  /** Where the collector's resources file is written (the runner's work folder). */
-  workDir: string;
 }
 
 export interface PlannedApp {

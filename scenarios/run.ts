@@ -106,7 +106,7 @@ export async function runScenario(opts: RunOptions): Promise<ScenarioResult> {
   const result: ScenarioResult = { scenario: s.name, ...(s.description ? { description: s.description } : {}), isolated: opts.isolated, startedAt, finishedAt: startedAt, passed: false, steps: [] };
   const scope = { groupId: groupId(s), prefix: s.name };
   mkdirSync(opts.workDir, { recursive: true });
-  const plan = planApps(s, opts.programs, { isolated: opts.isolated, ...(opts.ports ? { ports: opts.ports } : {}), workDir: opts.workDir }, (content) => {
+  const plan = planApps(s, opts.programs, { isolated: opts.isolated, ...(opts.ports ? { ports: opts.ports } : {}) }, (content) => {
     const f = join(opts.workDir, 'collector-resources.json');
     writeFileSync(f, content);
     return f;

@@ -18,7 +18,7 @@ describe('observing a scenario on loopback', () => {
     const ports = new Map<string, number>();
     for (const a of s.apps) ports.set(a.name, await freePort());
     const work = tempDir('starmap-scn-');
-    const plan = planApps(s, { probe: [NODE, 'probe/main.ts'], collector: [NODE, 'collector/main.ts'] }, { isolated: false, ports, workDir: work }, (c) => {
+    const plan = planApps(s, { probe: [NODE, 'probe/main.ts'], collector: [NODE, 'collector/main.ts'] }, { isolated: false, ports }, (c) => {
       const f = join(work, 'resources.json');
       writeFileSync(f, c);
       return f;
