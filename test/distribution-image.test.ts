@@ -4,6 +4,7 @@
 // bound to 127.0.0.1 only; the collector registers the probe through POST /resources and serves its
 // /status under /responses. Skipped, with the reason, when podman cannot build or run here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lockPodman } from './helpers/podman-lock.ts';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -22,11 +23,14 @@ const containers: string[] = [];
 
 const LOCKED = ['--read-only', '--cap-drop=ALL', '--security-opt=no-new-privileges', '--user=65532:65532', '--network=host'];
 
+let unlockPodman: (() => void) | undefined;
+
 beforeAll(async () => {
   if (!hasPodman()) {
     skipReason = 'podman is not installed';
     return;
   }
+  unlockPodman = await lockPodman();
   dir = mkdtempSync(join(tmpdir(), 'starmap-image-test-'));
   podman = podmanIn(join(dir, 'store'));
   try {
@@ -37,14 +41,18 @@ beforeAll(async () => {
   }
   const r = podman.run(['run', '--rm', ...LOCKED, image.tag, 'probe', '--version'], { timeoutMs: 60_000 });
   if (r.status !== 0) skipReason = `podman cannot run containers here: ${r.out.trim().slice(0, 500)}`;
-}, 240_000);
+}, 840_000);
 
 afterAll(() => {
-  if (!podman) return;
-  for (const c of containers) podman.run(['rm', '-f', '-t', '0', c]);
-  podman.run(['rmi', '-a', '-f']);
-  podman.run(['system', 'reset', '-f']);
-  rmSync(dir, { recursive: true, force: true });
+  try {
+    if (!podman) return;
+    for (const c of containers) podman.run(['rm', '-f', '-t', '0', c]);
+    podman.run(['rmi', '-a', '-f']);
+    podman.run(['system', 'reset', '-f']);
+    rmSync(dir, { recursive: true, force: true });
+  } finally {
+    unlockPodman?.();
+  }
 }, 120_000);
 
 async function json(url: string, init?: RequestInit): Promise<unknown> {

@@ -2,6 +2,7 @@
 // image (dash, sleep, env, cat and their libraries from this machine) into a private podman store
 // in a temporary folder; it is skipped, with the reason printed, when podman cannot run containers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lockPodman } from './helpers/podman-lock.ts';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync, rmSync, existsSync } from 'node:fs';
 import { join, basename } from 'node:path';
@@ -23,11 +24,14 @@ function podman(args: string[]): { status: number | null; out: string } {
   return { status: r.status, out: `${r.stdout ?? ''}${r.stderr ?? ''}` };
 }
 
-beforeAll(() => {
+let unlockPodman: (() => void) | undefined;
+
+beforeAll(async () => {
   if (!findPodman(process.env.PATH)) {
     skipReason = 'podman is not installed';
     return;
   }
+  unlockPodman = await lockPodman();
   dir = mkdtempSync(join(tmpdir(), 'starmap-podman-'));
   const root = join(dir, 'root');
   for (const d of ['bin', 'lib/x86_64-linux-gnu', 'lib64', 'tmp']) mkdirSync(join(root, d), { recursive: true });
@@ -51,15 +55,19 @@ beforeAll(() => {
   }
   const probe = podman(['run', '--rm', '--network', 'host', IMAGE, '/bin/sh', '-c', 'exit 0']);
   if (probe.status !== 0) skipReason = `podman cannot run containers here: ${probe.out.trim()}`;
-}, 120_000);
+}, 660_000);
 
 afterAll(() => {
-  if (!dir) return;
-  podman(['rm', '-a', '-f', '-t', '0']);
-  podman(['rmi', '-a', '-f']);
-  spawnSync('podman', ['system', 'reset', '-f'], { env: { ...process.env, ...podmanEnv }, timeout: 60_000 });
-  rmSync(dir, { recursive: true, force: true });
-});
+  try {
+    if (!dir) return;
+    podman(['rm', '-a', '-f', '-t', '0']);
+    podman(['rmi', '-a', '-f']);
+    spawnSync('podman', ['system', 'reset', '-f'], { env: { ...process.env, ...podmanEnv }, timeout: 60_000 });
+    rmSync(dir, { recursive: true, force: true });
+  } finally {
+    unlockPodman?.();
+  }
+}, 120_000);
 
 function dockerSpec(over: Partial<LaunchSpec>): LaunchSpec {
   return {
