@@ -3,7 +3,8 @@
 // change is announced on the EventBus. A reconcile loop drives deployments (start, scale, rolling
 // restart, stop) and keeps `instances` tasks of every app running, with launch back-off.
 import { join } from 'node:path';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { findTaskProcesses } from './tasks/process-group.ts';
 import { v1 as uuidv1 } from 'uuid';
 import type { EventBus } from './events/bus.ts';
 import { taskEnvironment } from './tasks/env.ts';
@@ -902,29 +903,6 @@ export class Scheduler {
     if (hc && hc.length) out.healthCheckResults = hc;
     return out;
   }
-}
-
-/** pids of processes whose environment has MESOS_TASK_ID set to one of `taskIds` (Linux /proc). */
-export function findTaskProcesses(taskIds: Set<string>): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    let env: string;
-    try {
-      env = readFileSync(`/proc/${e}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    const m = env.match(/(?:^|\0)MESOS_TASK_ID=([^\0]*)/);
-    if (m && taskIds.has(m[1]!)) out.set(m[1]!, [...(out.get(m[1]!) ?? []), Number(e)]);
-  }
-  return out;
 }
 
 export function servicePortsOf(app: AppDefinition): number[] {

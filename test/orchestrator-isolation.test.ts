@@ -7,7 +7,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupAll, leftovers } from '../orchestrator/isolation/index.ts';
 import { NETNS_ETC, prefixLockFile } from '../orchestrator/isolation/cleanup.ts';
-import { findTaskProcesses } from '../orchestrator/scheduler.ts';
+import { findTaskProcesses } from '../orchestrator/tasks/process-group.ts';
 import { startOrchestrator, type StartedOrchestrator } from './helpers/orchestrator.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 import { isolationSkip } from './helpers/isolation.ts';

@@ -36,19 +36,41 @@ const HAS_PROC = (() => {
   }
 })();
 
+/** The pids listed in /proc (none where there is no /proc). */
+function pids(): number[] {
+  try {
+    return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /** Every process on the machine (from /proc). */
 export function allProcesses(): ProcInfo[] {
   const out: ProcInfo[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  for (const name of entries) {
-    if (!/^\d+$/.test(name)) continue;
-    const info = procInfo(Number(name));
+  for (const pid of pids()) {
+    const info = procInfo(pid);
     if (info) out.push(info);
+  }
+  return out;
+}
+
+/**
+ * pids of processes whose environment has MESOS_TASK_ID set to one of `taskIds`: after a crash,
+ * the processes of a previous run's tasks, found without trusting a recorded pid that may have
+ * been reused.
+ */
+export function findTaskProcesses(taskIds: Set<string>): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const pid of pids()) {
+    let env: string;
+    try {
+      env = readFileSync(`/proc/${pid}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    const m = env.match(/(?:^|\0)MESOS_TASK_ID=([^\0]*)/);
+    if (m && taskIds.has(m[1]!)) out.set(m[1]!, [...(out.get(m[1]!) ?? []), pid]);
   }
   return out;
 }
