@@ -2,7 +2,7 @@
 // collector: `/?example=true` draws star's sample (A, B, C, D with reachable and unreachable edges,
 // E failing), the matrix holds the same truth table, toggles work, and with no resources the page
 // shows its empty state. Assertions read the page's model (window.__starmap) and the DOM, not pixels.
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, haveChromium, launchChromium, warnIfNoChromium } from './helpers/browser.ts';
 import { NODE, freePort, start, stopAll, waitForHttp } from './helpers/process.ts';
@@ -13,7 +13,6 @@ declare const document: { querySelector(selector: string): { textContent: string
 
 warnIfNoChromium('collector UI tests');
 
-let browser: BrowserContext | undefined;
 let chromiumHandle: Browser | undefined;
 let base = '';
 
@@ -24,7 +23,6 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`;
   await waitForHttp(`${base}/healthz`);
   chromiumHandle = await launchChromium();
-  browser = chromiumHandle.context;
 });
 
 afterAll(async () => {
@@ -33,7 +31,7 @@ afterAll(async () => {
 });
 
 async function open(path: string, viewport = { width: 1366, height: 768 }): Promise<Page> {
-  const page = await browser!.newPage();
+  const page = await chromiumHandle!.context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   // Network safety: the page may only talk to the collector on loopback.

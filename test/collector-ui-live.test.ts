@@ -3,7 +3,7 @@
 // edge towards it into unreachable, without a reload; starting it again on the same port restores
 // both. Stopping the collector shows the error state and the stale badge. Assertions read the
 // page's model (window.__starmap) and the DOM, never pixels; every wait polls with a deadline.
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, haveChromium, launchChromium, warnIfNoChromium } from './helpers/browser.ts';
 import { NODE, freePort, start, stopAll, waitForHttp, type Running } from './helpers/process.ts';
@@ -19,13 +19,11 @@ declare const window: { __starmap: Model };
 
 warnIfNoChromium('collector UI tests');
 
-let browser: BrowserContext | undefined;
 let chromiumHandle: Browser | undefined;
 
 beforeAll(async () => {
   if (!haveChromium) return;
   chromiumHandle = await launchChromium();
-  browser = chromiumHandle.context;
 });
 
 afterAll(async () => {
@@ -78,7 +76,7 @@ describe.skipIf(!haveChromium)('collector UI: live updates from real probes', ()
       expect(res.status).toBe(201);
     }
 
-    const page = await browser!.newPage();
+    const page = await chromiumHandle!.context.newPage();
     await page.goto(`${collector}/`);
     await until(page, (v) => v.nodes.A === 'ok' && v.nodes.B === 'ok' && v.edges['A->B'] === 'reachable' && v.edges['B->A'] === 'reachable', 'A and B ok with both edges reachable');
     expect(await page.textContent('[data-testid="cell-A-B"]')).toBe('.');

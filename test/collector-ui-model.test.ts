@@ -4,7 +4,6 @@
 // targets that are no resource are counted but not drawn, and the layout stays put between polls.
 import http from 'node:http';
 import type net from 'node:net';
-import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, haveChromium, launchChromium, warnIfNoChromium } from './helpers/browser.ts';
 import { NODE, freePort, start, stopAll, waitForHttp } from './helpers/process.ts';
@@ -22,14 +21,12 @@ declare const document: { querySelector(selector: string): { width: number; clie
 
 warnIfNoChromium('collector UI tests');
 
-let browser: BrowserContext | undefined;
 let chromiumHandle: Browser | undefined;
 const servers: http.Server[] = [];
 
 beforeAll(async () => {
   if (!haveChromium) return;
   chromiumHandle = await launchChromium();
-  browser = chromiumHandle.context;
 });
 
 afterAll(async () => {
@@ -73,7 +70,7 @@ describe.skipIf(!haveChromium)('collector UI: reading the data', () => {
       const res = await fetch(`${collector}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, url }) });
       expect(res.status).toBe(201);
     }
-    const page = await browser!.newPage();
+    const page = await chromiumHandle!.context.newPage();
     await page.goto(`${collector}/`);
     await page.waitForFunction(() => window.__starmap.edges.length === 3 && window.__starmap.nodes.some((n) => n.failing), null, { timeout: 15_000 });
     const m = await page.evaluate(() => JSON.parse(JSON.stringify({ nodes: window.__starmap.nodes.map(({ id, failing, reason }) => ({ id, failing, reason })), edges: window.__starmap.edges.map(({ id, status, reason }) => ({ id, status, reason })), matrix: window.__starmap.matrix })) as Model);
@@ -105,7 +102,7 @@ describe.skipIf(!haveChromium)('collector UI: reading the data', () => {
     const pc = await freePort();
     start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${pc}`, '--log-level=warn']);
     await waitForHttp(`http://127.0.0.1:${pc}/healthz`);
-    const page = await browser!.newPage();
+    const page = await chromiumHandle!.context.newPage();
     await page.goto(`http://127.0.0.1:${pc}/`);
     const keys = await page.evaluate((list) => list.map((u) => window.__starmap.normalise(u)?.key ?? null), [
       'http://x:80/status', 'http://X/status', 'x:80', 'https://x/', 'https://X:443/a', '[::1]:9000', 'http://[::1]:9000/status', 'http://Frontend.Stars.:80/status', 'not a url at all', '',
