@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { addressFlag, numberFlag, parseFlags, portFlag, stringFlag } from '../shared/cli.ts';
+import { callbackUrlProblem } from './events/subscriptions.ts';
 import { isolationOptions, type IsolationFlags } from './isolation/flags.ts';
 
 export interface OrchestratorFlags extends IsolationFlags {
@@ -36,6 +37,16 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
 
 const list = (flag: string) => (v: unknown) => (v === undefined ? undefined : stringFlag(flag)(v).split(',').map((s) => s.trim()).filter(Boolean));
 
+/** --http_endpoints: each URL must be one /v2/eventSubscriptions would accept. */
+const callbackUrls = (v: unknown): string[] | undefined => {
+  const urls = list('http-endpoints')(v);
+  for (const url of urls ?? []) {
+    const problem = callbackUrlProblem(url);
+    if (problem) throw new Error(`invalid value for --http-endpoints: ${problem}`);
+  }
+  return urls;
+};
+
 export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
   const f = parseFlags<OrchestratorFlags & Record<string, unknown>>(
     {
@@ -66,7 +77,7 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
           .option('token-lifetime', { alias: 'token_lifetime', default: 432_000, describe: 'seconds an authorization token stays valid (default 5 days)', coerce: numberFlag('token-lifetime', 60, 31_536_000, true) })
           .option('admin-password', { alias: 'admin_password', type: 'string', describe: 'password of the first account "admin" with --auth=on (else $STARMAP_ADMIN_PASSWORD, else a random one written to <data-dir>/admin-password)' })
           .option('event-subscriber', { alias: 'event_subscriber', type: 'string', describe: 'event subscriber module: http_callback enables /v2/eventSubscriptions', coerce: (v: unknown) => (v === undefined ? undefined : stringFlag('event-subscriber')(v)) })
-          .option('http-endpoints', { alias: 'http_endpoints', type: 'string', describe: 'comma-separated callback URLs subscribed at start (with --event_subscriber http_callback)', coerce: list('http-endpoints') })
+          .option('http-endpoints', { alias: 'http_endpoints', type: 'string', describe: 'comma-separated callback URLs subscribed at start (with --event_subscriber http_callback)', coerce: callbackUrls })
           .option('default-network-name', { alias: 'default_network_name', type: 'string', describe: 'network name given to ipAddress definitions without one' })
           .option('default-accepted-resource-roles', { alias: 'default_accepted_resource_roles', type: 'string', describe: 'comma-separated roles used when an app has no acceptedResourceRoles', coerce: list('default-accepted-resource-roles') })
           .option('mesos-role', { alias: 'mesos_role', type: 'string', describe: 'role reported in /v2/info (no Mesos here)' })

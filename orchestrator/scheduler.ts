@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs';
 import { findTaskProcesses } from './tasks/process-group.ts';
 import { v1 as uuidv1 } from 'uuid';
 import type { EventBus } from './events/bus.ts';
+import { conditionOf } from './events/catalogue.ts';
 import { taskEnvironment } from './tasks/env.ts';
 import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from './tasks/types.ts';
 import { TERMINAL_STATES, type TaskState } from './tasks/types.ts';
@@ -86,7 +87,14 @@ export interface DeploymentResult {
 }
 
 const LOCK_MESSAGE = "App is locked by one or more deployments. Override with the option '?force=true'. View details at '/v2/deployments/<DEPLOYMENT_ID>'.";
-const SLAVE_ID = 'local-agent-S0';
+/** The one agent id this single-machine scheduler reports (tasks' slaveId, events' agentId). */
+export const SLAVE_ID = 'local-agent-S0';
+
+/** The app id a task id was made from (`a_b.<uuid>` → `/a/b`; id segments never hold `_`). */
+export function appIdOfTask(taskId: string): string {
+  const dot = taskId.lastIndexOf('.');
+  return `/${(dot < 0 ? taskId : taskId.slice(0, dot)).replace(/_/g, '/')}`;
+}
 
 export function instanceIdOf(taskId: string): string {
   const dot = taskId.indexOf('.');
@@ -408,7 +416,7 @@ export class Scheduler {
     this.stats.statusUpdates++;
     const t = this.tasks.get(u.taskId);
     if (!t) {
-      if (TERMINAL_STATES.has(u.state)) this.#bus.publish('unknown_instance_terminated_event', { instanceId: instanceIdOf(u.taskId), runSpecId: '', condition: u.state });
+      if (TERMINAL_STATES.has(u.state)) this.#bus.publish('unknown_instance_terminated_event', { instanceId: instanceIdOf(u.taskId), runSpecId: appIdOfTask(u.taskId), condition: conditionOf(u.state) });
       return;
     }
     t.state = u.state;
@@ -480,11 +488,7 @@ export class Scheduler {
       ports: t.ports,
       version: t.version,
     });
-    const condition: Record<string, string> = {
-      TASK_STAGING: 'Staging', TASK_STARTING: 'Starting', TASK_RUNNING: 'Running', TASK_KILLING: 'Killing', TASK_FINISHED: 'Finished',
-      TASK_FAILED: 'Failed', TASK_KILLED: 'Killed', TASK_LOST: 'Gone', TASK_ERROR: 'Error',
-    };
-    this.#bus.publish('instance_changed_event', { instanceId: instanceIdOf(t.id), condition: condition[t.state] ?? 'Unknown', runSpecId: t.appId, agentId: SLAVE_ID, host: t.host, runSpecVersion: t.version });
+    this.#bus.publish('instance_changed_event', { instanceId: instanceIdOf(t.id), condition: conditionOf(t.state), runSpecId: t.appId, agentId: SLAVE_ID, host: t.host, runSpecVersion: t.version });
   }
 
   // ------------------------------------------------------------------------------------------

@@ -9,8 +9,9 @@ import type { Logger } from '../shared/logger.ts';
 import { EventBus } from './events/bus.ts';
 import { openDatabase } from './state/db.ts';
 import { Store } from './state/store.ts';
-import { Scheduler, type HealthResult } from './scheduler.ts';
+import { SLAVE_ID, Scheduler, type HealthResult } from './scheduler.ts';
 import { HealthMonitor } from './health/monitor.ts';
+import { healthCallbacks } from './health/wire.ts';
 import type { Executor } from './tasks/types.ts';
 import { ProcessExecutor } from './tasks/executor.ts';
 import { registerEvents } from './events/plugin.ts';
@@ -101,15 +102,16 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
   const localPortMax = opts.localPortMax ?? 20000;
   const healthMonitor = new HealthMonitor({
     logger: opts.logger,
-    onResult: (e) => scheduler.setHealth(e.taskId, e.results as HealthResult[]),
-    onFailedCheck: (e) => bus.publish('failed_health_check_event', { appId: e.appId, instanceId: e.instanceId, healthCheck: e.healthCheck }),
-    onHealthChanged: (e) => bus.publish('health_status_changed_event', { appId: e.appId, instanceId: e.instanceId, version: e.version, alive: e.alive }),
-    onInstanceHealthChanged: (e) => bus.publish('instance_health_changed_event', { instanceId: e.instanceId, runSpecId: e.appId, healthy: e.healthy, runSpecVersion: e.version }),
-    onKill: (e) => {
-      const t = scheduler.tasks.get(e.taskId);
-      bus.publish('unhealthy_instance_kill_event', { appId: e.appId, taskId: e.taskId, instanceId: e.instanceId, version: e.version, reason: e.reason, host: t?.host ?? hostname, slaveId: t?.slaveId ?? null }, e.lastFailure);
-      if (t) void scheduler.killTask(t, `unhealthy: ${e.reason}`);
-    },
+    ...healthCallbacks({
+      publish: (type, fields, timestamp) => bus.publish(type, fields, timestamp),
+      setHealth: (taskId, results) => scheduler.setHealth(taskId, results as HealthResult[]),
+      kill: (taskId, reason) => {
+        const t = scheduler.tasks.get(taskId);
+        if (t) void scheduler.killTask(t, `unhealthy: ${reason}`);
+      },
+      host: (taskId) => scheduler.tasks.get(taskId)?.host ?? hostname,
+      slaveId: SLAVE_ID,
+    }),
   });
   const scheduler: Scheduler = new Scheduler({
     healthMonitor,

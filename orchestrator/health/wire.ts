@@ -1,8 +1,8 @@
 // Ready-made HealthMonitor callbacks that publish Marathon's events (document 2 names and fields,
 // plus Marathon 1.4's instance ids) and feed the scheduler. Use:
 //   const health = new HealthMonitor({ logger, ...healthCallbacks({ publish: (t, f, ts) => bus.publish(t, f, ts),
-//     setHealth: (id, r) => scheduler.setHealth(id, r), kill: (id, reason) => void scheduler.killTaskById(id, reason),
-//     host: hostname, slaveId }) });
+//     setHealth: (id, r) => scheduler.setHealth(id, r), kill: (id, reason) => killById(id, reason),
+//     host: (taskId) => hostOf(taskId), slaveId }) });
 import type { HealthMonitorOptions } from './monitor.ts';
 import type { HealthCheckResult } from './types.ts';
 
@@ -11,7 +11,9 @@ export interface HealthWiring {
   setHealth: (taskId: string, results: HealthCheckResult[]) => void;
   /** Kill (and let the scheduler replace) an unhealthy task. */
   kill: (taskId: string, reason: string) => void;
-  host: string;
+  /** The host a task runs on (an isolated task's own address), or a fixed host for all. */
+  host: string | ((taskId: string) => string);
+  /** Omitted from the kill events when unset (Marathon's generated writers omit None). */
   slaveId?: string | undefined;
 }
 
@@ -22,7 +24,7 @@ export function healthCallbacks(w: HealthWiring): Required<Pick<HealthMonitorOpt
     onHealthChanged: (e) => w.publish('health_status_changed_event', { appId: e.appId, instanceId: e.instanceId, taskId: e.taskId, version: e.version, alive: e.alive }),
     onInstanceHealthChanged: (e) => w.publish('instance_health_changed_event', { instanceId: e.instanceId, runSpecId: e.appId, healthy: e.healthy, runSpecVersion: e.version }),
     onKill: (e) => {
-      const fields = { appId: e.appId, taskId: e.taskId, version: e.version, reason: e.reason, host: w.host, ...(w.slaveId ? { slaveId: w.slaveId } : {}) };
+      const fields = { appId: e.appId, taskId: e.taskId, version: e.version, reason: e.reason, host: typeof w.host === 'function' ? w.host(e.taskId) : w.host, ...(w.slaveId ? { slaveId: w.slaveId } : {}) };
       // Marathon's timestamp for these is the time of the last failure.
       w.publish('unhealthy_task_kill_event', fields, e.lastFailure);
       w.publish('unhealthy_instance_kill_event', { ...fields, instanceId: e.instanceId }, e.lastFailure);
