@@ -1,5 +1,6 @@
 // Entry point of the collector program.
 import { createLogger } from '../shared/logger.ts';
+import { isMultiCall } from '../shared/multicall.ts';
 import { closeOnSignals, listenOrExit } from '../shared/server.ts';
 import { VERSION } from '../shared/version.ts';
 import { createCollectorApp } from './app.ts';
@@ -27,7 +28,10 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
-  process.stderr.write(`collector: fatal: ${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+// Start on load, unless the multi-call agent loaded this module to call main itself.
+if (!isMultiCall()) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    process.stderr.write(`collector: fatal: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}

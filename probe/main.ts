@@ -1,5 +1,6 @@
 // Entry point of the probe program.
 import { createLogger } from '../shared/logger.ts';
+import { isMultiCall } from '../shared/multicall.ts';
 import { closeOnSignals, createServer, listenOrExit } from '../shared/server.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseProbeFlags } from './flags.ts';
@@ -24,7 +25,10 @@ export async function main(argv: string[]): Promise<void> {
   logger.info({ version: VERSION, url, targets: flags.targets.length, intervalSeconds: flags.httpProbeSeconds, timeoutSeconds: flags.timeoutSeconds }, 'probe listening');
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
-  process.stderr.write(`probe: fatal: ${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+// Start on load, unless the multi-call agent loaded this module to call main itself.
+if (!isMultiCall()) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    process.stderr.write(`probe: fatal: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}

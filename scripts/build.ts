@@ -20,6 +20,8 @@ export const PROGRAMS: Record<string, string> = {
   collector: 'collector/main.ts',
   orchestrator: 'orchestrator/main.ts',
   scenario: 'scenarios/main.ts',
+  // The probe and the collector in one executable (the container image's only runtime).
+  agent: 'scripts/agent-entry.ts',
 };
 
 const nodeVersion = process.version.slice(1);
@@ -33,6 +35,7 @@ const nodeVersion = process.version.slice(1);
 const EXEC_ARGV: Record<string, string[]> = {
   probe: ['--optimize-for-size'],
   collector: ['--optimize-for-size'],
+  agent: ['--optimize-for-size'],
 };
 
 function sha256(...parts: (string | Buffer)[]): string {
@@ -113,6 +116,13 @@ function scenarioDefines(): Record<string, string> {
   return { STARMAP_BUILTIN_SCENARIOS: JSON.stringify(files), 'import.meta.dirname': 'undefined' };
 }
 
+/** Build-time constants per program: the agent holds the collector, so it embeds the UI too. */
+const DEFINES: Record<string, () => Record<string, string>> = {
+  collector: collectorDefines,
+  agent: collectorDefines,
+  scenario: scenarioDefines,
+};
+
 async function bundle(name: string, entry: string): Promise<string> {
   const out = join(dist, 'bundle', `${name}.cjs`);
   await build({
@@ -128,7 +138,7 @@ async function bundle(name: string, entry: string): Promise<string> {
     legalComments: 'none',
     logLevel: 'warning',
     loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
-    define: { 'process.env.STARMAP_BUNDLED': '"1"', ...(name === 'collector' ? collectorDefines() : name === 'scenario' ? scenarioDefines() : {}) },
+    define: { 'process.env.STARMAP_BUNDLED': '"1"', ...(DEFINES[name]?.() ?? {}) },
   });
   return out;
 }
