@@ -317,7 +317,7 @@ describe('healthCallbacks (events and scheduler wiring)', () => {
       'unhealthy_instance_kill_event',
     ]);
     const instanceId = instanceIdOfTask(TASK.taskId);
-    expect(events[0]!.fields).toEqual({ appId: '/web', instanceId, taskId: TASK.taskId, version: TASK.version, alive: true });
+    expect(events[0]!.fields).toEqual({ appId: '/web', instanceId, version: TASK.version, alive: true });
     expect(events[1]!.fields).toEqual({ instanceId, runSpecId: '/web', healthy: true, runSpecVersion: TASK.version });
     expect(events[2]!.fields).toMatchObject({ appId: '/web', taskId: TASK.taskId, instanceId, healthCheck: { protocol: 'HTTP' } });
     expect(events[7]!.fields).toEqual({ appId: '/web', taskId: TASK.taskId, instanceId, version: TASK.version, reason: '503 Service Unavailable', host: 'agent1', slaveId: 'S0' });

@@ -21,7 +21,7 @@ export function healthCallbacks(w: HealthWiring): Required<Pick<HealthMonitorOpt
   return {
     onResult: (e) => w.setHealth(e.taskId, e.results),
     onFailedCheck: (e) => w.publish('failed_health_check_event', { appId: e.appId, taskId: e.taskId, instanceId: e.instanceId, healthCheck: e.healthCheck }),
-    onHealthChanged: (e) => w.publish('health_status_changed_event', { appId: e.appId, instanceId: e.instanceId, taskId: e.taskId, version: e.version, alive: e.alive }),
+    onHealthChanged: (e) => w.publish('health_status_changed_event', { appId: e.appId, instanceId: e.instanceId, version: e.version, alive: e.alive }),
     onInstanceHealthChanged: (e) => w.publish('instance_health_changed_event', { instanceId: e.instanceId, runSpecId: e.appId, healthy: e.healthy, runSpecVersion: e.version }),
     onKill: (e) => {
       const fields = { appId: e.appId, taskId: e.taskId, version: e.version, reason: e.reason, host: typeof w.host === 'function' ? w.host(e.taskId) : w.host, ...(w.slaveId ? { slaveId: w.slaveId } : {}) };
