@@ -12,7 +12,10 @@ import { taskEnvironment } from './tasks/env.ts';
 import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from './tasks/types.ts';
 import { TERMINAL_STATES, type TaskState } from './tasks/types.ts';
 import type { Logger } from '../shared/logger.ts';
-import { ApiError, isConfigChange, safePath, type AppDefinition } from './state/app-definition.ts';
+import { ApiError, isConfigChange, notValid, safePath, type AppDefinition } from './state/app-definition.ts';
+import { ancestorsOf, isWithin, parentOf, type GroupRecord, type GroupTree } from './state/group.ts';
+import { groupTree } from './deployment/group-change.ts';
+import { DependencyGraph } from './deployment/dependencies.ts';
 import type { DelayRecord, Store, StoredDeployment, TaskRecord } from './state/store.ts';
 import { BACKOFF_STATES, configVersionOf, isDelayed, nextDelay } from './launch-queue/backoff.ts';
 import { buildPlan, restartStrategy, type AppChange } from './deployment/plan.ts';
@@ -84,6 +87,31 @@ function discoveryPorts(app: AppDefinition): number[] {
 export interface DeploymentResult {
   deploymentId: string;
   version: string;
+  /** Only for dry runs: the plan that would run. */
+  plan?: StoredDeployment;
+}
+
+/** What a change through the group API adds to its app changes. */
+export interface GroupChangeOptions {
+  /** The group changed (group_change_* events); default: the deepest group holding every changed app. */
+  groupId?: string;
+  putGroups?: GroupRecord[];
+  removeGroups?: string[];
+  /** The changed group: kept, as the change leaves it, as a group version (for rollback). */
+  snapshotGroup?: string;
+  /** Check and plan only: nothing is stored, locked or started. */
+  dryRun?: boolean;
+}
+
+/** The deepest group that holds every one of `ids`. */
+function commonGroupOf(ids: string[]): string {
+  let common: string | undefined;
+  for (const id of ids) {
+    const g = parentOf(id);
+    if (common === undefined) common = g;
+    else while (!isWithin(g, common)) common = parentOf(common);
+  }
+  return common ?? '/';
 }
 
 const LOCK_MESSAGE = "App is locked by one or more deployments. Override with the option '?force=true'. View details at '/v2/deployments/<DEPLOYMENT_ID>'.";
@@ -103,6 +131,8 @@ export function instanceIdOf(taskId: string): string {
 
 export class Scheduler {
   readonly apps = new Map<string, AppDefinition>();
+  /** Group records (dependencies, version); groups that only apps' paths imply have none. */
+  readonly groups = new Map<string, GroupRecord>();
   readonly tasks = new Map<string, TaskRecord>();
   readonly deployments = new Map<string, StoredDeployment>();
   readonly delays = new Map<string, DelayRecord>();
@@ -153,6 +183,7 @@ export class Scheduler {
   /** Loads state; kills process groups left by a previous run and forgets their tasks (replace, not adopt). */
   async start(): Promise<void> {
     for (const a of this.#store.loadApps()) this.apps.set(a.id, a);
+    for (const g of this.#store.loadGroups()) this.groups.set(g.id, g);
     for (const d of this.#store.loadDeployments()) {
       for (const k of Object.keys(d.restart)) d.restart[k]!.started = false;
       this.deployments.set(d.id, d);
@@ -309,14 +340,41 @@ export class Scheduler {
     const conflicting = [...this.deployments.values()].filter((d) => d.affectedApps.some((a) => ids.includes(a)));
     if (conflicting.length === 0) return;
     if (!force) throw new ApiError(409, { message: LOCK_MESSAGE, deployments: conflicting.map((d) => ({ id: d.id })) });
-    for (const d of conflicting) this.#finishDeployment(d, false);
+    for (const d of conflicting) this.#finishDeployment(d, false, 'overridden by a forced change');
   }
 
-  /** Stores the change and starts its deployment; everything is on disk when it returns. */
-  deploy(changes: AppChange[], force: boolean, version = changes.find((c) => c.target)?.target?.version ?? this.newVersion()): DeploymentResult {
-    this.#checkLocks(changes.map((c) => c.id), force);
-    for (const c of changes) if (c.target) c.target = this.#assignServicePorts(c.target, changes);
-    const plan = buildPlan(changes, (id) => this.apps.get(id), version);
+  /**
+   * Stores the change and starts its deployment; everything is on disk when it returns. The target
+   * state is checked first (no app where a group is, no dependency cycle); a failed check changes
+   * nothing, publishes group_change_failed and throws the 4xx.
+   */
+  deploy(changes: AppChange[], force: boolean, version = changes.find((c) => c.target)?.target?.version ?? this.newVersion(), group: GroupChangeOptions = {}): DeploymentResult {
+    const groupId = group.groupId ?? commonGroupOf(changes.map((c) => c.id));
+    let plan: StoredDeployment;
+    let groups: { put: GroupRecord[]; remove: string[] };
+    let snapshot: GroupTree | undefined;
+    try {
+      if (!group.dryRun) this.#checkLocks(changes.map((c) => c.id), force);
+      for (const c of changes) if (c.target) c.target = this.#assignServicePorts(c.target, changes);
+      const targetApps = new Map(this.apps);
+      for (const c of changes) {
+        if (c.target) targetApps.set(c.id, c.target);
+        else targetApps.delete(c.id);
+      }
+      groups = this.#targetGroups(changes, group, version);
+      const targetGroups = new Map(this.groups);
+      for (const id of groups.remove) targetGroups.delete(id);
+      for (const g of groups.put) targetGroups.set(g.id, g);
+      const clash = [...changes.filter((c) => c.target && targetGroups.has(c.id)).map((c) => c.id), ...groups.put.filter((g) => targetApps.has(g.id)).map((g) => g.id)];
+      if (clash.length > 0) throw notValid([{ path: '/', errors: [`Groups and Applications may not have the same identifier: ${clash[0]}`] }]);
+      const depths = new DependencyGraph(targetApps, targetGroups).depths();
+      plan = buildPlan(changes, (id) => this.apps.get(id), version, (id) => depths.get(id) ?? 1, groupId);
+      if (group.snapshotGroup) snapshot = groupTree(group.snapshotGroup, targetApps, targetGroups);
+    } catch (err) {
+      if (!group.dryRun) this.#bus.publish('group_change_failed', { groupId, version, reason: (err as Error).message });
+      throw err;
+    }
+    if (group.dryRun) return { deploymentId: plan.id, version, plan };
     this.#store.tx(() => {
       for (const c of changes) {
         if (c.target) {
@@ -324,6 +382,9 @@ export class Scheduler {
           this.#store.putApp(c.target, !before || before.version !== c.target.version);
         } else this.#store.deleteApp(c.id);
       }
+      for (const id of groups.remove) this.#store.deleteGroup(id);
+      for (const g of groups.put) this.#store.putGroup(g);
+      if (snapshot) this.#store.putGroupVersion(snapshot);
       this.#flush(); // deployments cancelled by force go to disk with the change
       if (plan.steps.length > 0) this.#store.putDeployment(plan);
     });
@@ -335,11 +396,11 @@ export class Scheduler {
         this.failures.delete(c.id);
       }
     }
+    for (const id of groups.remove) this.groups.delete(id);
+    for (const g of groups.put) this.groups.set(g.id, g);
     this.stats.deployments++;
-    for (const c of changes) this.#bus.publish('group_change_success', { groupId: c.id.split('/').slice(0, -1).join('/') || '/', version });
-    if (plan.steps.length === 0) {
-      this.#bus.publish('deployment_success', { id: plan.id, plan: this.planJson(plan) });
-    } else {
+    if (plan.steps.length === 0) this.#finishDeployment(plan, true);
+    else {
       this.deployments.set(plan.id, plan);
       this.#startStep(plan);
     }
@@ -347,17 +408,47 @@ export class Scheduler {
     return { deploymentId: plan.id, version };
   }
 
+  /** Group records a change writes: the group API's own, plus records for groups new apps need. */
+  #targetGroups(changes: AppChange[], group: GroupChangeOptions, version: string): { put: GroupRecord[]; remove: string[] } {
+    const put = new Map((group.putGroups ?? []).map((g) => [g.id, g]));
+    const remove = group.removeGroups ?? [];
+    for (const c of changes) {
+      if (!c.target) continue;
+      for (const g of ancestorsOf(c.id)) if (!this.groups.has(g) && !put.has(g)) put.set(g, { id: g, dependencies: [], version });
+    }
+    return { put: [...put.values()], remove };
+  }
+
+  /** The current state's groups: records, and the groups apps' paths imply. */
+  groupExists(id: string): boolean {
+    if (id === '/' || this.groups.has(id)) return true;
+    for (const a of this.apps.keys()) if (a !== id && isWithin(a, id)) return true;
+    return false;
+  }
+
+  groupTree(id: string): GroupTree {
+    return groupTree(id, this.apps, this.groups);
+  }
+
+  groupVersions(id: string): string[] {
+    return this.#store.groupVersions(id);
+  }
+
+  groupVersion(id: string, version: string): GroupTree | undefined {
+    return this.#store.groupVersion(id, version);
+  }
+
   /** DELETE /v2/deployments/{id}: force → drop it; else roll back with a new deployment. */
   cancelDeployment(id: string, force: boolean): DeploymentResult | null {
     const d = this.deployments.get(id);
     if (!d) throw new ApiError(404, { message: `DeploymentPlan ${id} does not exist` });
-    this.#finishDeployment(d, false);
+    this.#finishDeployment(d, false, force ? 'deployment cancelled (force: no rollback)' : 'deployment cancelled: rolled back');
     if (force) {
       this.#flush(); // acknowledged (202): on disk before the answer
       return null;
     }
     const changes: AppChange[] = d.affectedApps.map((appId) => ({ id: appId, target: d.original[appId] ?? null }));
-    return this.deploy(changes, true);
+    return this.deploy(changes, true, this.newVersion(), d.groupId !== undefined ? { groupId: d.groupId } : {});
   }
 
   /** Kills tasks; with scale the app's instances shrink by the number killed (a deployment). */
@@ -602,10 +693,20 @@ export class Scheduler {
     }
   }
 
-  #finishDeployment(d: StoredDeployment, success: boolean): void {
+  /**
+   * Ends a deployment. A cancelled or overridden one (not success) fails its current step. Then,
+   * as document 1 says, the outcome of the group change: group_change_success or _failed.
+   */
+  #finishDeployment(d: StoredDeployment, success: boolean, reason = 'deployment cancelled'): void {
     this.deployments.delete(d.id);
     this.#dirtyDeployments.set(d.id, null);
-    this.#bus.publish(success ? 'deployment_success' : 'deployment_failed', { id: d.id, plan: this.planJson(d) });
+    const plan = this.planJson(d);
+    const step = d.steps[d.currentStep];
+    if (!success && step) this.#bus.publish('deployment_step_failure', { plan, currentStep: step });
+    this.#bus.publish(success ? 'deployment_success' : 'deployment_failed', { id: d.id, plan, ...(success ? {} : { reason }) });
+    const groupId = d.groupId ?? '/';
+    if (success) this.#bus.publish('group_change_success', { groupId, version: d.version });
+    else this.#bus.publish('group_change_failed', { groupId, version: d.version, reason });
   }
 
   #progress(d: StoredDeployment): void {

@@ -18,6 +18,7 @@ import { registerEvents } from './events/plugin.ts';
 import { createAuth, type Auth } from './auth/plugin.ts';
 import { installMarathonHttp } from './api/common.ts';
 import { appsApi } from './api/apps.ts';
+import { groupsApi } from './api/groups.ts';
 import { tasksApi } from './api/tasks.ts';
 import { deploymentsApi } from './api/deployments.ts';
 import { queueApi } from './api/queue.ts';
@@ -148,6 +149,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
   registerEvents(app, { bus, db, logger: opts.logger, eventSubscriber: opts.eventSubscriber, httpEndpoints: opts.httpEndpoints });
   const parseDefaults = { defaultNetworkName: opts.defaultNetworkName, defaultAcceptedResourceRoles: opts.defaultAcceptedResourceRoles };
   await app.register(appsApi, { scheduler, parseDefaults });
+  await app.register(groupsApi, { scheduler, parseDefaults });
   await app.register(tasksApi, { scheduler });
   await app.register(deploymentsApi, { scheduler });
   await app.register(queueApi, { scheduler });

@@ -51,9 +51,11 @@ describe('events', () => {
     const at = (t: string) => types.indexOf(t);
     expect(at('api_post_event')).toBeGreaterThanOrEqual(0);
     expect(events[at('api_post_event')].appDefinition.id).toBe('/ev');
-    expect(at('group_change_success')).toBeLessThan(at('deployment_info'));
     expect(at('deployment_info')).toBeLessThan(at('deployment_step_success'));
     expect(at('deployment_step_success')).toBeLessThan(at('deployment_success'));
+    // Document 1: the group change's outcome is signalled when its deployment ends.
+    expect(at('deployment_success')).toBeLessThan(at('group_change_success'));
+    expect(events[at('group_change_success')]).toMatchObject({ groupId: '/', version: events[at('deployment_success')].plan.version });
     const running = events.find((e) => e.eventType === 'status_update_event' && e.taskStatus === 'TASK_RUNNING');
     expect(running).toMatchObject({ appId: '/ev', host: '127.0.0.1', slaveId: expect.any(String), version: expect.any(String) });
     expect(events.find((e) => e.eventType === 'deployment_info').currentStep.actions[0]).toEqual({ action: 'StartApplication', app: '/ev' });

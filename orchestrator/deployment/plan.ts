@@ -11,22 +11,16 @@ export interface AppChange {
   target: AppDefinition | null;
 }
 
-/** Builds the steps: Stop (removed) → Start (new) → Scale/Restart layered by dependency depth. */
-export function buildPlan(changes: AppChange[], current: (id: string) => AppDefinition | undefined, version: string): StoredDeployment {
+/**
+ * Builds the steps: Stop (removed) → Start (new) → Scale/Restart layered by `depthOf`, the length
+ * of the longest dependency path from each app in the target state (apps without dependencies first).
+ */
+export function buildPlan(changes: AppChange[], current: (id: string) => AppDefinition | undefined, version: string, depthOf: (id: string) => number, groupId = '/'): StoredDeployment {
   const stops: { action: string; app: string }[] = [];
   const starts: { action: string; app: string }[] = [];
   const layered = new Map<number, { action: string; app: string }[]>();
   const original: Record<string, AppDefinition | null> = {};
   const target: Record<string, AppDefinition | null> = {};
-  const targets = new Map(changes.map((c) => [c.id, c.target]));
-  const depth = (id: string, seen: Set<string>): number => {
-    const app = targets.get(id) ?? current(id);
-    if (!app || seen.has(id)) return 1;
-    seen.add(id);
-    let d = 1;
-    for (const dep of app.dependencies) if (targets.has(dep)) d = Math.max(d, 1 + depth(dep, seen));
-    return d;
-  };
   for (const c of changes) {
     const before = current(c.id) ?? null;
     original[c.id] = before;
@@ -42,12 +36,12 @@ export function buildPlan(changes: AppChange[], current: (id: string) => AppDefi
     } else if (configVersionOf(before) !== configVersionOf(c.target) && c.target.instances > 0) action = 'RestartApplication';
     else if (before.instances !== c.target.instances || configVersionOf(before) !== configVersionOf(c.target)) action = 'ScaleApplication';
     if (action) {
-      const d = depth(c.id, new Set());
+      const d = depthOf(c.id);
       layered.set(d, [...(layered.get(d) ?? []), { action, app: c.id }]);
     }
   }
   const steps = [stops, starts, ...[...layered.keys()].sort((a, b) => a - b).map((k) => layered.get(k)!)].filter((s) => s.length > 0).map((actions) => ({ actions }));
-  return { id: randomUUID(), version, affectedApps: changes.map((c) => c.id), steps, currentStep: 0, original, target, restart: {} };
+  return { id: randomUUID(), version, groupId, affectedApps: changes.map((c) => c.id), steps, currentStep: 0, original, target, restart: {} };
 }
 
 export interface RestartStrategy {

@@ -1,9 +1,11 @@
-// SQLite repositories of the orchestrator: apps (current + every version), deployments, tasks
+// SQLite repositories of the orchestrator: apps (current + every version), groups (records + the
+// versions group changes made), deployments, tasks
 // (with pid for crash recovery), launch-queue delays and last task failures. Every write runs in a
 // transaction on a database opened with synchronous=FULL, so once a method returns the change is
 // on disk; the API answers only after that.
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { AppDefinition } from './app-definition.ts';
+import type { GroupRecord, GroupTree } from './group.ts';
 
 export interface TaskRecord {
   id: string;
@@ -39,6 +41,8 @@ export interface DelayRecord {
 export interface StoredDeployment {
   id: string;
   version: string;
+  /** The group the change was made to (the app's parent for app changes): group_change_* events carry it. */
+  groupId?: string;
   affectedApps: string[];
   steps: { actions: { action: string; app: string }[] }[];
   currentStep: number;
@@ -64,6 +68,8 @@ export class Store {
       CREATE TABLE IF NOT EXISTS orch_delays (app_id TEXT PRIMARY KEY, json TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS orch_failures (app_id TEXT PRIMARY KEY, json TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS orch_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS orch_groups (id TEXT PRIMARY KEY, json TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS orch_group_versions (id TEXT NOT NULL, version TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (id, version));
     `);
     this.#s = {
       putApp: db.prepare('INSERT OR REPLACE INTO orch_apps (id, json) VALUES (?, ?)'),
@@ -80,6 +86,12 @@ export class Store {
       delFailure: db.prepare('DELETE FROM orch_failures WHERE app_id = ?'),
       versions: db.prepare('SELECT version FROM orch_app_versions WHERE id = ? ORDER BY version DESC'),
       version: db.prepare('SELECT json FROM orch_app_versions WHERE id = ? AND version = ?'),
+      putGroup: db.prepare('INSERT OR REPLACE INTO orch_groups (id, json) VALUES (?, ?)'),
+      delGroup: db.prepare('DELETE FROM orch_groups WHERE id = ?'),
+      putGroupVersion: db.prepare('INSERT OR REPLACE INTO orch_group_versions (id, version, json) VALUES (?, ?, ?)'),
+      delGroupVersions: db.prepare('DELETE FROM orch_group_versions WHERE id = ?'),
+      groupVersions: db.prepare('SELECT version FROM orch_group_versions WHERE id = ? ORDER BY version DESC'),
+      groupVersion: db.prepare('SELECT json FROM orch_group_versions WHERE id = ? AND version = ?'),
       getMeta: db.prepare('SELECT value FROM orch_meta WHERE key = ?'),
       putMeta: db.prepare('INSERT OR REPLACE INTO orch_meta (key, value) VALUES (?, ?)'),
     };
@@ -157,6 +169,29 @@ export class Store {
   loadFailures(): Map<string, Record<string, unknown>> {
     const rows = this.db.prepare('SELECT app_id, json FROM orch_failures').all() as { app_id: string; json: string }[];
     return new Map(rows.map((r) => [r.app_id, JSON.parse(r.json) as Record<string, unknown>]));
+  }
+
+  putGroup(g: GroupRecord): void {
+    this.#s.putGroup!.run(g.id, JSON.stringify(g));
+  }
+  /** Removes the group and its stored versions. */
+  deleteGroup(id: string): void {
+    this.#s.delGroup!.run(id);
+    this.#s.delGroupVersions!.run(id);
+  }
+  loadGroups(): GroupRecord[] {
+    return (this.db.prepare('SELECT json FROM orch_groups').all() as { json: string }[]).map((r) => JSON.parse(r.json) as GroupRecord);
+  }
+  /** The group as a group change left it, kept for GET …/versions/{v} and rollback. */
+  putGroupVersion(tree: GroupTree): void {
+    this.#s.putGroupVersion!.run(tree.id, tree.version, JSON.stringify(tree));
+  }
+  groupVersions(id: string): string[] {
+    return (this.#s.groupVersions!.all(id) as { version: string }[]).map((r) => r.version);
+  }
+  groupVersion(id: string, version: string): GroupTree | undefined {
+    const row = this.#s.groupVersion!.get(id, version) as { json: string } | undefined;
+    return row ? (JSON.parse(row.json) as GroupTree) : undefined;
   }
 
   meta(key: string): string | undefined {

@@ -1,0 +1,45 @@
+// The dependency graph of a target state (Marathon's RootGroup.dependencyGraph): an app depends on
+// its own `dependencies` and on those of every group above it; a dependency on a group means every
+// app beneath that group. Plans order their steps by the longest dependency path, and a state
+// whose graph has a cycle is refused.
+import type { AppDefinition } from '../state/app-definition.ts';
+import { ancestorsOf, isWithin, type GroupRecord } from '../state/group.ts';
+import { notValid } from '../state/app-definition.ts';
+
+export class DependencyGraph {
+  readonly #edges = new Map<string, string[]>();
+
+  constructor(apps: ReadonlyMap<string, AppDefinition>, groups: ReadonlyMap<string, GroupRecord>) {
+    const ids = [...apps.keys()];
+    const expand = (dep: string): string[] => (apps.has(dep) ? [dep] : ids.filter((id) => isWithin(id, dep)));
+    for (const app of apps.values()) {
+      const declared = [...app.dependencies, ...ancestorsOf(app.id).flatMap((g) => groups.get(g)?.dependencies ?? [])];
+      // An app never waits for itself (a group may depend on a group that holds some of its apps).
+      const edges = new Set(declared.flatMap(expand).filter((d) => d !== app.id));
+      if (edges.size > 0) this.#edges.set(app.id, [...edges]);
+    }
+  }
+
+  dependenciesOf(appId: string): string[] {
+    return this.#edges.get(appId) ?? [];
+  }
+
+  /** Length of the longest dependency path from each app (1 = no dependencies); throws 422 on a cycle. */
+  depths(): Map<string, number> {
+    const depth = new Map<string, number>();
+    const visiting = new Set<string>();
+    const visit = (id: string): number => {
+      const known = depth.get(id);
+      if (known !== undefined) return known;
+      if (visiting.has(id)) throw notValid([{ path: '/', errors: ['Dependency graph has cyclic dependencies.'] }]);
+      visiting.add(id);
+      let d = 1;
+      for (const dep of this.dependenciesOf(id)) d = Math.max(d, 1 + visit(dep));
+      visiting.delete(id);
+      depth.set(id, d);
+      return d;
+    };
+    for (const id of this.#edges.keys()) visit(id);
+    return depth;
+  }
+}

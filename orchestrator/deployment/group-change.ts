@@ -1,0 +1,164 @@
+// What a group update (or a group delete) changes (Marathon's GroupUpdate.apply + the root group
+// diff): the target apps and group records, and from them the app changes a deployment carries.
+// Changed apps restart, new apps start, removed apps stop, apps whose definition is the same are
+// left alone, and a change of `instances` only is a scale.
+import { isConfigChange, type AppDefinition } from '../state/app-definition.ts';
+import { ancestorsOf, isWithin, parentOf, type GroupRecord, type GroupTree, type GroupUpdate } from '../state/group.ts';
+import type { AppChange } from './plan.ts';
+
+/** Versions a changed app (the scheduler's rule: scale-only moves lastScalingAt, anything else both). */
+export type Versioner = (before: AppDefinition | undefined, next: AppDefinition, restart: boolean, version: string) => AppDefinition;
+
+export interface GroupChange {
+  changes: AppChange[];
+  putGroups: GroupRecord[];
+  removeGroups: string[];
+}
+
+export class GroupEditor {
+  readonly apps: Map<string, AppDefinition>;
+  readonly groups: Map<string, GroupRecord>;
+  readonly #before: ReadonlyMap<string, AppDefinition>;
+  readonly #beforeGroups: ReadonlyMap<string, GroupRecord>;
+  readonly #version: string;
+
+  constructor(apps: ReadonlyMap<string, AppDefinition>, groups: ReadonlyMap<string, GroupRecord>, version: string) {
+    this.apps = new Map(apps);
+    this.groups = new Map(groups);
+    this.#before = apps;
+    this.#beforeGroups = groups;
+    this.#version = version;
+  }
+
+  /** Applies an update to its group (created when missing, with any missing groups above it). */
+  update(u: GroupUpdate): void {
+    this.#touch(u.id);
+    const rec = this.groups.get(u.id)!;
+    if (u.dependencies) rec.dependencies = u.dependencies;
+    if (u.apps) {
+      const given = new Set(u.apps.map((a) => a.id));
+      for (const id of [...this.apps.keys()]) if (parentOf(id) === u.id && !given.has(id)) this.apps.delete(id);
+      for (const a of u.apps) this.apps.set(a.id, a);
+    }
+    if (u.groups) {
+      const given = new Set(u.groups.map((g) => g.id));
+      for (const id of [...this.groups.keys()]) if (id !== u.id && parentOf(id) === u.id && !given.has(id)) this.remove(id);
+      for (const g of u.groups) this.update(g);
+    }
+  }
+
+  /** Multiplies the instances of every app beneath `groupId` (rounding up). */
+  scaleBy(groupId: string, factor: number): void {
+    this.#touch(groupId);
+    for (const [id, app] of this.apps) if (isWithin(id, groupId)) this.apps.set(id, { ...app, instances: Math.ceil(app.instances * factor) });
+  }
+
+  /** Removes a group with everything beneath it; the root group itself stays (empty). */
+  remove(groupId: string): void {
+    for (const id of [...this.apps.keys()]) if (isWithin(id, groupId)) this.apps.delete(id);
+    for (const id of [...this.groups.keys()]) if (isWithin(id, groupId) && id !== '/') this.groups.delete(id);
+    if (groupId !== '/') this.#touch(parentOf(groupId));
+    else this.#touch('/');
+  }
+
+  /** The app changes and group records that turn the state before into this one. */
+  result(versioned: Versioner): GroupChange {
+    const changes: AppChange[] = [];
+    for (const id of this.#before.keys()) if (!this.apps.has(id)) changes.push({ id, target: null });
+    for (const [id, next] of this.apps) {
+      const before = this.#before.get(id);
+      if (before === next) continue;
+      const kept = before ? keepServicePorts(before, next) : next;
+      if (before && before.instances === kept.instances && !isConfigChange(before, kept)) continue;
+      changes.push({ id, target: versioned(before, kept, false, this.#version) });
+    }
+    // Apps created beneath groups that had no record yet get one (as Marathon creates missing groups).
+    for (const c of changes) if (c.target) for (const g of ancestorsOf(c.id)) if (!this.groups.has(g)) this.#touch(g);
+    const putGroups = [...this.groups.values()].filter((g) => {
+      const was = this.#beforeGroups.get(g.id);
+      return !was || was.version !== g.version || JSON.stringify(was.dependencies) !== JSON.stringify(g.dependencies);
+    });
+    const removeGroups = [...this.#beforeGroups.keys()].filter((id) => !this.groups.has(id));
+    return { changes, putGroups, removeGroups };
+  }
+
+  /** The group `id` with everything beneath it, in this (target) state. */
+  tree(id: string): GroupTree {
+    return groupTree(id, this.apps, this.groups);
+  }
+
+  /** Gives `id` and every group above it this change's version, creating missing ones. */
+  #touch(id: string): void {
+    for (const g of [...ancestorsOf(id), id]) {
+      const rec = this.groups.get(g);
+      this.groups.set(g, { id: g, dependencies: rec?.dependencies ?? [], version: this.#version });
+    }
+  }
+}
+
+/**
+ * The group tree of `id`. Subgroups come from records and from the paths of apps beneath `id`
+ * (apps created through /v2/apps before their group had a record still show up in their group).
+ */
+export function groupTree(id: string, apps: ReadonlyMap<string, AppDefinition>, groups: ReadonlyMap<string, GroupRecord>): GroupTree {
+  const children = new Map<string, { apps: AppDefinition[]; groups: Set<string> }>();
+  const node = (g: string) => {
+    let n = children.get(g);
+    if (!n) children.set(g, (n = { apps: [], groups: new Set() }));
+    return n;
+  };
+  const link = (g: string) => {
+    for (let child = g; child !== id && child !== '/'; child = parentOf(child)) node(parentOf(child)).groups.add(child);
+  };
+  for (const g of groups.keys()) if (g !== id && isWithin(g, id)) link(g);
+  for (const app of apps.values()) {
+    if (!isWithin(app.id, id) || app.id === id) continue;
+    node(parentOf(app.id)).apps.push(app);
+    link(parentOf(app.id));
+  }
+  const build = (g: string): GroupTree => {
+    const rec = groups.get(g);
+    const n = children.get(g);
+    return {
+      id: g,
+      dependencies: rec?.dependencies ?? [],
+      version: rec?.version ?? newestVersion(n?.apps ?? []),
+      apps: (n?.apps ?? []).sort((a, b) => a.id.localeCompare(b.id)),
+      groups: [...(n?.groups ?? [])].sort().map(build),
+    };
+  };
+  return build(id);
+}
+
+function newestVersion(apps: AppDefinition[]): string {
+  return apps.reduce((v, a) => (a.version > v ? a.version : v), new Date(0).toISOString());
+}
+
+/** A tree as an update that makes a group exactly that again (rollback). */
+export function treeAsUpdate(t: GroupTree): GroupUpdate {
+  return {
+    id: t.id,
+    dependencies: t.dependencies,
+    apps: t.apps.map((a) => {
+      const { versionInfo: _vi, ...rest } = a;
+      return rest as AppDefinition;
+    }),
+    groups: t.groups.map(treeAsUpdate),
+  };
+}
+
+/** A definition that asks for service port 0 keeps the port its app already has at that index. */
+function keepServicePorts(before: AppDefinition, next: AppDefinition): AppDefinition {
+  const kept = (given: number, i: number, had: number[]) => (given === 0 && had[i] !== undefined ? had[i]! : given);
+  const out: AppDefinition = { ...next };
+  const d = next.container?.docker;
+  const bd = before.container?.docker;
+  if (d && bd && d.portMappings.length) {
+    out.container = { ...next.container!, docker: { ...d, portMappings: d.portMappings.map((m, i) => ({ ...m, servicePort: kept(m.servicePort, i, bd.portMappings.map((x) => x.servicePort)) })) } };
+  } else if (next.portDefinitions && !next.requirePorts) {
+    const had = before.portDefinitions?.map((p) => p.port) ?? [];
+    out.portDefinitions = next.portDefinitions.map((p, i) => ({ ...p, port: kept(p.port, i, had) }));
+    out.ports = out.portDefinitions.map((p) => p.port);
+  }
+  return out;
+}
