@@ -20,6 +20,7 @@ import type { DelayRecord, Store, StoredDeployment, TaskRecord } from './state/s
 import { BACKOFF_STATES, configVersionOf, isDelayed, nextDelay } from './launch-queue/backoff.ts';
 import { buildPlan, restartStrategy, type AppChange } from './deployment/plan.ts';
 import type { HealthMonitor } from './health/monitor.ts';
+import { ReadinessChecker, type ReadinessResult } from './health/readiness.ts';
 
 export interface HealthResult {
   alive: boolean;
@@ -103,6 +104,13 @@ export interface GroupChangeOptions {
   dryRun?: boolean;
 }
 
+/** An error as one line: Marathon's message plus the violations' paths and errors. */
+function reasonOf(err: unknown): string {
+  const details = err instanceof ApiError && Array.isArray(err.body.details) ? (err.body.details as { path: string; errors: string[] }[]) : [];
+  const message = err instanceof Error ? err.message : String(err);
+  return details.length ? `${message}: ${details.map((d) => `${d.path} ${d.errors.join(', ')}`).join('; ')}` : message;
+}
+
 /** The deepest group that holds every one of `ids`. */
 function commonGroupOf(ids: string[]): string {
   let common: string | undefined;
@@ -138,6 +146,8 @@ export class Scheduler {
   readonly delays = new Map<string, DelayRecord>();
   readonly failures = new Map<string, Record<string, unknown>>();
   readonly health = new Map<string, HealthResult[]>();
+  /** Readiness checks of new tasks; a result wakes the reconcile loop (deployments wait for them). */
+  readonly readiness = new ReadinessChecker(() => this.schedule());
   readonly queueSince = new Map<string, string>();
   /** Environment and sandbox of live tasks (COMMAND health checks run with them). */
   readonly #launchInfo = new Map<string, { env: Record<string, string>; sandboxDir: string }>();
@@ -223,6 +233,7 @@ export class Scheduler {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#o.healthMonitor?.close();
+    this.readiness.close();
     await this.#o.executor.shutdown();
     // Network set-ups still running launch nothing once closed; they and namespace removals end here.
     await Promise.allSettled([...this.#networkOps]);
@@ -302,6 +313,19 @@ export class Scheduler {
     return [...this.deployments.values()].filter((d) => d.affectedApps.includes(appId));
   }
 
+  /** A task of an app with a readiness check counts in a deployment only once the check said ready. */
+  isReady(t: TaskRecord, app: AppDefinition | undefined): boolean {
+    if (!app || app.readinessChecks.length === 0) return true;
+    return this.readiness.results.get(t.id)?.ready === true;
+  }
+
+  /** Readiness results of the app's tasks (shown while a deployment of the app runs). */
+  readinessOf(appId: string): ReadinessResult[] {
+    const app = this.apps.get(appId);
+    const cfg = app ? configVersionOf(app) : undefined;
+    return this.appTasks(appId).flatMap((t) => (t.configVersion === cfg ? (this.readiness.results.get(t.id) ?? []) : []));
+  }
+
   isHealthy(t: TaskRecord, app: AppDefinition | undefined): boolean {
     if (t.state !== 'TASK_RUNNING') return false;
     if (!app || app.healthChecks.length === 0) return true;
@@ -371,7 +395,7 @@ export class Scheduler {
       plan = buildPlan(changes, (id) => this.apps.get(id), version, (id) => depths.get(id) ?? 1, groupId);
       if (group.snapshotGroup) snapshot = groupTree(group.snapshotGroup, targetApps, targetGroups);
     } catch (err) {
-      if (!group.dryRun) this.#bus.publish('group_change_failed', { groupId, version, reason: (err as Error).message });
+      if (!group.dryRun) this.#bus.publish('group_change_failed', { groupId, version, reason: reasonOf(err) });
       throw err;
     }
     if (group.dryRun) return { deploymentId: plan.id, version, plan };
@@ -525,6 +549,11 @@ export class Scheduler {
         const ports = app.ipAddress ? discoveryPorts(app) : t.ports;
         monitor.add({ taskId: t.id, appId: t.appId, version: t.version, host, ports, netns: t.netns, env: info?.env, sandboxDir: info?.sandboxDir, runningSince: u.timestamp }, app.healthChecks);
       }
+      const rc = app?.readinessChecks[0];
+      if (app && rc && !t.killing) {
+        const port = readinessPort(app, t, rc.portName);
+        if (port !== undefined) this.readiness.add({ taskId: t.id, host: t.ipAddresses?.[0]?.ipAddress ?? '127.0.0.1', port, check: rc });
+      }
     }
     if (u.state === 'TASK_KILLING') monitor?.setRunning(t.id, false);
     if (TERMINAL_STATES.has(u.state)) {
@@ -532,6 +561,7 @@ export class Scheduler {
       this.health.delete(t.id);
       this.#launchInfo.delete(t.id);
       this.#o.healthMonitor?.remove(t.id);
+      this.readiness.remove(t.id);
       if (t.netns) this.#releaseNetwork(t.id);
       const failure = { appId: t.appId, host: t.host, message: u.message, state: u.state, taskId: t.id, timestamp: u.timestamp, version: t.version, slaveId: SLAVE_ID };
       let delay: DelayRecord | undefined;
@@ -628,7 +658,7 @@ export class Scheduler {
       this.#launchUpTo(app, app.instances - live.length);
     }
     const all = this.appTasks(app.id);
-    return all.length === app.instances && all.every((t) => !t.killing && this.isHealthy(t, app));
+    return all.length === app.instances && all.every((t) => !t.killing && this.isHealthy(t, app) && this.isReady(t, app));
   }
 
   /** Scale-down order: Staging < Starting < Running, then YOUNGEST_FIRST (or OLDEST_FIRST). */
@@ -747,14 +777,14 @@ export class Scheduler {
       const s = restartStrategy(n, running, app.upgradeStrategy.minimumHealthCapacity, app.upgradeStrategy.maximumOverCapacity);
       const olds = this.#killOrder(all.filter((t) => !isNew(t) && !t.killing), app);
       for (const t of olds.slice(0, s.killImmediately)) void this.killTask(t, 'rolling restart');
-      st = { maxCapacity: s.maxCapacity, readyCounted: all.filter((t) => isNew(t) && this.isHealthy(t, app)).length, started: true };
+      st = { maxCapacity: s.maxCapacity, readyCounted: all.filter((t) => isNew(t) && this.isHealthy(t, app) && this.isReady(t, app)).length, started: true };
       d.restart[app.id] = st;
       this.resetDelay(app.id, false);
       this.#dirtyDeployments.set(d.id, d);
     }
     const news = this.appTasks(app.id).filter((t) => isNew(t) && !t.killing);
     const olds = this.appTasks(app.id).filter((t) => !isNew(t));
-    const ready = news.filter((t) => this.isHealthy(t, app)).length;
+    const ready = news.filter((t) => this.isHealthy(t, app) && this.isReady(t, app)).length;
     while (st.readyCounted < ready) {
       st.readyCounted++;
       const victim = this.#killOrder(olds.filter((t) => !t.killing), app).reverse()[0];
@@ -984,7 +1014,11 @@ export class Scheduler {
       affectedApps: d.affectedApps,
       affectedPods: [],
       steps: d.steps,
-      currentActions: (step?.actions ?? []).map((a) => ({ action: a.action, app: a.app, readinessCheckResults: [] })),
+      // Marathon 1.4 names the results readinessCheckResults, document 1 readinessChecks: both are there.
+      currentActions: (step?.actions ?? []).map((a) => {
+        const results = a.action === 'StopApplication' ? [] : this.readinessOf(a.app);
+        return { action: a.action, app: a.app, readinessCheckResults: results, readinessChecks: results };
+      }),
       currentStep: Math.min(d.currentStep + 1, d.steps.length),
       totalSteps: d.steps.length,
     };
@@ -1008,6 +1042,18 @@ export class Scheduler {
     if (hc && hc.length) out.healthCheckResults = hc;
     return out;
   }
+}
+
+/** The port a readiness check's portName names, for this task. */
+function readinessPort(app: AppDefinition, t: TaskRecord, portName: string): number | undefined {
+  if (app.ipAddress) {
+    const p = app.ipAddress.discovery.ports.find((x) => x.name === portName);
+    return typeof p?.number === 'number' ? p.number : undefined;
+  }
+  const d = app.container?.docker;
+  const names = d && d.network !== 'HOST' && d.portMappings.length ? d.portMappings.map((m) => m.name) : (app.portDefinitions ?? []).map((x) => x.name);
+  const i = names.indexOf(portName);
+  return i < 0 ? undefined : t.ports[i];
 }
 
 export function servicePortsOf(app: AppDefinition): number[] {

@@ -150,7 +150,7 @@ describe('apps', () => {
     const d = list.find((x) => x.id === dep);
     expect(d).toMatchObject({ affectedApps: ['/stuck'], totalSteps: 2, steps: [{ actions: [{ action: 'StartApplication', app: '/stuck' }] }, { actions: [{ action: 'ScaleApplication', app: '/stuck' }] }] });
     expect(d.currentStep).toBe(2);
-    expect(d.currentActions).toEqual([{ action: 'ScaleApplication', app: '/stuck', readinessCheckResults: [] }]);
+    expect(d.currentActions).toEqual([{ action: 'ScaleApplication', app: '/stuck', readinessCheckResults: [], readinessChecks: [] }]);
     const forced = await o.call('PUT', '/v2/apps/stuck?force=true', { instances: 2 });
     expect(forced.status).toBe(200);
     const ids = ((await o.call('GET', '/v2/deployments')).body as any[]).map((x) => x.id);

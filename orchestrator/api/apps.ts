@@ -59,7 +59,7 @@ export function appInfo(s: Scheduler, app: AppDefinition, want: Set<string>): Re
   const out: Record<string, unknown> = { ...app };
   if (want.has('counts')) Object.assign(out, s.counts(app.id));
   if (want.has('deployments')) out.deployments = s.deploymentsOf(app.id).map((d) => ({ id: d.id }));
-  if (want.has('readiness')) out.readinessCheckResults = [];
+  if (want.has('readiness')) out.readinessCheckResults = s.deploymentsOf(app.id).length > 0 ? s.readinessOf(app.id) : [];
   if (want.has('tasks')) out.tasks = s.appTasks(app.id).map((t) => s.taskJson(t));
   if (want.has('lastTaskFailure')) {
     const f = s.failures.get(app.id);

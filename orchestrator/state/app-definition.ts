@@ -28,6 +28,18 @@ export interface HealthCheck {
   delaySeconds?: number;
 }
 
+export interface ReadinessCheck {
+  name: string;
+  protocol: 'HTTP' | 'HTTPS';
+  path: string;
+  /** Name of the app port the check uses (portDefinitions, portMappings or ipAddress discovery ports). */
+  portName: string;
+  intervalSeconds: number;
+  timeoutSeconds: number;
+  httpStatusCodesForReady: number[];
+  preserveLastResponse: boolean;
+}
+
 export interface PortMapping {
   containerPort: number;
   hostPort: number;
@@ -71,7 +83,7 @@ export interface AppDefinition {
   maxLaunchDelaySeconds: number;
   container: Container | null;
   healthChecks: HealthCheck[];
-  readinessChecks: JsonObject[];
+  readinessChecks: ReadinessCheck[];
   dependencies: string[];
   upgradeStrategy: { minimumHealthCapacity: number; maximumOverCapacity: number };
   labels: Record<string, string>;
@@ -322,7 +334,7 @@ export function parseApp(body: unknown, opts: ParseOptions): AppDefinition {
     }
   }
   const hcRaw = r.objArr(o, 'healthChecks', p) ?? [];
-  const rcRaw = r.objArr(o, 'readinessChecks', p) ?? [];
+  const readinessChecks = (r.objArr(o, 'readinessChecks', p) ?? []).map((rc, i) => readReadinessCheck(r, rc, `/readinessChecks(${i})`));
   const dependencies = r.strArr(o, 'dependencies', p) ?? [];
   const usRaw = r.obj(o, 'upgradeStrategy', p);
   const mhc = usRaw ? r.num(usRaw, 'minimumHealthCapacity', '/upgradeStrategy') : undefined;
@@ -391,7 +403,7 @@ export function parseApp(body: unknown, opts: ParseOptions): AppDefinition {
     maxLaunchDelaySeconds: maxLaunchDelaySeconds ?? 3600,
     container,
     healthChecks: [],
-    readinessChecks: rcRaw,
+    readinessChecks,
     dependencies: dependencies.map((d) => canonicalPath(d, canonical.split('/').slice(0, -1).join('/') || '/') ?? d),
     upgradeStrategy: { minimumHealthCapacity: mhc ?? 1, maximumOverCapacity: moc ?? 1 },
     labels,
@@ -416,6 +428,20 @@ export function parseApp(body: unknown, opts: ParseOptions): AppDefinition {
   validateApp(app, v, { cmdGiven: cmd !== undefined, argsGiven: args !== undefined && args.length > 0, portCount, killSelection });
   if (v.errors.length) throw notValid(v.errors);
   return app;
+}
+
+/** Marathon's ReadinessCheck with its defaults (name readinessCheck, HTTP /, port http-api, 30 s / 10 s, [200]). */
+function readReadinessCheck(r: Reader, o: JsonObject, p: string): ReadinessCheck {
+  return {
+    name: r.str(o, 'name', p) ?? 'readinessCheck',
+    protocol: (r.str(o, 'protocol', p) ?? 'HTTP') as ReadinessCheck['protocol'],
+    path: r.str(o, 'path', p) ?? '/',
+    portName: r.str(o, 'portName', p) ?? 'http-api',
+    intervalSeconds: r.num(o, 'intervalSeconds', p) ?? 30,
+    timeoutSeconds: r.num(o, 'timeoutSeconds', p) ?? 10,
+    httpStatusCodesForReady: (r.arr(o, 'httpStatusCodesForReady', p) ?? [200]).map((c, i) => (typeof c === 'number' ? c : (r.add(`${p}/httpStatusCodesForReady(${i})`, 'error.expected.jsnumber'), 0))),
+    preserveLastResponse: r.bool(o, 'preserveLastResponse', p) ?? false,
+  };
 }
 
 function readHealthCheck(r: Reader, h: JsonObject, hp: string): HealthCheck {
@@ -528,11 +554,28 @@ function validateApp(app: AppDefinition, v: Reader, ctx: { cmdGiven: boolean; ar
   });
   if (mesosChecks > 1) v.add('/', 'AppDefinition can contain at most one Mesos health check');
   if (app.readinessChecks.length > 1) v.add('/readinessChecks', 'must have at most 1 element');
+  const portNames = appPortNames(app);
+  app.readinessChecks.forEach((rc, i) => {
+    const rp = `/readinessChecks(${i})`;
+    if (!['HTTP', 'HTTPS'].includes(rc.protocol)) v.add(`${rp}/protocol`, 'is not one of (HTTP, HTTPS)');
+    if (!portNames.includes(rc.portName)) v.add(`${rp}/portName`, `must name a port of the app (${portNames.length ? portNames.join(', ') : 'the app has no named ports'})`);
+    if (rc.intervalSeconds <= 0) v.add(`${rp}/intervalSeconds`, `got ${rc.intervalSeconds}, expected more than 0`);
+    if (rc.timeoutSeconds <= 0 || rc.timeoutSeconds >= rc.intervalSeconds) v.add(`${rp}/timeoutSeconds`, 'must be more than 0 and less than intervalSeconds');
+    if (rc.httpStatusCodesForReady.length === 0 || rc.httpStatusCodesForReady.some((c) => !Number.isInteger(c) || c < 100 || c > 999)) v.add(`${rp}/httpStatusCodesForReady`, 'must be a non-empty list of HTTP status codes');
+  });
   app.dependencies.forEach((dep, i) => {
     if (idErrors(dep).length) v.add(`/dependencies(${i})`, idErrors(dep)[0]!);
   });
   if (app.labels.MARATHON_SINGLE_INSTANCE_APP === 'true' && app.instances > 1) v.add('/', 'Single instance app may only have one instance');
   if (app.upgradeStrategy && app.ipAddress?.networkName === '') v.add('/ipAddress/networkName', 'must not be empty');
+}
+
+/** Names of the app's ports, where readiness checks look their port up. */
+export function appPortNames(app: AppDefinition): string[] {
+  const d = app.container?.docker;
+  if (app.ipAddress) return app.ipAddress.discovery.ports.map((p) => p.name).filter((n): n is string => typeof n === 'string');
+  if (d && d.network !== 'HOST' && d.portMappings.length) return d.portMappings.flatMap((m) => (m.name !== undefined ? [m.name] : []));
+  return (app.portDefinitions ?? []).flatMap((p) => (p.name !== undefined ? [p.name] : []));
 }
 
 /** Keys that make a change a configuration change (not only scaling). */
