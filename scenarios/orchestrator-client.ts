@@ -68,41 +68,16 @@ export class OrchestratorClient {
     return json;
   }
 
-  /**
-   * Creates or replaces a group; returns the deployment id. An orchestrator without the groups
-   * API gets the same apps through `PUT /v2/apps` (one deployment for all of them).
-   */
+  /** Creates or replaces a group (PUT /v2/groups, forced over a running deployment); returns the deployment id. */
   async putGroup(group: { id: string } & Record<string, unknown>): Promise<string> {
-    try {
-      const res = (await this.call('PUT', `/v2/groups${group.id}?force=true`, group)) as { deploymentId: string };
-      return res.deploymentId;
-    } catch (err) {
-      if (!(err instanceof OrchestratorError && (err.status === 404 || err.status === 405))) throw err;
-      const apps: unknown[] = [];
-      const walk = (g: { apps?: unknown[]; groups?: unknown[] }) => {
-        apps.push(...(g.apps ?? []));
-        for (const sub of g.groups ?? []) walk(sub as typeof g);
-      };
-      walk(group as { apps?: unknown[]; groups?: unknown[] });
-      const res = (await this.call('PUT', '/v2/apps?force=true', apps)) as { deploymentId: string };
-      return res.deploymentId;
-    }
+    const res = (await this.call('PUT', `/v2/groups${group.id}?force=true`, group)) as { deploymentId: string };
+    return res.deploymentId;
   }
 
-  /** Removes a group and everything in it (app by app when there is no groups API). */
+  /** Removes a group and everything in it. */
   async deleteGroup(id: string): Promise<string | undefined> {
-    try {
-      const res = (await this.call('DELETE', `/v2/groups${id}?force=true`)) as { deploymentId?: string };
-      return res.deploymentId;
-    } catch (err) {
-      if (!(err instanceof OrchestratorError && (err.status === 404 || err.status === 405))) throw err;
-      const list = (await this.call('GET', '/v2/apps')) as { apps: { id: string }[] };
-      let last: string | undefined;
-      for (const app of list.apps.filter((a) => a.id.startsWith(`${id}/`))) {
-        last = ((await this.call('DELETE', `/v2/apps${app.id}?force=true`)) as { deploymentId?: string }).deploymentId;
-      }
-      return last;
-    }
+    const res = (await this.call('DELETE', `/v2/groups${id}?force=true`)) as { deploymentId?: string };
+    return res.deploymentId;
   }
 
   async deployments(): Promise<{ id: string }[]> {

@@ -35,7 +35,6 @@ const groups: Group[] = readdirSync(DIR)
   .sort()
   .map((f) => JSON.parse(readFileSync(join(DIR, f), 'utf8')) as Group);
 const apps = groups.flatMap((g) => g.apps);
-let groupsStatus: number | undefined;
 
 let orch: StartedOrchestrator | undefined;
 
@@ -105,17 +104,10 @@ describe('Marathon groups', () => {
 
     const o = await startOrchestrator();
     orch = o;
-    // Marathon's way: POST /v2/groups. Until the orchestrator has it, each group's apps go through
-    // POST /v2/apps (same definitions), and the groups call is reported as skipped below.
-    const probeGroups = await o.call('POST', '/v2/groups', local[0]);
-    const viaGroups = probeGroups.status === 201 || probeGroups.status === 200;
-    if (viaGroups) {
-      for (const g of local.slice(1)) expect((await o.call('POST', '/v2/groups', g)).status, g.id).toBeLessThan(300);
-    } else {
-      for (const a of local.flatMap((g) => g.apps)) {
-        const r = await o.call('POST', '/v2/apps', a);
-        expect(r.status, `${a.id}: ${r.text}`).toBe(201);
-      }
+    // Marathon's way: each group file goes to POST /v2/groups as it is.
+    for (const g of local) {
+      const r = await o.call('POST', '/v2/groups', g);
+      expect(r.status, `${g.id}: ${r.text}`).toBe(201);
     }
     for (const a of apps) {
       await waitFor(async () => {
@@ -133,14 +125,5 @@ describe('Marathon groups', () => {
       });
     }, { timeoutMs: 30_000, message: 'collector sees the three probes, each reaching all agents' });
     expect(url('/stars/frontend')).toContain('127.0.0.1');
-    groupsStatus = probeGroups.status;
   }, 120_000);
-
-  it('deploy as groups through POST /v2/groups', (ctx) => {
-    if (groupsStatus === undefined) ctx.skip('the deployment test above did not reach the orchestrator');
-    if (groupsStatus !== 200 && groupsStatus !== 201) {
-      ctx.skip(`the orchestrator has no POST /v2/groups yet (answered ${groupsStatus}); the apps were deployed one by one with POST /v2/apps above`);
-    }
-    expect(groupsStatus).toBeLessThan(300);
-  });
 });
