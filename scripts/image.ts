@@ -1,6 +1,8 @@
 // Builds the starmap image here, without a Docker engine or a registry: podman builds FROM scratch
-// out of the already-built single-file executables (dist/bin), the shared libraries `ldd` lists,
-// a tiny HEALTHCHECK program and a passwd entry for the non-root user. Then `podman save` writes
+// out of the multi-call agent executable (dist/bin/agent, built or brought up to date first) with
+// `probe` and `collector` as symbolic links to it, the shared libraries `ldd` lists, a tiny
+// HEALTHCHECK program and a passwd entry for the non-root user. One executable, so the image
+// carries one Node runtime (two separate executables carried two, about twice the size). Then `podman save` writes
 // dist/image/starmap-<version>-<arch>.tar.gz. The Dockerfile at the root does the same anywhere
 // Docker runs (multi-stage, from node:24-bookworm).
 // Usage: node scripts/image.ts [--arch=amd64|arm64|all] [--store=DIR] [--no-save]
@@ -8,7 +10,7 @@
 //   (printed at the end) to run the image with podman. podman 4 does not read a gzipped archive
 //   itself: `gunzip -c dist/image/starmap-<version>-amd64.tar.gz | podman load` (docker load -i reads it as is).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, createReadStream, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -17,7 +19,9 @@ import { podmanIn, hasPodman } from './lib/podman.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
-const AGENTS = ['probe', 'collector'];
+/** The one executable in the image, and the names it answers to (links to it, busybox-style). */
+const AGENT = 'agent';
+const LINKS = ['probe', 'collector'];
 
 export type ImageArch = 'amd64' | 'arm64';
 
@@ -57,13 +61,12 @@ function prepareContext(ctx: string, arch: ImageArch): { healthcheck: boolean } 
   const rootfs = join(ctx, 'rootfs');
   const binDir = join(rootfs, 'usr', 'local', 'bin');
   mkdirSync(binDir, { recursive: true });
-  const libs = new Set<string>();
-  for (const a of AGENTS) {
-    const bin = binFor(a, arch);
-    copyFileSync(bin, join(binDir, a));
-    chmodSync(join(binDir, a), 0o755);
-    for (const l of libsFor(bin, arch)) libs.add(l);
-  }
+  const bin = binFor(AGENT, arch);
+  copyFileSync(bin, join(binDir, AGENT));
+  chmodSync(join(binDir, AGENT), 0o755);
+  // Relative links: `probe` and `collector` on PATH start the agent under that name.
+  for (const name of LINKS) symlinkSync(AGENT, join(binDir, name));
+  const libs = new Set<string>(libsFor(bin, arch));
   // The HEALTHCHECK program (no shell or curl in the image). Only built for the machine's own
   // architecture when a C compiler is there (no arm64 cross compiler here).
   let healthcheck = false;
@@ -102,11 +105,10 @@ function prepareContext(ctx: string, arch: ImageArch): { healthcheck: boolean } 
 
 export async function buildImage(opts: { arch: ImageArch; store: string; save: boolean; log?: (s: string) => void }): Promise<ImageResult> {
   const log = opts.log ?? ((s: string) => console.log(s));
-  const missing = AGENTS.filter((a) => !existsSync(binFor(a, opts.arch)));
-  if (missing.length) {
-    log(`building ${missing.join(', ')} for ${opts.arch}`);
-    execFileSync(process.execPath, [join(root, 'scripts', 'build.ts'), ...AGENTS, `--arch=${opts.arch === 'amd64' ? 'x64' : 'arm64'}`], { stdio: 'inherit', cwd: root });
-  }
+  // Always through the build: it is incremental, and an image of a stale executable is worse than a few seconds.
+  log(`building ${AGENT} for ${opts.arch}`);
+  const built = execFileSync(process.execPath, [join(root, 'scripts', 'build.ts'), AGENT, `--arch=${opts.arch === 'amd64' ? 'x64' : 'arm64'}`], { encoding: 'utf8', cwd: root });
+  log(built.trim());
   const podman = podmanIn(opts.store);
   const ctx = mkdtempSync(join(tmpdir(), 'starmap-image-'));
   try {
