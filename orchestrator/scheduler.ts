@@ -393,6 +393,8 @@ export class Scheduler {
       if (clash.length > 0) throw notValid([{ path: '/', errors: [`Groups and Applications may not have the same identifier: ${clash[0]}`] }]);
       const depths = new DependencyGraph(targetApps, targetGroups).depths();
       plan = buildPlan(changes, (id) => this.apps.get(id), version, (id) => depths.get(id) ?? 1, groupId);
+      const touched = [...groups.remove, ...groups.put.map((g) => g.id)];
+      if (touched.length > 0) plan.originalGroups = Object.fromEntries(touched.map((id) => [id, this.groups.get(id) ?? null]));
       if (group.snapshotGroup) snapshot = groupTree(group.snapshotGroup, targetApps, targetGroups);
     } catch (err) {
       if (!group.dryRun) this.#bus.publish('group_change_failed', { groupId, version, reason: reasonOf(err) });
@@ -472,7 +474,12 @@ export class Scheduler {
       return null;
     }
     const changes: AppChange[] = d.affectedApps.map((appId) => ({ id: appId, target: d.original[appId] ?? null }));
-    return this.deploy(changes, true, this.newVersion(), d.groupId !== undefined ? { groupId: d.groupId } : {});
+    const groups = Object.entries(d.originalGroups ?? {});
+    return this.deploy(changes, true, this.newVersion(), {
+      ...(d.groupId !== undefined ? { groupId: d.groupId } : {}),
+      putGroups: groups.flatMap(([, g]) => (g ? [g] : [])),
+      removeGroups: groups.filter(([id, g]) => g === null && ![...this.apps.keys()].some((a) => d.original[a] === undefined && isWithin(a, id))).map(([id]) => id),
+    });
   }
 
   /** Kills tasks; with scale the app's instances shrink by the number killed (a deployment). */

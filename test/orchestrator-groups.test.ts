@@ -170,6 +170,23 @@ describe('/v2/groups', () => {
     expect((await o.call('GET', '/v2/deployments')).body.some((d: any) => d.id === r.body.deploymentId)).toBe(false);
   });
 
+  it('cancelling a group deployment rolls the group back (or, with force, leaves it as it is)', async () => {
+    const stuckApp = sleeper('app', { portDefinitions: [{ port: 0 }], healthChecks: [{ protocol: 'TCP', intervalSeconds: 1, gracePeriodSeconds: 1, maxConsecutiveFailures: 0 }] });
+    const r = await o.call('POST', '/v2/groups', { id: '/undo', dependencies: ['/shop'], apps: [stuckApp] });
+    expect(r.status).toBe(201);
+    const back = await o.call('DELETE', `/v2/deployments/${r.body.deploymentId}`);
+    expect(back.status).toBe(200);
+    await idle(back.body.deploymentId);
+    expect((await o.call('GET', '/v2/groups/undo')).status).toBe(404);
+    expect((await o.call('GET', '/v2/apps/undo/app')).status).toBe(404);
+
+    const kept = await o.call('POST', '/v2/groups', { id: '/undo', apps: [stuckApp] });
+    const gone = await o.call('DELETE', `/v2/deployments/${kept.body.deploymentId}?force=true`);
+    expect(gone.status).toBe(202);
+    expect((await o.call('GET', '/v2/groups/undo')).body.apps.map((a: any) => a.id)).toEqual(['/undo/app']);
+    expect((await o.call('DELETE', '/v2/groups/undo?force=true')).status).toBe(200);
+  });
+
   it('holds a deployment until the readiness check says ready, showing the results', async () => {
     const dir = tempDir('readiness-');
     const marker = join(dir, 'ready');

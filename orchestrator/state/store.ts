@@ -48,6 +48,8 @@ export interface StoredDeployment {
   currentStep: number;
   /** App definitions before the change (null: app was absent), for rollback. */
   original: Record<string, AppDefinition | null>;
+  /** Group records before the change (null: the group was absent), for rollback. */
+  originalGroups?: Record<string, GroupRecord | null>;
   /** App definitions after the change (null: app removed). */
   target: Record<string, AppDefinition | null>;
   /** Per-app rolling-restart bookkeeping of the running step. */
