@@ -1,11 +1,12 @@
 // The container image, built the way `npm run image` builds it (podman FROM scratch, private store
-// in a temporary folder), then run locked down: read-only root filesystem, no capabilities, no new
+// in a temporary folder): one multi-call agent executable with probe and collector as links to it,
+// then run locked down: read-only root filesystem, no capabilities, no new
 // privileges, non-root user. The probe and the collector run as containers on the host network
 // bound to 127.0.0.1 only; the collector registers the probe through POST /resources and serves its
 // /status under /responses. Skipped, with the reason, when podman cannot build or run here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockPodman } from './helpers/podman-lock.ts';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,7 +75,25 @@ describe('container image', () => {
     if (image!.healthcheck) expect((cfg[0].Healthcheck ?? c.Healthcheck)?.Test).toEqual(['CMD', '/usr/local/bin/healthcheck']);
     const sh = podman!.run(['run', '--rm', ...LOCKED, '--entrypoint=/bin/sh', image!.tag, '-c', 'true']);
     expect(sh.status).not.toBe(0);
-    console.log(`image ${image!.tag}: ${(image!.imageBytes / 1e6).toFixed(1)} MB uncompressed`);
+  });
+
+  it('holds one executable, the agent, with probe and collector as links to it (one Node runtime)', (ctx) => {
+    if (skipReason) ctx.skip(skipReason);
+    const id = podman!.run(['create', image!.tag, 'probe']).out.trim().split('\n').pop()!;
+    containers.push(id);
+    const tar = join(dir, 'amd64.tar');
+    expect(podman!.run(['export', '-o', tar, id]).status).toBe(0);
+    const listing = spawnSync('tar', ['-tvf', tar], { encoding: 'utf8' }).stdout.split('\n');
+    const bin = listing.filter((l) => / usr\/local\/bin\/./.test(l)).map((l) => l.replace(/^.*? usr\/local\/bin\//, '')).sort();
+    expect(bin).toEqual(['agent', 'collector -> agent', 'healthcheck', 'probe -> agent'].filter((f) => image!.healthcheck || f !== 'healthcheck'));
+    // Everything besides the agent (libraries, healthcheck, passwd) is small: no second runtime.
+    const agentBytes = statSync(join(ROOT, 'dist', 'bin', 'agent')).size;
+    expect(image!.imageBytes).toBeLessThan(agentBytes + 15e6);
+    console.log(`image ${image!.tag}: ${(image!.imageBytes / 1e6).toFixed(1)} MB uncompressed, agent ${(agentBytes / 1e6).toFixed(1)} MB`);
+    // The agent answers by its own name too.
+    const r = podman!.run(['run', '--rm', ...LOCKED, image!.tag, 'agent', 'bogus'], { timeoutMs: 60_000 });
+    expect(r.status).toBe(2);
+    expect(r.out).toContain('unknown subcommand "bogus" (expected one of: probe, collector)');
   });
 
   it('runs the probe and the collector locked down on loopback', async (ctx) => {
@@ -138,9 +157,14 @@ describe('container image', () => {
     const tar = join(dir, 'arm64.tar');
     expect(podman!.run(['export', '-o', tar, id]).status).toBe(0);
     expect(spawnSync('tar', ['-xf', tar, '-C', rootfs]).status).toBe(0);
-    for (const program of ['probe', 'collector']) {
-      const r = spawnSync('qemu-aarch64-static', ['-L', rootfs, join(rootfs, 'usr', 'local', 'bin', program), '--version'], { encoding: 'utf8', timeout: 60_000 });
-      expect(`${r.stdout}${r.stderr}`.trim(), program).toBe(version);
+    // probe and collector are links to the agent: started through them, it runs that program.
+    for (const [program, flag] of [['probe', '--urls'], ['collector', '--resources-file']] as const) {
+      const r = spawnSync('qemu-aarch64-static', ['-L', rootfs, join(rootfs, 'usr', 'local', 'bin', program), '--help'], { encoding: 'utf8', timeout: 60_000 });
+      expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
+      expect(r.stdout, program).toContain(`${program} ${version}`);
+      expect(r.stdout, program).toContain(flag);
     }
+    const agent = spawnSync('qemu-aarch64-static', ['-L', rootfs, join(rootfs, 'usr', 'local', 'bin', 'agent'), '--version'], { encoding: 'utf8', timeout: 60_000 });
+    expect(agent.stdout.trim()).toBe(version);
   }, 180_000);
 });
