@@ -1,6 +1,7 @@
 // Release artifacts in dist/release/: the single-file executables for linux-x64 and linux-arm64
 // (every program scripts/build.ts knows whose entry exists: probe, collector, orchestrator,
-// scenario), the image archives (podman, when it is installed) and SHA256SUMS in sha256sum's format:
+// scenario, and agent, the multi-call executable holding both the probe and the collector that the
+// image ships), the image archives (podman, when it is installed) and SHA256SUMS in sha256sum's format:
 //   cd dist/release && sha256sum -c SHA256SUMS
 // Usage: node scripts/release.ts [--no-image]
 import { execFileSync } from 'node:child_process';
@@ -18,6 +19,7 @@ const PROGRAMS: Record<string, string> = {
   collector: 'collector/main.ts',
   orchestrator: 'orchestrator/main.ts',
   scenario: 'scenarios/main.ts',
+  agent: 'scripts/agent-entry.ts',
 };
 
 function sha256(file: string): Promise<string> {
