@@ -9,6 +9,7 @@ import { v1 as uuidv1 } from 'uuid';
 import type { EventBus } from './events/bus.ts';
 import { conditionOf } from './events/catalogue.ts';
 import { taskEnvironment } from './tasks/env.ts';
+import { HostPortAllocator } from './tasks/ports.ts';
 import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from './tasks/types.ts';
 import { TERMINAL_STATES, type TaskState } from './tasks/types.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -163,6 +164,8 @@ export class Scheduler {
   /** Every isolation call in flight (awaited by close()). */
   readonly #networkOps = new Set<Promise<unknown>>();
   readonly #dirtyDeployments = new Map<string, StoredDeployment | null>();
+  /** Host ports held by live tasks (orchestrator/tasks/ports.ts). */
+  readonly #hostPorts: HostPortAllocator;
   readonly #o: SchedulerOptions;
   readonly #store: Store;
   readonly #bus: EventBus;
@@ -176,6 +179,7 @@ export class Scheduler {
 
   constructor(opts: SchedulerOptions) {
     this.#o = opts;
+    this.#hostPorts = new HostPortAllocator({ min: opts.taskPortMin, max: opts.taskPortMax, probe: false });
     this.#store = opts.store;
     this.#bus = opts.bus;
   }
@@ -268,6 +272,7 @@ export class Scheduler {
 
   #removeTask(t: TaskRecord): void {
     this.tasks.delete(t.id);
+    this.#hostPorts.release(t.id);
     const m = this.#byApp.get(t.appId);
     m?.delete(t.id);
     if (m && m.size === 0) this.#byApp.delete(t.appId);
@@ -806,42 +811,22 @@ export class Scheduler {
   // ------------------------------------------------------------------------------------------
   // Launching
 
-  #usedHostPorts(): Set<number> {
-    const used = new Set<number>();
-    for (const t of this.tasks.values()) for (const p of t.ports) used.add(p);
-    return used;
-  }
-
   #launch(app: AppDefinition): boolean {
     const docker = app.container?.docker;
     const bridged = docker !== undefined && docker.network !== 'HOST';
     const decl: { declared: number; name?: string | undefined; protocol: string; containerPort?: number }[] = bridged
       ? docker.portMappings.map((m) => ({ declared: m.hostPort, name: m.name, protocol: m.protocol, containerPort: m.containerPort }))
       : (app.portDefinitions ?? []).map((d) => ({ declared: app.requirePorts ? d.port : 0, name: d.name, protocol: d.protocol }));
-    const used = this.#usedHostPorts();
-    const ports: PortAssignment[] = [];
-    for (const p of decl) {
-      let host = p.declared;
-      if (host === 0) {
-        const span = this.#o.taskPortMax - this.#o.taskPortMin + 1;
-        const startAt = Math.floor(Math.random() * span);
-        host = -1;
-        for (let i = 0; i < span; i++) {
-          const c = this.#o.taskPortMin + ((startAt + i) % span);
-          if (!used.has(c)) {
-            host = c;
-            break;
-          }
-        }
-        if (host < 0) {
-          this.#o.logger.warn({ appId: app.id }, 'no free host port in the task port range');
-          return false;
-        }
-      } else if (used.has(host)) return false; // requirePorts: wait until the port is free
-      used.add(host);
-      ports.push({ hostPort: host, declaredPort: p.declared, protocol: p.protocol, ...(p.name !== undefined ? { name: p.name } : {}), ...(p.containerPort !== undefined ? { containerPort: p.containerPort } : {}) });
-    }
     const taskId = `${safePath(app.id)}.${uuidv1()}`;
+    let hostPorts: number[] | null;
+    try {
+      hostPorts = this.#hostPorts.take(taskId, decl.map((p) => p.declared));
+    } catch (err) {
+      this.#o.logger.warn({ appId: app.id, err: (err as Error).message }, 'no free host port in the task port range');
+      return false;
+    }
+    if (!hostPorts) return false; // requirePorts: wait until the port is free
+    const ports: PortAssignment[] = decl.map((p, i) => ({ hostPort: hostPorts[i]!, declaredPort: p.declared, protocol: p.protocol, ...(p.name !== undefined ? { name: p.name } : {}), ...(p.containerPort !== undefined ? { containerPort: p.containerPort } : {}) }));
     const now = new Date().toISOString();
     const t: TaskRecord = {
       id: taskId,

@@ -97,6 +97,19 @@ describe('HostPortAllocator', () => {
     expect((await alloc.allocate('c', 2)).sort()).toEqual(a.sort());
   });
 
+  it('take (the scheduler\'s synchronous choice): fixed ports exactly, zeros from the free range, null while a fixed one is held', () => {
+    const alloc = new HostPortAllocator({ min: 100, max: 103, probe: false });
+    const a = alloc.take('a', [0, 5000, 0])!;
+    expect(a[1]).toBe(5000);
+    expect(new Set([a[0], a[2]]).size).toBe(2);
+    for (const p of [a[0]!, a[2]!]) expect(p >= 100 && p <= 103).toBe(true);
+    expect(alloc.take('b', [5000])).toBeNull(); // requirePorts waits
+    expect(() => alloc.take('b', [0, 0, 0])).toThrow(PortsUnavailableError); // 2 free in 100-103
+    expect(alloc.inUse()).toEqual([...a].sort((x, y) => x - y)); // a failed take holds nothing
+    alloc.release('a');
+    expect(alloc.take('b', [5000])).toEqual([5000]);
+  });
+
   it('requirePorts: exactly the declared ports, or a failure naming the busy one', async () => {
     const p1 = await freePort();
     const alloc = new HostPortAllocator({ min: 40000, max: 40010 });

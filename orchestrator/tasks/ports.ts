@@ -83,6 +83,29 @@ export class HostPortAllocator {
     this.#byTask.delete(taskId);
   }
 
+  /**
+   * The scheduler's choice, in one synchronous pass and without the bind test: for each declared
+   * port, 0 takes a random free port from the range and any other number exactly that port.
+   * Returns null (holding nothing) while a fixed port is held by another task (requirePorts waits
+   * for it); throws PortsUnavailableError when the range has too few free ports.
+   */
+  take(taskId: string, declared: number[]): number[] | null {
+    const fixed = declared.filter((p) => p !== 0);
+    if (fixed.some((p, i) => this.#used.has(p) || fixed.indexOf(p) !== i)) return null;
+    const dynamic = declared.length - fixed.length;
+    const span = this.max - this.min + 1;
+    const start = Math.floor(this.#random() * span);
+    const free: number[] = [];
+    for (let i = 0; i < span && free.length < dynamic; i++) {
+      const port = this.min + ((start + i) % span);
+      if (!this.#used.has(port) && !fixed.includes(port)) free.push(port);
+    }
+    if (free.length < dynamic) throw new PortsUnavailableError(`not enough free host ports in ${this.min}-${this.max}: needed ${dynamic}, found ${free.length}`, []);
+    const ports = declared.map((p) => (p !== 0 ? p : free.shift()!));
+    this.reserve(taskId, ports);
+    return ports;
+  }
+
   /** `n` distinct random free ports from the range, held for `taskId`. */
   async allocate(taskId: string, n: number): Promise<number[]> {
     if (n <= 0) return [];
