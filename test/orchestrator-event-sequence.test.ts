@@ -6,6 +6,8 @@
 // step → deployment_success) and per task (STAGING → STARTING → RUNNING → KILLED). Also: the
 // repeatable event_type filter, attach/detach, and callback receivers that are slow, down, and back
 // (plus, on an in-process bus with a small queue, one that answers slower than events arrive).
+// Three `it.fails` pin scheduler fidelity gaps that are reported and not fixed here (orchestrator/
+// scheduler.ts belongs to another change): when one starts to fail, the gap is fixed, make it `it`.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
