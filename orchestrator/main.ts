@@ -1,6 +1,6 @@
 // Entry point of the orchestrator program.
 import { createLogger } from '../shared/logger.ts';
-import { closeOnSignals, listen } from '../shared/server.ts';
+import { closeOnSignals, listenOrExit } from '../shared/server.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseOrchestratorFlags } from './flags.ts';
 import { buildOrchestrator } from './server.ts';
@@ -53,15 +53,7 @@ export async function main(argv: string[]): Promise<void> {
     await orch.close();
     unlock();
   });
-  let url: string;
-  try {
-    url = await listen(orch.app, flags.httpAddress, flags.httpPort);
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    process.stderr.write(`orchestrator: error: cannot listen on --http-address=${flags.httpAddress} --http-port=${flags.httpPort}: ${e.code ?? e.message}\n`);
-    await orch.close().catch(() => undefined); // e.g. the isolation bridge
-    process.exit(1);
-  }
+  const url = await listenOrExit(orch.app, 'orchestrator', flags.httpAddress, flags.httpPort, () => orch.close());
   const addr = orch.app.server.address();
   if (addr && typeof addr === 'object') orch.setHttpPort(addr.port);
   await orch.start();

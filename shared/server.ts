@@ -58,14 +58,15 @@ export async function listen(app: FastifyInstance, host: string, port: number): 
 
 /**
  * Listens like listen(), but a failure (port in use, bad address) ends the program with exit code 1
- * and a message naming the flags, instead of a stack trace.
+ * and a message naming the flags, instead of a stack trace; `cleanup` runs first.
  */
-export async function listenOrExit(app: FastifyInstance, program: string, host: string, port: number): Promise<string> {
+export async function listenOrExit(app: FastifyInstance, program: string, host: string, port: number, cleanup: () => Promise<unknown> = async () => undefined): Promise<string> {
   try {
     return await listen(app, host, port);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     process.stderr.write(`${program}: error: cannot listen on --http-address=${host} --http-port=${port}: ${e.code ?? e.message}\n`);
+    await cleanup().catch(() => undefined); // what was set up before listening (the orchestrator's isolation bridge)
     process.exit(1);
   }
 }
