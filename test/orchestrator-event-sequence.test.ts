@@ -70,7 +70,7 @@ const FIELDS: Record<string, Record<string, Check>> = {
   status_update_event: {
     slaveId: str, taskId, taskStatus: (v) => TASK_STATUSES.includes(v), message: (v) => typeof v === 'string', appId: appPath, host: loopback,
     ipAddresses: (v) => Array.isArray(v) && v.every((a: any) => obj(a) && str(a.ipAddress) && ['IPv4', 'IPv6'].includes(a.protocol)),
-    ports: (v) => Array.isArray(v) && v.length === 1 && Number.isInteger(v[0]) && v[0] >= 38400 && v[0] <= 38499, version: iso,
+    ports: (v) => Array.isArray(v) && v.length === 1 && Number.isInteger(v[0]) && v[0] >= 39500 && v[0] <= 39599, version: iso,
   },
   instance_changed_event: { instanceId, condition: (v) => Object.values(CONDITION).includes(v), runSpecId: appPath, agentId: str, host: loopback, runSpecVersion: iso },
   instance_health_changed_event: { instanceId, runSpecId: appPath, healthy: (v) => v === null || typeof v === 'boolean', runSpecVersion: iso },
@@ -132,7 +132,7 @@ beforeAll(async () => {
     "http.createServer((req, res) => { const bad = fs.existsSync(sick); res.statusCode = bad ? 503 : 200; res.end(bad ? 'sick' : 'ok'); }).listen(Number(process.env.PORT0), '127.0.0.1');",
     "process.on('SIGTERM', () => process.exit(0));",
   ].join('\n'));
-  o = await startOrchestrator(['--event_subscriber=http_callback', '--task-port-min=38400', '--task-port-max=38499']);
+  o = await startOrchestrator(['--event_subscriber=http_callback', '--task-port-min=39500', '--task-port-max=39599']);
   all = await openSse(o.url, '/v2/events', o.authHeaders);
   filtered = await openSse(o.url, '/v2/events?event_type=status_update_event&event_type=deployment_success', o.authHeaders);
   toClose.push(() => all.close(), () => filtered.close());
