@@ -97,6 +97,7 @@ function expectShape(e: Ev): void {
 let o: StartedOrchestrator;
 let all: SseClient; // everything
 let filtered: SseClient; // ?event_type=status_update_event&event_type=deployment_success
+let light: SseClient; // ?event_type=deployment_info&plan-format=light
 let failDir: string;
 const toClose: (() => void)[] = [];
 const events = (c: SseClient = all): Ev[] => c.frames.map((f) => f.data as Ev);
@@ -137,8 +138,9 @@ beforeAll(async () => {
   o = await startOrchestrator(['--event_subscriber=http_callback', '--task-port-min=39500', '--task-port-max=39599']);
   all = await openSse(o.url, '/v2/events', o.authHeaders);
   filtered = await openSse(o.url, '/v2/events?event_type=status_update_event&event_type=deployment_success', o.authHeaders);
-  toClose.push(() => all.close(), () => filtered.close());
-  await waitFor(() => events().filter((e) => e.eventType === 'event_stream_attached').length === 2, { message: 'both streams attached' });
+  light = await openSse(o.url, '/v2/events?event_type=deployment_info&plan-format=light', o.authHeaders);
+  toClose.push(() => all.close(), () => filtered.close(), () => light.close());
+  await waitFor(() => events().filter((e) => e.eventType === 'event_stream_attached').length === 3, { message: 'the streams attached' });
   // Callback receivers for the whole life: one fast, one slow (answers every POST after 30 ms,
   // well inside the 10 s timeout), one down (nothing listens on its port until the end).
   fast = await receiver();
@@ -425,6 +427,16 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     await waitFor(() => filtered.frames.length === want().length, { message: 'filtered stream caught up' });
     expect(want().length).toBeGreaterThan(20);
     expect(filtered.frames.map((f) => JSON.stringify(f.data))).toEqual(want());
+  });
+
+  it('?plan-format=light drops plan.original and plan.target, and nothing else', async () => {
+    const want = () => events().filter(of('deployment_info'));
+    await waitFor(() => light.frames.length === want().length, { message: 'light stream caught up' });
+    expect(want().length).toBeGreaterThanOrEqual(5);
+    light.frames.forEach((f, i) => {
+      const { original: _o, target: _t, ...rest } = want()[i]!.plan;
+      expect(f.data).toEqual({ ...want()[i], plan: rest });
+    });
   });
 
   it('attaching and detaching are announced to every stream, subject to its filter, with remoteAddress', async () => {
