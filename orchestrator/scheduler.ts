@@ -164,6 +164,8 @@ export class Scheduler {
   /** Every isolation call in flight (awaited by close()). */
   readonly #networkOps = new Set<Promise<unknown>>();
   readonly #dirtyDeployments = new Map<string, StoredDeployment | null>();
+  /** Event form of running deployments (planJson). */
+  readonly #plans = new Map<string, Record<string, unknown>>();
   /** Host ports held by live tasks (orchestrator/tasks/ports.ts). */
   readonly #hostPorts: HostPortAllocator;
   readonly #o: SchedulerOptions;
@@ -728,10 +730,13 @@ export class Scheduler {
     this.#bus.publish('deployment_info', { plan: this.planJson(d), currentStep: step });
     for (const a of step.actions) {
       const app = this.apps.get(a.app);
-      if (app && (a.action === 'StartApplication' || a.action === 'RestartApplication')) {
+      // Checks are registered for the app's new version at each step that gives it one (a scale
+      // of a new app is announced by its Start step already), and removed once per check on stop.
+      const startedHere = d.steps.some((st) => st.actions.some((x) => x.action === 'StartApplication' && x.app === a.app));
+      if (app && (a.action === 'StartApplication' || a.action === 'RestartApplication' || (a.action === 'ScaleApplication' && !startedHere))) {
         for (const hc of app.healthChecks) this.#bus.publish('add_health_check_event', { appId: app.id, version: app.version, healthCheck: hc });
       }
-      if (a.action === 'StopApplication') this.#bus.publish('remove_health_check_event', { appId: a.app });
+      if (a.action === 'StopApplication') for (const _hc of d.original[a.app]?.healthChecks ?? []) this.#bus.publish('remove_health_check_event', { appId: a.app });
     }
   }
 
@@ -749,6 +754,7 @@ export class Scheduler {
     const groupId = d.groupId ?? '/';
     if (success) this.#bus.publish('group_change_success', { groupId, version: d.version });
     else this.#bus.publish('group_change_failed', { groupId, version: d.version, reason });
+    this.#plans.delete(d.id);
   }
 
   #progress(d: StoredDeployment): void {
@@ -993,9 +999,21 @@ export class Scheduler {
   // ------------------------------------------------------------------------------------------
   // JSON
 
+  /**
+   * A deployment as events carry it (Marathon 1.4: the whole root group before and after). Built
+   * once per deployment: the trees are as large as the state, and every step event repeats them.
+   */
   planJson(d: StoredDeployment): Record<string, unknown> {
-    const group = (apps: Record<string, AppDefinition | null>) => ({ id: '/', apps: Object.values(apps).filter((a) => a !== null), groups: [], dependencies: [], version: d.version });
-    return { id: d.id, original: group(d.original), target: group(d.target), steps: d.steps, version: d.version };
+    const cached = this.#plans.get(d.id);
+    if (cached) return { ...cached, steps: d.steps };
+    const root = (over: Record<string, AppDefinition | null>) => {
+      const apps = new Map([...this.apps].filter(([id]) => !(id in over)));
+      for (const [id, app] of Object.entries(over)) if (app) apps.set(id, app);
+      return groupTree('/', apps, this.groups);
+    };
+    const plan = { id: d.id, original: root(d.original), target: root(d.target), steps: d.steps, version: d.version };
+    this.#plans.set(d.id, plan);
+    return plan;
   }
 
   deploymentJson(d: StoredDeployment): Record<string, unknown> {

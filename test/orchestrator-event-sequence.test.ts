@@ -7,8 +7,6 @@
 // (STAGING → STARTING → RUNNING → KILLED). Also: the
 // repeatable event_type filter, attach/detach, and callback receivers that are slow, down, and back
 // (plus, on an in-process bus with a small queue, one that answers slower than events arrive).
-// Three `it.fails` pin scheduler fidelity gaps that are reported and not fixed here (orchestrator/
-// scheduler.ts belongs to another change): when one starts to fail, the gap is fixed, make it `it`.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
@@ -296,10 +294,10 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     liveTasks = [firstTask, fresh];
   });
 
-  // scheduler bug, reported: Marathon's DeploymentActor calls healthCheckManager.addAllFor(app) for
+  // Marathon's DeploymentActor calls healthCheckManager.addAllFor(app) for
   // every action of a step, and a scale gives the app a new version, so the checks are registered
   // (add_health_check_event) for that version; here only Start and Restart steps announce them.
-  it.fails('(b) scale: add_health_check_event for the new app version', () => {
+  it('(b) scale: add_health_check_event for the new app version', () => {
     expect(scaleEvents.list.length).toBeGreaterThan(0);
     expect(scaleEvents.list.filter(of('add_health_check_event'))).toEqual([expect.objectContaining({ appId: APP, version: scaleEvents.version, healthCheck: expect.objectContaining(HC) })]);
   });
@@ -474,17 +472,17 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     expect(plainEvents.filter(of('add_health_check_event'))).toEqual([]);
   });
 
-  // scheduler bug, reported: Marathon's removeAllFor publishes one remove_health_check_event per
+  // Marathon's removeAllFor publishes one remove_health_check_event per
   // ACTIVE check, so none for an app without checks; #startStep publishes one per StopApplication.
-  it.fails('an app without health checks: no remove_health_check_event when it is deleted', () => {
+  it('an app without health checks: no remove_health_check_event when it is deleted', () => {
     expect(plainEvents.some(of('app_terminated_event'))).toBe(true);
     expect(plainEvents.filter(of('remove_health_check_event'))).toEqual([]);
   });
 
-  // scheduler bug, reported: plan.original and plan.target are root Group snapshots (document 2,
+  // plan.original and plan.target are root Group snapshots (document 2,
   // reference §9.1): the whole tree, apps inside their groups. Here they hold only the deployment's
   // own apps, flat under "/", so a client mirroring state from them would lose /other/keep.
-  it.fails('deployment events carry the whole root group as plan.original and plan.target', () => {
+  it('deployment events carry the whole root group as plan.original and plan.target', () => {
     const info = plainEvents.find((e) => e.eventType === 'deployment_info' && e.plan.id === plainDeployment)!;
     const appIds = (g: any): string[] => [...(g.apps ?? []).map((a: any) => a.id as string), ...(g.groups ?? []).flatMap(appIds)];
     expect(appIds(info.plan.target).sort()).toEqual(['/other/keep', '/seq/plain']);
