@@ -294,9 +294,9 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     liveTasks = [firstTask, fresh];
   });
 
-  // Marathon's DeploymentActor calls healthCheckManager.addAllFor(app) for
-  // every action of a step, and a scale gives the app a new version, so the checks are registered
-  // (add_health_check_event) for that version; here only Start and Restart steps announce them.
+  // Marathon's DeploymentActor calls healthCheckManager.addAllFor(app) for every action of a step,
+  // and a scale gives the app a new version, so the checks are registered (add_health_check_event)
+  // for that version too.
   it('(b) scale: add_health_check_event for the new app version', () => {
     expect(scaleEvents.list.length).toBeGreaterThan(0);
     expect(scaleEvents.list.filter(of('add_health_check_event'))).toEqual([expect.objectContaining({ appId: APP, version: scaleEvents.version, healthCheck: expect.objectContaining(HC) })]);
@@ -472,16 +472,15 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     expect(plainEvents.filter(of('add_health_check_event'))).toEqual([]);
   });
 
-  // Marathon's removeAllFor publishes one remove_health_check_event per
-  // ACTIVE check, so none for an app without checks; #startStep publishes one per StopApplication.
+  // Marathon's removeAllFor publishes one remove_health_check_event per active check, so none for
+  // an app without checks.
   it('an app without health checks: no remove_health_check_event when it is deleted', () => {
     expect(plainEvents.some(of('app_terminated_event'))).toBe(true);
     expect(plainEvents.filter(of('remove_health_check_event'))).toEqual([]);
   });
 
-  // plan.original and plan.target are root Group snapshots (document 2,
-  // reference §9.1): the whole tree, apps inside their groups. Here they hold only the deployment's
-  // own apps, flat under "/", so a client mirroring state from them would lose /other/keep.
+  // plan.original and plan.target are root Group snapshots (document 2, reference §9.1): the whole
+  // tree, apps inside their groups, so a client mirroring state from them keeps /other/keep.
   it('deployment events carry the whole root group as plan.original and plan.target', () => {
     const info = plainEvents.find((e) => e.eventType === 'deployment_info' && e.plan.id === plainDeployment)!;
     const appIds = (g: any): string[] => [...(g.apps ?? []).map((a: any) => a.id as string), ...(g.groups ?? []).flatMap(appIds)];
