@@ -51,6 +51,8 @@ export interface SchedulerOptions {
   healthMonitor?: HealthMonitor | undefined;
   /** --isolation=netns: tasks of apps with ipAddress get their own network namespace and address. */
   isolation?: TaskIsolation | undefined;
+  /** --enable_features task_killing: killed tasks pass through TASK_KILLING. */
+  taskKilling?: boolean | undefined;
 }
 
 /** What the scheduler needs from network isolation (orchestrator/isolation's Isolation provides it). */
@@ -530,6 +532,8 @@ export class Scheduler {
       t.killing = true;
       this.stats.killed++;
       this.#o.healthMonitor?.setRunning(t.id, false);
+      // --enable_features task_killing: the task is reported TASK_KILLING until it is gone (Marathon 1.4).
+      if (this.#o.taskKilling) this.#onStatus({ taskId: t.id, state: 'TASK_KILLING', message: reason, timestamp: new Date().toISOString() });
     }
     // A task still getting its network namespace is dropped before it starts (TASK_KILLED).
     const starting = this.#isolating.get(t.id);

@@ -119,6 +119,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
     store, bus, executor, logger: opts.logger, hostname, dataDir: opts.dataDir, localPortMin, localPortMax,
     taskPortMin: opts.taskPortMin ?? 31000, taskPortMax: opts.taskPortMax ?? 32000, envVarsPrefix: opts.envVarsPrefix, tickMs: opts.tickMs ?? 200,
     isolation,
+    taskKilling: (opts.features ?? []).includes('task_killing'),
   });
   // Like shared/server.ts createServer, but with Marathon's own 404 and error shapes.
   const app = Fastify({

@@ -1,6 +1,7 @@
 // Events follow every state change: the stream (/v2/events) shows api_post_event,
 // group_change_success, deployment_info/step_success/success, status_update_event,
-// instance_changed_event and app_terminated_event for an app's life.
+// instance_changed_event (through TASK_KILLING with --enable_features task_killing) and
+// app_terminated_event for an app's life.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopAll } from './helpers/process.ts';
@@ -9,7 +10,7 @@ import { waitFor } from './helpers/wait.ts';
 
 let o: StartedOrchestrator;
 beforeAll(async () => {
-  o = await startOrchestrator(['--task-port-min=39000', '--task-port-max=39100']);
+  o = await startOrchestrator(['--task-port-min=39000', '--task-port-max=39100', '--enable_features=task_killing']);
 }, 30_000);
 afterAll(async () => {
   await o?.proc.stop('SIGTERM');
@@ -59,7 +60,10 @@ describe('events', () => {
     const running = events.find((e) => e.eventType === 'status_update_event' && e.taskStatus === 'TASK_RUNNING');
     expect(running).toMatchObject({ appId: '/ev', host: '127.0.0.1', slaveId: expect.any(String), version: expect.any(String) });
     expect(events.find((e) => e.eventType === 'deployment_info').currentStep.actions[0]).toEqual({ action: 'StartApplication', app: '/ev' });
-    expect(events.some((e) => e.eventType === 'status_update_event' && e.taskStatus === 'TASK_KILLED')).toBe(true);
+    // --enable_features task_killing: a killed task passes through TASK_KILLING (condition Killing).
+    const statuses = events.filter((e) => e.eventType === 'status_update_event' && e.appId === '/ev').map((e) => e.taskStatus);
+    expect(statuses.slice(-3)).toEqual(['TASK_RUNNING', 'TASK_KILLING', 'TASK_KILLED']);
+    expect(events.some((e) => e.eventType === 'instance_changed_event' && e.condition === 'Killing')).toBe(true);
     expect(events.some((e) => e.eventType === 'instance_changed_event' && e.condition === 'Running' && e.runSpecId === '/ev')).toBe(true);
     expect(events.find((e) => e.eventType === 'deployment_success').plan.steps.length).toBe(2);
   }, 30_000);
