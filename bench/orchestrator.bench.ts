@@ -5,7 +5,8 @@
 // - requests/s of POST /v2/apps and PUT scale, vs a bare fastify accepting the same bodies.
 import { spawn, type ChildProcess } from 'node:child_process';
 import Fastify from 'fastify';
-import { NODE, freePort, start, stopAll, tempDir, waitForHttp } from '../test/helpers/process.ts';
+import { stopAll } from '../test/helpers/process.ts';
+import { startOrchestrator } from '../test/helpers/orchestrator.ts';
 import { median, percentile, table, writeSection } from './lib/results.ts';
 
 const N_TASKS = 100;
@@ -51,12 +52,12 @@ async function json(url: string, init?: RequestInit): Promise<{ status: number; 
 }
 
 async function main(): Promise<void> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const proc = start(NODE, ['orchestrator/main.ts', '--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${tempDir('orch-bench-')}`, '--log-level=warn', '--hostname=127.0.0.1']);
+  // Auth is on by default: the bench logs in as admin like a user and sends the token.
+  const o = await startOrchestrator(['--log-level=warn']);
+  const url = o.url;
+  const orch = (path: string, init: RequestInit = {}) => json(`${url}${path}`, { ...init, headers: { ...o.authHeaders, ...((init.headers ?? {}) as Record<string, string>) } });
   try {
-    await waitForHttp(`${url}/ping`, 20_000);
-    const post = (body: unknown) => json(`${url}/v2/apps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (body: unknown) => orch('/v2/apps', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
     // 1. 100 tasks to TASK_RUNNING
     const direct = await spawnDirect(N_TASKS);
@@ -64,14 +65,14 @@ async function main(): Promise<void> {
     const created = await post({ id: '/bench/many', cmd: 'exec sleep 1000', instances: N_TASKS });
     if (created.status !== 201) throw new Error(`POST failed: ${created.status}`);
     for (;;) {
-      const a = (await json(`${url}/v2/apps/bench/many`)).body.app;
+      const a = (await orch(`/v2/apps/bench/many`)).body.app;
       if (a.tasksRunning === N_TASKS) break;
       await new Promise((r) => setTimeout(r, 5));
     }
     const toRunning = performance.now() - t0;
-    await json(`${url}/v2/apps/bench/many`, { method: 'DELETE' });
+    await orch(`/v2/apps/bench/many`, { method: 'DELETE' });
     for (;;) {
-      const ts = (await json(`${url}/v2/tasks`)).body.tasks as unknown[];
+      const ts = (await orch(`/v2/tasks`)).body.tasks as unknown[];
       if (ts.length === 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -97,7 +98,7 @@ async function main(): Promise<void> {
     let bytes = 0;
     for (let i = 0; i < 40; i++) {
       const s = performance.now();
-      const r = await fetch(`${url}/v2/apps`);
+      const r = await fetch(`${url}/v2/apps`, { headers: o.authHeaders });
       const t = await r.text();
       lat.push(performance.now() - s);
       bytes = t.length;
@@ -113,7 +114,7 @@ async function main(): Promise<void> {
     // 4. PUT scale 0 → 1 (each launches a task) requests/s
     const scaleIds = ids.slice(0, N_SCALE);
     const putRate = await pool(scaleIds, CONCURRENCY, async (id) => {
-      const r = await json(`${url}/v2/apps${id}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ instances: 1 }) });
+      const r = await orch(`/v2/apps${id}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ instances: 1 }) });
       if (r.status !== 200) throw new Error(`PUT ${id}: ${r.status}`);
     });
     const barePutRate = await pool(scaleIds, CONCURRENCY, async (id) => {
@@ -122,7 +123,7 @@ async function main(): Promise<void> {
     await bare.close();
 
     const md = [
-      `Orchestrator from source (\`node orchestrator/main.ts\`), SQLite with synchronous=FULL, ${CONCURRENCY} concurrent clients on loopback.`,
+      `Orchestrator from source (\`node orchestrator/main.ts\`), auth on (token checked on every request), SQLite with synchronous=FULL, ${CONCURRENCY} concurrent clients on loopback.`,
       '',
       table(['figure', 'orchestrator', 'baseline (same run)', 'ratio'], [
         [`${N_TASKS} × \`sleep 1000\`: POST /v2/apps → all TASK_RUNNING`, `${toRunning.toFixed(0)} ms`, `${direct.toFixed(0)} ms (spawn directly)`, `${(toRunning / direct).toFixed(1)}×`],
@@ -135,7 +136,7 @@ async function main(): Promise<void> {
     console.log(md);
     writeSection('Orchestrator', md);
   } finally {
-    await proc.stop('SIGTERM');
+    await o.proc.stop('SIGTERM');
     await stopAll();
   }
 }
