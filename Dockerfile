@@ -5,6 +5,9 @@
 #   docker run --rm -p 127.0.0.1:9000:9000 starmap:0.1.0 probe --urls=http://frontend/status
 #   docker run --rm -p 127.0.0.1:9001:9001 starmap:0.1.0 collector --resources-file=/config/resources.json
 # Multi-arch: docker buildx build --platform linux/amd64,linux/arm64 -t starmap:0.1.0 .
+# Smaller pulls (zstd layers: ~32 MB instead of ~44 MB gzip; Docker 23+, containerd 1.5+, CRI-O):
+#   docker buildx build --platform linux/amd64,linux/arm64 \
+#     --output type=registry,name=REGISTRY/starmap:0.1.0,oci-mediatypes=true,compression=zstd,compression-level=19,force-compression=true .
 # (The build stage runs on the build machine and cross-builds the arm64 executables; the libs stage
 # runs on the target platform, which needs QEMU binfmt for a foreign architecture.)
 
