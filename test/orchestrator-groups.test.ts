@@ -79,6 +79,9 @@ describe('/v2/groups', () => {
     expect(embedded.groups).toBeUndefined();
     expect(embedded.apps.find((a: any) => a.id === '/shop/svc/api').tasks).toHaveLength(2);
     expect((await o.call('GET', '/v2/groups/shop/versions')).body).toEqual([r.body.version]);
+    // What GET answers, sent back as it is (version included), changes nothing, for a group and the root.
+    expect((await o.call('PUT', '/v2/groups/shop?dryRun=true', (await o.call('GET', '/v2/groups/shop')).body)).body).toEqual({ steps: [] });
+    expect((await o.call('PUT', '/v2/groups?dryRun=true', (await o.call('GET', '/v2/groups')).body)).body).toEqual({ steps: [] });
   });
 
   it('leaves unchanged apps alone, restarts a changed one, stops a removed one', async () => {

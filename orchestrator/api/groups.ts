@@ -99,7 +99,10 @@ export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): P
     const dryRun = bool(query.dryRun);
     let edit: (e: GroupEditor) => void;
     if (u.version !== undefined) {
-      const old = s.groupVersion(u.id, u.version);
+      // A group read with GET and sent back carries its current version: that "rollback" keeps it
+      // as it is (Marathon has every root version stored; here only group changes are).
+      const current = s.groupExists(u.id) ? s.groupTree(u.id) : undefined;
+      const old = current?.version === u.version ? current : s.groupVersion(u.id, u.version);
       if (!old) throw new ApiError(422, { message: `Group '${u.id}' does not exist in version ${u.version}` });
       const restore = treeAsUpdate(old);
       edit = (e) => e.update(restore);
