@@ -57,8 +57,7 @@ export class GroupEditor {
   remove(groupId: string): void {
     for (const id of [...this.apps.keys()]) if (isWithin(id, groupId)) this.apps.delete(id);
     for (const id of [...this.groups.keys()]) if (isWithin(id, groupId) && id !== '/') this.groups.delete(id);
-    if (groupId !== '/') this.#touch(parentOf(groupId));
-    else this.#touch('/');
+    this.#touch(parentOf(groupId)); // the root's parent is the root
   }
 
   /** The app changes and group records that turn the state before into this one. */
