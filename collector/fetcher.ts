@@ -2,7 +2,7 @@
 // afterwards; no pooling, as star's `Connection: close`), under one deadline that covers connect,
 // headers and the whole body, with a cap on the body size. Whatever the server sends (garbage,
 // invalid UTF-8, an endless or enormous body, nothing at all) ends as a FetchResult, never a throw.
-import { classifyError, freshClient } from '../shared/checks.ts';
+import { DeadlineExceeded, classifyError, getOnce } from '../shared/checks.ts';
 
 export const FETCH_REASONS = ['timeout', 'refused', 'reset', 'unreachable', 'dns', 'tls', 'http-status', 'not-json', 'too-large', 'error'] as const;
 export type FetchReason = (typeof FETCH_REASONS)[number];
@@ -56,42 +56,33 @@ export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise
   } catch {
     return { statusCode: null, json: null, error: { reason: 'error', message: 'invalid URL' }, latencyMs: 0, fetchedAt };
   }
-  const client = freshClient(url.origin, opts.timeoutMs, opts.verifyTls ?? true);
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), opts.timeoutMs);
+  // Set once the answer's head is in: a timeout after it is a body that did not complete.
   let statusCode: number | null = null;
   try {
-    const res = await client.request({
-      method: 'GET',
-      path: `${url.pathname}${url.search}`,
-      headers: { 'user-agent': 'starmap-collector', accept: 'application/json' },
-      reset: true,
-      signal: abort.signal,
+    const { status, body } = await getOnce(url, { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-collector', accept: 'application/json' } }, async (res) => {
+      statusCode = res.statusCode;
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > opts.maxBodyBytes) throw new TooLarge(`body of ${declared} bytes is larger than the ${opts.maxBodyBytes}-byte limit`);
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > opts.maxBodyBytes) throw new TooLarge(`body is larger than the ${opts.maxBodyBytes}-byte limit`);
+        chunks.push(chunk);
+      }
+      return { status: res.statusCode, body: Buffer.concat(chunks, size) };
     });
-    statusCode = res.statusCode;
-    const declared = Number(res.headers['content-length']);
-    if (Number.isFinite(declared) && declared > opts.maxBodyBytes) throw new TooLarge(`body of ${declared} bytes is larger than the ${opts.maxBodyBytes}-byte limit`);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > opts.maxBodyBytes) throw new TooLarge(`body is larger than the ${opts.maxBodyBytes}-byte limit`);
-      chunks.push(chunk);
-    }
     const latencyMs = elapsed(start);
-    const { json, error } = parseBody(Buffer.concat(chunks, size));
-    const httpError: FetchError | null = statusCode >= 200 && statusCode < 300 ? null : { reason: 'http-status', message: `HTTP ${statusCode}` };
-    return { statusCode, json, error: httpError ?? error, latencyMs, fetchedAt };
+    const { json, error } = parseBody(body);
+    const httpError: FetchError | null = status >= 200 && status < 300 ? null : { reason: 'http-status', message: `HTTP ${status}` };
+    return { statusCode: status, json, error: httpError ?? error, latencyMs, fetchedAt };
   } catch (err) {
     const error: FetchError =
       err instanceof TooLarge
         ? { reason: 'too-large', message: err.message }
-        : abort.signal.aborted
+        : err instanceof DeadlineExceeded
           ? { reason: 'timeout', message: statusCode === null ? `no answer within ${opts.timeoutMs} ms` : `body not complete within ${opts.timeoutMs} ms` }
           : (classifyError(err) as FetchError);
     return { statusCode, json: null, error, latencyMs: elapsed(start), fetchedAt };
-  } finally {
-    clearTimeout(timer);
-    client.destroy().catch(() => {});
   }
 }

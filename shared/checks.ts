@@ -2,7 +2,7 @@
 // an established flow can survive a policy change through conntrack and hide it. Every check has
 // its own deadline, so one blackholed target costs exactly its timeout and nothing more.
 import net from 'node:net';
-import { Client } from 'undici';
+import { Client, type Dispatcher } from 'undici';
 import type { Target } from './targets.ts';
 
 export const REASONS = ['ok', 'timeout', 'refused', 'reset', 'unreachable', 'dns', 'tls', 'http-status', 'error'] as const;
@@ -96,10 +96,9 @@ export function checkTcp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
 
 /**
  * An HTTP client for exactly one request on a brand-new connection (destroy it afterwards), with
- * the deadline applied to connect, headers and body. Shared by the probe's checks and the
- * collector's fetches.
+ * the deadline applied to connect, headers and body.
  */
-export function freshClient(origin: string, timeoutMs: number, verifyTls: boolean): Client {
+function freshClient(origin: string, timeoutMs: number, verifyTls: boolean): Client {
   return new Client(origin, {
     connect: { timeout: timeoutMs, rejectUnauthorized: verifyTls },
     pipelining: 0,
@@ -109,6 +108,30 @@ export function freshClient(origin: string, timeoutMs: number, verifyTls: boolea
   });
 }
 
+/** Thrown by getOnce when the whole exchange did not finish within its deadline. */
+export class DeadlineExceeded extends Error {}
+
+/**
+ * One GET of `url` on a brand-new connection, with one deadline over connecting, the answer and
+ * whatever `read` does with it (the body, usually); the connection is gone when this returns.
+ * Shared by the probe's checks, the collector's fetches and the orchestrator's readiness checks.
+ */
+export async function getOnce<T>(url: URL, opts: { timeoutMs: number; verifyTls: boolean; headers?: Record<string, string> }, read: (res: Dispatcher.ResponseData) => Promise<T>): Promise<T> {
+  const client = freshClient(url.origin, opts.timeoutMs, opts.verifyTls);
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), opts.timeoutMs);
+  try {
+    const res = await client.request({ method: 'GET', path: `${url.pathname}${url.search}`, ...(opts.headers ? { headers: opts.headers } : {}), reset: true, signal: abort.signal });
+    return await read(res);
+  } catch (err) {
+    if (abort.signal.aborted) throw new DeadlineExceeded(`no complete answer within ${opts.timeoutMs} ms`, { cause: err });
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    client.destroy().catch(() => {});
+  }
+}
+
 /**
  * HTTP(S) GET check: reachable when any HTTP response arrives (as star), unless `acceptStatus`
  * narrows it, in which case other codes are `http-status`. The body is not read.
@@ -116,34 +139,21 @@ export function freshClient(origin: string, timeoutMs: number, verifyTls: boolea
 export async function checkHttp(target: Target, opts: CheckOptions): Promise<CheckResult> {
   const checkedAt = new Date().toISOString();
   const start = process.hrtime.bigint();
-  const url = new URL(target.href ?? target.url);
-  const client = freshClient(url.origin, opts.timeoutMs, opts.verifyTls ?? true);
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), opts.timeoutMs);
   try {
-    const res = await client.request({
-      method: 'GET',
-      path: `${url.pathname}${url.search}`,
-      headers: { 'user-agent': 'starmap-probe', accept: '*/*' },
-      reset: true,
-      signal: abort.signal,
+    const res = await getOnce(new URL(target.href ?? target.url), { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-probe', accept: '*/*' } }, async (r) => {
+      r.body.on('error', () => {});
+      r.body.destroy();
+      return r;
     });
     const latencyMs = elapsed(start);
-    res.body.on('error', () => {});
-    res.body.destroy();
     const statusCode = res.statusCode;
     const accepted = opts.acceptStatus ? opts.acceptStatus(statusCode) : true;
     return accepted
       ? { reachable: true, reason: 'ok', statusCode, latencyMs, checkedAt }
       : { reachable: false, reason: 'http-status', message: `HTTP ${statusCode}`, statusCode, latencyMs, checkedAt };
   } catch (err) {
-    const classified = abort.signal.aborted
-      ? { reason: 'timeout' as const, message: `no answer within ${opts.timeoutMs} ms` }
-      : classifyError(err);
+    const classified = err instanceof DeadlineExceeded ? { reason: 'timeout' as const, message: `no answer within ${opts.timeoutMs} ms` } : classifyError(err);
     return { reachable: false, ...classified, latencyMs: elapsed(start), checkedAt };
-  } finally {
-    clearTimeout(timer);
-    client.destroy().catch(() => {});
   }
 }
 

@@ -3,7 +3,7 @@
 // counts as ready and checking stops. Deployments count a new task only when it is healthy AND
 // ready. Every result is kept (with the last response when preserveLastResponse) for
 // /v2/deployments' currentActions and the app's readiness embed.
-import { freshClient } from '../../shared/checks.ts';
+import { getOnce } from '../../shared/checks.ts';
 import type { ReadinessCheck } from '../state/app-definition.ts';
 
 export interface ReadinessResult {
@@ -64,34 +64,29 @@ export class ReadinessChecker {
 
 async function probe(t: ReadinessTarget): Promise<ReadinessResult> {
   const c = t.check;
-  const timeoutMs = Math.max(1, c.timeoutSeconds * 1000);
   const host = t.host.includes(':') ? `[${t.host}]` : t.host;
-  const origin = `${c.protocol === 'HTTPS' ? 'https' : 'http'}://${host}:${t.port}`;
-  const client = freshClient(origin, timeoutMs, false); // like health checks: no certificate verification
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  const url = new URL(`${c.protocol === 'HTTPS' ? 'https' : 'http'}://${host}:${t.port}${c.path.startsWith('/') ? c.path : `/${c.path}`}`);
   try {
-    const res = await client.request({ method: 'GET', path: c.path.startsWith('/') ? c.path : `/${c.path}`, reset: true, signal: abort.signal });
-    let body = '';
-    if (c.preserveLastResponse) {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        if (size < MAX_BODY_BYTES) chunks.push(chunk);
-        size += chunk.length;
-        if (size >= MAX_BODY_BYTES) break;
+    // Like health checks: no certificate verification.
+    const { status, contentType, body } = await getOnce(url, { timeoutMs: Math.max(1, c.timeoutSeconds * 1000), verifyTls: false }, async (res) => {
+      let text = '';
+      if (c.preserveLastResponse) {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of res.body as AsyncIterable<Buffer>) {
+          chunks.push(chunk);
+          size += chunk.length;
+          if (size >= MAX_BODY_BYTES) break;
+        }
+        text = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8');
       }
-      body = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8');
-    }
-    res.body.on('error', () => {});
-    res.body.destroy();
-    const ready = c.httpStatusCodesForReady.includes(res.statusCode);
-    const contentType = String(res.headers['content-type'] ?? '');
-    return { name: c.name, taskId: t.taskId, ready, ...(c.preserveLastResponse ? { lastResponse: { status: res.statusCode, contentType, body } } : {}) };
+      res.body.on('error', () => {});
+      res.body.destroy();
+      return { status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: text };
+    });
+    const ready = c.httpStatusCodesForReady.includes(status);
+    return { name: c.name, taskId: t.taskId, ready, ...(c.preserveLastResponse ? { lastResponse: { status, contentType, body } } : {}) };
   } catch {
     return { name: c.name, taskId: t.taskId, ready: false };
-  } finally {
-    clearTimeout(timer);
-    client.destroy().catch(() => {});
   }
 }
