@@ -1,7 +1,7 @@
 // Docker apps through podman. No registry can be pulled from here, so the test imports a tiny
 // image (dash, sleep, env, cat and their libraries from this machine) into a private podman store
 // in a temporary folder; it is skipped, with the reason printed, when podman cannot run containers.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { lockPodman } from './helpers/podman-lock.ts';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync, rmSync, existsSync } from 'node:fs';
@@ -113,15 +113,21 @@ describe('podman arguments', () => {
   });
 });
 
+/** An executor using the test's podman store, collecting its status updates; skips (saying why) where podman cannot run. */
+function podmanExecutor(ctx: TestContext): { ex: ProcessExecutor; updates: TaskStatusUpdate[] } {
+  if (skipReason) {
+    console.warn(`skipped: ${skipReason}`);
+    ctx.skip();
+  }
+  const ex = new ProcessExecutor({ podmanEnv });
+  const updates: TaskStatusUpdate[] = [];
+  ex.onStatus((u) => updates.push(u));
+  return { ex, updates };
+}
+
 describe('docker tasks with podman', () => {
   it('runs the image with the task env (host networking) and reports the exit', async (ctx) => {
-    if (skipReason) {
-      console.warn(`skipped: ${skipReason}`);
-      ctx.skip();
-    }
-    const ex = new ProcessExecutor({ podmanEnv });
-    const updates: TaskStatusUpdate[] = [];
-    ex.onStatus((u) => updates.push(u));
+    const { ex, updates } = podmanExecutor(ctx);
     const s = dockerSpec({ cmd: 'echo "app=$MARATHON_APP_ID"; exit 4' });
     ex.launch(s);
     const t = await waitFor(() => updates.find((u) => u.taskId === s.taskId && ['TASK_FAILED', 'TASK_FINISHED'].includes(u.state)), { timeoutMs: 60_000 });
@@ -132,13 +138,7 @@ describe('docker tasks with podman', () => {
   }, 90_000);
 
   it('kill stops the container even when it ignores SIGTERM, and removes it', async (ctx) => {
-    if (skipReason) {
-      console.warn(`skipped: ${skipReason}`);
-      ctx.skip();
-    }
-    const ex = new ProcessExecutor({ podmanEnv });
-    const updates: TaskStatusUpdate[] = [];
-    ex.onStatus((u) => updates.push(u));
+    const { ex, updates } = podmanExecutor(ctx);
     const s = dockerSpec({ cmd: "trap '' TERM; echo up; sleep 1000 & wait" });
     ex.launch(s);
     await waitFor(() => existsSync(join(s.sandboxDir, 'stdout')) && readFileSync(join(s.sandboxDir, 'stdout'), 'utf8').includes('up'), { timeoutMs: 60_000 });
