@@ -718,6 +718,8 @@ export class Scheduler {
   #finishStepIfDone(d: StoredDeployment, done: boolean): void {
     if (!done) return;
     const step = d.steps[d.currentStep]!;
+    // No task runs the old version any more: its checks go (Marathon's reconcile by version).
+    for (const a of step.actions) if (a.action === 'RestartApplication') for (const _hc of d.original[a.app]?.healthChecks ?? []) this.#bus.publish('remove_health_check_event', { appId: a.app });
     this.#bus.publish('deployment_step_success', { plan: this.planJson(d), currentStep: step });
     for (const a of step.actions) if (a.action === 'StopApplication') this.#bus.publish('app_terminated_event', { appId: a.app });
     d.currentStep++;

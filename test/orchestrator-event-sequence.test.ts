@@ -312,6 +312,10 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     // The checks of the new version are registered; a restart is not an api_post_event (Marathon: only POST/PUT/PATCH).
     expect(list.filter(of('add_health_check_event')).map((e) => e.version)).toEqual([r.body.version]);
     expect(list.filter(of('api_post_event'))).toEqual([]);
+    // Once no task runs the old version, its check is removed: after the last old kill, before the step succeeds.
+    const removed = list.findIndex(of('remove_health_check_event'));
+    expect(list.filter(of('remove_health_check_event'))).toEqual([expect.objectContaining({ appId: APP })]);
+    expect(removed).toBeLessThan(list.findIndex((e) => e.eventType === 'deployment_step_success' && e.plan.id === r.body.deploymentId));
     const news = [...new Set(list.filter((e) => e.eventType === 'status_update_event' && e.version === r.body.version).map((e) => e.taskId as string))];
     expect(news).toHaveLength(2);
     const kills = liveTasks.map((t) => idx(list, statusOf(t, 'TASK_KILLED'))).sort((a, b) => a - b);
