@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopAll } from './helpers/process.ts';
 import { startOrchestrator, type StartedOrchestrator } from './helpers/orchestrator.ts';
 import { waitFor } from './helpers/wait.ts';
+import { openSse } from './orchestrator-events-sse-client.ts';
 
 let o: StartedOrchestrator;
 beforeAll(async () => {
@@ -19,35 +20,17 @@ afterAll(async () => {
 
 describe('events', () => {
   it('publishes the events of create, run and delete in order', async () => {
-    const ac = new AbortController();
-    const res = await fetch(`${o.url}/v2/events`, { headers: { ...o.authHeaders, accept: 'text/event-stream' }, signal: ac.signal });
-    expect(res.status).toBe(200);
-    const events: any[] = [];
-    const reader = res.body!.getReader();
-    let buf = '';
-    const pump = (async () => {
-      const dec = new TextDecoder();
-      for (;;) {
-        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-        if (done) return;
-        buf += dec.decode(value, { stream: true });
-        let i: number;
-        while ((i = buf.search(/\r?\n\r?\n/)) >= 0) {
-          const frame = buf.slice(0, i);
-          buf = buf.slice(i).replace(/^\r?\n\r?\n/, '');
-          const data = frame.split(/\r?\n/).find((l) => l.startsWith('data:'));
-          if (data) events.push(JSON.parse(data.slice(5).trim()));
-        }
-      }
-    })();
+    const stream = await openSse(o.url, '/v2/events', o.authHeaders);
+    expect(stream.status).toBe(200);
+    const events: any[] = stream.frames.map((f) => f.data);
+    stream.onFrame = (f) => events.push(f.data);
     await waitFor(() => events.some((e) => e.eventType === 'event_stream_attached'), { timeoutMs: 5000 });
     const r = await o.call('POST', '/v2/apps', { id: '/ev', cmd: 'exec sleep 1000', instances: 1 });
     const dep = r.body.deployments[0].id;
     await waitFor(() => events.some((e) => e.eventType === 'deployment_success' && e.id === dep), { timeoutMs: 15_000, message: 'deployment_success' });
     await o.call('DELETE', '/v2/apps/ev');
     await waitFor(() => events.some((e) => e.eventType === 'app_terminated_event' && e.appId === '/ev'), { timeoutMs: 15_000, message: 'app_terminated_event' });
-    ac.abort();
-    await pump;
+    stream.close();
     const types = events.map((e) => e.eventType);
     const at = (t: string) => types.indexOf(t);
     expect(at('api_post_event')).toBeGreaterThanOrEqual(0);
