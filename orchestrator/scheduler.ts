@@ -9,6 +9,7 @@ import { v1 as uuidv1 } from 'uuid';
 import type { EventBus } from './events/bus.ts';
 import { conditionOf } from './events/catalogue.ts';
 import { taskEnvironment } from './tasks/env.ts';
+import { appIdOfTask, instanceIdOf } from './tasks/ids.ts';
 import { HostPortAllocator } from './tasks/ports.ts';
 import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from './tasks/types.ts';
 import { TERMINAL_STATES, type TaskState } from './tasks/types.ts';
@@ -128,17 +129,6 @@ function commonGroupOf(ids: string[]): string {
 const LOCK_MESSAGE = "App is locked by one or more deployments. Override with the option '?force=true'. View details at '/v2/deployments/<DEPLOYMENT_ID>'.";
 /** The one agent id this single-machine scheduler reports (tasks' slaveId, events' agentId). */
 export const SLAVE_ID = 'local-agent-S0';
-
-/** The app id a task id was made from (`a_b.<uuid>` → `/a/b`; id segments never hold `_`). */
-export function appIdOfTask(taskId: string): string {
-  const dot = taskId.lastIndexOf('.');
-  return `/${(dot < 0 ? taskId : taskId.slice(0, dot)).replace(/_/g, '/')}`;
-}
-
-export function instanceIdOf(taskId: string): string {
-  const dot = taskId.indexOf('.');
-  return dot < 0 ? taskId : `${taskId.slice(0, dot)}.marathon-${taskId.slice(dot + 1)}`;
-}
 
 export class Scheduler {
   readonly apps = new Map<string, AppDefinition>();

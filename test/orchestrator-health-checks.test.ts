@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Health } from '../orchestrator/health/health.ts';
-import { HealthMonitor, instanceIdOfTask, type HealthMonitorOptions } from '../orchestrator/health/monitor.ts';
+import { HealthMonitor, type HealthMonitorOptions } from '../orchestrator/health/monitor.ts';
+import { appIdOfTask, instanceIdOf } from '../orchestrator/tasks/ids.ts';
 import { runCheck } from '../orchestrator/health/checks.ts';
 import { healthCallbacks } from '../orchestrator/health/wire.ts';
 import type { HealthCheckDefinition } from '../orchestrator/health/types.ts';
@@ -188,6 +189,14 @@ describe('runCheck against real servers', () => {
   });
 });
 
+describe('task ids', () => {
+  it('give Marathon instance ids and app ids, also when a segment of the app id holds dots', () => {
+    expect(instanceIdOf('a_b.6f1c-11f1')).toBe('a_b.marathon-6f1c-11f1');
+    expect(instanceIdOf('web.v2_api.6f1c-11f1')).toBe('web.v2_api.marathon-6f1c-11f1');
+    expect(appIdOfTask('web.v2_api.6f1c-11f1')).toBe('/web.v2/api');
+  });
+});
+
 describe('HealthMonitor', () => {
   it('a passing HTTP check: results in Marathon shape, alive and instance health events', async () => {
     const { m, rec } = monitor();
@@ -198,7 +207,7 @@ describe('HealthMonitor', () => {
     expect(m.isHealthy(TASK.taskId)).toBe(true);
     const [r] = m.healthCheckResults(TASK.taskId);
     expect(Object.keys(r!).sort()).toEqual(['alive', 'consecutiveFailures', 'firstSuccess', 'instanceId', 'lastFailure', 'lastFailureCause', 'lastSuccess', 'taskId']);
-    expect(r).toMatchObject({ alive: true, consecutiveFailures: 0, lastFailure: null, lastFailureCause: null, instanceId: instanceIdOfTask(TASK.taskId) });
+    expect(r).toMatchObject({ alive: true, consecutiveFailures: 0, lastFailure: null, lastFailureCause: null, instanceId: instanceIdOf(TASK.taskId) });
     expect(r!.instanceId).toBe('web.marathon-11111111-2222-11e4-b05e-56847afe9799');
     expect(r!.taskId).toBe(TASK.taskId);
     expect(Date.parse(r!.firstSuccess!)).toBeLessThanOrEqual(Date.parse(r!.lastSuccess!));
@@ -316,7 +325,7 @@ describe('healthCallbacks (events and scheduler wiring)', () => {
       'unhealthy_task_kill_event',
       'unhealthy_instance_kill_event',
     ]);
-    const instanceId = instanceIdOfTask(TASK.taskId);
+    const instanceId = instanceIdOf(TASK.taskId);
     expect(events[0]!.fields).toEqual({ appId: '/web', instanceId, version: TASK.version, alive: true });
     expect(events[1]!.fields).toEqual({ instanceId, runSpecId: '/web', healthy: true, runSpecVersion: TASK.version });
     expect(events[2]!.fields).toMatchObject({ appId: '/web', taskId: TASK.taskId, instanceId, healthCheck: { protocol: 'HTTP' } });

@@ -14,12 +14,11 @@
 import type { Logger } from '../../shared/logger.ts';
 import { Health } from './health.ts';
 import { runCheck, type CheckTarget } from './checks.ts';
+import { instanceIdOf } from '../tasks/ids.ts';
 import type { CheckOutcome, HealthCheckDefinition, HealthCheckResult } from './types.ts';
 
 export interface MonitoredTask {
   taskId: string;
-  /** Marathon instance id (`<safePath>.marathon-<uuid>`); derived from the task id when absent. */
-  instanceId?: string | undefined;
   appId: string;
   version: string;
   /** Address to check (default 127.0.0.1; the task's own IP when it has one). */
@@ -78,12 +77,6 @@ interface TaskEntry {
   instanceHealthy: boolean;
 }
 
-/** `<safePath>.<uuid>` → `<safePath>.marathon-<uuid>` (Marathon 1.4). */
-export function instanceIdOfTask(taskId: string): string {
-  const dot = taskId.indexOf('.');
-  return dot < 0 ? taskId : `${taskId.slice(0, dot)}.marathon-${taskId.slice(dot + 1)}`;
-}
-
 /** Protocols this monitor runs (MESOS_* are run the same way, as there is no Mesos agent). */
 export const SUPPORTED_PROTOCOLS = ['HTTP', 'HTTPS', 'TCP', 'COMMAND', 'MESOS_HTTP', 'MESOS_HTTPS', 'MESOS_TCP'];
 
@@ -101,7 +94,7 @@ export class HealthMonitor {
   add(task: MonitoredTask, healthChecks: HealthCheckDefinition[]): void {
     this.remove(task.taskId);
     if (healthChecks.length === 0) return;
-    const instanceId = task.instanceId ?? instanceIdOfTask(task.taskId);
+    const instanceId = instanceIdOf(task.taskId);
     const since = task.runningSince === undefined ? Date.now() : typeof task.runningSince === 'number' ? task.runningSince : Date.parse(task.runningSince);
     const entry: TaskEntry = {
       task,
