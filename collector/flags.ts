@@ -1,7 +1,7 @@
 // The collector's flags: star's (same names and defaults) plus fetch timeout, concurrency and a
 // body size cap. A bad resources file stops start-up naming the file, the entry and the problem.
 import { readFileSync } from 'node:fs';
-import { addressFlag, numberFlag, parseFlags, portFlag, stringFlag } from '../shared/cli.ts';
+import { addressFlag, LOG_LEVELS, numberFlag, parsedFlag, parseFlags, portFlag } from '../shared/cli.ts';
 import { ResourceError, validateResource, type Resource } from './resources.ts';
 
 export interface CollectorFlags {
@@ -16,8 +16,6 @@ export interface CollectorFlags {
   logfile: string | undefined;
   logLevel: string;
 }
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /**
  * Reads a resources file: a JSON array of {id, url} (star's format), or the `{"resources": […]}`
@@ -80,21 +78,13 @@ export function parseCollectorFlags(argv: string[]): CollectorFlags {
           .option('resources-file', {
             type: 'string',
             describe: 'JSON file with the initial resources: an array of {"id": "…", "url": "http://…"}',
-            coerce: (v: unknown) => {
-              if (v === undefined) return undefined;
-              const path = stringFlag('resources-file')(v);
-              try {
-                return loadResourcesFile(path);
-              } catch (err) {
-                throw new Error(`invalid value for --resources-file: ${(err as Error).message}`);
-              }
-            },
+            coerce: parsedFlag('resources-file', loadResourcesFile),
           })
           .option('timeout-seconds', { default: 2, describe: 'deadline of each fetch: connect, headers and the whole body', coerce: numberFlag('timeout-seconds', 0.01, 600) })
           .option('concurrency', { default: 100, describe: 'most fetches in flight at once', coerce: numberFlag('concurrency', 1, 10_000, true) })
           .option('max-body-bytes', { default: 1024 * 1024, describe: 'largest response body kept; a larger one is reported as too-large', coerce: numberFlag('max-body-bytes', 1, 1024 * 1024 * 1024, true) })
           .option('insecure', { type: 'boolean', default: false, describe: 'do not verify TLS certificates of https resources' })
-          .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout', coerce: (v: unknown) => (v === undefined ? undefined : stringFlag('logfile')(v)) })
+          .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout', coerce: parsedFlag('logfile', (path) => path) })
           .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'log level' }) as never,
     },
     argv,

@@ -2,7 +2,7 @@
 // (--event_subscriber and --event-subscriber).
 import { join } from 'node:path';
 import { hostname } from 'node:os';
-import { addressFlag, numberFlag, parseFlags, portFlag, stringFlag } from '../shared/cli.ts';
+import { addressFlag, LOG_LEVELS, numberFlag, parseFlags, portFlag, stringFlag } from '../shared/cli.ts';
 import { callbackUrlProblem } from './events/subscriptions.ts';
 import { isolationOptions, type IsolationFlags } from './isolation/flags.ts';
 
@@ -28,8 +28,6 @@ export interface OrchestratorFlags extends IsolationFlags {
   logfile: string | undefined;
   logLevel: string;
 }
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.XDG_STATE_HOME ? join(env.XDG_STATE_HOME, 'starmap', 'orchestrator') : join('data', 'orchestrator');

@@ -1,6 +1,6 @@
 // The probe's flags: star's (same names and defaults) plus timeout, concurrency and status rules.
 import { readFileSync } from 'node:fs';
-import { addressFlag, numberFlag, parseFlags, portFlag, stringFlag } from '../shared/cli.ts';
+import { addressFlag, LOG_LEVELS, numberFlag, parsedFlag, parseFlags, portFlag } from '../shared/cli.ts';
 import { parseStatusRule } from '../shared/checks.ts';
 import { parseTargetList, type Target } from '../shared/targets.ts';
 
@@ -18,7 +18,25 @@ export interface ProbeFlags {
   logLevel: string;
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** Reads a --urls-file: targets separated by commas or new lines; `#` starts a comment. */
+export function readTargetsFile(path: string): Target[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const list = text
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim())
+    .filter(Boolean)
+    .join(',');
+  try {
+    return parseTargetList(list);
+  } catch (err) {
+    throw new Error(`${path}: ${(err as Error).message}`);
+  }
+}
 
 export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[] } {
   const flags = parseFlags<ProbeFlags>(
@@ -38,38 +56,12 @@ export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[
           .option('urls', {
             type: 'string',
             describe: 'comma-delimited list of targets: host:port, tcp://host:port, [v6]:port, http(s)://… (required unless --urls-file)',
-            coerce: (v: unknown) => {
-              const list = stringFlag('urls')(v);
-              try {
-                return parseTargetList(list);
-              } catch (err) {
-                throw new Error(`invalid value for --urls: ${(err as Error).message}`);
-              }
-            },
+            coerce: parsedFlag('urls', parseTargetList),
           })
           .option('urls-file', {
             type: 'string',
             describe: 'read the targets from this file instead (separated by commas or new lines; # starts a comment); for lists too long for a command line',
-            coerce: (v: unknown) => {
-              if (v === undefined) return undefined;
-              const path = stringFlag('urls-file')(v);
-              let text: string;
-              try {
-                text = readFileSync(path, 'utf8');
-              } catch (err) {
-                throw new Error(`invalid value for --urls-file: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-              }
-              const list = text
-                .split('\n')
-                .map((line) => line.replace(/#.*/, '').trim())
-                .filter(Boolean)
-                .join(',');
-              try {
-                return parseTargetList(list);
-              } catch (err) {
-                throw new Error(`invalid value for --urls-file: ${path}: ${(err as Error).message}`);
-              }
-            },
+            coerce: parsedFlag('urls-file', readTargetsFile),
           })
           .conflicts('urls', 'urls-file')
           .check((argv) => {
@@ -84,18 +76,10 @@ export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[
           .option('expect-status', {
             type: 'string',
             describe: 'HTTP status codes that count as reachable, e.g. 200-399 (default: any response, as star)',
-            coerce: (v: unknown) => {
-              if (v === undefined) return undefined;
-              const rule = stringFlag('expect-status')(v);
-              try {
-                return parseStatusRule(rule);
-              } catch (err) {
-                throw new Error(`invalid value for --expect-status: ${(err as Error).message}`);
-              }
-            },
+            coerce: parsedFlag('expect-status', parseStatusRule),
           })
           .option('insecure', { type: 'boolean', default: false, describe: 'do not verify TLS certificates of https targets' })
-          .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout', coerce: (v: unknown) => (v === undefined ? undefined : stringFlag('logfile')(v)) })
+          .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout', coerce: parsedFlag('logfile', (path) => path) })
           .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'log level' }) as never,
     },
     argv,

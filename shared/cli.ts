@@ -6,6 +6,9 @@ import { VERSION } from './version.ts';
 
 export class FlagError extends Error {}
 
+/** pino's level names, for every program's --log-level. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 export interface CliSpec<T> {
   name: string;
   description: string;
@@ -86,6 +89,22 @@ export function stringFlag(flag: string) {
     const s = String(value);
     if (s.trim() === '') fail(flag, value, 'a non-empty value');
     return s;
+  };
+}
+
+/**
+ * A coerce function for an optional flag whose text `parse` turns into a value: a missing flag
+ * stays undefined, and whatever `parse` throws becomes "invalid value for --<flag>: <its message>".
+ */
+export function parsedFlag<T>(flag: string, parse: (text: string) => T) {
+  return (value: unknown): T | undefined => {
+    if (value === undefined) return undefined;
+    const text = stringFlag(flag)(value);
+    try {
+      return parse(text);
+    } catch (err) {
+      throw new FlagError(`invalid value for --${flag}: ${(err as Error).message}`);
+    }
   };
 }
 
