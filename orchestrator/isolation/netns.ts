@@ -10,10 +10,9 @@
 // ip_forward is never touched. Everything is named with the prefix (names.ts) so cleanupAll finds it.
 import { mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { DatabaseSync } from 'node:sqlite';
 import { GUARD_METRIC, NETNS_ETC, cleanupAll, killNamespacePids, pidAlive, prefixLockFile, type CleanupReport } from './cleanup.ts';
 import { run, tryRun } from './exec.ts';
-import { Ipam, gatewayOf, ipToInt, parseSubnet, type Allocation, type Subnet } from './ipam.ts';
+import { Ipam, gatewayOf, ipToInt, parseSubnet, type Subnet } from './ipam.ts';
 import { checkPrefix, namesFor, type Names } from './names.ts';
 
 export const DEFAULT_SUBNET = '10.213.0.0/24';
@@ -26,8 +25,6 @@ export interface TaskNetworkOptions {
   prefix?: string;
   /** Task subnet (private IPv4, /16 to /29). */
   subnet?: string;
-  /** Optional state database: allocations are kept in table isolation_addresses. */
-  db?: DatabaseSync;
   log?: (msg: string) => void;
 }
 
@@ -44,7 +41,6 @@ export class TaskNetwork {
   readonly subnet: Subnet;
   readonly names: Names;
   readonly #ipam: Ipam;
-  readonly #db: DatabaseSync | undefined;
   readonly #log: (msg: string) => void;
   readonly #attached = new Map<string, TaskAttachment>();
   #started = false;
@@ -54,9 +50,7 @@ export class TaskNetwork {
     this.subnet = parseSubnet(opts.subnet ?? DEFAULT_SUBNET);
     this.names = namesFor(this.prefix);
     this.#ipam = new Ipam(this.subnet);
-    this.#db = opts.db;
     this.#log = opts.log ?? (() => undefined);
-    this.#db?.exec('CREATE TABLE IF NOT EXISTS isolation_addresses (task_id TEXT PRIMARY KEY, ip TEXT NOT NULL, netns TEXT NOT NULL, prefix TEXT NOT NULL)');
   }
 
   /** The host's address on the bridge: tasks reach the host (orchestrator, browser) there. */
@@ -196,7 +190,6 @@ export class TaskNetwork {
     }
     const att: TaskAttachment = { taskId, netns: ns, ip: a.ip, hostVeth };
     this.#attached.set(taskId, att);
-    this.#db?.prepare('INSERT OR REPLACE INTO isolation_addresses (task_id, ip, netns, prefix) VALUES (?, ?, ?, ?)').run(taskId, a.ip, ns, this.prefix);
     return { netns: ns, ip: a.ip };
   }
 
@@ -214,7 +207,6 @@ export class TaskNetwork {
     }
     this.#attached.delete(taskId);
     this.#ipam.release(taskId);
-    this.#db?.prepare('DELETE FROM isolation_addresses WHERE task_id = ?').run(taskId);
   }
 
   attachment(taskId: string): TaskAttachment | undefined {
@@ -223,13 +215,6 @@ export class TaskNetwork {
 
   attachments(): TaskAttachment[] {
     return [...this.#attached.values()];
-  }
-
-  /** Allocations recorded by a previous run of this prefix (read before start() wipes them). */
-  recorded(): Allocation[] {
-    if (!this.#db) return [];
-    const rows = this.#db.prepare('SELECT task_id, ip FROM isolation_addresses WHERE prefix = ?').all(this.prefix) as { task_id: string; ip: string }[];
-    return rows.map((r) => ({ taskId: r.task_id, ip: r.ip, index: 0 }));
   }
 
   /**
@@ -272,7 +257,6 @@ export class TaskNetwork {
     const report = await cleanupAll({ prefix: this.prefix, subnet: this.subnet.cidr });
     for (const a of this.#attached.values()) this.#ipam.release(a.taskId);
     this.#attached.clear();
-    this.#db?.prepare('DELETE FROM isolation_addresses WHERE prefix = ?').run(this.prefix);
     return report;
   }
 }
