@@ -18,6 +18,9 @@ export const MAX_URL_LENGTH = 2048;
 
 export class ResourceError extends Error {}
 
+/** The message of every 404 for an unknown resource id (GET/DELETE /resources/{id}, GET /responses/{id}). */
+export const noResourceMessage = (id: string) => `no resource with id ${JSON.stringify(id)}`;
+
 /** Checks an `id` value; returns it or throws a ResourceError that says what is wrong. */
 export function validateId(value: unknown): string {
   if (value === undefined || value === null) throw new ResourceError('field "id" is required');

@@ -2,7 +2,7 @@
 // (200), the same id with another url is a conflict (409: DELETE it first or PUT to replace);
 // PUT /resources/{id} creates (201) or replaces (200); DELETE removes it and its cached response.
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { ResourceError, validateId, validateResource, validateUrl, type Resource, type ResourceStore } from './resources.ts';
+import { noResourceMessage, ResourceError, validateId, validateResource, validateUrl, type PutResult, type Resource, type ResourceStore } from './resources.ts';
 
 export interface ResourceRoutesOptions {
   store: ResourceStore;
@@ -15,8 +15,16 @@ function badRequest(reply: FastifyReply, err: unknown) {
   throw err;
 }
 
+/** The answer to a POST or PUT that stored (or already had) the resource: 201 if new, else 200. */
+function saved(reply: FastifyReply, result: PutResult) {
+  return reply
+    .code(result.outcome === 'created' ? 201 : 200)
+    .header('location', location(result.resource))
+    .send({ resource: result.resource });
+}
+
 function notFound(reply: FastifyReply, id: string) {
-  return reply.code(404).send({ message: `no resource with id ${JSON.stringify(id)}` });
+  return reply.code(404).send({ message: noResourceMessage(id) });
 }
 
 export const resourceRoutes: FastifyPluginAsync<ResourceRoutesOptions> = async (app, { store }) => {
@@ -38,10 +46,7 @@ export const resourceRoutes: FastifyPluginAsync<ResourceRoutesOptions> = async (
         resource: result.resource,
       });
     }
-    return reply
-      .code(result.outcome === 'created' ? 201 : 200)
-      .header('location', location(result.resource))
-      .send({ resource: result.resource });
+    return saved(reply, result);
   });
 
   app.get<{ Params: { id: string } }>('/resources/:id', async (req, reply) => {
@@ -64,10 +69,7 @@ export const resourceRoutes: FastifyPluginAsync<ResourceRoutesOptions> = async (
       return badRequest(reply, err);
     }
     const result = store.put(resource);
-    return reply
-      .code(result.outcome === 'created' ? 201 : 200)
-      .header('location', location(result.resource))
-      .send({ resource: result.resource });
+    return saved(reply, result);
   });
 
   app.delete<{ Params: { id: string } }>('/resources/:id', async (req, reply) => {

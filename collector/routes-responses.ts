@@ -3,6 +3,7 @@
 // sample data.
 import type { FastifyPluginAsync } from 'fastify';
 import { exampleResponses } from './example.ts';
+import { noResourceMessage } from './resources.ts';
 import type { ResponseCache } from './responses.ts';
 
 export interface ResponseRoutesOptions {
@@ -26,7 +27,7 @@ export const responseRoutes: FastifyPluginAsync<ResponseRoutesOptions> = async (
 
   app.get<{ Params: { id: string } }>('/responses/:id', async (req, reply) => {
     const text = responses.responseJson(req.params.id);
-    if (text === undefined) return reply.code(404).send({ message: `no resource with id ${JSON.stringify(req.params.id)}` });
+    if (text === undefined) return reply.code(404).send({ message: noResourceMessage(req.params.id) });
     return reply.type(JSON_TYPE).header('cache-control', 'no-cache').send(text);
   });
 };
