@@ -14,7 +14,7 @@ import { HostPortAllocator } from './tasks/ports.ts';
 import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from './tasks/types.ts';
 import { TERMINAL_STATES, type TaskState } from './tasks/types.ts';
 import type { Logger } from '../shared/logger.ts';
-import { ApiError, isConfigChange, notValid, safePath, type AppDefinition } from './state/app-definition.ts';
+import { ApiError, isConfigChange, keepServicePorts, notValid, safePath, type AppDefinition } from './state/app-definition.ts';
 import { ancestorsOf, isWithin, parentOf, type GroupRecord, type GroupTree } from './state/group.ts';
 import { groupTree } from './deployment/group-change.ts';
 import { DependencyGraph } from './deployment/dependencies.ts';
@@ -351,9 +351,12 @@ export class Scheduler {
 
   /** Versions an updated app: scale-only moves lastScalingAt, anything else both. */
   versioned(before: AppDefinition | undefined, next: AppDefinition, restart = false, v = this.newVersion()): AppDefinition {
-    const out: AppDefinition = { ...next, version: v };
+    // An app keeps its service ports across updates (reference §7.2): a definition asking for 0 is
+    // no configuration change on that account.
+    const kept = before ? keepServicePorts(before, next) : next;
+    const out: AppDefinition = { ...kept, version: v };
     if (!before) out.versionInfo = { lastScalingAt: v, lastConfigChangeAt: v };
-    else if (!restart && !isConfigChange(before, next)) out.versionInfo = { lastScalingAt: v, lastConfigChangeAt: configVersionOf(before) };
+    else if (!restart && !isConfigChange(before, kept)) out.versionInfo = { lastScalingAt: v, lastConfigChangeAt: configVersionOf(before) };
     else out.versionInfo = { lastScalingAt: v, lastConfigChangeAt: v };
     return out;
   }
@@ -953,22 +956,13 @@ export class Scheduler {
     return { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', MESOS_SANDBOX: sandboxDir, ...marathon };
   }
 
-  /** Service ports (§7.2): zeros get the lowest free port in [min, max); kept across updates. */
+  /** Service ports (§7.2): zeros get the lowest free port in [min, max) (versioned() has kept an app's own). */
   #assignServicePorts(app: AppDefinition, changes: AppChange[]): AppDefinition {
-    const prev = this.apps.get(app.id);
     const used = new Set<number>();
-    const changing = new Set(changes.map((c) => c.id));
     for (const a of this.apps.values()) if (a.id !== app.id) for (const p of servicePortsOf(a)) used.add(p);
-    for (const c of changes) if (c.target && c.id !== app.id && !changing.has(c.id)) for (const p of servicePortsOf(c.target)) used.add(p);
     for (const c of changes) if (c.target && c.id !== app.id) for (const p of servicePortsOf(c.target)) used.add(p);
     for (const p of servicePortsOf(app)) used.add(p);
-    const prevPorts = prev ? servicePortsOf(prev) : [];
-    const pick = (i: number): number => {
-      const keep = prevPorts[i];
-      if (keep !== undefined && keep !== 0 && !used.has(keep)) {
-        used.add(keep);
-        return keep;
-      }
+    const pick = (): number => {
       for (let p = this.#o.localPortMin; p < this.#o.localPortMax; p++) {
         if (!used.has(p)) {
           used.add(p);
@@ -980,12 +974,12 @@ export class Scheduler {
     const out: AppDefinition = JSON.parse(JSON.stringify(app)) as AppDefinition;
     const docker = out.container?.docker;
     if (docker && docker.network !== 'HOST' && docker.portMappings.length) {
-      docker.portMappings.forEach((m, i) => {
-        if (m.servicePort === 0) m.servicePort = pick(i);
+      docker.portMappings.forEach((m) => {
+        if (m.servicePort === 0) m.servicePort = pick();
       });
     } else if (out.portDefinitions && !out.requirePorts) {
-      out.portDefinitions.forEach((d, i) => {
-        if (d.port === 0) d.port = pick(i);
+      out.portDefinitions.forEach((d) => {
+        if (d.port === 0) d.port = pick();
       });
       out.ports = out.portDefinitions.map((d) => d.port);
     }

@@ -94,6 +94,14 @@ describe('apps', () => {
     expect(scaled.versionInfo.lastConfigChangeAt).toBe(before.versionInfo.lastConfigChangeAt);
     expect(scaled.versionInfo.lastScalingAt).toBe(scale.body.version);
     expect(scaled.ports).toEqual(before.ports);
+    // The same definition in full, asking for service port 0 again: it keeps its port, no config change.
+    const { version: _v, versionInfo: _vi, tasks: _t, deployments: _d, lastTaskFailure: _l, tasksStaged: _s1, tasksRunning: _s2, tasksHealthy: _s3, tasksUnhealthy: _s4, ...definition } = scaled;
+    const same = await o.call('PUT', '/v2/apps/grp/api?partialUpdate=false', { ...definition, portDefinitions: definition.portDefinitions.map((p: any) => ({ ...p, port: 0 })), ports: undefined });
+    expect(same.status).toBe(200);
+    await noDeployments('/grp/api');
+    const resent = (await o.call('GET', '/v2/apps/grp/api')).body.app;
+    expect(resent.ports).toEqual(before.ports);
+    expect(resent.versionInfo.lastConfigChangeAt).toBe(before.versionInfo.lastConfigChangeAt);
     const change = await o.call('PUT', '/v2/apps/grp/api', { cmd: 'sleep 3000' });
     expect(change.status).toBe(200);
     await noDeployments('/grp/api');
@@ -101,7 +109,7 @@ describe('apps', () => {
     expect(changed.versionInfo.lastConfigChangeAt).toBe(change.body.version);
     expect(changed.tasks[0].version).toBe(change.body.version);
     const versions = (await o.call('GET', '/v2/apps/grp/api/versions')).body.versions;
-    expect(versions).toHaveLength(3);
+    expect(versions).toHaveLength(4);
     expect(versions[0]).toBe(change.body.version);
     const v0 = await o.call('GET', `/v2/apps/grp/api/versions/${before.version}`);
     expect(v0.body.cmd).toBe('sleep 2000');

@@ -2,11 +2,15 @@
 // diff): the target apps and group records, and from them the app changes a deployment carries.
 // Changed apps restart, new apps start, removed apps stop, apps whose definition is the same are
 // left alone, and a change of `instances` only is a scale.
-import { isConfigChange, type AppDefinition } from '../state/app-definition.ts';
+import type { AppDefinition } from '../state/app-definition.ts';
+import { configVersionOf } from '../launch-queue/backoff.ts';
 import { ancestorsOf, isWithin, parentOf, type GroupRecord, type GroupTree, type GroupUpdate } from '../state/group.ts';
 import type { AppChange } from './plan.ts';
 
-/** Versions a changed app (the scheduler's rule: scale-only moves lastScalingAt, anything else both). */
+/**
+ * Versions a changed app (the scheduler's rule: service ports asked as 0 keep the app's; scale-only
+ * moves lastScalingAt, anything else both).
+ */
 export type Versioner = (before: AppDefinition | undefined, next: AppDefinition, restart: boolean, version: string) => AppDefinition;
 
 export interface GroupChange {
@@ -67,9 +71,10 @@ export class GroupEditor {
     for (const [id, next] of this.apps) {
       const before = this.#before.get(id);
       if (before === next) continue;
-      const kept = before ? keepServicePorts(before, next) : next;
-      if (before && before.instances === kept.instances && !isConfigChange(before, kept)) continue;
-      changes.push({ id, target: versioned(before, kept, false, this.#version) });
+      const target = versioned(before, next, false, this.#version);
+      // Same instances and no configuration change (the versioner's own judgement): left alone.
+      if (before && before.instances === target.instances && configVersionOf(before) === configVersionOf(target)) continue;
+      changes.push({ id, target });
     }
     // Apps created beneath groups that had no record yet get one (as Marathon creates missing groups).
     for (const c of changes) if (c.target) for (const g of ancestorsOf(c.id)) if (!this.groups.has(g)) this.#touch(g);
@@ -144,20 +149,4 @@ export function treeAsUpdate(t: GroupTree): GroupUpdate {
     }),
     groups: t.groups.map(treeAsUpdate),
   };
-}
-
-/** A definition that asks for service port 0 keeps the port its app already has at that index. */
-function keepServicePorts(before: AppDefinition, next: AppDefinition): AppDefinition {
-  const kept = (given: number, i: number, had: number[]) => (given === 0 && had[i] !== undefined ? had[i]! : given);
-  const out: AppDefinition = { ...next };
-  const d = next.container?.docker;
-  const bd = before.container?.docker;
-  if (d && bd && d.portMappings.length) {
-    out.container = { ...next.container!, docker: { ...d, portMappings: d.portMappings.map((m, i) => ({ ...m, servicePort: kept(m.servicePort, i, bd.portMappings.map((x) => x.servicePort)) })) } };
-  } else if (next.portDefinitions && !next.requirePorts) {
-    const had = before.portDefinitions?.map((p) => p.port) ?? [];
-    out.portDefinitions = next.portDefinitions.map((p, i) => ({ ...p, port: kept(p.port, i, had) }));
-    out.ports = out.portDefinitions.map((p) => p.port);
-  }
-  return out;
 }

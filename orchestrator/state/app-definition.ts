@@ -578,6 +578,22 @@ export function appPortNames(app: AppDefinition): string[] {
   return (app.portDefinitions ?? []).flatMap((p) => (p.name !== undefined ? [p.name] : []));
 }
 
+/** A definition that asks for service port 0 keeps the port its app already has at that index. */
+export function keepServicePorts(before: AppDefinition, next: AppDefinition): AppDefinition {
+  const kept = (given: number, i: number, had: number[]) => (given === 0 && had[i] !== undefined ? had[i]! : given);
+  const out: AppDefinition = { ...next };
+  const d = next.container?.docker;
+  const bd = before.container?.docker;
+  if (d && bd && d.portMappings.length) {
+    out.container = { ...next.container!, docker: { ...d, portMappings: d.portMappings.map((m, i) => ({ ...m, servicePort: kept(m.servicePort, i, bd.portMappings.map((x) => x.servicePort)) })) } };
+  } else if (next.portDefinitions && !next.requirePorts) {
+    const had = before.portDefinitions?.map((p) => p.port) ?? [];
+    out.portDefinitions = next.portDefinitions.map((p, i) => ({ ...p, port: kept(p.port, i, had) }));
+    out.ports = out.portDefinitions.map((p) => p.port);
+  }
+  return out;
+}
+
 /** Keys that make a change a configuration change (not only scaling). */
 export function isConfigChange(a: AppDefinition, b: AppDefinition): boolean {
   const strip = (x: AppDefinition) => {
