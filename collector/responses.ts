@@ -101,12 +101,19 @@ export class ResponseCache {
    * The whole `GET /responses` document as bytes, and the version it shows (for the ETag). The
    * part before `generatedAt` is assembled from the cached text of each entry and reused until
    * something changes; a read only copies it and appends the current time (a UI's "as of").
+   * `body` is a getter: the copy (~2 MiB at 1,000 resources) is made only when it is read, so an
+   * answer of 304 Not Modified, which needs only the version, never makes it.
    */
-  responsesDocument(now = new Date()): { body: Buffer; version: number } {
+  responsesDocument(now = new Date()): { readonly body: Buffer; version: number } {
     const built = this.#built;
     const reuse = built !== undefined && (built.version === this.#version || now.getTime() - built.at < this.#coalesceMs);
     const doc = reuse ? built : this.#assemble(now);
-    return { body: Buffer.concat([doc.prefix, Buffer.from(`${now.toISOString()}"}`, 'latin1')]), version: doc.version };
+    return {
+      version: doc.version,
+      get body() {
+        return Buffer.concat([doc.prefix, Buffer.from(`${now.toISOString()}"}`, 'latin1')]);
+      },
+    };
   }
 
   /** The document as bytes (see responsesDocument). */

@@ -14,11 +14,12 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 export const responseRoutes: FastifyPluginAsync<ResponseRoutesOptions> = async (app, { responses }) => {
   app.get('/responses', async (req, reply) => {
-    const { body, version } = responses.responsesDocument();
-    const etag = `W/"r${version}"`;
+    // Read `doc.body` only on the 200 path: it is a getter that copies the whole document.
+    const doc = responses.responsesDocument();
+    const etag = `W/"r${doc.version}"`;
     reply.header('etag', etag).header('cache-control', 'no-cache');
     if (req.headers['if-none-match'] === etag) return reply.code(304).send();
-    return reply.type(JSON_TYPE).send(body);
+    return reply.type(JSON_TYPE).send(doc.body);
   });
 
   app.get('/responses/example', async (_req, reply) => {

@@ -79,6 +79,8 @@ describe('ResourceStore and ResponseCache', () => {
     const later = cache.responsesDocument(new Date(t0 + 1001));
     expect(later.version).toBeGreaterThan(first.version);
     expect(JSON.parse(later.body.toString()).responses.a.json).toEqual({ n: 1 });
+    // `body` is made on read, but from the document of its own version, not the latest one.
+    expect(JSON.parse(first.body.toString())).toEqual({ responses: { a: { url: 'http://a/', statusCode: null, json: null, error: null, fetchedAt: null, latencyMs: null, lastSuccessAt: null, pending: true } }, generatedAt: new Date(t0).toISOString() });
     store.add({ id: 'b', url: 'http://b/' });
     expect(Object.keys(JSON.parse(cache.responsesDocument(new Date(t0 + 1002)).body.toString()).responses)).toEqual(['a', 'b']);
     store.remove('a');
