@@ -18,6 +18,19 @@ export function prefixLockFile(prefix: string): string {
   return `/run/starmap-netns-${checkPrefix(prefix)}.pid`;
 }
 
+/**
+ * The pid written in the prefix's owner file (NaN when it holds no number), or undefined when
+ * there is no such file; other read errors are thrown.
+ */
+export function prefixOwner(prefix: string): number | undefined {
+  try {
+    return Number(readFileSync(prefixLockFile(prefix), 'utf8').trim());
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -147,8 +160,8 @@ export async function cleanupAll(opts: { prefix: string; subnet?: string }): Pro
 
   try {
     // The owner file, when it is ours or its process is gone.
-    const pid = Number(readFileSync(prefixLockFile(prefix), 'utf8').trim());
-    if (pid === process.pid || !pidAlive(pid)) rmSync(prefixLockFile(prefix), { force: true });
+    const pid = prefixOwner(prefix);
+    if (pid !== undefined && (pid === process.pid || !pidAlive(pid))) rmSync(prefixLockFile(prefix), { force: true });
   } catch {
     /* none */
   }

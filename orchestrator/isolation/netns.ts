@@ -8,9 +8,9 @@
 // - an nftables table `inet <prefix>_guard` that drops anything forwarded into or out of the
 //   bridge, and any packet for the subnet leaving by an interface other than the bridge.
 // ip_forward is never touched. Everything is named with the prefix (names.ts) so cleanupAll finds it.
-import { mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { GUARD_METRIC, NETNS_ETC, cleanupAll, killNamespacePids, pidAlive, prefixLockFile, type CleanupReport } from './cleanup.ts';
+import { GUARD_METRIC, NETNS_ETC, cleanupAll, killNamespacePids, pidAlive, prefixLockFile, prefixOwner, type CleanupReport } from './cleanup.ts';
 import { run, tryRun } from './exec.ts';
 import { Ipam, gatewayOf, ipToInt, parseSubnet, type Subnet } from './ipam.ts';
 import { checkPrefix, namesFor, type Names } from './names.ts';
@@ -81,8 +81,8 @@ export class TaskNetwork {
       await run('ip', ['addr', 'add', `${this.gateway}/${this.subnet.prefixLength}`, 'dev', br]);
       await run('ip', ['link', 'set', br, 'up']);
     } catch (err) {
+      // cleanup() also removes the owner file just written (it is this process').
       await this.cleanup();
-      this.#releasePrefix();
       throw err;
     }
     this.#started = true;
@@ -96,14 +96,9 @@ export class TaskNetwork {
    * a pid that no longer runs (kill -9) is a crash to clean up after.
    */
   #checkPrefixFree(): void {
-    const file = prefixLockFile(this.prefix);
-    try {
-      const pid = Number(readFileSync(file, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) {
-        throw new Error(`the isolation prefix ${this.prefix} is in use by another running process (pid ${pid}, ${file}): stop it or choose another with --netns-prefix`);
-      }
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const pid = prefixOwner(this.prefix);
+    if (pid !== undefined && Number.isInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) {
+      throw new Error(`the isolation prefix ${this.prefix} is in use by another running process (pid ${pid}, ${prefixLockFile(this.prefix)}): stop it or choose another with --netns-prefix`);
     }
   }
 
@@ -237,20 +232,10 @@ export class TaskNetwork {
     await run('ip', ['netns', 'exec', netns, 'nft', '-f', '-'], ruleset);
   }
 
-  /** Removes everything of this prefix (tasks' namespaces included) and forgets the allocations. */
+  /** Removes everything of this prefix (tasks' namespaces and this process' owner file included) and forgets the allocations. */
   async stop(): Promise<CleanupReport> {
     this.#started = false;
-    const report = await this.cleanup();
-    this.#releasePrefix();
-    return report;
-  }
-
-  #releasePrefix(): void {
-    try {
-      if (readFileSync(prefixLockFile(this.prefix), 'utf8').trim() === String(process.pid)) unlinkSync(prefixLockFile(this.prefix));
-    } catch {
-      /* not ours or gone */
-    }
+    return this.cleanup();
   }
 
   async cleanup(): Promise<CleanupReport> {
