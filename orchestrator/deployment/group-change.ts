@@ -76,19 +76,12 @@ export class GroupEditor {
       if (before && before.instances === target.instances && configVersionOf(before) === configVersionOf(target)) continue;
       changes.push({ id, target });
     }
-    // Apps created beneath groups that had no record yet get one (as Marathon creates missing groups).
-    for (const c of changes) if (c.target) for (const g of ancestorsOf(c.id)) if (!this.groups.has(g)) this.#touch(g);
     const putGroups = [...this.groups.values()].filter((g) => {
       const was = this.#beforeGroups.get(g.id);
       return !was || was.version !== g.version || JSON.stringify(was.dependencies) !== JSON.stringify(g.dependencies);
     });
     const removeGroups = [...this.#beforeGroups.keys()].filter((id) => !this.groups.has(id));
     return { changes, putGroups, removeGroups };
-  }
-
-  /** The group `id` with everything beneath it, in this (target) state. */
-  tree(id: string): GroupTree {
-    return groupTree(id, this.apps, this.groups);
   }
 
   /** Gives `id` and every group above it this change's version, creating missing ones. */
