@@ -2,7 +2,7 @@
 // afterwards; no pooling, as star's `Connection: close`), under one deadline that covers connect,
 // headers and the whole body, with a cap on the body size. Whatever the server sends (garbage,
 // invalid UTF-8, an endless or enormous body, nothing at all) ends as a FetchResult, never a throw.
-import { DeadlineExceeded, classifyError, getOnce } from '../shared/checks.ts';
+import { DeadlineExceeded, classifyError, elapsedMs, getOnce } from '../shared/checks.ts';
 
 export const FETCH_REASONS = ['timeout', 'refused', 'reset', 'unreachable', 'dns', 'tls', 'http-status', 'not-json', 'too-large', 'error'] as const;
 export type FetchReason = (typeof FETCH_REASONS)[number];
@@ -31,13 +31,12 @@ export interface FetchOptions {
 
 class TooLarge extends Error {}
 
-function elapsed(start: bigint): number {
-  return Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100;
-}
+/** Invalid UTF-8 becomes U+FFFD rather than an error; decode() without `stream` keeps no state between calls. */
+const UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
 
 /** Turns a body into JSON: invalid UTF-8 is decoded with U+FFFD (and then usually fails to parse). */
 function parseBody(bytes: Buffer): { json: unknown; error: FetchError | null } {
-  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes);
+  const text = UTF8.decode(bytes);
   if (text.trim() === '') return { json: null, error: { reason: 'not-json', message: 'empty body' } };
   try {
     return { json: JSON.parse(text) as unknown, error: null };
@@ -72,7 +71,7 @@ export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise
       }
       return { status: res.statusCode, body: Buffer.concat(chunks, size) };
     });
-    const latencyMs = elapsed(start);
+    const latencyMs = elapsedMs(start);
     const { json, error } = parseBody(body);
     const httpError: FetchError | null = status >= 200 && status < 300 ? null : { reason: 'http-status', message: `HTTP ${status}` };
     return { statusCode: status, json, error: httpError ?? error, latencyMs, fetchedAt };
@@ -83,6 +82,6 @@ export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise
         : err instanceof DeadlineExceeded
           ? { reason: 'timeout', message: statusCode === null ? `no answer within ${opts.timeoutMs} ms` : `body not complete within ${opts.timeoutMs} ms` }
           : (classifyError(err) as FetchError);
-    return { statusCode, json: null, error, latencyMs: elapsed(start), fetchedAt };
+    return { statusCode, json: null, error, latencyMs: elapsedMs(start), fetchedAt };
   }
 }

@@ -68,7 +68,8 @@ export function classifyError(err: unknown): { reason: Reason; message: string }
   }
 }
 
-function elapsed(start: bigint): number {
+/** Milliseconds since `start` (a process.hrtime.bigint()), rounded to 0.01 ms. */
+export function elapsedMs(start: bigint): number {
   return Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100;
 }
 
@@ -86,7 +87,7 @@ export function checkTcp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
       socket.removeAllListeners();
       socket.on('error', () => {});
       socket.destroy();
-      resolve({ ...result, latencyMs: elapsed(start), checkedAt });
+      resolve({ ...result, latencyMs: elapsedMs(start), checkedAt });
     };
     const timer = setTimeout(() => finish({ reachable: false, reason: 'timeout', message: `no answer within ${opts.timeoutMs} ms` }), opts.timeoutMs);
     socket.once('connect', () => finish({ reachable: true, reason: 'ok' }));
@@ -145,7 +146,7 @@ export async function checkHttp(target: Target, opts: CheckOptions): Promise<Che
       r.body.destroy();
       return r;
     });
-    const latencyMs = elapsed(start);
+    const latencyMs = elapsedMs(start);
     const statusCode = res.statusCode;
     const accepted = opts.acceptStatus ? opts.acceptStatus(statusCode) : true;
     return accepted
@@ -153,7 +154,7 @@ export async function checkHttp(target: Target, opts: CheckOptions): Promise<Che
       : { reachable: false, reason: 'http-status', message: `HTTP ${statusCode}`, statusCode, latencyMs, checkedAt };
   } catch (err) {
     const classified = err instanceof DeadlineExceeded ? { reason: 'timeout' as const, message: `no answer within ${opts.timeoutMs} ms` } : classifyError(err);
-    return { reachable: false, ...classified, latencyMs: elapsed(start), checkedAt };
+    return { reachable: false, ...classified, latencyMs: elapsedMs(start), checkedAt };
   }
 }
 
