@@ -82,10 +82,12 @@ function isObject(v: unknown): v is Record<string, unknown> {
  */
 export function validatePolicy(body: unknown, idFromPath?: string): { policy: NetworkPolicy } | { errors: ValidationError[] } {
   const errors: ValidationError[] = [];
-  const err = (path: string, msg: string) => {
+  /** Records a problem; returns undefined so that `return err(…)` also says "no value". */
+  const err = (path: string, msg: string): undefined => {
     const e = errors.find((x) => x.path === path);
     if (e) e.errors.push(msg);
     else errors.push({ path, errors: [msg] });
+    return undefined;
   };
   if (!isObject(body)) return { errors: [{ path: '/', errors: ['must be a JSON object'] }] };
   const known = (o: Record<string, unknown>, path: string, keys: string[]) => {
@@ -130,23 +132,31 @@ export function validatePolicy(body: unknown, idFromPath?: string): { policy: Ne
     selector = { labels: selectorLabels(body.selector, '/selector') ?? {} };
   }
 
-  const ingress: IngressRule[] = [];
+  /**
+   * An array of objects at `path`: each element must be an object (else `shape` is the error) with
+   * only `keys`; `each` turns it into a value (undefined: skipped). Undefined when not an array.
+   */
+  const objects = <T>(v: unknown, path: string, shape: string, keys: string[], each: (o: Record<string, unknown>, path: string) => T | undefined): T[] | undefined => {
+    if (!Array.isArray(v)) return err(path, 'must be an array');
+    const out: T[] = [];
+    v.forEach((x: unknown, i) => {
+      const xp = `${path}/${i}`;
+      if (!isObject(x)) return err(xp, shape);
+      known(x, xp, keys);
+      const value = each(x, xp);
+      if (value !== undefined) out.push(value);
+    });
+    return out;
+  };
+
+  let ingress: IngressRule[] = [];
   if (body.ingress === undefined) err('/ingress', 'is required ([] denies all ingress to the selected tasks)');
-  else if (!Array.isArray(body.ingress)) err('/ingress', 'must be an array');
   else {
-    body.ingress.forEach((r: unknown, i) => {
-      const p = `/ingress/${i}`;
-      if (!isObject(r)) return err(p, 'must be an object');
-      known(r, p, ['from', 'ports']);
-      const rule: IngressRule = {};
-      if (r.from !== undefined) {
-        if (!Array.isArray(r.from)) err(`${p}/from`, 'must be an array');
-        else {
-          rule.from = [];
-          r.from.forEach((f: unknown, j) => {
-            const fp = `${p}/from/${j}`;
-            if (!isObject(f)) return err(fp, 'must be an object with labels and/or group');
-            known(f, fp, ['labels', 'matchLabels', 'group']);
+    ingress =
+      objects(body.ingress, '/ingress', 'must be an object', ['from', 'ports'], (r, p): IngressRule => {
+        const rule: IngressRule = {};
+        if (r.from !== undefined) {
+          const from = objects(r.from, `${p}/from`, 'must be an object with labels and/or group', ['labels', 'matchLabels', 'group'], (f, fp): PeerSelector => {
             const peer: PeerSelector = {};
             const l = selectorLabels(f, fp);
             if (l) peer.labels = l;
@@ -155,18 +165,12 @@ export function validatePolicy(body: unknown, idFromPath?: string): { policy: Ne
               else peer.group = f.group;
             }
             if (peer.labels === undefined && peer.group === undefined) err(fp, 'must have labels and/or group (use {"labels": {}} for every task)');
-            rule.from!.push(peer);
+            return peer;
           });
+          if (from) rule.from = from;
         }
-      }
-      if (r.ports !== undefined) {
-        if (!Array.isArray(r.ports)) err(`${p}/ports`, 'must be an array');
-        else {
-          rule.ports = [];
-          r.ports.forEach((x: unknown, j) => {
-            const xp = `${p}/ports/${j}`;
-            if (!isObject(x)) return err(xp, 'must be an object {port, protocol}');
-            known(x, xp, ['port', 'endPort', 'protocol']);
+        if (r.ports !== undefined) {
+          const ports = objects(r.ports, `${p}/ports`, 'must be an object {port, protocol}', ['port', 'endPort', 'protocol'], (x, xp): PortRule | undefined => {
             const port = x.port;
             if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return err(`${xp}/port`, 'must be an integer from 1 to 65535');
             const proto = x.protocol === undefined ? 'tcp' : typeof x.protocol === 'string' ? x.protocol.toLowerCase() : x.protocol;
@@ -176,12 +180,12 @@ export function validatePolicy(body: unknown, idFromPath?: string): { policy: Ne
               if (typeof x.endPort !== 'number' || !Number.isInteger(x.endPort) || x.endPort < port || x.endPort > 65535) return err(`${xp}/endPort`, 'must be an integer from port to 65535');
               pr.endPort = x.endPort;
             }
-            rule.ports!.push(pr);
+            return pr;
           });
+          if (ports) rule.ports = ports;
         }
-      }
-      ingress.push(rule);
-    });
+        return rule;
+      }) ?? [];
   }
   if (errors.length > 0) return { errors };
   return { policy: { id: id!, selector, ingress } };
