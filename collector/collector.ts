@@ -37,7 +37,6 @@ export class Collector {
   /** Prompt fetches of new resources wait here when `concurrency` of them are already in flight. */
   readonly #queue: Resource[] = [];
   #promptInFlight = 0;
-  #stopped = false;
   #health: CollectorHealth = { cycles: 0, lastCycleAt: null, lastCycleMs: null };
 
   constructor(opts: CollectorOptions) {
@@ -65,18 +64,17 @@ export class Collector {
       if (change.kind === 'removed') this.#logger.info({ id: change.resource.id, url: change.resource.url }, 'resource removed');
       else {
         this.#logger.info({ id: change.resource.id, url: change.resource.url }, change.kind === 'added' ? 'resource added' : 'resource replaced');
-        if (!this.#stopped && this.#scheduler.running) this.#fetchSoon(change.resource);
+        // Not before start() nor after stop(): stop() clears `running` before its first await.
+        if (this.#scheduler.running) this.#fetchSoon(change.resource);
       }
     });
   }
 
   start(): void {
-    this.#stopped = false;
     this.#scheduler.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
     this.#queue.length = 0;
     await this.#scheduler.stop();
   }

@@ -4,8 +4,7 @@
 // invalid UTF-8, an endless or enormous body, nothing at all) ends as a FetchResult, never a throw.
 import { DeadlineExceeded, classifyError, elapsedMs, getOnce } from '../shared/checks.ts';
 
-export const FETCH_REASONS = ['timeout', 'refused', 'reset', 'unreachable', 'dns', 'tls', 'http-status', 'not-json', 'too-large', 'error'] as const;
-export type FetchReason = (typeof FETCH_REASONS)[number];
+export type FetchReason = 'timeout' | 'refused' | 'reset' | 'unreachable' | 'dns' | 'tls' | 'http-status' | 'not-json' | 'too-large' | 'error';
 
 export interface FetchError {
   reason: FetchReason;

@@ -35,7 +35,6 @@ export interface Outcome {
 export class ResponseCache {
   readonly #store: ResourceStore;
   readonly #slots = new Map<string, Slot>();
-  readonly #listeners: (() => void)[] = [];
   readonly #coalesceMs: number;
   /** The document up to `generatedAt`, the version it shows and when it was assembled. */
   #built: { prefix: Buffer; version: number; at: number } | undefined;
@@ -56,11 +55,6 @@ export class ResponseCache {
       else this.#slots.set(change.resource.id, { entry: pendingEntry(change.resource.url), text: undefined });
       this.#changed(true);
     });
-  }
-
-  /** Called after every change of the document (e.g. to push updates). */
-  onChange(listener: () => void): void {
-    this.#listeners.push(listener);
   }
 
   /** Increases on every change; usable as an ETag. */
@@ -144,6 +138,5 @@ export class ResponseCache {
   #changed(structural: boolean): void {
     if (structural) this.#built = undefined;
     this.#version++;
-    for (const l of this.#listeners) l();
   }
 }
