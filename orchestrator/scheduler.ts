@@ -22,16 +22,15 @@ import type { DelayRecord, Store, StoredDeployment, TaskRecord } from './state/s
 import { BACKOFF_STATES, configVersionOf, isDelayed, nextDelay } from './launch-queue/backoff.ts';
 import { buildPlan, restartStrategy, type AppChange } from './deployment/plan.ts';
 import type { HealthMonitor } from './health/monitor.ts';
+import type { HealthCheckResult } from './health/types.ts';
 import { ReadinessChecker, type ReadinessResult } from './health/readiness.ts';
 
-export interface HealthResult {
-  alive: boolean;
-  consecutiveFailures: number;
-  firstSuccess: string | null;
-  lastFailure: string | null;
-  lastSuccess: string | null;
-  lastFailureCause?: string | null;
-  instanceId: string;
+/** A task's health as the scheduler keeps it: one result per health check. */
+export type HealthResult = HealthCheckResult;
+
+/** Healthy: at least one check, and every check alive. */
+function allAlive(results: readonly HealthResult[] | undefined): boolean {
+  return results !== undefined && results.length > 0 && results.every((r) => r.alive);
 }
 
 export interface SchedulerOptions {
@@ -328,22 +327,27 @@ export class Scheduler {
   isHealthy(t: TaskRecord, app: AppDefinition | undefined): boolean {
     if (t.state !== 'TASK_RUNNING') return false;
     if (!app || app.healthChecks.length === 0) return true;
-    const r = this.health.get(t.id);
-    return r !== undefined && r.length > 0 && r.every((x) => x.alive);
+    return allAlive(this.health.get(t.id));
+  }
+
+  /** Staged (staging or starting), running, healthy and unhealthy (health results, not all alive) tasks. */
+  countTasks(tasks: Iterable<TaskRecord>): { staged: number; running: number; healthy: number; unhealthy: number } {
+    const c = { staged: 0, running: 0, healthy: 0, unhealthy: 0 };
+    for (const t of tasks) {
+      if (t.state === 'TASK_STAGING' || t.state === 'TASK_STARTING') c.staged++;
+      if (t.state === 'TASK_RUNNING') c.running++;
+      const r = this.health.get(t.id);
+      if (r && r.length > 0) {
+        if (allAlive(r)) c.healthy++;
+        else c.unhealthy++;
+      }
+    }
+    return c;
   }
 
   counts(appId: string): { tasksStaged: number; tasksRunning: number; tasksHealthy: number; tasksUnhealthy: number } {
-    let staged = 0, running = 0, healthy = 0, unhealthy = 0;
-    for (const t of this.appTasks(appId)) {
-      if (t.state === 'TASK_STAGING' || t.state === 'TASK_STARTING') staged++;
-      if (t.state === 'TASK_RUNNING') running++;
-      const r = this.health.get(t.id);
-      if (r && r.length > 0) {
-        if (r.every((x) => x.alive)) healthy++;
-        else unhealthy++;
-      }
-    }
-    return { tasksStaged: staged, tasksRunning: running, tasksHealthy: healthy, tasksUnhealthy: unhealthy };
+    const c = this.countTasks(this.#byApp.get(appId)?.values() ?? []);
+    return { tasksStaged: c.staged, tasksRunning: c.running, tasksHealthy: c.healthy, tasksUnhealthy: c.unhealthy };
   }
 
   // ------------------------------------------------------------------------------------------
@@ -515,8 +519,10 @@ export class Scheduler {
   /** Used by the health checkers: results of one task; `kill` replaces an unhealthy one. */
   setHealth(taskId: string, results: HealthResult[]): void {
     if (!this.tasks.has(taskId)) return;
+    const was = allAlive(this.health.get(taskId));
     this.health.set(taskId, results);
-    this.schedule();
+    // Only healthy or not matters to deployments: every successful check must not cost a reconcile pass.
+    if (allAlive(results) !== was) this.schedule();
   }
 
   async killTask(t: TaskRecord, reason: string): Promise<void> {
@@ -643,13 +649,15 @@ export class Scheduler {
       const busy = new Set<string>();
       for (const d of [...this.deployments.values()]) {
         this.#progress(d);
-        const step = d.steps[d.currentStep];
-        if (this.deployments.has(d.id) && step) for (const a of step.actions) busy.add(a.app);
+        // Every app of a step is among the deployment's affected apps (buildPlan makes both from one list).
         if (this.deployments.has(d.id)) for (const a of d.affectedApps) busy.add(a);
       }
       for (const app of this.apps.values()) if (!busy.has(app.id)) this.#scaleTo(app);
       // Tasks of apps that no longer exist (e.g. after a forced cancel of a stop).
-      for (const t of this.tasks.values()) if (!this.apps.has(t.appId) && !busy.has(t.appId) && !t.killing) void this.killTask(t, 'app removed');
+      for (const [appId, tasks] of this.#byApp) {
+        if (this.apps.has(appId) || busy.has(appId)) continue;
+        for (const t of tasks.values()) if (!t.killing) void this.killTask(t, 'app removed');
+      }
     } catch (err) {
       this.#o.logger.error({ err }, 'reconcile failed');
     }
@@ -661,13 +669,17 @@ export class Scheduler {
   }
 
   /** Launches or kills tasks so that `app.instances` are active; true when all are running (healthy). */
-  #scaleTo(app: AppDefinition): boolean {
+  #scaleTo(app: AppDefinition): void {
     const live = this.appTasks(app.id).filter((t) => !t.killing);
     if (live.length > app.instances) {
       for (const t of this.#killOrder(live, app).slice(0, live.length - app.instances)) void this.killTask(t, 'scaling down');
     } else if (live.length < app.instances) {
       this.#launchUpTo(app, app.instances - live.length);
     }
+  }
+
+  /** True when exactly `instances` tasks run, none being killed, all healthy and ready (a Scale step's end). */
+  #scaled(app: AppDefinition): boolean {
     const all = this.appTasks(app.id);
     return all.length === app.instances && all.every((t) => !t.killing && this.isHealthy(t, app) && this.isReady(t, app));
   }
@@ -676,8 +688,8 @@ export class Scheduler {
   #killOrder(tasks: TaskRecord[], app: AppDefinition): TaskRecord[] {
     const weight = (s: string) => (s === 'TASK_STAGING' ? 1 : s === 'TASK_STARTING' ? 2 : s === 'TASK_RUNNING' ? 3 : 4);
     const youngest = app.killSelection !== 'OLDEST_FIRST';
-    // Ties (same millisecond) are broken by launch order: tasks are kept in insertion order.
-    const seq = new Map(this.appTasks(app.id).map((t, i) => [t.id, i]));
+    // Ties (same millisecond) are broken by launch order: callers pass tasks in insertion order.
+    const seq = new Map(tasks.map((t, i) => [t.id, i]));
     const age = (a: TaskRecord, b: TaskRecord) => a.stagedAt.localeCompare(b.stagedAt) || (seq.get(a.id) ?? 0) - (seq.get(b.id) ?? 0);
     return [...tasks].sort((a, b) => weight(a.state) - weight(b.state) || (youngest ? age(b, a) : age(a, b)));
   }
@@ -701,7 +713,8 @@ export class Scheduler {
   }
 
   #launchUpTo(app: AppDefinition, count: number): void {
-    count = Math.min(count, this.#placementLimit(app) - this.appTasks(app.id).length);
+    if (count <= 0) return; // the common case in a rolling restart's every pass
+    count = Math.min(count, this.#placementLimit(app) - (this.#byApp.get(app.id)?.size ?? 0));
     if (count <= 0) return;
     if (!this.queueSince.has(app.id)) this.queueSince.set(app.id, new Date().toISOString());
     if (isDelayed(app, this.delays.get(app.id), Date.now())) return;
@@ -766,7 +779,10 @@ export class Scheduler {
         case 'StartApplication':
           break;
         case 'ScaleApplication':
-          if (app) done = this.#scaleTo(app) && done;
+          if (app) {
+            this.#scaleTo(app);
+            done = this.#scaled(app) && done;
+          }
           break;
         case 'RestartApplication':
           if (app) done = this.#restart(d, app) && done;
@@ -799,8 +815,9 @@ export class Scheduler {
       this.resetDelay(app.id, false);
       this.#dirtyDeployments.set(d.id, d);
     }
-    const news = this.appTasks(app.id).filter((t) => isNew(t) && !t.killing);
-    const olds = this.appTasks(app.id).filter((t) => !isNew(t));
+    const current = this.appTasks(app.id);
+    const news = current.filter((t) => isNew(t) && !t.killing);
+    const olds = current.filter((t) => !isNew(t));
     const ready = news.filter((t) => this.isHealthy(t, app) && this.isReady(t, app)).length;
     while (st.readyCounted < ready) {
       st.readyCounted++;

@@ -9,7 +9,7 @@ import type { Logger } from '../shared/logger.ts';
 import { EventBus } from './events/bus.ts';
 import { openDatabase } from './state/db.ts';
 import { Store } from './state/store.ts';
-import { SLAVE_ID, Scheduler, type HealthResult } from './scheduler.ts';
+import { SLAVE_ID, Scheduler } from './scheduler.ts';
 import { HealthMonitor } from './health/monitor.ts';
 import { healthCallbacks } from './health/wire.ts';
 import type { Executor } from './tasks/types.ts';
@@ -105,7 +105,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
     logger: opts.logger,
     ...healthCallbacks({
       publish: (type, fields, timestamp) => bus.publish(type, fields, timestamp),
-      setHealth: (taskId, results) => scheduler.setHealth(taskId, results as HealthResult[]),
+      setHealth: (taskId, results) => scheduler.setHealth(taskId, results),
       kill: (taskId, reason) => {
         const t = scheduler.tasks.get(taskId);
         if (t) void scheduler.killTask(t, `unhealthy: ${reason}`);

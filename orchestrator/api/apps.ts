@@ -68,18 +68,8 @@ export function appInfo(s: Scheduler, app: AppDefinition, want: Set<string>): Re
   if (want.has('taskStats')) {
     const tasks = s.appTasks(app.id);
     const stats = (ts: TaskRecord[]) => {
-      const c = { staged: 0, running: 0, healthy: 0, unhealthy: 0 };
-      for (const t of ts) {
-        if (t.state === 'TASK_STAGING' || t.state === 'TASK_STARTING') c.staged++;
-        if (t.state === 'TASK_RUNNING') c.running++;
-        const h = s.health.get(t.id);
-        if (h && h.length) {
-          if (h.every((x) => x.alive)) c.healthy++;
-          else c.unhealthy++;
-        }
-      }
       const lt = lifeTime(ts);
-      return { stats: { counts: c, ...(lt ? { lifeTime: lt } : {}) } };
+      return { stats: { counts: s.countTasks(ts), ...(lt ? { lifeTime: lt } : {}) } };
     };
     const cfg = configVersionOf(app);
     const scaledAt = app.versionInfo?.lastScalingAt ?? app.version;
