@@ -28,6 +28,8 @@ export interface PlannedApp {
   port: number;
   /** URL path of its status document (probes: /status; collector: /responses). */
   statusPath: string;
+  /** What it checks → the scenario app checked: probes: target URL as configured; collector: resource id. */
+  targets: Map<string, string>;
   definition: Record<string, unknown>;
 }
 
@@ -63,11 +65,14 @@ export function planApps(s: ScenarioDoc, programs: Programs, layout: Layout, res
   return s.apps.map((a) => {
     const port = portOf(a);
     let argv: string[];
+    const targets = new Map<string, string>();
     if (a.kind === 'probe') {
       const urls = a.probes.map((t) => statusUrl(byName.get(t)!));
+      a.probes.forEach((t, i) => targets.set(urls[i]!, t));
       argv = [...programs.probe, `--urls=${urls.join(',')}`, `--http-address=${listen}`, `--http-port=${port}`, `--http-probe-seconds=${probeSeconds}`, `--timeout-seconds=${timeoutSeconds}`];
     } else if (a.kind === 'collector') {
       const resources = a.collects.map((t) => ({ id: t, url: statusUrl(byName.get(t)!) }));
+      for (const r of resources) targets.set(r.id, r.id);
       const file = resourcesFile(JSON.stringify(resources, null, 2));
       argv = [...programs.collector, `--resources-file=${file}`, `--http-address=${listen}`, `--http-port=${port}`, `--http-request-seconds=${probeSeconds}`, `--timeout-seconds=${Math.max(timeoutSeconds, 0.5)}`];
     } else {
@@ -99,7 +104,7 @@ export function planApps(s: ScenarioDoc, programs: Programs, layout: Layout, res
       ];
       if (layout.isolated) delete (definition.healthChecks as Record<string, unknown>[])[0]!.portIndex;
     }
-    return { name: a.name, short: shortName(a), kind: a.kind, marathonId: appId(s, a), port, statusPath: a.kind === 'probe' ? '/status' : a.kind === 'collector' ? '/responses' : '/', definition };
+    return { name: a.name, short: shortName(a), kind: a.kind, marathonId: appId(s, a), port, statusPath: a.kind === 'probe' ? '/status' : a.kind === 'collector' ? '/responses' : '/', targets, definition };
   });
 }
 

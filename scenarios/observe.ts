@@ -37,7 +37,7 @@ export async function observe(located: Located[], timeoutMs = 1500): Promise<Map
     located.map(async (l) => {
       if (l.app.kind === 'probe') {
         try {
-          const doc = (await getJson(`${l.base}/status`, timeoutMs)) as { status?: { targets?: ProbeTarget[] } };
+          const doc = (await getJson(`${l.base}${l.app.statusPath}`, timeoutMs)) as { status?: { targets?: ProbeTarget[] } };
           for (const t of doc.status?.targets ?? []) {
             const to = l.targets.get(t.url);
             if (!to) continue;
@@ -52,7 +52,7 @@ export async function observe(located: Located[], timeoutMs = 1500): Promise<Map
         }
       } else if (l.app.kind === 'collector') {
         try {
-          const doc = (await getJson(`${l.base}/responses`, timeoutMs)) as { responses?: Record<string, { error?: { reason?: string } | null; fetchedAt?: string | null; statusCode?: number | null } | null> };
+          const doc = (await getJson(`${l.base}${l.app.statusPath}`, timeoutMs)) as { responses?: Record<string, { error?: { reason?: string } | null; fetchedAt?: string | null; statusCode?: number | null } | null> };
           for (const to of l.targets.values()) {
             const r = doc.responses?.[to];
             out.set(edgeKey(l.app.name, to), !r || r.fetchedAt === null ? { verdict: 'unknown', reason: 'not fetched yet', changedAt: null } : r.error ? { verdict: 'deny', reason: r.error.reason ?? 'error', changedAt: null } : { verdict: 'allow', reason: 'ok', changedAt: null });

@@ -80,22 +80,12 @@ async function deploy(opts: RunOptions, plan: PlannedApp[]): Promise<Located[]> 
     stream?.stop();
   }
   const located: Located[] = [];
-  const byName = new Map(opts.scenario.apps.map((a) => [a.name, a]));
   for (const app of plan) {
     const tasks = await client.tasks(app.marathonId);
     const running = tasks.find((t) => (t.state ?? 'TASK_RUNNING') === 'TASK_RUNNING') ?? tasks[0];
     const base = running ? baseFor(running, app, opts.isolated) : undefined;
     if (!base) throw new Error(`${app.marathonId} has no running task with an address`);
-    const doc = byName.get(app.name)!;
-    const targets = new Map<string, string>();
-    const args = (app.definition.args as string[] | undefined) ?? [];
-    if (doc.kind === 'probe') {
-      const urls = (args.find((a) => a.startsWith('--urls='))?.slice('--urls='.length) ?? '').split(',');
-      doc.probes.forEach((t, i) => targets.set(urls[i]!, t));
-    } else if (doc.kind === 'collector') {
-      for (const t of doc.collects) targets.set(t, t);
-    }
-    located.push({ app, base, targets });
+    located.push({ app, base, targets: app.targets });
   }
   return located;
 }

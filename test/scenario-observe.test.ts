@@ -36,6 +36,8 @@ describe('observing a scenario on loopback', () => {
       base: `http://127.0.0.1:${p.port}`,
       targets: new Map((s.apps.find((a) => a.name === p.name) as { probes: string[] }).probes.map((t) => [`http://127.0.0.1:${ports.get(t)}/status`, t])),
     }));
+    // The plan knows the same targets (the runner uses them rather than parsing --urls back).
+    for (const l of located) expect(l.app.targets).toEqual(l.targets);
     const edges = scenarioEdges(s);
     const allow = expectedVerdicts(s, s.steps[0]!, 0);
     const first = await settle({ edges, expected: allow, observe: () => observe(located), appliedAt: Date.now(), deadlineMs: 15_000, holdMs: 500, pollMs: 100 });
