@@ -130,15 +130,21 @@ export class OrchestratorClient {
     return { stop: () => ac.abort() };
   }
 
-  /** Waits until a deployment is gone from /v2/deployments (finished or cancelled). */
-  async waitDeployment(id: string, deadlineMs: number, onTick?: () => void): Promise<void> {
+  /**
+   * Waits until a deployment is gone from /v2/deployments (finished or cancelled), or until
+   * `done()` says the caller learnt the outcome otherwise (the event stream). Throws 'interrupted'
+   * once `signal` aborts.
+   */
+  async waitDeployment(id: string, deadlineMs: number, opts: { done?: () => boolean; signal?: AbortSignal } = {}): Promise<void> {
     const end = Date.now() + deadlineMs;
     while (Date.now() < end) {
+      if (opts.done?.()) return;
+      if (opts.signal?.aborted) throw new Error('interrupted');
       const list = await this.deployments();
       if (!list.some((d) => d.id === id)) return;
-      onTick?.();
       await new Promise((r) => setTimeout(r, 250));
     }
+    if (opts.done?.()) return;
     throw new Error(`deployment ${id} did not finish within ${Math.round(deadlineMs / 1000)} s`);
   }
 

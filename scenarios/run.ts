@@ -67,14 +67,9 @@ async function deploy(opts: RunOptions, plan: PlannedApp[]): Promise<Located[]> 
     deploymentId = await client.putGroup(group);
     log(`deploying ${group.id} (deployment ${deploymentId})`);
     for (const e of events) if (e.id === deploymentId) outcome = { ok: e.eventType === 'deployment_success' };
-    const end = Date.now() + 120_000;
-    while (!outcome && Date.now() < end) {
-      if (opts.signal?.aborted) throw new Error('interrupted');
-      const running = await client.deployments();
-      if (!running.some((d) => d.id === deploymentId)) outcome ??= { ok: true };
-      else await new Promise((r) => setTimeout(r, 250));
-    }
-    if (!outcome) throw new Error(`deployment ${deploymentId} did not finish within 120 s`);
+    // Gone from /v2/deployments without an event seen: it finished.
+    await client.waitDeployment(deploymentId, 120_000, { done: () => outcome !== undefined, ...(opts.signal ? { signal: opts.signal } : {}) });
+    outcome ??= { ok: true };
     if (!outcome.ok) throw new Error(`deployment ${deploymentId} failed`);
   } finally {
     stream?.stop();
