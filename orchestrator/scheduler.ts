@@ -114,6 +114,16 @@ function reasonOf(err: unknown): string {
   return details.length ? `${message}: ${details.map((d) => `${d.path} ${d.errors.join(', ')}`).join('; ')}` : message;
 }
 
+/** The apps with these changes applied (null removes an app). */
+function withChanges(apps: ReadonlyMap<string, AppDefinition>, changes: Iterable<[string, AppDefinition | null]>): Map<string, AppDefinition> {
+  const out = new Map(apps);
+  for (const [id, app] of changes) {
+    if (app) out.set(id, app);
+    else out.delete(id);
+  }
+  return out;
+}
+
 /** The deepest group that holds every one of `ids`. */
 function commonGroupOf(ids: string[]): string {
   let common: string | undefined;
@@ -179,12 +189,6 @@ export class Scheduler {
 
   get bus(): EventBus {
     return this.#bus;
-  }
-  get executor(): Executor {
-    return this.#o.executor;
-  }
-  get hostname(): string {
-    return this.#o.hostname;
   }
 
   /** Loads state; kills process groups left by a previous run and forgets their tasks (replace, not adopt). */
@@ -386,11 +390,7 @@ export class Scheduler {
     try {
       if (!group.dryRun) this.#checkLocks(changes.map((c) => c.id), force);
       for (const c of changes) if (c.target) c.target = this.#assignServicePorts(c.target, changes);
-      const targetApps = new Map(this.apps);
-      for (const c of changes) {
-        if (c.target) targetApps.set(c.id, c.target);
-        else targetApps.delete(c.id);
-      }
+      const targetApps = withChanges(this.apps, changes.map((c) => [c.id, c.target]));
       groups = this.#targetGroups(changes, group, version);
       const targetGroups = new Map(this.groups);
       for (const id of groups.remove) targetGroups.delete(id);
@@ -489,8 +489,7 @@ export class Scheduler {
   }
 
   /** Kills tasks; with scale the app's instances shrink by the number killed (a deployment). */
-  killTasks(appTasks: TaskRecord[], opts: { scale: boolean; wipe: boolean; force: boolean }): DeploymentResult | null {
-    if (opts.scale && opts.wipe) throw new ApiError(400, { message: 'You cannot use scale and wipe at the same time.' });
+  killTasks(appTasks: TaskRecord[], opts: { scale: boolean; force: boolean }): DeploymentResult | null {
     if (!opts.scale) {
       for (const t of appTasks) void this.killTask(t, 'killed through the API');
       return null;
@@ -1013,11 +1012,7 @@ export class Scheduler {
   planJson(d: StoredDeployment): Record<string, unknown> {
     const cached = this.#plans.get(d.id);
     if (cached) return { ...cached, steps: d.steps };
-    const root = (over: Record<string, AppDefinition | null>) => {
-      const apps = new Map([...this.apps].filter(([id]) => !(id in over)));
-      for (const [id, app] of Object.entries(over)) if (app) apps.set(id, app);
-      return groupTree('/', apps, this.groups);
-    };
+    const root = (over: Record<string, AppDefinition | null>) => groupTree('/', withChanges(this.apps, Object.entries(over)), this.groups);
     const plan = { id: d.id, original: root(d.original), target: root(d.target), steps: d.steps, version: d.version };
     this.#plans.set(d.id, plan);
     return plan;

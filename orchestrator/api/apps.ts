@@ -1,11 +1,12 @@
 // /v2/apps: create, list (cmd, id, label, embed), group listing, get, versions, update (PUT/PATCH,
 // single and array), restart, delete, and the app's tasks (JSON, text/plain, kill).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, canonicalPath, idErrors, invalidJson, notValid, parseApp, safePath, toMergeBase, type AppDefinition, type JsonObject, type ParseOptions } from '../state/app-definition.ts';
+import { ApiError, canonicalPath, invalidJson, parseApp, safePath, toMergeBase, type AppDefinition, type JsonObject, type ParseOptions } from '../state/app-definition.ts';
+import { groupNotFound, isWithin, pathId } from '../state/group.ts';
 import type { Scheduler } from '../scheduler.ts';
 import type { TaskRecord } from '../state/store.ts';
 import { configVersionOf } from '../launch-queue/backoff.ts';
-import { bool, clientIp, embeds, many, one, parseLabelSelector, q, requireBody, sendDeployment } from './common.ts';
+import { bool, clientIp, embeds, many, one, parseLabelSelector, q, requireBody, sendDeployment, uriNotFound } from './common.ts';
 
 export interface AppsApiOptions {
   scheduler: Scheduler;
@@ -16,13 +17,6 @@ function notFound(id: string): ApiError {
   return new ApiError(404, { message: `App '${id}' does not exist` });
 }
 
-/** Canonical app id from a URL path segment (422 when malformed). */
-function pathId(raw: string): string {
-  const trimmed = raw.replace(/\/+$/, '');
-  const errs = idErrors(trimmed);
-  if (errs.length) throw notValid([{ path: '/id', errors: errs }]);
-  return canonicalPath(trimmed) ?? `/${trimmed}`;
-}
 
 export function wantsText(req: FastifyRequest): boolean {
   const accept = req.headers.accept ?? '';
@@ -90,6 +84,9 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   const s = opts.scheduler;
   const parse = (body: unknown, pid?: string) => parseApp(body, { ...opts.parseDefaults, now: new Date().toISOString(), ...(pid !== undefined ? { pathId: pid } : {}) });
 
+  /** The definition a PUT/PATCH asks for: merged onto the existing app (partial update), or as given. */
+  const definitionOf = (existing: AppDefinition | undefined, o: JsonObject, id: string, merge: boolean) => (existing && merge ? parse(toMergeBase(existing, o), id) : parse(o, id));
+
   const apiPost = (req: FastifyRequest, def: AppDefinition) => s.bus.publish('api_post_event', { clientIp: clientIp(req), uri: req.url.split('?')[0], appDefinition: def });
 
   const list = async (req: FastifyRequest) => {
@@ -133,7 +130,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       const id = pathId(o.id);
       const existing = s.apps.get(id);
       if (patch && !existing) throw notFound(id);
-      const def = existing && (partial || patch) ? parse(toMergeBase(existing, o), id) : parse(o, id);
+      const def = definitionOf(existing, o, id, partial || patch);
       return { id, target: s.versioned(existing, def, false, version) };
     });
     const r = s.deploy(changes, bool(q(req).force));
@@ -154,22 +151,24 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
     return { kind: 'app', id: r };
   };
   const rest = (req: FastifyRequest) => (req.params as { '*': string })['*'];
-  const uriNotFound = (req: FastifyRequest) => new ApiError(404, { message: `URI not found: ${req.url.split('?')[0]}` });
+  /** The apps beneath group path `raw` (`/a/b`, `a/b/`, `` for all), by id. */
+  const appsUnder = (raw: string) => {
+    const group = canonicalPath(raw) ?? '/';
+    return { group, apps: [...s.apps.values()].filter((a) => isWithin(a.id, group) && a.id !== group).sort((a, b) => a.id.localeCompare(b.id)) };
+  };
 
   app.get('/v2/apps/*', async (req, reply) => {
     if (rest(req).replace(/\/+$/, '') === '') return list(req);
     const r = route(rest(req));
     const query = q(req);
     if (r.kind === 'group') {
-      const prefix = (canonicalPath(r.id) ?? '/').replace(/\/?$/, '/');
+      const { group, apps } = appsUnder(r.id);
       const want = embeds(many(query.embed)).add('counts').add('deployments');
-      const apps = [...s.apps.values()].filter((a) => a.id.startsWith(prefix)).sort((a, b) => a.id.localeCompare(b.id));
-      if (prefix !== '/' && apps.length === 0) throw new ApiError(404, { message: `Group '${prefix.slice(0, -1)}' does not exist` });
+      if (group !== '/' && apps.length === 0) throw groupNotFound(group);
       return { '*': apps.map((a) => appInfo(s, a, want)) };
     }
     if (r.kind === 'tasks' && (r.id === '*' || r.id.endsWith('/*'))) {
-      const prefix = (canonicalPath(r.id.slice(0, -1)) ?? '/').replace(/\/?$/, '/');
-      const apps = [...s.apps.values()].filter((x) => x.id.startsWith(prefix)).sort((x, y) => x.id.localeCompare(y.id));
+      const { apps } = appsUnder(r.id.slice(0, -1));
       if (wantsText(req)) return reply.type('text/plain; charset=utf-8').send(textListing(s, apps));
       return { tasks: apps.flatMap((x) => s.appTasks(x.id).map((t) => s.taskJson(t))) };
     }
@@ -211,8 +210,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       if (!old) throw notFound(id);
       const { versionInfo: _vi, ...rest } = old;
       def = { ...rest, ports: existing.ports ?? rest.ports } as AppDefinition;
-    } else if (existing && (patch || bool(query.partialUpdate, true))) def = parse(toMergeBase(existing, o), id);
-    else def = parse(o, id);
+    } else def = definitionOf(existing, o, id, patch || bool(query.partialUpdate, true));
     const target = s.versioned(existing, def);
     const result = s.deploy([{ id, target }], force);
     apiPost(req, target);
@@ -250,7 +248,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       const host = one(query.host);
       const victims = s.appTasks(id).filter((t) => !host || host === '*' || t.host === host);
       const snapshot = victims.map((t) => s.taskJson(t));
-      const res = s.killTasks(victims, { scale, wipe, force });
+      const res = s.killTasks(victims, { scale, force });
       if (res) return sendDeployment(reply, res);
       return { tasks: snapshot };
     }
@@ -258,7 +256,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       const t = s.tasks.get(r.extra!);
       if (!t || t.appId !== id) throw new ApiError(404, { message: `Task '${r.extra}' does not exist` });
       const snapshot = s.taskJson(t);
-      const res = s.killTasks([t], { scale, wipe, force });
+      const res = s.killTasks([t], { scale, force });
       if (res) return sendDeployment(reply, res);
       return { task: snapshot };
     }

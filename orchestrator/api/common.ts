@@ -7,15 +7,10 @@ import type { DeploymentResult } from '../scheduler.ts';
 /** Installs the JSON parser, cache headers, error handler and 404 handler on `app`. */
 export function installMarathonHttp(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text.trim() === '') {
-      if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') {
-        // Endpoints without a body (restart, tasks/delete with ids is checked later) accept empty.
-        return done(null, undefined);
-      }
-      return done(null, undefined);
-    }
+    // An empty body is no body (restart and other endpoints without one); requireBody() refuses it where one is needed.
+    if (text.trim() === '') return done(null, undefined);
     try {
       done(null, JSON.parse(text) as unknown);
     } catch (err) {
@@ -29,7 +24,7 @@ export function installMarathonHttp(app: FastifyInstance): void {
     return payload;
   });
   app.setNotFoundHandler((req, reply) => {
-    void reply.code(404).send({ message: `URI not found: ${req.url.split('?')[0]}` });
+    void reply.code(404).send(uriNotFound(req).body);
   });
   app.setErrorHandler((err: FastifyError | ApiError, req, reply) => {
     if (err instanceof ApiError) {
@@ -44,6 +39,11 @@ export function installMarathonHttp(app: FastifyInstance): void {
     req.log.error({ err, url: req.url }, 'request failed');
     return reply.code(500).send({ message: 'An unexpected error occurred' });
   });
+}
+
+/** Marathon's 404 for a path no route serves. */
+export function uriNotFound(req: FastifyRequest): ApiError {
+  return new ApiError(404, { message: `URI not found: ${req.url.split('?')[0]}` });
 }
 
 export function requireBody(body: unknown): unknown {

@@ -39,7 +39,7 @@ export async function tasksApi(app: FastifyInstance, opts: { scheduler: Schedule
       if (t) found.push(t);
     }
     const snapshot = found.map((t) => s.taskJson(t));
-    const res = s.killTasks(found, { scale, wipe, force: bool(query.force) });
+    const res = s.killTasks(found, { scale, force: bool(query.force) });
     if (res) return sendDeployment(reply, res);
     return { tasks: snapshot };
   });

@@ -54,13 +54,18 @@ export function groupNotFound(id: string, version?: string): ApiError {
   return new ApiError(404, { message: version ? `Group '${id}' does not exist in version ${version}` : `Group '${id}' does not exist` });
 }
 
-/** Canonical group id of a URL path (`''` is the root); 422 when malformed. */
-export function groupPathId(raw: string): string {
-  const trimmed = raw.replace(/^\/+|\/+$/g, '');
-  if (trimmed === '') return '/';
+/** Canonical app or group id from a URL path (422 when malformed). */
+export function pathId(raw: string): string {
+  const trimmed = raw.replace(/\/+$/, '');
   const errs = idErrors(trimmed);
   if (errs.length) throw notValid([{ path: '/id', errors: errs }]);
   return canonicalPath(trimmed) ?? `/${trimmed}`;
+}
+
+/** Canonical group id of a URL path (`''` is the root); 422 when malformed. */
+export function groupPathId(raw: string): string {
+  const trimmed = raw.replace(/^\/+|\/+$/g, '');
+  return trimmed === '' ? '/' : pathId(trimmed);
 }
 
 type AppParse = Omit<ParseOptions, 'now' | 'pathId'>;
