@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { groupDocument, groupId, planApps, type PlannedApp, type Programs } from './deploy-plan.ts';
-import { compare, edgeKey, expectedVerdicts, renderTables, scenarioEdges, type Observation } from './matrix.ts';
+import { edgeKey, expectedVerdicts, renderTables, scenarioEdges, type Observation } from './matrix.ts';
 import type { ScenarioDoc } from './model.ts';
 import { observe, type Located } from './observe.ts';
 import type { OrchestratorClient, Task } from './orchestrator-client.ts';
@@ -124,7 +124,7 @@ export async function runScenario(opts: RunOptions): Promise<ScenarioResult> {
         onProgress: (cmp, ms) => opts.progress?.(`  waiting ${(ms / 1000).toFixed(1)} s: ${cmp.wrong} wrong, ${cmp.noValue} no value, ${cmp.correct} correct`),
       });
       if (opts.signal?.aborted) throw new Error('interrupted');
-      const comparison = compare(edges, expected, settled.observed);
+      const { comparison } = settled;
       const stepResult: StepResult = {
         name: step.name,
         ...(step.description ? { description: step.description } : {}),
