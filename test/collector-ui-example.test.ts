@@ -114,6 +114,9 @@ describe.skipIf(!haveChromium)('collector UI: sample data and empty state', () =
     expect(text).toContain(`curl -X POST ${base}/resources`);
     expect(await page.textContent('[data-testid="badge"]')).toBe('live');
     expect((await model(page)).nodes).toEqual([]);
+    // Nothing changes (same ETag on every poll): the model is built once, not again on each poll.
+    await page.waitForFunction(() => (window.__starmap.state.polls as number) >= 3);
+    expect((await model(page)).state.builds).toBe(1);
     await page.close();
   });
 });

@@ -14,6 +14,10 @@ const COLOR_UNKNOWN = '#8b949e';
 const BG = '#0d1117';
 
 const $ = (id) => document.getElementById(id);
+/** Resource ids in natural order (A2 before A10); the same order as localeCompare with these options. */
+const ID_ORDER = new Intl.Collator(undefined, { numeric: true });
+/** Escapes text for HTML content and attribute values. */
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const canvas = $('graph');
 const ctx = canvas.getContext('2d', { alpha: false });
 const tooltip = $('tooltip');
@@ -31,6 +35,7 @@ const state = {
   intervalSeconds: 5,
   empty: false,
   polls: 0,
+  builds: 0, // polls whose document was new (not the same ETag as the last), so the model was rebuilt
   frames: 0,
 };
 const model = { nodes: [], edges: [], matrix: { ids: [], rows: {} }, unmatched: [] };
@@ -82,7 +87,7 @@ function isFailing(entry) {
 
 function buildModel(doc) {
   const responses = doc && typeof doc.responses === 'object' && doc.responses !== null ? doc.responses : {};
-  const ids = Object.keys(responses).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  const ids = Object.keys(responses).sort(ID_ORDER.compare);
   const oldIds = model.nodes.map((n) => n.id).join('\u0000');
   const prevPos = new Map(model.nodes.map((n) => [n.id, n]));
   const prevGeo = new Map(model.edges.map((e) => [e.id, e.geo]));
@@ -218,24 +223,38 @@ const fmtMs = (v) => (typeof v === 'number' ? `${v < 10 ? v.toFixed(1) : Math.ro
 // ---------- polling ----------
 
 let polling = false;
+/**
+ * The ETag and generatedAt of the document the model was last built from. With `cache: 'no-cache'`
+ * the browser revalidates, and on a 304 hands back its cached copy of that very document (same
+ * ETag, same generatedAt), so parsing it and rebuilding the model again would change nothing.
+ */
+let built = { etag: null, generatedAt: '' };
 async function poll() {
   if (polling) return;
   polling = true;
   try {
     const res = await fetch(SOURCE, { cache: 'no-cache', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(4000) });
     if (!res.ok) throw new Error(`GET ${SOURCE} answered HTTP ${res.status}`);
-    const doc = await res.json();
+    const etag = res.headers.get('etag');
+    const same = etag !== null && etag === built.etag;
+    if (same) res.body?.cancel().catch(() => {}); // not needed: let the browser drop it
+    const doc = same ? null : await res.json();
     state.polls++;
     state.connected = true;
     state.error = null;
     state.lastPollOk = Date.now();
-    const gen = Date.parse(doc.generatedAt ?? '');
+    const generatedAt = same ? built.generatedAt : doc.generatedAt;
+    const gen = Date.parse(generatedAt ?? '');
     if (!Number.isNaN(gen)) clockSkew = gen - Date.now();
     state.asOf = Number.isNaN(gen) ? Date.now() : gen;
-    const t0 = performance.now();
-    buildModel(doc);
-    state.buildMs = performance.now() - t0;
-    state.empty = model.nodes.length === 0;
+    if (!same) {
+      const t0 = performance.now();
+      buildModel(doc);
+      state.builds++;
+      state.buildMs = performance.now() - t0;
+      state.empty = model.nodes.length === 0;
+      built = { etag, generatedAt };
+    }
   } catch (err) {
     state.connected = false;
     state.error = `${err instanceof Error ? err.message : String(err)} (${SOURCE})`;
@@ -278,7 +297,22 @@ function updateStaleness() {
 
 // ---------- chrome: badge, overlays, matrix, lists ----------
 
+/** Everything on screen: after each poll. */
 function renderChrome() {
+  renderClock();
+  $('banner').hidden = !EXAMPLE;
+  $('empty').hidden = !(state.empty && !state.error);
+  $('error').hidden = !state.error;
+  if (state.error) $('error-text').textContent = state.error;
+  renderMatrix();
+  renderResources();
+}
+
+/**
+ * The parts that change with the clock alone: the badge (staleness), "as of … · last contact …"
+ * and the details' "… s ago". Also every second between polls; the rest changes only with a poll.
+ */
+function renderClock() {
   const badge = $('badge');
   let cls = 'badge-live';
   let text = 'live';
@@ -289,12 +323,6 @@ function renderChrome() {
   badge.textContent = text;
   badge.dataset.state = state.error && state.polls === 0 ? 'error' : state.stale ? 'stale' : EXAMPLE ? 'example' : 'live';
   $('asof').textContent = state.asOf ? `as of ${fmtTime(state.asOf - clockSkew)}${state.error ? ` · last contact ${ago(new Date(state.lastPollOk ?? 0).toISOString(), Date.now())}` : ''}` : '';
-  $('banner').hidden = !EXAMPLE;
-  $('empty').hidden = !(state.empty && !state.error);
-  $('error').hidden = !state.error;
-  if (state.error) $('error-text').textContent = state.error;
-  renderMatrix();
-  renderResources();
   renderDetails();
 }
 
@@ -312,7 +340,6 @@ function renderMatrix() {
     return;
   }
   const edgeBy = new Map(model.edges.map((e) => [e.id, e]));
-  const esc = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
   let html = '<table class="matrix' + (ids.length > 16 ? ' dense' : '') + (ids.some((id) => id.length > 3) ? ' long' : '') + '" aria-labelledby="matrix-title"><thead><tr><th class="corner" scope="col" title="rows: from, columns: to">from \\ to</th>';
   for (const b of ids) html += `<th scope="col" class="${byId.get(b)?.failing ? 'failing' : ''}" title="${esc(b)}: ${esc(byId.get(b)?.url ?? '')}">${esc(b.length > 18 ? `${b.slice(0, 17)}…` : b)}</th>`;
   html += '</tr></thead><tbody>';
@@ -338,43 +365,46 @@ function renderMatrix() {
   $('summary').textContent = `${allowed} allowed, ${blocked} blocked, ${unknown} unknown · ${model.nodes.filter((n) => n.failing).length} of ${ids.length} resources failing${model.unmatched.length ? ` · ${model.unmatched.length} target(s) that are no resource` : ''}`;
 }
 
+let resourcesHtml = null; // what renderResources last wrote
 function renderResources() {
   const ul = $('resources');
-  const esc = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
   const html = model.nodes.map((n) => {
     const st = n.pending ? '<span class="unknown">pending</span>' : n.failing ? `<span class="bad">failing: ${esc(n.reason)}</span>` : '<span class="ok">ok</span>';
     return `<li data-testid="resource-${esc(n.id)}"><span class="dot" style="background:${n.failing ? COLOR_BAD : n.color}"></span><b>${esc(n.id)}</b> ${st} <span class="url">${esc(n.url ?? '')}</span></li>`;
   }).join('');
-  if (ul.innerHTML !== html) ul.innerHTML = html;
+  // Compared with the last string written, not ul.innerHTML (which re-serialises the DOM, and
+  // never matches once an id or url holds & ' or ").
+  if (html !== resourcesHtml) ul.innerHTML = resourcesHtml = html;
 }
 
 function detailsHtml(h) {
-  const esc = (s) => String(s ?? '—').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const show = (s) => esc(s ?? '—'); // a missing value shows as a dash
   const kv = (pairs) => `<dl class="kv">${pairs.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl>`;
   if (h.kind === 'node') {
     const n = h.item;
-    const st = n.pending ? '<span class="unknown">pending (not fetched yet)</span>' : n.failing ? `<span class="bad">failing: ${esc(n.reason)}</span>` : '<span class="ok">ok</span>';
-    return `<div class="title">${esc(n.id)}</div>${kv([
-      ['state', st], ['url', esc(n.url)], ['statusCode', esc(n.statusCode)],
-      ['error', n.error ? `<span class="bad">${esc(n.error.reason)}: ${esc(n.error.message)}</span>` : n.failing ? esc(n.message) : 'none'],
-      ['fetched', n.fetchedAt ? `${esc(ago(n.fetchedAt))}` : 'never'], ['latency', fmtMs(n.latencyMs)],
-      ['last success', n.lastSuccessAt ? esc(ago(n.lastSuccessAt)) : 'never'],
+    const st = n.pending ? '<span class="unknown">pending (not fetched yet)</span>' : n.failing ? `<span class="bad">failing: ${show(n.reason)}</span>` : '<span class="ok">ok</span>';
+    return `<div class="title">${show(n.id)}</div>${kv([
+      ['state', st], ['url', show(n.url)], ['statusCode', show(n.statusCode)],
+      ['error', n.error ? `<span class="bad">${show(n.error.reason)}: ${show(n.error.message)}</span>` : n.failing ? show(n.message) : 'none'],
+      ['fetched', n.fetchedAt ? `${show(ago(n.fetchedAt))}` : 'never'], ['latency', fmtMs(n.latencyMs)],
+      ['last success', n.lastSuccessAt ? show(ago(n.lastSuccessAt)) : 'never'],
     ])}`;
   }
   const e = h.item;
-  const st = e.status === 'reachable' ? '<span class="ok">reachable</span>' : e.status === 'unreachable' ? `<span class="bad">unreachable: ${esc(e.reason)}</span>` : '<span class="unknown">unknown (no data)</span>';
-  return `<div class="title">${esc(e.from)} → ${esc(e.to)}</div>${kv([
-    ['state', st], ['target', esc(e.url)], ['reason', esc(e.reason)], ['message', esc(e.message)],
-    ['latency', fmtMs(e.latencyMs)], ['statusCode', esc(e.statusCode)],
-    ['changed', e.changedAt ? esc(ago(e.changedAt)) : '—'], ['checked', e.checkedAt ? esc(ago(e.checkedAt)) : '—'],
+  const st = e.status === 'reachable' ? '<span class="ok">reachable</span>' : e.status === 'unreachable' ? `<span class="bad">unreachable: ${show(e.reason)}</span>` : '<span class="unknown">unknown (no data)</span>';
+  return `<div class="title">${show(e.from)} → ${show(e.to)}</div>${kv([
+    ['state', st], ['target', show(e.url)], ['reason', show(e.reason)], ['message', show(e.message)],
+    ['latency', fmtMs(e.latencyMs)], ['statusCode', show(e.statusCode)],
+    ['changed', e.changedAt ? show(ago(e.changedAt)) : '—'], ['checked', e.checkedAt ? show(ago(e.checkedAt)) : '—'],
   ])}`;
 }
 
+let shownDetailsHtml = null; // what renderDetails last wrote (see renderResources)
 function renderDetails() {
   const h = pinned ?? hover;
   const el = $('details');
   const html = h ? detailsHtml(h) : '<p class="hint">Hover or tap a node, an edge or a matrix cell.</p>';
-  if (el.innerHTML !== html) el.innerHTML = html;
+  if (html !== shownDetailsHtml) el.innerHTML = shownDetailsHtml = html;
 }
 
 // ---------- layout and geometry ----------
@@ -735,4 +765,4 @@ await healthz();
 await poll();
 setInterval(poll, POLL_MS);
 setInterval(healthz, 30_000);
-setInterval(() => { updateStaleness(); renderChrome(); }, 1000);
+setInterval(() => { updateStaleness(); renderClock(); }, 1000);
