@@ -14,7 +14,7 @@ import { HostPortAllocator } from './tasks/ports.ts';
 import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from './tasks/types.ts';
 import { TERMINAL_STATES, type TaskState } from './tasks/types.ts';
 import type { Logger } from '../shared/logger.ts';
-import { ApiError, isConfigChange, keepServicePorts, notValid, safePath, type AppDefinition } from './state/app-definition.ts';
+import { ApiError, bridgedMappings, isConfigChange, keepServicePorts, notValid, safePath, type AppDefinition } from './state/app-definition.ts';
 import { ancestorsOf, isWithin, parentOf, type GroupRecord, type GroupTree } from './state/group.ts';
 import { groupTree } from './deployment/group-change.ts';
 import { DependencyGraph } from './deployment/dependencies.ts';
@@ -988,9 +988,9 @@ export class Scheduler {
       throw new ApiError(422, { message: `All ports in the range [${this.#o.localPortMin}-${this.#o.localPortMax}) are already in use` });
     };
     const out: AppDefinition = JSON.parse(JSON.stringify(app)) as AppDefinition;
-    const docker = out.container?.docker;
-    if (docker && docker.network !== 'HOST' && docker.portMappings.length) {
-      docker.portMappings.forEach((m) => {
+    const mappings = bridgedMappings(out);
+    if (mappings) {
+      mappings.forEach((m) => {
         if (m.servicePort === 0) m.servicePort = pick();
       });
     } else if (out.portDefinitions && !out.requirePorts) {
@@ -1062,14 +1062,11 @@ function readinessPort(app: AppDefinition, t: TaskRecord, portName: string): num
     const p = app.ipAddress.discovery.ports.find((x) => x.name === portName);
     return typeof p?.number === 'number' ? p.number : undefined;
   }
-  const d = app.container?.docker;
-  const names = d && d.network !== 'HOST' && d.portMappings.length ? d.portMappings.map((m) => m.name) : (app.portDefinitions ?? []).map((x) => x.name);
+  const names = (bridgedMappings(app) ?? app.portDefinitions ?? []).map((x) => x.name);
   const i = names.indexOf(portName);
   return i < 0 ? undefined : t.ports[i];
 }
 
 export function servicePortsOf(app: AppDefinition): number[] {
-  const d = app.container?.docker;
-  if (d && d.network !== 'HOST' && d.portMappings.length) return d.portMappings.map((m) => m.servicePort);
-  return app.ports ?? [];
+  return bridgedMappings(app)?.map((m) => m.servicePort) ?? app.ports ?? [];
 }

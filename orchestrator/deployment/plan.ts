@@ -47,7 +47,6 @@ export function buildPlan(changes: AppChange[], current: (id: string) => AppDefi
 export interface RestartStrategy {
   killImmediately: number;
   maxCapacity: number;
-  minHealthy: number;
 }
 
 /** §4.3: n target instances, `running` active instances when the step starts. */
@@ -56,5 +55,5 @@ export function restartStrategy(n: number, running: number, minimumHealthCapacit
   let maxCapacity = Math.floor(n * (1 + maximumOverCapacity));
   const killImmediately = Math.max(0, running - minHealthy);
   if (minHealthy === maxCapacity && maxCapacity <= running) maxCapacity += 1;
-  return { killImmediately, maxCapacity, minHealthy };
+  return { killImmediately, maxCapacity };
 }

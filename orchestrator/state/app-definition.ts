@@ -570,12 +570,16 @@ function validateApp(app: AppDefinition, v: Reader, ctx: { cmdGiven: boolean; ar
   if (app.upgradeStrategy && app.ipAddress?.networkName === '') v.add('/ipAddress/networkName', 'must not be empty');
 }
 
+/** The port mappings a bridged docker app's ports are (undefined: its ports are portDefinitions). */
+export function bridgedMappings(app: AppDefinition): PortMapping[] | undefined {
+  const d = app.container?.docker;
+  return d && d.network !== 'HOST' && d.portMappings.length ? d.portMappings : undefined;
+}
+
 /** Names of the app's ports, where readiness checks look their port up. */
 export function appPortNames(app: AppDefinition): string[] {
-  const d = app.container?.docker;
   if (app.ipAddress) return app.ipAddress.discovery.ports.map((p) => p.name).filter((n): n is string => typeof n === 'string');
-  if (d && d.network !== 'HOST' && d.portMappings.length) return d.portMappings.flatMap((m) => (m.name !== undefined ? [m.name] : []));
-  return (app.portDefinitions ?? []).flatMap((p) => (p.name !== undefined ? [p.name] : []));
+  return (bridgedMappings(app) ?? app.portDefinitions ?? []).flatMap((p) => (p.name !== undefined ? [p.name] : []));
 }
 
 /** A definition that asks for service port 0 keeps the port its app already has at that index. */

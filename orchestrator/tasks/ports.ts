@@ -1,7 +1,8 @@
 // Host ports for tasks (reference §7.2): `requirePorts=false` → random ports from the range (random
 // start, walking the range), `requirePorts=true` → exactly the declared ports or a clear failure.
-// A port is handed out only when no other task holds it and a short bind on the probe addresses
-// succeeds (something outside the orchestrator may be listening there).
+// A port is handed out only when no other task holds it; allocate() and require() also check that a
+// short bind on the probe addresses succeeds (something outside the orchestrator may listen there),
+// while take(), the scheduler's synchronous choice in its launch pass, cannot wait for that.
 import net from 'node:net';
 
 export class PortsUnavailableError extends Error {
@@ -67,10 +68,6 @@ export class HostPortAllocator {
     return [...this.#used].sort((a, b) => a - b);
   }
 
-  portsOf(taskId: string): number[] {
-    return this.#byTask.get(taskId) ?? [];
-  }
-
   /** Marks ports as held (tasks adopted after a restart). */
   reserve(taskId: string, ports: number[]): void {
     const held = [...(this.#byTask.get(taskId) ?? []), ...ports];
@@ -93,12 +90,10 @@ export class HostPortAllocator {
     const fixed = declared.filter((p) => p !== 0);
     if (fixed.some((p, i) => this.#used.has(p) || fixed.indexOf(p) !== i)) return null;
     const dynamic = declared.length - fixed.length;
-    const span = this.max - this.min + 1;
-    const start = Math.floor(this.#random() * span);
     const free: number[] = [];
-    for (let i = 0; i < span && free.length < dynamic; i++) {
-      const port = this.min + ((start + i) % span);
-      if (!this.#used.has(port) && !fixed.includes(port)) free.push(port);
+    for (const port of this.#unheld()) {
+      if (free.length >= dynamic) break;
+      if (!fixed.includes(port)) free.push(port);
     }
     if (free.length < dynamic) throw new PortsUnavailableError(`not enough free host ports in ${this.min}-${this.max}: needed ${dynamic}, found ${free.length}`, []);
     const ports = declared.map((p) => (p !== 0 ? p : free.shift()!));
@@ -106,15 +101,22 @@ export class HostPortAllocator {
     return ports;
   }
 
-  /** `n` distinct random free ports from the range, held for `taskId`. */
-  async allocate(taskId: string, n: number): Promise<number[]> {
-    if (n <= 0) return [];
+  /** The range's ports no task holds, once round from a random start (held-ness read as it goes). */
+  *#unheld(): Generator<number> {
     const span = this.max - this.min + 1;
     const start = Math.floor(this.#random() * span);
-    const picked: number[] = [];
-    for (let i = 0; i < span && picked.length < n; i++) {
+    for (let i = 0; i < span; i++) {
       const port = this.min + ((start + i) % span);
-      if (this.#used.has(port)) continue;
+      if (!this.#used.has(port)) yield port;
+    }
+  }
+
+  /** `n` distinct random free ports from the range, held for `taskId` (with the bind test). */
+  async allocate(taskId: string, n: number): Promise<number[]> {
+    if (n <= 0) return [];
+    const picked: number[] = [];
+    for (const port of this.#unheld()) {
+      if (picked.length >= n) break;
       // Hold it before the async probe so concurrent allocations do not pick it too.
       this.#used.add(port);
       if (this.#probe && !(await portBindable(port, this.#hosts))) {
@@ -149,11 +151,5 @@ export class HostPortAllocator {
 
   async #probeOne(port: number): Promise<boolean> {
     return !this.#probe || portBindable(port, this.#hosts);
-  }
-
-  /** Convenience: dynamic ports for zeros, or exactly the declared ports when requirePorts. */
-  async assign(taskId: string, declared: number[], requirePorts: boolean): Promise<number[]> {
-    if (requirePorts && declared.some((p) => p !== 0)) return this.require(taskId, declared);
-    return this.allocate(taskId, declared.length);
   }
 }
