@@ -8,21 +8,12 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { build } from 'esbuild';
+import { PROGRAMS } from './lib/programs.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const dist = join(root, 'dist');
 const cache = join(dist, '.cache');
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
-
-/** Program name → entry file. A program whose entry does not exist yet is skipped. */
-export const PROGRAMS: Record<string, string> = {
-  probe: 'probe/main.ts',
-  collector: 'collector/main.ts',
-  orchestrator: 'orchestrator/main.ts',
-  scenario: 'scenarios/main.ts',
-  // The probe and the collector in one executable (the container image's only runtime).
-  agent: 'scripts/agent-entry.ts',
-};
 
 const nodeVersion = process.version.slice(1);
 

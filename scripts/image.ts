@@ -13,15 +13,15 @@
 //   (printed at the end) to run the image with podman. podman 4 does not read a gzipped archive
 //   itself: `gunzip -c dist/image/starmap-<version>-amd64.tar.gz | podman load` (docker load -i reads it as is).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, createReadStream, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlibConstants, createGzip, createZstdCompress } from 'node:zlib';
+import { VERSION as version } from '../shared/version.ts';
 import { podmanIn, hasPodman } from './lib/podman.ts';
 
 const root = resolve(import.meta.dirname, '..');
-const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 /** The one executable in the image, and the names it answers to (links to it, busybox-style). */
 const AGENT = 'agent';
 const LINKS = ['probe', 'collector'];
@@ -151,7 +151,8 @@ export async function buildImage(opts: { arch: ImageArch; store: string; save: b
   }
 }
 
-const mb = (n: number): string => `${(n / 1e6).toFixed(1)} MB`;
+/** Bytes as megabytes for the summaries (here and in scripts/release.ts). */
+export const mb = (n: number): string => `${(n / 1e6).toFixed(1)} MB`;
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);

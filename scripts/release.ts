@@ -7,21 +7,15 @@
 //   (the image archives' compression: .tar.gz, or .tar.zst about a quarter smaller; see scripts/image.ts)
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { copyFileSync, createReadStream, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { buildImage, type ImageArch } from './image.ts';
+import { VERSION as version } from '../shared/version.ts';
+import { buildImage, mb, type ImageArch } from './image.ts';
 import { hasPodman } from './lib/podman.ts';
+import { PROGRAMS } from './lib/programs.ts';
 
 const root = resolve(import.meta.dirname, '..');
-const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 const out = join(root, 'dist', 'release');
-const PROGRAMS: Record<string, string> = {
-  probe: 'probe/main.ts',
-  collector: 'collector/main.ts',
-  orchestrator: 'orchestrator/main.ts',
-  scenario: 'scenarios/main.ts',
-  agent: 'scripts/agent-entry.ts',
-};
 
 function sha256(file: string): Promise<string> {
   return new Promise((res, rej) => {
@@ -32,8 +26,6 @@ function sha256(file: string): Promise<string> {
       .on('error', rej);
   });
 }
-
-const mb = (n: number): string => `${(n / 1e6).toFixed(1)} MB`;
 
 async function main(): Promise<void> {
   const withImage = !process.argv.includes('--no-image');
