@@ -1,16 +1,16 @@
 // Collector benchmarks, all on loopback: 1,000 resources (each a probe-like /status document of a
 // local HTTP server) fetched every 5 s; GET /responses requests per second at 1,000 resources next
 // to bare fastify routes serving the same JSON; RSS of the built collector at 1,000 resources.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import pino from 'pino';
-import { Pool } from 'undici';
 import { Collector } from '../collector/collector.ts';
 import { ROOT, freePort, start, stopAll, tempDir, waitForHttp } from '../test/helpers/process.ts';
+import { load, rssOf } from './lib/measure.ts';
 import { median, table, writeSection } from './lib/results.ts';
 
 const N = 1000;
@@ -30,29 +30,6 @@ function statusDoc(i: number): string {
     changedAt: '2026-11-21T17:00:00.000Z',
   }));
   return JSON.stringify({ status: { targets } });
-}
-
-function rssOf(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
-async function load(url: string, seconds: number): Promise<number> {
-  const { origin, pathname } = new URL(url);
-  const pool = new Pool(origin, { connections: CONNECTIONS, pipelining: 1 });
-  const end = performance.now() + seconds * 1000;
-  let count = 0;
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (performance.now() < end) {
-        const res = await pool.request({ path: pathname, method: 'GET' });
-        await res.body.text();
-        count++;
-      }
-    }),
-  );
-  await pool.close();
-  return count / seconds;
 }
 
 async function healthz(base: string): Promise<{ cycles: number; lastCycleMs: number | null }> {
@@ -100,14 +77,14 @@ async function main(): Promise<void> {
   bare.get('/text', async (_q, reply) => reply.type('application/json; charset=utf-8').send(body));
   await bare.listen({ port: 0, host: '127.0.0.1' });
   const bareBase = `http://127.0.0.1:${(bare.server.address() as net.AddressInfo).port}`;
-  await load(`${base}/responses`, 1);
-  await load(`${bareBase}/text`, 1);
+  await load(`${base}/responses`, 1, CONNECTIONS);
+  await load(`${bareBase}/text`, 1, CONNECTIONS);
   // Interleaved one-second slices, so that noise from other work on the machine hits all three alike.
   const rates: Record<'collector' | 'text' | 'object', number[]> = { collector: [], text: [], object: [] };
   for (let round = 0; round < 5; round++) {
-    rates.collector.push(await load(`${base}/responses`, 1));
-    rates.text.push(await load(`${bareBase}/text`, 1));
-    rates.object.push(await load(`${bareBase}/object`, 1));
+    rates.collector.push(await load(`${base}/responses`, 1, CONNECTIONS));
+    rates.text.push(await load(`${bareBase}/text`, 1, CONNECTIONS));
+    rates.object.push(await load(`${bareBase}/object`, 1, CONNECTIONS));
   }
   const collectorRps = median(rates.collector);
   const bareTextRps = median(rates.text);

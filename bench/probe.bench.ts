@@ -3,18 +3,17 @@
 // (a listener whose accept queue is full, so SYNs are dropped). Each figure is printed next to a
 // baseline measured in the same run.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import pino from 'pino';
-import { Pool } from 'undici';
 import { runBounded } from '../shared/scheduler.ts';
 import { parseTarget, type Target } from '../shared/targets.ts';
 import { Probe } from '../probe/probe.ts';
 import { blackhole } from '../test/helpers/blackhole.ts';
-import { NODE, ROOT, freePort, start, stopAll, waitForHttp } from '../test/helpers/process.ts';
+import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp } from '../test/helpers/process.ts';
+import { load, rssOf } from './lib/measure.ts';
 import { median, percentile, table, writeSection } from './lib/results.ts';
 
 const TIMEOUT_MS = 1000;
@@ -77,29 +76,6 @@ async function probeCycles(targets: Target[], cycles: number): Promise<{ duratio
   return { durations, timeoutLatencies };
 }
 
-function rssOf(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
-async function load(url: string, seconds: number): Promise<number> {
-  const origin = new URL(url).origin;
-  const pool = new Pool(origin, { connections: 16, pipelining: 1 });
-  const end = performance.now() + seconds * 1000;
-  let count = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (performance.now() < end) {
-        const res = await pool.request({ path: new URL(url).pathname, method: 'GET' });
-        await res.body.text();
-        count++;
-      }
-    }),
-  );
-  await pool.close();
-  return count / seconds;
-}
-
 async function main(): Promise<void> {
   const open = net.createServer((c) => c.destroy());
   // A deep accept queue, or the "open" listener itself drops SYNs under a burst of 1,000 connects.
@@ -129,7 +105,7 @@ async function main(): Promise<void> {
   const procs: ReturnType<typeof start>[] = [];
   for (const n of [1000, 10_000]) {
     // 10,000 targets do not fit in one command-line argument (128 KiB): use --urls-file.
-    const file = join(mkdtempSync(join(tmpdir(), 'starmap-bench-')), 'urls.txt');
+    const file = join(tempDir('starmap-bench-'), 'urls.txt');
     writeFileSync(file, (await makeTargets(n, openPort, refusedPort, hole.port)).map((t) => t.url).join('\n'));
     const port = await freePort();
     const p = start(BIN, [`--urls-file=${file}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--http-probe-seconds=1', '--log-level=warn']);
@@ -208,6 +184,7 @@ async function main(): Promise<void> {
   ].join('\n');
   writeSection('Probe', md);
   console.log(md);
+  await stopAll(); // removes the urls files' folders
   process.exit(0);
 }
 
