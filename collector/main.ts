@@ -1,6 +1,6 @@
 // Entry point of the collector program.
 import { createLogger } from '../shared/logger.ts';
-import { isMultiCall } from '../shared/multicall.ts';
+import { isMultiCall, runMain } from '../shared/multicall.ts';
 import { closeOnSignals, listenOrExit } from '../shared/server.ts';
 import { VERSION } from '../shared/version.ts';
 import { createCollectorApp } from './app.ts';
@@ -30,8 +30,5 @@ export async function main(argv: string[]): Promise<void> {
 
 // Start on load, unless the multi-call agent loaded this module to call main itself.
 if (!isMultiCall()) {
-  main(process.argv.slice(2)).catch((err: unknown) => {
-    process.stderr.write(`collector: fatal: ${(err as Error).stack ?? String(err)}\n`);
-    process.exit(1);
-  });
+  void runMain('collector', main);
 }

@@ -1,6 +1,6 @@
 // Entry point of the probe program.
 import { createLogger } from '../shared/logger.ts';
-import { isMultiCall } from '../shared/multicall.ts';
+import { isMultiCall, runMain } from '../shared/multicall.ts';
 import { closeOnSignals, createServer, listenOrExit } from '../shared/server.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseProbeFlags } from './flags.ts';
@@ -27,8 +27,5 @@ export async function main(argv: string[]): Promise<void> {
 
 // Start on load, unless the multi-call agent loaded this module to call main itself.
 if (!isMultiCall()) {
-  main(process.argv.slice(2)).catch((err: unknown) => {
-    process.stderr.write(`probe: fatal: ${(err as Error).stack ?? String(err)}\n`);
-    process.exit(1);
-  });
+  void runMain('probe', main);
 }

@@ -6,7 +6,7 @@
 // Each program keeps its own flags, --help, --version, exit codes and messages. Only the chosen
 // program's modules are loaded (dynamic import; esbuild keeps them lazy inside the bundle).
 import { basename } from 'node:path';
-import { markMultiCall } from '../shared/multicall.ts';
+import { markMultiCall, runMain } from '../shared/multicall.ts';
 import { VERSION } from '../shared/version.ts';
 
 type Main = (argv: string[]) => Promise<void>;
@@ -74,13 +74,7 @@ async function main(): Promise<void> {
   // Before the program's module loads: it must not start itself with the agent's command line.
   markMultiCall();
   const programMain = await SUBCOMMANDS[choice.program]!.load();
-  await programMain(choice.argv).catch((err: unknown) => {
-    process.stderr.write(`${choice.program}: fatal: ${(err as Error).stack ?? String(err)}\n`);
-    process.exit(1);
-  });
+  await runMain(choice.program, programMain, choice.argv);
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`agent: fatal: ${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+void runMain('agent', main);
