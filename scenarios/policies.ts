@@ -6,11 +6,12 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { POLICY_PATH } from '../orchestrator/isolation/policy-plugin.ts';
 import type { PolicyDoc } from './model.ts';
 import { OrchestratorError, type OrchestratorClient } from './orchestrator-client.ts';
 
-/** Starmap's policy endpoint: an extension path that no Marathon path uses. */
-export const POLICY_PATH = '/v2/starmap/policies';
+/** Starmap's policy endpoint (the orchestrator's own constant): an extension path that no Marathon path uses. */
+export { POLICY_PATH };
 
 export interface PolicyApplier {
   readonly description: string;
