@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { findTaskProcesses } from './tasks/process-group.ts';
 import { v1 as uuidv1 } from 'uuid';
 import type { EventBus } from './events/bus.ts';
-import { conditionOf } from './events/catalogue.ts';
+import { EventCatalogue, conditionOf } from './events/catalogue.ts';
 import { taskEnvironment } from './tasks/env.ts';
 import { appIdOfTask, instanceIdOf } from './tasks/ids.ts';
 import { HostPortAllocator } from './tasks/ports.ts';
@@ -171,7 +171,8 @@ export class Scheduler {
   readonly #hostPorts: HostPortAllocator;
   readonly #o: SchedulerOptions;
   readonly #store: Store;
-  readonly #bus: EventBus;
+  /** Every event the scheduler publishes goes through the catalogue's typed publishers (document 2's fields). */
+  readonly events: EventCatalogue;
   #timer: NodeJS.Timeout | undefined;
   #pending = false;
   #closed = false;
@@ -184,11 +185,7 @@ export class Scheduler {
     this.#o = opts;
     this.#hostPorts = new HostPortAllocator({ min: opts.taskPortMin, max: opts.taskPortMax, probe: false });
     this.#store = opts.store;
-    this.#bus = opts.bus;
-  }
-
-  get bus(): EventBus {
-    return this.#bus;
+    this.events = new EventCatalogue(opts.bus);
   }
 
   /** Loads state; kills process groups left by a previous run and forgets their tasks (replace, not adopt). */
@@ -403,7 +400,7 @@ export class Scheduler {
       if (touched.length > 0) plan.originalGroups = Object.fromEntries(touched.map((id) => [id, this.groups.get(id) ?? null]));
       if (group.snapshotGroup) snapshot = groupTree(group.snapshotGroup, targetApps, targetGroups);
     } catch (err) {
-      if (!group.dryRun) this.#bus.publish('group_change_failed', { groupId, version, reason: reasonOf(err) });
+      if (!group.dryRun) this.events.groupChangeFailed({ groupId, version, reason: reasonOf(err) });
       throw err;
     }
     if (group.dryRun) return { deploymentId: plan.id, version, plan };
@@ -547,7 +544,7 @@ export class Scheduler {
     this.stats.statusUpdates++;
     const t = this.tasks.get(u.taskId);
     if (!t) {
-      if (TERMINAL_STATES.has(u.state)) this.#bus.publish('unknown_instance_terminated_event', { instanceId: instanceIdOf(u.taskId), runSpecId: appIdOfTask(u.taskId), condition: conditionOf(u.state) });
+      if (TERMINAL_STATES.has(u.state)) this.events.unknownInstanceTerminated({ instanceId: instanceIdOf(u.taskId), runSpecId: appIdOfTask(u.taskId), condition: conditionOf(u.state) });
       return;
     }
     t.state = u.state;
@@ -614,7 +611,7 @@ export class Scheduler {
   }
 
   #publishStatus(t: TaskRecord): void {
-    this.#bus.publish('status_update_event', {
+    this.events.statusUpdate({
       slaveId: SLAVE_ID,
       taskId: t.id,
       taskStatus: t.state,
@@ -625,7 +622,7 @@ export class Scheduler {
       ports: t.ports,
       version: t.version,
     });
-    this.#bus.publish('instance_changed_event', { instanceId: instanceIdOf(t.id), condition: conditionOf(t.state), runSpecId: t.appId, agentId: SLAVE_ID, host: t.host, runSpecVersion: t.version });
+    this.events.instanceChanged({ instanceId: instanceIdOf(t.id), condition: conditionOf(t.state), runSpecId: t.appId, agentId: SLAVE_ID, host: t.host, runSpecVersion: t.version });
   }
 
   // ------------------------------------------------------------------------------------------
@@ -724,9 +721,9 @@ export class Scheduler {
     if (!done) return;
     const step = d.steps[d.currentStep]!;
     // No task runs the old version any more: its checks go (Marathon's reconcile by version).
-    for (const a of step.actions) if (a.action === 'RestartApplication') for (const _hc of d.original[a.app]?.healthChecks ?? []) this.#bus.publish('remove_health_check_event', { appId: a.app });
-    this.#bus.publish('deployment_step_success', { plan: this.planJson(d), currentStep: step });
-    for (const a of step.actions) if (a.action === 'StopApplication') this.#bus.publish('app_terminated_event', { appId: a.app });
+    for (const a of step.actions) if (a.action === 'RestartApplication') for (const _hc of d.original[a.app]?.healthChecks ?? []) this.events.removeHealthCheck({ appId: a.app });
+    this.events.deploymentStepSuccess({ plan: this.planJson(d), currentStep: step });
+    for (const a of step.actions) if (a.action === 'StopApplication') this.events.appTerminated({ appId: a.app });
     d.currentStep++;
     if (d.currentStep >= d.steps.length) this.#finishDeployment(d, true);
     else {
@@ -738,16 +735,16 @@ export class Scheduler {
   #startStep(d: StoredDeployment): void {
     const step = d.steps[d.currentStep];
     if (!step) return;
-    this.#bus.publish('deployment_info', { plan: this.planJson(d), currentStep: step });
+    this.events.deploymentInfo({ plan: this.planJson(d), currentStep: step });
     for (const a of step.actions) {
       const app = this.apps.get(a.app);
       // Checks are registered for the app's new version at each step that gives it one (a scale
       // of a new app is announced by its Start step already), and removed once per check on stop.
       const startedHere = d.steps.some((st) => st.actions.some((x) => x.action === 'StartApplication' && x.app === a.app));
       if (app && (a.action === 'StartApplication' || a.action === 'RestartApplication' || (a.action === 'ScaleApplication' && !startedHere))) {
-        for (const hc of app.healthChecks) this.#bus.publish('add_health_check_event', { appId: app.id, version: app.version, healthCheck: hc });
+        for (const hc of app.healthChecks) this.events.addHealthCheck({ appId: app.id, version: app.version, healthCheck: hc });
       }
-      if (a.action === 'StopApplication') for (const _hc of d.original[a.app]?.healthChecks ?? []) this.#bus.publish('remove_health_check_event', { appId: a.app });
+      if (a.action === 'StopApplication') for (const _hc of d.original[a.app]?.healthChecks ?? []) this.events.removeHealthCheck({ appId: a.app });
     }
   }
 
@@ -760,11 +757,12 @@ export class Scheduler {
     this.#dirtyDeployments.set(d.id, null);
     const plan = this.planJson(d);
     const step = d.steps[d.currentStep];
-    if (!success && step) this.#bus.publish('deployment_step_failure', { plan, currentStep: step });
-    this.#bus.publish(success ? 'deployment_success' : 'deployment_failed', { id: d.id, plan, ...(success ? {} : { reason }) });
+    if (!success && step) this.events.deploymentStepFailure({ plan, currentStep: step });
+    if (success) this.events.deploymentSuccess({ id: d.id, plan });
+    else this.events.deploymentFailed({ id: d.id, plan, reason });
     const groupId = d.groupId ?? '/';
-    if (success) this.#bus.publish('group_change_success', { groupId, version: d.version });
-    else this.#bus.publish('group_change_failed', { groupId, version: d.version, reason });
+    if (success) this.events.groupChangeSuccess({ groupId, version: d.version });
+    else this.events.groupChangeFailed({ groupId, version: d.version, reason });
     this.#plans.delete(d.id);
   }
 

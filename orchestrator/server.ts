@@ -7,6 +7,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import Fastify, { LogController } from 'fastify';
 import type { Logger } from '../shared/logger.ts';
 import { EventBus } from './events/bus.ts';
+import { EventCatalogue } from './events/catalogue.ts';
 import { openDatabase } from './state/db.ts';
 import { Store } from './state/store.ts';
 import { SLAVE_ID, Scheduler } from './scheduler.ts';
@@ -104,7 +105,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
   const healthMonitor = new HealthMonitor({
     logger: opts.logger,
     ...healthCallbacks({
-      publish: (type, fields, timestamp) => bus.publish(type, fields, timestamp),
+      events: new EventCatalogue(bus),
       setHealth: (taskId, results) => scheduler.setHealth(taskId, results),
       kill: (taskId, reason) => {
         const t = scheduler.tasks.get(taskId);

@@ -11,6 +11,8 @@ import { HealthMonitor, type HealthMonitorOptions } from '../orchestrator/health
 import { appIdOfTask, instanceIdOf } from '../orchestrator/tasks/ids.ts';
 import { runCheck } from '../orchestrator/health/checks.ts';
 import { healthCallbacks } from '../orchestrator/health/wire.ts';
+import { EventBus } from '../orchestrator/events/bus.ts';
+import { EventCatalogue } from '../orchestrator/events/catalogue.ts';
 import type { HealthCheckDefinition } from '../orchestrator/health/types.ts';
 import { ProcessExecutor } from '../orchestrator/tasks/executor.ts';
 import { liveMembers } from '../orchestrator/tasks/process-group.ts';
@@ -309,7 +311,9 @@ describe('healthCallbacks (events and scheduler wiring)', () => {
     const events: { type: string; fields: Record<string, unknown>; ts: string | undefined }[] = [];
     const set: unknown[] = [];
     const killed: string[] = [];
-    const m = new HealthMonitor(healthCallbacks({ publish: (type, fields, ts) => events.push({ type, fields, ts }), setHealth: (_id, r) => set.push(r), kill: (id, reason) => killed.push(`${id}: ${reason}`), host: 'agent1', slaveId: 'S0' }));
+    const bus = new EventBus();
+    bus.subscribe(({ eventType, timestamp, ...fields }) => events.push({ type: eventType, fields, ts: timestamp }));
+    const m = new HealthMonitor(healthCallbacks({ events: new EventCatalogue(bus), setHealth: (_id, r) => set.push(r), kill: (id, reason) => killed.push(`${id}: ${reason}`), host: 'agent1', slaveId: 'S0' }));
     monitors.push(m);
     m.add({ ...TASK, ports: [port] }, [hc({ maxConsecutiveFailures: 1 })]);
     await waitFor(() => events.some((e) => e.type === 'instance_health_changed_event'));

@@ -87,7 +87,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   /** The definition a PUT/PATCH asks for: merged onto the existing app (partial update), or as given. */
   const definitionOf = (existing: AppDefinition | undefined, o: JsonObject, id: string, merge: boolean) => (existing && merge ? parse(toMergeBase(existing, o), id) : parse(o, id));
 
-  const apiPost = (req: FastifyRequest, def: AppDefinition) => s.bus.publish('api_post_event', { clientIp: clientIp(req), uri: req.url.split('?')[0], appDefinition: def });
+  const apiPost = (req: FastifyRequest, def: AppDefinition) => s.events.apiPost({ clientIp: clientIp(req), uri: req.url.split('?')[0] ?? req.url, appDefinition: def });
 
   const list = async (req: FastifyRequest) => {
     const query = q(req);

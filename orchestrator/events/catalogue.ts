@@ -54,14 +54,16 @@ export type InstanceCondition =
   | 'Reserved' | 'Created' | 'Error' | 'Failed' | 'Finished' | 'Killed' | 'Killing' | 'Running' | 'Staging' | 'Starting'
   | 'Unreachable' | 'UnreachableInactive' | 'Gone' | 'Dropped' | 'Unknown';
 
-/** Marathon's instance condition for a task status (1.4's TaskCondition mapping). */
+/** Marathon 1.4's TaskCondition mapping from task status to instance condition. */
+const CONDITIONS: Readonly<Record<string, InstanceCondition>> = {
+  TASK_STAGING: 'Staging', TASK_STARTING: 'Starting', TASK_RUNNING: 'Running', TASK_KILLING: 'Killing', TASK_FINISHED: 'Finished',
+  TASK_FAILED: 'Failed', TASK_KILLED: 'Killed', TASK_LOST: 'Gone', TASK_ERROR: 'Error', TASK_DROPPED: 'Dropped',
+  TASK_UNREACHABLE: 'Unreachable', TASK_GONE: 'Gone', TASK_UNKNOWN: 'Unknown',
+};
+
+/** Marathon's instance condition for a task status. */
 export function conditionOf(status: string): InstanceCondition {
-  const map: Record<string, InstanceCondition> = {
-    TASK_STAGING: 'Staging', TASK_STARTING: 'Starting', TASK_RUNNING: 'Running', TASK_KILLING: 'Killing', TASK_FINISHED: 'Finished',
-    TASK_FAILED: 'Failed', TASK_KILLED: 'Killed', TASK_LOST: 'Gone', TASK_ERROR: 'Error', TASK_DROPPED: 'Dropped',
-    TASK_UNREACHABLE: 'Unreachable', TASK_GONE: 'Gone', TASK_UNKNOWN: 'Unknown',
-  };
-  return map[status] ?? 'Unknown';
+  return CONDITIONS[status] ?? 'Unknown';
 }
 
 type Json = Record<string, unknown>;
@@ -87,7 +89,7 @@ export interface CurrentStep {
   actions: DeploymentAction[];
 }
 
-export interface ApiPost { clientIp: string; uri: string; appDefinition: Json }
+export interface ApiPost { clientIp: string; uri: string; appDefinition: object }
 export interface StatusUpdate {
   slaveId: string;
   taskId: string;
@@ -103,9 +105,9 @@ export interface InstanceChanged { instanceId: string; condition: InstanceCondit
 export interface InstanceHealthChanged { instanceId: string; runSpecId: string; runSpecVersion: string; healthy: boolean | null }
 export interface UnknownInstanceTerminated { instanceId: string; runSpecId: string; condition: InstanceCondition }
 export interface AppTerminated { appId: string }
-export interface AddHealthCheck { appId: string; version: string; healthCheck: Json }
+export interface AddHealthCheck { appId: string; version: string; healthCheck: object }
 export interface RemoveHealthCheck { appId: string }
-export interface FailedHealthCheck { appId: string; instanceId: string; healthCheck: Json; taskId?: string | undefined }
+export interface FailedHealthCheck { appId: string; instanceId: string; healthCheck: object; taskId?: string | undefined }
 export interface HealthStatusChanged { appId: string; instanceId: string; version: string; alive: boolean }
 export interface UnhealthyTaskKill { appId: string; taskId: string; version: string; reason: string; host: string; slaveId?: string | undefined }
 export interface UnhealthyInstanceKill extends UnhealthyTaskKill { instanceId: string }
@@ -132,7 +134,7 @@ export class EventCatalogue {
   }
 
   #emit(type: EventType, fields: object, timestamp?: string): MarathonEvent {
-    return timestamp === undefined ? this.#bus.publish(type, defined(fields)) : this.#bus.publish(type, defined(fields), timestamp);
+    return this.#bus.publish(type, defined(fields), timestamp); // undefined → the bus's default, now
   }
 
   /** POST /v2/apps, PUT/PATCH /v2/apps/{id} (not DELETE, not multi-app PUT, not groups). */
@@ -156,14 +158,14 @@ export class EventCatalogue {
   /** Alive flips. */
   healthStatusChanged(f: HealthStatusChanged): MarathonEvent { return this.#emit('health_status_changed_event', f); }
   /**
-   * A health kill: emits unhealthy_instance_kill_event (1.4) and unhealthy_task_kill_event
-   * (document 1 and ≤1.3 clients) together. `timestamp` = the last failure's time, like Marathon.
+   * A health kill: emits unhealthy_task_kill_event (document 1 and ≤1.3 clients) and
+   * unhealthy_instance_kill_event (1.4) together. `timestamp` = the last failure's time, like Marathon.
    */
   unhealthyKill(f: UnhealthyInstanceKill, timestamp?: string): MarathonEvent[] {
     const { instanceId, ...task } = f;
-    return [this.#emit('unhealthy_instance_kill_event', { ...task, instanceId }, timestamp), this.#emit('unhealthy_task_kill_event', task, timestamp)];
+    return [this.#emit('unhealthy_task_kill_event', task, timestamp), this.#emit('unhealthy_instance_kill_event', { ...task, instanceId }, timestamp)];
   }
-  /** A root-group change was accepted (when the deployment starts, not when it ends). */
+  /** A group change's deployment ended well (document 1: the outcome, not the acceptance). */
   groupChangeSuccess(f: GroupChangeSuccess): MarathonEvent { return this.#emit('group_change_success', f); }
   groupChangeFailed(f: GroupChangeFailed): MarathonEvent { return this.#emit('group_change_failed', f); }
   /** A deployment step starts. */

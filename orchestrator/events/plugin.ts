@@ -6,6 +6,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { EventBus } from './bus.ts';
 import { registerEventStream, type EventStreamHandle, type EventStreamOptions } from './sse.ts';
 import { CallbackDispatcher, SubscriptionStore, callbackUrlProblem, type DispatcherOptions } from './subscriptions.ts';
+import { EventCatalogue } from './catalogue.ts';
 
 export const CALLBACKS_DISABLED_MESSAGE =
   'http event callback system is not running on this Marathon instance. Please re-start this instance with "--event_subscriber http_callback".';
@@ -61,6 +62,7 @@ export function registerEvents(app: FastifyInstance, opts: EventsOptions): Event
     store.add(url);
   }
   const dispatcher = new CallbackDispatcher({ bus: opts.bus, store, logger: opts.logger, ...opts.callbacks });
+  const events = new EventCatalogue(opts.bus);
   app.addHook('onClose', async () => dispatcher.close());
 
   app.post('/v2/eventSubscriptions', async (req, reply) => {
@@ -69,7 +71,7 @@ export function registerEvents(app: FastifyInstance, opts: EventsOptions): Event
     if (problem || url === undefined) return invalidUrl(reply, problem ?? 'callbackUrl is required');
     store.add(url);
     dispatcher.add(url);
-    const event = opts.bus.publish('subscribe_event', { clientIp: req.ip, callbackUrl: url });
+    const event = events.subscribe({ clientIp: req.ip, callbackUrl: url });
     return reply.code(200).send({ callbackUrl: url, clientIp: req.ip, eventType: 'subscribe_event', timestamp: event.timestamp });
   });
   app.get('/v2/eventSubscriptions', async (_req, reply) => reply.code(200).send({ callbackUrls: store.list() }));
@@ -78,13 +80,8 @@ export function registerEvents(app: FastifyInstance, opts: EventsOptions): Event
     if (url === undefined || url.trim() === '') return invalidUrl(reply, 'callbackUrl is required: pass ?callbackUrl=<the subscribed URL>');
     store.remove(url);
     dispatcher.remove(url);
-    const event = opts.bus.publish('unsubscribe_event', { clientIp: req.ip, callbackUrl: url });
+    const event = events.unsubscribe({ clientIp: req.ip, callbackUrl: url });
     return reply.code(200).send({ callbackUrl: url, clientIp: req.ip, eventType: 'unsubscribe_event', timestamp: event.timestamp });
   });
   return { stream, dispatcher, store };
-}
-
-/** Plugin form: `await app.register(eventsPlugin, opts)` (encapsulated; parent hooks still apply). */
-export async function eventsPlugin(app: FastifyInstance, opts: EventsOptions): Promise<void> {
-  registerEvents(app, opts);
 }

@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EventBus, MarathonEvent } from './bus.ts';
 import { eventJson } from './json.ts';
+import { EventCatalogue } from './catalogue.ts';
 
 export interface EventStreamOptions {
   bus: EventBus;
@@ -82,10 +83,11 @@ export interface EventStreamHandle {
 
 /**
  * Registers GET /v2/events on `app`. A normal route: onRequest hooks (authentication) run first.
- * Returns a handle for monitoring; the plugin form is `eventStreamPlugin`.
+ * Returns a handle for monitoring.
  */
 export function registerEventStream(app: FastifyInstance, opts: EventStreamOptions): EventStreamHandle {
   const bus = opts.bus;
+  const events = new EventCatalogue(bus);
   const heartbeatMs = opts.heartbeatMs ?? 10_000;
   const maxOutstanding = opts.maxOutstanding ?? 1000;
   const maxBufferedBytes = opts.maxBufferedBytes ?? 4 * 1024 * 1024;
@@ -161,7 +163,7 @@ export function registerEventStream(app: FastifyInstance, opts: EventStreamOptio
       clearInterval(heartbeat);
       if (graceTimer) clearTimeout(graceTimer);
       if (clients.delete(client)) {
-        bus.publish('event_stream_detached', { remoteAddress });
+        events.streamDetached({ remoteAddress });
       }
     });
     res.on('error', () => res.destroy());
@@ -183,7 +185,7 @@ export function registerEventStream(app: FastifyInstance, opts: EventStreamOptio
       }
     });
     // Subscribed first, so the client sees its own attach event (subject to its filter).
-    bus.publish('event_stream_attached', { remoteAddress });
+    events.streamAttached({ remoteAddress });
   };
 
   app.get('/v2/events', { exposeHeadRoute: false }, handler);

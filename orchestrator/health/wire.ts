@@ -1,13 +1,14 @@
 // Ready-made HealthMonitor callbacks that publish Marathon's events (document 2 names and fields,
 // plus Marathon 1.4's instance ids) and feed the scheduler. Use:
-//   const health = new HealthMonitor({ logger, ...healthCallbacks({ publish: (t, f, ts) => bus.publish(t, f, ts),
+//   const health = new HealthMonitor({ logger, ...healthCallbacks({ events: new EventCatalogue(bus),
 //     setHealth: (id, r) => scheduler.setHealth(id, r), kill: (id, reason) => killById(id, reason),
 //     host: (taskId) => hostOf(taskId), slaveId }) });
+import type { EventCatalogue } from '../events/catalogue.ts';
 import type { HealthMonitorOptions } from './monitor.ts';
 import type { HealthCheckResult } from './types.ts';
 
 export interface HealthWiring {
-  publish: (eventType: string, fields: Record<string, unknown>, timestamp?: string) => unknown;
+  events: Pick<EventCatalogue, 'failedHealthCheck' | 'healthStatusChanged' | 'instanceHealthChanged' | 'unhealthyKill'>;
   setHealth: (taskId: string, results: HealthCheckResult[]) => void;
   /** Kill (and let the scheduler replace) an unhealthy task. */
   kill: (taskId: string, reason: string) => void;
@@ -20,14 +21,13 @@ export interface HealthWiring {
 export function healthCallbacks(w: HealthWiring): Required<Pick<HealthMonitorOptions, 'onResult' | 'onFailedCheck' | 'onHealthChanged' | 'onInstanceHealthChanged' | 'onKill'>> {
   return {
     onResult: (e) => w.setHealth(e.taskId, e.results),
-    onFailedCheck: (e) => w.publish('failed_health_check_event', { appId: e.appId, taskId: e.taskId, instanceId: e.instanceId, healthCheck: e.healthCheck }),
-    onHealthChanged: (e) => w.publish('health_status_changed_event', { appId: e.appId, instanceId: e.instanceId, version: e.version, alive: e.alive }),
-    onInstanceHealthChanged: (e) => w.publish('instance_health_changed_event', { instanceId: e.instanceId, runSpecId: e.appId, healthy: e.healthy, runSpecVersion: e.version }),
+    onFailedCheck: (e) => w.events.failedHealthCheck({ appId: e.appId, taskId: e.taskId, instanceId: e.instanceId, healthCheck: e.healthCheck }),
+    onHealthChanged: (e) => w.events.healthStatusChanged({ appId: e.appId, instanceId: e.instanceId, version: e.version, alive: e.alive }),
+    onInstanceHealthChanged: (e) => w.events.instanceHealthChanged({ instanceId: e.instanceId, runSpecId: e.appId, healthy: e.healthy, runSpecVersion: e.version }),
     onKill: (e) => {
-      const fields = { appId: e.appId, taskId: e.taskId, version: e.version, reason: e.reason, host: typeof w.host === 'function' ? w.host(e.taskId) : w.host, ...(w.slaveId ? { slaveId: w.slaveId } : {}) };
+      const host = typeof w.host === 'function' ? w.host(e.taskId) : w.host;
       // Marathon's timestamp for these is the time of the last failure.
-      w.publish('unhealthy_task_kill_event', fields, e.lastFailure);
-      w.publish('unhealthy_instance_kill_event', { ...fields, instanceId: e.instanceId }, e.lastFailure);
+      w.events.unhealthyKill({ appId: e.appId, taskId: e.taskId, instanceId: e.instanceId, version: e.version, reason: e.reason, host, slaveId: w.slaveId }, e.lastFailure);
       w.kill(e.taskId, e.reason);
     },
   };
