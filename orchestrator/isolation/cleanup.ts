@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from './exec.ts';
-import { checkPrefix, namesFor, ownedName } from './names.ts';
+import { checkPrefix, namesFor, ownedName, ownedTable } from './names.ts';
 
 export const NETNS_ETC = '/etc/netns';
 /** Metric of the guard route: below every real route for the subnet (the bridge's is 0). */
@@ -88,6 +88,21 @@ export async function listTables(): Promise<{ family: string; name: string }[]> 
   return stdout.split('\n').map((l) => /^table\s+(\S+)\s+(\S+)/.exec(l.trim())).filter((m): m is RegExpExecArray => !!m).map((m) => ({ family: m[1]!, name: m[2]! }));
 }
 
+/** The namespaces of this prefix. */
+export async function ownedNamespaces(prefix: string): Promise<string[]> {
+  return (await listNamespaces()).filter((n) => ownedName(prefix, n));
+}
+
+/** The links (bridge, veths) of this prefix. */
+export async function ownedLinks(prefix: string): Promise<string[]> {
+  return (await listLinks()).filter((n) => ownedName(prefix, n));
+}
+
+/** The nftables tables of this prefix. */
+export async function ownedTables(prefix: string): Promise<{ family: string; name: string }[]> {
+  return (await listTables()).filter((t) => ownedTable(prefix, t.name));
+}
+
 /** The guard routes (type unreachable with our metric); with `subnet`, only that one. */
 export async function listGuardRoutes(subnet?: string): Promise<string[]> {
   const { stdout } = await run('ip', ['-4', 'route', 'show', 'type', 'unreachable']);
@@ -125,14 +140,14 @@ export async function cleanupAll(opts: { prefix: string; subnet?: string }): Pro
   }
 
   let namespaces: string[] = [];
-  await attempt('list namespaces', async () => (namespaces = (await listNamespaces()).filter((n) => ownedName(prefix, n))));
+  await attempt('list namespaces', async () => (namespaces = await ownedNamespaces(prefix)));
   for (const ns of namespaces) {
     report.killed.push(...(await killNamespacePids(ns)));
     if (await attempt(`delete namespace ${ns}`, () => run('ip', ['netns', 'del', ns]))) report.namespaces.push(ns);
   }
 
   let links: string[] = [];
-  await attempt('list links', async () => (links = (await listLinks()).filter((n) => ownedName(prefix, n))));
+  await attempt('list links', async () => (links = await ownedLinks(prefix)));
   // veths first, the bridge last (deleting a veth whose peer went with its namespace may fail: gone already).
   links.sort((a, b) => (a === names.bridge ? 1 : 0) - (b === names.bridge ? 1 : 0));
   for (const link of links) {
@@ -145,7 +160,7 @@ export async function cleanupAll(opts: { prefix: string; subnet?: string }): Pro
   }
 
   let tables: { family: string; name: string }[] = [];
-  await attempt('list nftables tables', async () => (tables = (await listTables()).filter((t) => t.name.startsWith(`${prefix}_`))));
+  await attempt('list nftables tables', async () => (tables = await ownedTables(prefix)));
   for (const t of tables) {
     if (await attempt(`delete table ${t.family} ${t.name}`, () => run('nft', ['delete', 'table', t.family, t.name]))) report.tables.push(`${t.family} ${t.name}`);
   }
@@ -178,9 +193,9 @@ export async function cleanupAll(opts: { prefix: string; subnet?: string }): Pro
 /** What is still on the machine with this prefix (empty lists when clean). For tests and checks. */
 export async function leftovers(prefix: string, subnet?: string): Promise<{ namespaces: string[]; links: string[]; tables: string[]; routes: string[] }> {
   return {
-    namespaces: (await listNamespaces()).filter((n) => ownedName(prefix, n)),
-    links: (await listLinks()).filter((n) => ownedName(prefix, n)),
-    tables: (await listTables()).filter((t) => t.name.startsWith(`${prefix}_`)).map((t) => `${t.family} ${t.name}`),
+    namespaces: await ownedNamespaces(prefix),
+    links: await ownedLinks(prefix),
+    tables: (await ownedTables(prefix)).map((t) => `${t.family} ${t.name}`),
     routes: subnet === undefined ? [] : await listGuardRoutes(subnet),
   };
 }

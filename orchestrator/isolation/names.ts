@@ -41,3 +41,8 @@ export function namesFor(prefix: string): Names {
 export function ownedName(prefix: string, name: string): boolean {
   return name.startsWith(`${prefix}-`);
 }
+
+/** Does an nftables table name belong to this prefix? (`<prefix>_guard`, see above) */
+export function ownedTable(prefix: string, name: string): boolean {
+  return name.startsWith(`${prefix}_`);
+}
