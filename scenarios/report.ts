@@ -40,6 +40,11 @@ export function toJson(result: ScenarioResult): string {
   return `${JSON.stringify(result, null, 2)}\n`;
 }
 
+/** One mismatching edge as text: `a -> b: expected allow, observed deny (refused)`. */
+function mismatchLine(m: Comparison['mismatches'][number]): string {
+  return `${m.from} -> ${m.to}: expected ${m.expected}, observed ${m.observed}${m.reason ? ` (${m.reason})` : ''}`;
+}
+
 const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 export function toJunit(result: ScenarioResult): string {
@@ -51,7 +56,7 @@ export function toJunit(result: ScenarioResult): string {
     const failure = s.passed
       ? ''
       : `\n      <failure message="${xml(s.tables.summary)}" type="mismatch">${xml(
-          `${s.comparison.mismatches.map((m) => `${m.from} -> ${m.to}: expected ${m.expected}, observed ${m.observed}${m.reason ? ` (${m.reason})` : ''}`).join('\n')}\n\n${body}`,
+          `${s.comparison.mismatches.map(mismatchLine).join('\n')}\n\n${body}`,
         )}</failure>`;
     return `    <testcase classname="starmap.scenario.${xml(result.scenario)}" name="${xml(s.name)}" time="${seconds(s.durationMs)}">${failure}\n      <system-out>${xml(body)}</system-out>\n    </testcase>`;
   });
@@ -81,7 +86,7 @@ export function stepText(index: number, step: StepResult): string {
     return out.join('\n');
   };
   const head = `step ${index + 1} ${step.name}: ${step.passed ? 'PASS' : 'FAIL'} (${step.settled ? `settled after ${(step.durationMs / 1000).toFixed(1)} s` : `not settled within ${(step.durationMs / 1000).toFixed(1)} s`})`;
-  const mism = step.comparison.mismatches.map((m) => `  ${m.from} -> ${m.to}: expected ${m.expected}, observed ${m.observed}${m.reason ? ` (${m.reason})` : ''}`);
+  const mism = step.comparison.mismatches.map((m) => `  ${mismatchLine(m)}`);
   const timing = step.edges
     .filter((e) => e.changedAfterMs !== null)
     .map((e) => `${e.from}->${e.to} ${(e.changedAfterMs! / 1000).toFixed(1)}s`)

@@ -73,6 +73,8 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     expect(output).toContain('b -> a: expected deny, observed allow (ok)');
     expect(output).toContain('1 wrong, 0 no value, 1 correct, 0 ignored out of 2');
     expect(readFileSync(junit, 'utf8')).toMatch(/<failure message="1 wrong, 0 no value, 1 correct/);
+    // The failure text names the edge as the terminal does.
+    expect(readFileSync(junit, 'utf8')).toContain('type="mismatch">b -&gt; a: expected deny, observed allow (ok)\n');
     expect(leftovers()).toBe('');
   }, 120_000);
 
