@@ -14,7 +14,7 @@ let executors: ProcessExecutor[] = [];
 let groups: number[] = [];
 
 function make(): { ex: ProcessExecutor; updates: TaskStatusUpdate[] } {
-  const ex = new ProcessExecutor({ hostname: 'localhost' });
+  const ex = new ProcessExecutor();
   executors.push(ex);
   const updates: TaskStatusUpdate[] = [];
   ex.onStatus((u) => {

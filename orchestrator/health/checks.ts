@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { STATUS_CODES } from 'node:http';
 import { checkHttp, checkTcp } from '../../shared/checks.ts';
 import { killGroupNow } from '../tasks/process-group.ts';
-import { INHERITED_ENV } from '../tasks/executor.ts';
+import { taskProcessEnv } from '../tasks/env.ts';
 import type { CheckOutcome, HealthCheckDefinition } from './types.ts';
 
 export interface CheckTarget {
@@ -59,9 +59,7 @@ export async function runCheck(hc: HealthCheckDefinition, target: CheckTarget): 
 /** COMMAND check: `sh -c value`, its own process group, killed at the timeout; nothing is left behind. */
 export function runCommand(command: string, target: CheckTarget, timeoutMs: number): Promise<CheckOutcome> {
   if (!command) return Promise.resolve({ kind: 'unhealthy', cause: 'no command given' });
-  const env: Record<string, string> = {};
-  for (const k of INHERITED_ENV) if (process.env[k] !== undefined) env[k] = process.env[k]!;
-  Object.assign(env, target.env ?? {});
+  const env = taskProcessEnv(target.env ?? {});
   const [file, args] = target.netns ? ['ip', ['netns', 'exec', target.netns, '/bin/sh', '-c', command]] : ['/bin/sh', ['-c', command]];
   return new Promise((resolve) => {
     let timedOut = false;

@@ -77,8 +77,10 @@ interface TaskEntry {
   instanceHealthy: boolean;
 }
 
-/** Protocols this monitor runs (MESOS_* are run the same way, as there is no Mesos agent). */
-export const SUPPORTED_PROTOCOLS = ['HTTP', 'HTTPS', 'TCP', 'COMMAND', 'MESOS_HTTP', 'MESOS_HTTPS', 'MESOS_TCP'];
+/** Everything a check's shown result is made of, as one comparable string (no JSON or dates per run). */
+function stateOf(h: Health): string {
+  return `${h.firstSuccess}|${h.lastSuccess}|${h.lastFailure}|${h.lastFailureCause}|${h.consecutiveFailures}|${h.reported}`;
+}
 
 export class HealthMonitor {
   readonly #tasks = new Map<string, TaskEntry>();
@@ -185,7 +187,7 @@ export class HealthMonitor {
 
   #apply(e: TaskEntry, c: CheckState, outcome: CheckOutcome, now: number): void {
     const h = c.health;
-    const before = JSON.stringify(h.toJSON()) + String(h.reported);
+    const before = stateOf(h);
     const aliveBefore = h.alive;
     let kill = false;
     if (outcome.kind === 'ignored') {
@@ -204,8 +206,7 @@ export class HealthMonitor {
       this.#o.logger?.info({ taskId: e.task.taskId, cause: outcome.cause, consecutiveFailures: h.consecutiveFailures }, 'health check failed');
       this.#o.onFailedCheck?.({ ...this.#base(e, c), cause: outcome.cause, consecutiveFailures: h.consecutiveFailures });
     }
-    const after = JSON.stringify(h.toJSON()) + String(h.reported);
-    if (after !== before) this.#o.onResult?.({ ...this.#base(e, c), result: h.toJSON(), results: this.healthCheckResults(e.task.taskId) });
+    if (stateOf(h) !== before) this.#o.onResult?.({ ...this.#base(e, c), result: h.toJSON(), results: this.healthCheckResults(e.task.taskId) });
     if (h.alive !== aliveBefore) this.#o.onHealthChanged?.({ ...this.#base(e, c), alive: h.alive });
     const healthy = e.checks.every((x) => x.health.alive);
     if (healthy !== e.instanceHealthy) {

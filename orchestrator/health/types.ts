@@ -15,20 +15,6 @@ export interface HealthCheckDefinition {
   delaySeconds?: number | undefined;
 }
 
-/**
- * Defaults of document 1 (the spec wins over Marathon 1.4's code, which uses 300 / 60 / 20 / 3).
- * delaySeconds is accepted but not used: the spec says checks start immediately at task launch.
- */
-export const HEALTH_CHECK_DEFAULTS = {
-  protocol: 'HTTP',
-  gracePeriodSeconds: 15,
-  intervalSeconds: 10,
-  timeoutSeconds: 20,
-  maxConsecutiveFailures: 3,
-  delaySeconds: 15,
-  ignoreHttp1xx: false,
-} as const;
-
 /** One entry of a task's `healthCheckResults` (Marathon 1.4 JSON shape). */
 export interface HealthCheckResult {
   alive: boolean;

@@ -1,6 +1,8 @@
 // The environment Marathon 1.4 gives every task (reference §7.3, TaskBuilder.taskContextEnv and
 // EnvironmentHelper): HOST and PORT* (optionally prefixed by --env_vars_prefix), MESOS_TASK_ID,
 // MARATHON_APP_*, then the app's own `env`, which wins on collisions.
+import { accessSync, constants as fsConstants } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import type { PortAssignment } from './types.ts';
 
 /** The parts of an app that the environment depends on. */
@@ -81,4 +83,37 @@ export function taskEnvironment(app: TaskEnvInput, taskId: string, host: string,
   env.MARATHON_APP_LABELS = keys.join(' ');
   for (const [k, v] of Object.entries(app.env ?? {})) if (typeof v === 'string') env[k] = v;
   return env;
+}
+
+/** Variables of the orchestrator's own environment that tasks inherit (the task's env wins). */
+export const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'USER', 'LOGNAME', 'SHELL'] as const;
+
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/**
+ * The environment a task's processes get (the task itself, and its COMMAND health checks): a few
+ * variables inherited from `base`, a default PATH when it has none, then the task's own env.
+ */
+export function taskProcessEnv(specEnv: Record<string, string>, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of INHERITED_ENV) {
+    const v = base[k];
+    if (v !== undefined) env[k] = v;
+  }
+  if (env.PATH === undefined) env.PATH = DEFAULT_PATH;
+  return Object.assign(env, specEnv);
+}
+
+/** Resolves a program name like execvp does (default PATH when none); undefined when not found or not executable. */
+export function resolveProgram(program: string, pathVar: string | undefined): string | undefined {
+  const candidates = program.includes('/') ? [program] : (pathVar ?? DEFAULT_PATH).split(delimiter).filter(Boolean).map((d) => join(d, program));
+  for (const c of candidates) {
+    try {
+      accessSync(c, fsConstants.X_OK);
+      return c;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
 }

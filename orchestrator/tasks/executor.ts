@@ -9,22 +9,16 @@
 // period. Descendants that moved to a process group of their own (setsid) are found through /proc
 // while the task's main process is alive and are killed with it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readSync, fstatSync, accessSync, constants as fsConstants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { closeSync, mkdirSync, openSync, readSync, fstatSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import type { Executor, LaunchSpec, TaskState, TaskStatusUpdate } from './types.ts';
-import { allProcesses, groupIsTask, procInfo, processSnapshot, killGroupNow, liveDescendants, sameLiveProcess, signalGroup, signalPid, waitGroupGone, type ProcInfo } from './process-group.ts';
+import { allProcesses, groupIsTask, procInfo, processSnapshot, killGroupNow, liveDescendants, sameLiveProcess, signalGroup, signalPid, terminateGroup, waitGroupGone, type ProcInfo } from './process-group.ts';
 import { podmanRunArgs, findPodman, removeContainer, containerName } from './podman.ts';
-
-/** Variables of the orchestrator's own environment that tasks inherit (the task's env wins). */
-export const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'USER', 'LOGNAME', 'SHELL'] as const;
-
-const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+import { resolveProgram, taskProcessEnv } from './env.ts';
 
 export interface ProcessExecutorOptions {
   logger?: Logger | undefined;
-  /** What HOST means for tasks (only used in messages here; the env comes with the spec). */
-  hostname?: string | undefined;
   /** Path of podman for docker apps; default: looked up on PATH. `null` disables docker apps. */
   podmanPath?: string | null | undefined;
   /** Extra arguments for every `podman` call (e.g. `--runtime runc`). */
@@ -41,9 +35,7 @@ export interface ProcessExecutorOptions {
 
 interface TaskRun {
   spec: LaunchSpec;
-  child: ChildProcess | undefined;
   pid: number | undefined;
-  state: TaskState;
   killing: boolean;
   killReason: string | undefined;
   /** Descendants seen in another process group while the main process was alive: pid → start time. */
@@ -85,20 +77,6 @@ function lastLine(path: string): string {
   }
 }
 
-/** Resolves a program name like execvp does; undefined when not found or not executable. */
-function resolveProgram(program: string, pathVar: string | undefined): string | undefined {
-  const candidates = program.includes('/') ? [program] : (pathVar ?? DEFAULT_PATH).split(delimiter).filter(Boolean).map((d) => join(d, program));
-  for (const c of candidates) {
-    try {
-      accessSync(c, fsConstants.X_OK);
-      return c;
-    } catch {
-      /* next */
-    }
-  }
-  return undefined;
-}
-
 export class ProcessExecutor implements Executor {
   readonly #tasks = new Map<string, TaskRun>();
   readonly #listeners = new Set<(u: TaskStatusUpdate) => void>();
@@ -120,13 +98,7 @@ export class ProcessExecutor implements Executor {
     return [...this.#tasks.values()].filter((t) => !t.terminal).map((t) => t.spec.taskId);
   }
 
-  /** Pid (= process group id) of a running task, for the state store and health checks. */
-  pidOf(taskId: string): number | undefined {
-    return this.#tasks.get(taskId)?.pid;
-  }
-
   #emit(run: TaskRun, state: TaskState, message: string, extra: Partial<TaskStatusUpdate> = {}): void {
-    run.state = state;
     const u: TaskStatusUpdate = { taskId: run.spec.taskId, state, message, timestamp: new Date().toISOString(), ...(run.pid !== undefined ? { pid: run.pid } : {}), ...extra };
     for (const l of this.#listeners) {
       try {
@@ -137,17 +109,9 @@ export class ProcessExecutor implements Executor {
     }
   }
 
-  /** The environment a task process gets: a few inherited variables, then the spec's env. */
-  #environment(spec: LaunchSpec): Record<string, string> {
-    const base = this.#opts.baseEnv ?? process.env;
-    const env: Record<string, string> = {};
-    for (const k of INHERITED_ENV) {
-      const v = base[k];
-      if (v !== undefined) env[k] = v;
-    }
-    if (env.PATH === undefined) env.PATH = DEFAULT_PATH;
-    Object.assign(env, spec.env);
-    return env;
+  /** Podman itself runs with the orchestrator's environment (plus podmanEnv); the task's env goes in with -e. */
+  #podmanEnv(): Record<string, string> {
+    return { ...(process.env as Record<string, string>), ...(this.#opts.podmanEnv ?? {}) };
   }
 
   launch(spec: LaunchSpec): void {
@@ -156,9 +120,7 @@ export class ProcessExecutor implements Executor {
     const done = new Promise<void>((r) => (resolveDone = r));
     const run: TaskRun = {
       spec,
-      child: undefined,
       pid: undefined,
-      state: 'TASK_STAGING',
       killing: false,
       killReason: undefined,
       descendants: new Map(),
@@ -194,7 +156,7 @@ export class ProcessExecutor implements Executor {
       run.resolveDone();
       return;
     }
-    let env = this.#environment(spec);
+    let env = taskProcessEnv(spec.env, this.#opts.baseEnv);
     let file: string;
     let args: string[];
     if (spec.docker) {
@@ -202,8 +164,7 @@ export class ProcessExecutor implements Executor {
       if (!podman) return this.#fail(run, 'docker containers need podman, which is not installed');
       file = podman;
       args = [...(this.#opts.podmanArgs ?? []), ...podmanRunArgs(spec, { publishAddress: this.#opts.podmanPublishAddress })];
-      // podman itself runs with the orchestrator's environment; the task's env goes in with -e.
-      env = { ...(process.env as Record<string, string>), ...(this.#opts.podmanEnv ?? {}) };
+      env = this.#podmanEnv();
     } else if (spec.cmd !== null && spec.cmd !== undefined) {
       file = '/bin/sh';
       args = ['-c', spec.cmd];
@@ -239,7 +200,6 @@ export class ProcessExecutor implements Executor {
     }
     closeSync(out);
     closeSync(err);
-    run.child = child;
     child.once('error', (e: NodeJS.ErrnoException) => {
       if (run.pid !== undefined) return; // errors after spawn (e.g. kill failures) are not launch errors
       const what = spec.args?.[0] ?? file;
@@ -294,7 +254,7 @@ export class ProcessExecutor implements Executor {
     }
     await killGroupNow(pgid, () => this.#extraPids(run));
     if (run.sigkillTimer) clearTimeout(run.sigkillTimer);
-    if (spec.docker) await removeContainer(this.#podman(), this.#opts.podmanArgs ?? [], containerName(spec.taskId), { ...process.env, ...(this.#opts.podmanEnv ?? {}) });
+    if (spec.docker) await removeContainer(this.#podman(), this.#opts.podmanArgs ?? [], containerName(spec.taskId), this.#podmanEnv());
     run.terminal = true;
     this.#tasks.delete(spec.taskId);
     const extra = { exitCode: code, signal };
@@ -359,9 +319,7 @@ export class ProcessExecutor implements Executor {
       return;
     }
     this.#logger?.info({ pgid, taskId: opts.taskId }, 'killing a process group left by a previous run');
-    signalGroup(pgid, 'SIGTERM');
-    if (await waitGroupGone(pgid, (opts.gracePeriodSeconds ?? this.#opts.defaultKillGracePeriodSeconds ?? 3) * 1000)) return;
-    await killGroupNow(pgid);
+    await terminateGroup(pgid, (opts.gracePeriodSeconds ?? this.#opts.defaultKillGracePeriodSeconds ?? 3) * 1000);
   }
 
   async shutdown(): Promise<void> {

@@ -3,26 +3,17 @@
 // them to the container (--sig-proxy is on by default); after the task ends the container is
 // removed with `podman rm -f` in case podman itself was SIGKILLed.
 import { spawn } from 'node:child_process';
-import { accessSync, constants as fsConstants } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import type { LaunchSpec } from './types.ts';
+import { resolveProgram } from './env.ts';
 
 /** Container names: the task id with characters podman rejects replaced. */
 export function containerName(taskId: string): string {
   return taskId.replace(/[^a-zA-Z0-9_.-]/g, '_').replace(/^[^a-zA-Z0-9]+/, '');
 }
 
+/** The podman program on PATH (a default PATH when none), or undefined. */
 export function findPodman(pathVar: string | undefined): string | undefined {
-  for (const dir of (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(delimiter).filter(Boolean)) {
-    const p = join(dir, 'podman');
-    try {
-      accessSync(p, fsConstants.X_OK);
-      return p;
-    } catch {
-      /* next */
-    }
-  }
-  return undefined;
+  return resolveProgram('podman', pathVar);
 }
 
 /** Arguments of `podman run` for a docker task (without the podman program itself). */
