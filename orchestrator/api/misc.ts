@@ -128,13 +128,16 @@ export async function miscApi(app: FastifyInstance, opts: { scheduler: Scheduler
       const rate = v / Math.max(1, (Date.now() - metrics.started) / 1000);
       meters[`org.eclipse.jetty.servlet.ServletContextHandler.${k}-responses`] = { count: v, m15_rate: rate, m1_rate: rate, m5_rate: rate, mean_rate: rate, units: 'events/second' };
     }
+    // The histogram is the request timer without its rates.
+    const requests = timer(metrics.durations, metrics.count, metrics.started);
+    const { count, max, mean, min, p50, p75, p95, p98, p99, p999, stddev } = requests;
     return {
       version: '3.0.0',
       gauges,
       counters,
-      histograms: { 'service.mesosphere.marathon.api.requestDurationSeconds': (({ count, max, mean, min, p50, p75, p95, p98, p99, p999, stddev }) => ({ count, max, mean, min, p50, p75, p95, p98, p99, p999, stddev }))(timer(metrics.durations, metrics.count, metrics.started)) },
+      histograms: { 'service.mesosphere.marathon.api.requestDurationSeconds': { count, max, mean, min, p50, p75, p95, p98, p99, p999, stddev } },
       meters,
-      timers: { 'mesosphere.marathon.api.v2.requests': timer(metrics.durations, metrics.count, metrics.started) },
+      timers: { 'mesosphere.marathon.api.v2.requests': requests },
     };
   });
 

@@ -66,10 +66,6 @@ export interface Auth {
   plugin: (app: FastifyInstance) => Promise<void>;
   /** onRequest hook with the default open endpoints: `app.addHook('onRequest', auth.hook)`. */
   hook: onRequestAsyncHookHandler;
-  makeHook(isOpen: IsOpen): onRequestAsyncHookHandler;
-  /** Returns the uid of a valid authorization token of an existing account, or throws. */
-  verifyToken(token: string): Promise<string>;
-  issueToken(uid: string): Promise<string>;
   /** uid behind the request's token (undefined for open endpoints or with auth off). */
   uidOf(req: FastifyRequest): string | undefined;
   accounts: AccountStore;
@@ -148,7 +144,8 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
   const clientLimiter = new LockoutLimiter(
     { freeFailures: 20, baseLockoutMs: 1000, maxLockoutMs: 15 * 60_000, forgetAfterMs: 60 * 60_000, maxEntries: 100_000, ...opts.clientLockout }, now);
   // A hash of a random password with the same cost: checked for unknown uids so they take as long.
-  const dummyHash = await hashPassword(randomBytes(16).toString('hex'), cost);
+  // With auth off nobody logs in: no need to spend a scrypt hash on every start.
+  const dummyHash = enabled ? await hashPassword(randomBytes(16).toString('hex'), cost) : '';
   const uids = new WeakMap<FastifyRequest, string>();
 
   // ---- the first account
@@ -351,8 +348,7 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
   };
 
   const result: Auth = {
-    enabled, plugin, hook: makeHook(defaultIsOpen), makeHook, verifyToken,
-    issueToken: async (uid) => (await tokens.issue(uid)).token,
+    enabled, plugin, hook: makeHook(defaultIsOpen),
     uidOf: (req) => uids.get(req), accounts, jwks,
   };
   if (adminPasswordFile) result.adminPasswordFile = adminPasswordFile;
