@@ -29,8 +29,10 @@ export function statusLine(code: number): string {
   return text ? `${code} ${text}` : String(code);
 }
 
-function hostForUrl(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
+/** The URL of a task's HTTP(S) endpoint (health and readiness checks): IPv6 hosts bracketed, path rooted. */
+export function taskUrl(tls: boolean, host: string, port: number, path = '/'): string {
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return `${tls ? 'https' : 'http'}://${shownHost}:${port}${path.startsWith('/') ? path : `/${path}`}`;
 }
 
 export async function runCheck(hc: HealthCheckDefinition, target: CheckTarget): Promise<CheckOutcome> {
@@ -44,8 +46,7 @@ export async function runCheck(hc: HealthCheckDefinition, target: CheckTarget): 
     return r.reachable ? { kind: 'healthy' } : { kind: 'unhealthy', cause: r.message ?? r.reason };
   }
   const tls = protocol === 'HTTPS' || protocol === 'MESOS_HTTPS';
-  const path = hc.path ? (hc.path.startsWith('/') ? hc.path : `/${hc.path}`) : '/';
-  const url = `${tls ? 'https' : 'http'}://${hostForUrl(target.host)}:${port}${path}`;
+  const url = taskUrl(tls, target.host, port, hc.path || '/');
   const r = await checkHttp({ url, href: url, kind: 'http', host: target.host, port, tls }, { timeoutMs, verifyTls: false, acceptStatus: (c) => c >= 200 && c <= 399 });
   if (r.reachable) return { kind: 'healthy' };
   if (r.statusCode !== undefined) {

@@ -4,6 +4,7 @@
 // ready. Every result is kept (with the last response when preserveLastResponse) for
 // /v2/deployments' currentActions and the app's readiness embed.
 import { getOnce } from '../../shared/checks.ts';
+import { taskUrl } from './checks.ts';
 import type { ReadinessCheck } from '../state/app-definition.ts';
 
 export interface ReadinessResult {
@@ -64,8 +65,7 @@ export class ReadinessChecker {
 
 async function probe(t: ReadinessTarget): Promise<ReadinessResult> {
   const c = t.check;
-  const host = t.host.includes(':') ? `[${t.host}]` : t.host;
-  const url = new URL(`${c.protocol === 'HTTPS' ? 'https' : 'http'}://${host}:${t.port}${c.path.startsWith('/') ? c.path : `/${c.path}`}`);
+  const url = new URL(taskUrl(c.protocol === 'HTTPS', t.host, t.port, c.path));
   try {
     // Like health checks: no certificate verification.
     const { status, contentType, body } = await getOnce(url, { timeoutMs: Math.max(1, c.timeoutSeconds * 1000), verifyTls: false }, async (res) => {
