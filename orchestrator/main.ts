@@ -49,10 +49,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     throw err;
   });
-  closeOnSignals(orch.app, logger, async () => {
-    await orch.close();
-    unlock();
-  });
+  closeOnSignals(orch.app, logger, () => orch.close()); // the data-dir lock goes with the 'exit' handler above
   const url = await listenOrExit(orch.app, 'orchestrator', flags.httpAddress, flags.httpPort, () => orch.close());
   const addr = orch.app.server.address();
   if (addr && typeof addr === 'object') orch.setHttpPort(addr.port);
