@@ -5,6 +5,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { getOnce } from '../shared/checks.ts';
+
+/** How long one readiness attempt (GET /ping) may take. */
+const PING_TIMEOUT_MS = 1000;
 
 export interface Bundled {
   url: string;
@@ -28,7 +32,11 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function startBundled(command: string[], opts: { workDir: string; isolation: boolean; port?: number; address?: string }): Promise<Bundled> {
+/**
+ * Starts the orchestrator and waits until it answers GET /ping (`readyTimeoutMs`, default 30 s;
+ * it is killed when it does not).
+ */
+export async function startBundled(command: string[], opts: { workDir: string; isolation: boolean; port?: number; address?: string; readyTimeoutMs?: number }): Promise<Bundled> {
   const port = opts.port ?? (await freePort());
   const address = opts.address ?? '127.0.0.1';
   const dataDir = join(opts.workDir, 'orchestrator-data');
@@ -53,18 +61,24 @@ export async function startBundled(command: string[], opts: { workDir: string; i
   child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const url = `http://${address === '0.0.0.0' ? '127.0.0.1' : address}:${port}`;
-  const end = Date.now() + 30_000;
+  const readyMs = opts.readyTimeoutMs ?? 30_000;
+  const end = Date.now() + readyMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the orchestrator exited with code ${child.exitCode}:\n${out.slice(-2000)}`);
     try {
-      const res = await fetch(`${url}/ping`);
-      if (res.ok) break;
+      // Each attempt has its own deadline: a port that accepts but never answers must not hold
+      // the wait past its end (the HTTP client alone would wait minutes for the headers).
+      const ok = await getOnce(new URL(`${url}/ping`), { timeoutMs: PING_TIMEOUT_MS, verifyTls: true }, async (res) => {
+        await res.body.dump();
+        return res.statusCode >= 200 && res.statusCode < 300;
+      });
+      if (ok) break;
     } catch {
       /* not up yet */
     }
     if (Date.now() > end) {
       child.kill('SIGKILL');
-      throw new Error(`the orchestrator did not answer on ${url} within 30 s:\n${out.slice(-2000)}`);
+      throw new Error(`the orchestrator did not answer on ${url} within ${readyMs / 1000} s:\n${out.slice(-2000)}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
