@@ -152,7 +152,13 @@ describe.skipIf(skipReason !== undefined)('orchestrator --isolation=netns (root,
     // A default deny on beta: alpha loses it without restarts; the host (health checks) still reaches it.
     const put = await o.call('PUT', '/v2/starmap/policies/deny-server', { selector: { labels: { role: 'server' } }, ingress: [] });
     expect(put.status).toBe(201);
-    await waitFor(async () => (await status(ipA!))?.peer === 'timeout', { timeoutMs: 10_000, message: 'alpha blocked from beta' });
+    // Both tasks got their rules before the answer (a failure here names the stage that broke).
+    const enforcement = put.headers.get('starmap-enforcement');
+    expect(enforcement).toMatch(/ failed=0$/);
+    let lastPeer: string | undefined;
+    await waitFor(async () => (lastPeer = (await status(ipA!))?.peer) === 'timeout', { timeoutMs: 10_000, message: 'alpha blocked from beta' }).catch((err: Error) => {
+      throw new Error(`${err.message} (enforcement: ${enforcement}; alpha's last look at beta: ${lastPeer})`);
+    });
     expect((await status(ipB!))?.peer).toBe('ok:hello from alpha');
     expect((await status(ipB!))?.me).toBe('beta');
     expect((await runningTask(o, '/itest/grp/beta')).id).toBe(b.id);
