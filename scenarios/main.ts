@@ -1,33 +1,37 @@
 // `scenario`: runs network-policy scenarios end to end.
 //   scenario run <file or built-in name> [--orchestrator URL …] [--report-json F] [--report-junit F]
-//   scenario list        the built-in scenarios
-//   scenario schema      the JSON Schema of scenario files
+//   scenario check <file>      the computed tables, intended = computed, without deploying
+//   scenario explain <file> --step S --from ns/pod --to ns/pod[:port/PROTO]   why one connection is allowed or not
+//   scenario list              the built-in scenarios
+//   scenario schema | report-schema   the JSON Schemas of scenario files and reports
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yargs from 'yargs';
 import { VERSION } from '../shared/version.ts';
 import { startBundled, type Bundled } from './bundled.ts';
 import { BUILTIN } from './builtin.ts';
-import { Scenario, parseScenario, ScenarioError, type ScenarioDoc } from './model.ts';
+import { assignHostPorts, groupId } from './deploy-plan.ts';
+import { checkScenario, explainConnection, InspectError } from './inspect.ts';
+import { loadScenario } from './load.ts';
+import { Scenario, ScenarioError } from './model.ts';
 import { OrchestratorClient } from './orchestrator-client.ts';
-import { EndpointPolicies, HookPolicies, NoPolicies, POLICY_PATH, type PolicyApplier } from './policies.ts';
+import { ChangesEndpoint, HookPolicies, NoPolicies, POLICY_PATH, type PolicyApplier } from './policies.ts';
 import { locatePrograms } from './programs.ts';
-import { toJson, toJunit } from './report.ts';
-import { runScenario } from './run.ts';
+import { ScenarioReport } from './report-schema.ts';
+import { toJson, toJunit, type ScenarioReportDoc } from './report.ts';
+import type { ResolvedScenario } from './resolve.ts';
+import { preflight, runScenario } from './run.ts';
 
 function fail(message: string): never {
   process.stderr.write(`scenario: error: ${message}\n`);
   process.exit(2);
 }
 
-function loadScenario(ref: string): ScenarioDoc {
-  const builtin = BUILTIN[ref];
+function load(ref: string): ResolvedScenario {
   try {
-    if (builtin) return parseScenario(builtin, `built-in ${ref}`);
-    if (!existsSync(ref)) fail(`no scenario file ${JSON.stringify(ref)} and no built-in of that name (built-in: ${Object.keys(BUILTIN).join(', ')})`);
-    return parseScenario(readFileSync(ref, 'utf8'), ref);
+    return loadScenario(ref);
   } catch (err) {
     if (err instanceof ScenarioError) fail(err.message);
     throw err;
@@ -65,11 +69,23 @@ interface RunArgs {
   hold: boolean;
 }
 
+function writeReports(report: ScenarioReportDoc, args: Pick<RunArgs, 'reportJson' | 'reportJunit'>): void {
+  if (args.reportJson) writeFileSync(args.reportJson, toJson(report));
+  if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(report));
+}
+
 export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: Bundled; uiUrl?: string }) => void } = {}): Promise<number> {
-  const scenario = loadScenario(args.scenario);
+  const scenario = load(args.scenario);
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
+  const refused = preflight(scenario, args.isolation !== 'off', args.isolation !== 'off' || !!args.policyHook, log);
+  if (refused) {
+    writeReports(refused, args);
+    log(`\n${scenario.name}: FAIL: 0 of ${scenario.steps.length} steps as expected (intended != computed: a policy-writing mistake, nothing observed)`);
+    return 1;
+  }
   const workDir = mkdtempSync(join(tmpdir(), `starmap-${scenario.name}-`));
   const found = locatePrograms();
-  const log = (line: string) => process.stdout.write(`${line}\n`);
   const tty = process.stdout.isTTY;
   const progress = (line: string) => (tty ? process.stdout.write(`\r\x1b[2K${line}`) : undefined);
   let bundled: Bundled | undefined;
@@ -86,11 +102,11 @@ export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: B
       const password = args.password ?? process.env.STARMAP_PASSWORD;
       if (!args.token && !process.env.STARMAP_TOKEN && password) await client.login(args.uid, password);
       isolated = args.isolation !== 'off';
-      if (args.policyHook) policies = new HookPolicies(args.policyHook, workDir);
+      if (args.policyHook) policies = new HookPolicies(args.policyHook, workDir, scenario.name, groupId(scenario));
       else {
         try {
           await client.call('GET', POLICY_PATH);
-          policies = new EndpointPolicies(client);
+          policies = new ChangesEndpoint(client, scenario.name, scenario.namespaces.map((n) => n.name));
         } catch {
           log(`note: ${args.orchestrator} has no ${POLICY_PATH} endpoint and no --policy-hook was given: policies will not be applied`);
           policies = new NoPolicies();
@@ -100,7 +116,7 @@ export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: B
       const missing = isolationMissing();
       if (args.isolation === 'netns' && missing) fail(`--isolation=netns: ${missing}`);
       isolated = args.isolation === 'netns' || (args.isolation === 'auto' && !missing);
-      if (!isolated) log(`note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced, so only steps that expect everything open can pass`);
+      if (!isolated) log(`note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced (use --isolation=netns to require them)`);
       try {
         bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated });
       } catch (err) {
@@ -112,22 +128,18 @@ export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: B
       }
       client = new OrchestratorClient(bundled.url);
       await client.login(bundled.uid, bundled.password);
-      policies = isolated ? new EndpointPolicies(client) : new NoPolicies();
+      policies = isolated ? new ChangesEndpoint(client, scenario.name, scenario.namespaces.map((n) => n.name)) : new NoPolicies();
       log(`orchestrator: ${bundled.url}  (login: ${bundled.uid} / ${bundled.password}; state in ${bundled.dataDir})`);
     }
-    let ports: Map<string, number> | undefined;
-    if (!isolated) {
-      ports = new Map();
-      let next = 21000 + Math.floor(Math.random() * 20000);
-      for (const a of scenario.apps) ports.set(a.name, next++);
-    }
+    let next = 21000 + Math.floor(Math.random() * 20000);
+    const hostPorts = isolated ? undefined : assignHostPorts(scenario.pods, () => next++);
     const result = await runScenario({
       scenario,
       client,
       policies,
       programs: found.programs,
       isolated,
-      ...(ports ? { ports } : {}),
+      ...(hostPorts ? { hostPorts } : {}),
       workDir,
       ...(args.stepTimeout ? { stepTimeoutSeconds: args.stepTimeout } : {}),
       pauseSeconds: args.pause,
@@ -137,17 +149,17 @@ export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: B
       progress,
       signal: ac.signal,
       onDeployed: (located) => {
-        const ui = located.find((l) => l.app.kind === 'collector');
+        const ui = located.find((l) => l.app.pod.kind === 'collector');
         hooks.onReady?.({ ...(bundled ? { bundled } : {}), ...(ui ? { uiUrl: `${ui.base}/` } : {}) });
         if (ui) log(`collector UI: ${ui.base}/`);
       },
     });
     if (tty) process.stdout.write('\r\x1b[2K');
-    if (args.reportJson) writeFileSync(args.reportJson, toJson(result));
-    if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(result));
+    writeReports(result, args);
     const passed = result.steps.filter((s) => s.passed).length;
+    const why = result.failure === 'intended != computed' ? ' (intended != computed: a policy-writing mistake, nothing observed)' : result.failure === 'computed != observed' ? ' (computed != observed: an enforcement fault)' : '';
     if (ac.signal.aborted) log(`\n${scenario.name}: stopped (Ctrl-C) after ${result.steps.length} of ${scenario.steps.length} steps, ${passed} as expected; everything it deployed is removed`);
-    else log(`\n${scenario.name}: ${result.passed ? 'PASS' : 'FAIL'}: ${passed} of ${scenario.steps.length} steps as expected${result.error ? ` (${result.error})` : ''}`);
+    else log(`\n${scenario.name}: ${result.passed ? 'PASS' : 'FAIL'}: ${result.failure === 'intended != computed' ? 0 : passed} of ${scenario.steps.length} steps as expected${why}${result.error ? ` (${result.error})` : ''}${result.enforced ? '' : '; cells the policies block were not observed (no isolation)'}`);
     await client.close();
     if (ac.signal.aborted && !args.hold) return 130;
     return result.passed ? 0 : 1;
@@ -192,15 +204,47 @@ export async function main(argv: string[]): Promise<void> {
       },
     )
     .command('list', 'list the built-in scenarios', {}, () => {
-      for (const [name, text] of Object.entries(BUILTIN)) {
-        const s = parseScenario(text, name);
+      for (const name of Object.keys(BUILTIN)) {
+        const s = load(name);
         process.stdout.write(`${name.padEnd(12)} ${s.description ?? ''} (${s.steps.length} steps)\n`);
       }
     })
+    .command(
+      'check <scenario>',
+      "show every step's computed truth tables (and the intended ones) without deploying anything; exits 1 when the policies do not say what the scenario intends",
+      (y) => y.positional('scenario', { type: 'string', demandOption: true, describe: 'file, or a built-in name' }),
+      (a) => {
+        const r = checkScenario(load(String(a.scenario)));
+        process.stdout.write(`${r.text}\n`);
+        code = r.ok ? 0 : 1;
+      },
+    )
+    .command(
+      'explain <scenario>',
+      'print why one connection is allowed or blocked at a step: both sides, the isolating policies and the rule that allows it (no deployment, no root)',
+      (y) =>
+        y
+          .positional('scenario', { type: 'string', demandOption: true, describe: 'file, or a built-in name' })
+          .option('step', { type: 'string', demandOption: true, describe: 'step name (or number, from 1)' })
+          .option('from', { type: 'string', demandOption: true, describe: 'source pod: ns/pod (or its short label)' })
+          .option('to', { type: 'string', demandOption: true, describe: 'destination: ns/pod, ns/pod:port/PROTOCOL or ns/pod:port-name; without a port, every port the scenario checks' })
+          .option('ip', { type: 'string', array: true, default: [] as string[], describe: 'ns/pod=address, for ipBlocks (addresses are otherwise known only once deployed)' }),
+      (a) => {
+        try {
+          process.stdout.write(`${explainConnection(load(String(a.scenario)), { step: String(a.step), from: String(a.from), to: String(a.to), ips: a.ip as string[] })}\n`);
+        } catch (err) {
+          if (err instanceof InspectError) fail(err.message);
+          throw err;
+        }
+      },
+    )
     .command('schema', 'print the JSON Schema of scenario files', {}, () => {
       process.stdout.write(`${JSON.stringify(Scenario, null, 2)}\n`);
     })
-    .demandCommand(1, 'give a command: run, list or schema')
+    .command('report-schema', 'print the JSON Schema of the JSON report (--report-json)', {}, () => {
+      process.stdout.write(`${JSON.stringify(ScenarioReport, null, 2)}\n`);
+    })
+    .demandCommand(1, 'give a command: run, check, explain, list, schema or report-schema')
     .strict()
     .version(VERSION)
     .help()

@@ -3,7 +3,10 @@
 // nothing left behind.
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Value } from '@sinclair/typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ScenarioReport } from '../scenarios/report-schema.ts';
+import type { ScenarioReportDoc } from '../scenarios/report.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 
 afterAll(stopAll);
@@ -48,33 +51,39 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     const junit = join(dir, 'report.xml');
     const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', file, '--isolation=off', `--report-json=${json}`, `--report-junit=${junit}`, '--step-timeout=20'], { timeoutMs: 90_000 });
     expect(output).toContain('running on loopback without isolation');
-    expect(output).toMatch(/step 1 open: PASS/);
+    expect(output).toContain('note: policies are not enforced here');
+    expect(output).toMatch(/step 1\/1 open: PASS/);
     expect(output).toMatch(/pair: PASS: 1 of 1 steps/);
     expect(code).toBe(0);
-    const report = JSON.parse(readFileSync(json, 'utf8')) as { passed: boolean; isolated: boolean; steps: { name: string; passed: boolean; edges: { from: string; to: string; observed: string }[] }[] };
-    expect(report).toMatchObject({ passed: true, isolated: false });
-    expect(report.steps[0]!.edges).toEqual(expect.arrayContaining([expect.objectContaining({ from: 'a', to: 'b', observed: 'allow' })]));
+    const report = JSON.parse(readFileSync(json, 'utf8')) as ScenarioReportDoc;
+    expect([...Value.Errors(ScenarioReport, report)]).toEqual([]);
+    expect(report).toMatchObject({ passed: true, isolated: false, enforced: false, failure: null });
+    expect(report.steps[0]!.cells).toEqual(expect.arrayContaining([expect.objectContaining({ from: 'default/a', to: 'default/b', port: 9000, protocol: 'TCP', expected: true, observed: true, status: 'pass', reason: 'egress not isolated; ingress not isolated' })]));
     const xml = readFileSync(junit, 'utf8');
-    expect(xml).toMatch(/<testsuite name="pair" tests="1" failures="0"/);
-    expect(xml).toMatch(/<testcase classname="starmap.scenario.pair" name="open"/);
+    expect(xml).toMatch(/<testsuite name="pair" tests="2" failures="0"/);
+    expect(xml).toMatch(/<testcase classname="starmap.scenario.pair" name="open: intended = computed"/);
     expect(leftovers()).toBe('');
   }, 120_000);
 
-  it('a deliberately wrong expectation fails with the mismatch table and exit code 1', async () => {
+  it('an expectation the policies contradict fails as intended != computed, before anything is deployed', async () => {
     const dir = tempDir('starmap-scenario-');
     const file = join(dir, 'pair.yaml');
     writeFileSync(file, scenario('X'));
     const junit = join(dir, 'report.xml');
-    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', file, '--isolation=off', '--step-timeout=4', `--report-junit=${junit}`], { timeoutMs: 90_000 });
+    const json = join(dir, 'report.json');
+    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', file, '--isolation=off', `--report-junit=${junit}`, `--report-json=${json}`], { timeoutMs: 90_000 });
     expect(code).toBe(1);
-    expect(output).toMatch(/step 1 open: FAIL \(not settled within/);
-    // expected | observed | mismatches, side by side; b→a is marked.
-    expect(output).toMatch(/b {2}X {2}-\s+b {2}\. {2}-\s+b {2}\.! -/);
-    expect(output).toContain('b -> a: expected deny, observed allow (ok)');
-    expect(output).toContain('1 wrong, 0 no value, 1 correct, 0 ignored out of 2');
-    expect(readFileSync(junit, 'utf8')).toMatch(/<failure message="1 wrong, 0 no value, 1 correct/);
-    // The failure text names the edge as the terminal does.
-    expect(readFileSync(junit, 'utf8')).toContain('type="mismatch">b -&gt; a: expected deny, observed allow (ok)\n');
+    expect(output).toContain('intended != computed: the policies do not say what the scenario intends (a policy-writing mistake); nothing was deployed.');
+    expect(output).not.toContain('deploying /starmap/pair');
+    // intended | computed side by side; b→a is marked in the computed table.
+    expect(output).toMatch(/b {2}X {2}- {4}b {2}\.! -/);
+    expect(output).not.toContain('orchestrator: http');
+    expect(output).toContain('intended != computed: default/b -> default/a 9000/TCP: intended blocked, the policies say allowed (egress not isolated; ingress not isolated)');
+    expect(output).toContain('pair: FAIL: 0 of 1 steps as expected (intended != computed: a policy-writing mistake, nothing observed)');
+    expect(readFileSync(junit, 'utf8')).toContain('<failure message="intended != computed at 1 cells (a policy-writing mistake)" type="intended != computed">intended != computed: default/b -&gt; default/a');
+    const report = JSON.parse(readFileSync(json, 'utf8')) as ScenarioReportDoc;
+    expect(report.failure).toBe('intended != computed');
+    expect(report.steps[0]!.cells.filter((c) => c.status === 'intended != computed').map((c) => `${c.from}>${c.to}`)).toEqual(['default/b>default/a']);
     expect(leftovers()).toBe('');
   }, 120_000);
 
@@ -90,5 +99,17 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     expect(bad.output).toContain(`${file}: invalid scenario`);
     const list = await runToEnd(NODE, ['scenarios/main.ts', 'list']);
     expect(list.output).toMatch(/stars\s+Calico stars demo/);
+  });
+
+  it('check and explain work without deploying anything', async () => {
+    const check = await runToEnd(NODE, ['scenarios/main.ts', 'check', 'stars']);
+    expect(check.code).toBe(0);
+    expect(check.output).toContain('stars: the policies say what every step intends');
+    const explain = await runToEnd(NODE, ['scenarios/main.ts', 'explain', 'stars', '--step', 'backend-policy', '--from', 'stars/frontend', '--to', 'stars/backend:6379/TCP']);
+    expect(explain.code).toBe(0);
+    expect(explain.output).toContain('allowed by stars/backend-policy ingress rule 0 (peer 0: pods {role=frontend} in namespace stars; port 0: 6379/TCP)');
+    const bad = await runToEnd(NODE, ['scenarios/main.ts', 'explain', 'stars', '--step', 'nope', '--from', 'F', '--to', 'B']);
+    expect(bad.code).toBe(2);
+    expect(bad.output).toContain('--step: no step "nope"');
   });
 });
