@@ -77,8 +77,8 @@ export class ChangesEndpoint implements PolicyApplier {
     const wanted = new Set(put.map((p) => objectId(p.metadata)));
     const body = {
       policies: { put, delete: [...this.#mine].filter((id) => !wanted.has(id)) },
-      namespaces: state.namespaces,
-      podLabels: state.podLabels,
+      namespaces: Object.fromEntries(Object.entries(state.namespaces).map(([n, labels]) => [n, { labels }])),
+      podLabels: Object.fromEntries(Object.entries(state.podLabels).map(([p, labels]) => [p, labels === null ? null : { labels }])),
     };
     const res = (await this.#client.call('POST', CHANGES_PATH, body)) as Partial<ApplyResult>;
     this.#mine = wanted;
