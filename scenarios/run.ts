@@ -160,7 +160,7 @@ export async function runScenario(opts: RunOptions): Promise<ScenarioReportDoc> 
     for (const [i, step] of s.steps.entries()) {
       if (opts.signal?.aborted) throw new Error('interrupted');
       const exp = exps[i]!;
-      log(`\nstep ${i + 1}/${s.steps.length} ${step.name}${step.description ? `: ${step.description}` : ''} (policies: ${exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).join(', ') || 'none'})`);
+      log(`\napplying step ${i + 1}/${s.steps.length} ${step.name}${step.description ? `: ${step.description}` : ''} (policies: ${exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).join(', ') || 'none'})`);
       const writeAt = Date.now();
       const applied = await policies.apply(desiredState(s, step, ips));
       const appliedAt = Date.now();

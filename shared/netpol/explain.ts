@@ -7,8 +7,9 @@ import { objectId, type NetworkPolicyObject, type NetworkPolicyPeer, type Networ
 
 export function peerText(peer: NetworkPolicyPeer, policyNamespace: string): string {
   if (peer.ipBlock) return `ipBlock ${peer.ipBlock.cidr}${peer.ipBlock.except?.length ? ` except ${peer.ipBlock.except.join(', ')}` : ''}`;
-  const ns = peer.namespaceSelector ? `namespaces {${selectorText(peer.namespaceSelector)}}` : `namespace ${policyNamespace}`;
-  const pods = peer.podSelector ? `pods {${selectorText(peer.podSelector)}}` : 'all pods';
+  const empty = (sel: { matchLabels?: object; matchExpressions?: unknown[] }) => Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions ?? []).length === 0;
+  const ns = !peer.namespaceSelector ? `namespace ${policyNamespace}` : empty(peer.namespaceSelector) ? 'every namespace' : `namespaces {${selectorText(peer.namespaceSelector)}}`;
+  const pods = !peer.podSelector || empty(peer.podSelector) ? 'all pods' : `pods {${selectorText(peer.podSelector)}}`;
   return `${pods} in ${ns}`;
 }
 
