@@ -92,6 +92,7 @@ export const StepResult = Type.Object(
     settled: Type.Union([Type.Boolean(), Type.Null()]),
     durationMs: Type.Union([Type.Number(), Type.Null()], { description: 'ms from the policies applying to settling (or to the deadline)' }),
     budgetMs: Type.Number({ description: 'probe interval + check timeout + 1 s: the time a step should settle within' }),
+    applyMs: Type.Union([Type.Number(), Type.Null()], { description: 'ms from writing the change to the orchestrator answering that it is in force' }),
     lastFlipMs: Type.Union([Type.Number(), Type.Null()], { description: 'ms from writing the policies to the last cell that flipped showing it' }),
     counts: Counts,
     cells: Type.Array(CellResult),

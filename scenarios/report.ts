@@ -55,7 +55,7 @@ export function stepResult(
   exp: StepExpectation,
   pods: readonly PodSpec[],
   cells: CellResultDoc[],
-  run: { settled: boolean | null; durationMs: number | null; budgetMs: number; lastFlipMs: number | null; observed: boolean },
+  run: { settled: boolean | null; durationMs: number | null; budgetMs: number; applyMs?: number; lastFlipMs: number | null; observed: boolean },
 ): StepResultDoc {
   const count = (s: CellStatusName) => cells.filter((c) => c.status === s).length;
   const counts = {
@@ -91,6 +91,7 @@ export function stepResult(
     settled: run.settled,
     durationMs: run.durationMs,
     budgetMs: run.budgetMs,
+    applyMs: run.applyMs ?? null,
     lastFlipMs: run.lastFlipMs,
     counts,
     cells,

@@ -193,6 +193,7 @@ export async function runScenario(opts: RunOptions): Promise<ScenarioReportDoc> 
         settled: settled.settled,
         durationMs: settled.durationMs,
         budgetMs,
+        applyMs: appliedAt - writeAt,
         lastFlipMs: flips.length > 0 ? Math.max(...flips) + (appliedAt - writeAt) : null,
         observed: true,
       });

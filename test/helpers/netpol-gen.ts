@@ -37,7 +37,7 @@ export function generate(seed: number, size: { namespaces?: number; pods?: numbe
   const chance = (p: number) => r() < p;
   const labels = (): Record<string, string> => Object.fromEntries(KEYS.filter(() => chance(0.6)).map((k) => [k, pick(VALUES)]));
 
-  const nsNames = ['x', 'y', 'z', 'w'].slice(0, size.namespaces ?? 3);
+  const nsNames = Array.from({ length: size.namespaces ?? 3 }, (_, i) => ['x', 'y', 'z', 'w'][i] ?? `n${i}`);
   const namespaces = nsNames.map((name) => ({ name, labels: { ...labels(), 'kubernetes.io/metadata.name': name } }));
   const pods: PodInfo[] = [];
   nsNames.forEach((ns, n) => {
