@@ -118,3 +118,29 @@ export function modelPods(model: E2eFile['model']): string[] {
 export function withAddresses<T>(manifest: T, ipOf: (pod: string) => string): T {
   return JSON.parse(JSON.stringify(manifest).replace(/\{\{ip ([a-z0-9-]+\/[a-z0-9-]+)\}\}/g, (_, pod: string) => ipOf(pod))) as T;
 }
+
+/** The namespaces and pods of a file's model as they stand at each step (labels carry over). */
+export interface StepState {
+  step: E2eStep;
+  namespaces: { name: string; labels: Record<string, string> }[];
+  pods: { namespace: string; name: string; labels: Record<string, string>; ip: string; ports: { name: string; port: number; protocol: 'TCP' | 'UDP' | 'SCTP' }[] }[];
+  /** The manifests in force, `{{ip ns/pod}}` replaced. */
+  policies: Manifest[];
+}
+
+export function stepStates(f: E2eFile, ipOf: (pod: string) => string): StepState[] {
+  const nsLabels = new Map(f.model.namespaces.map((n) => [n, { 'kubernetes.io/metadata.name': n } as Record<string, string>]));
+  const podLabels = new Map(modelPods(f.model).map((p) => [p, { pod: p.split('/')[1]! } as Record<string, string>]));
+  const byId = new Map(f.policies.map((m) => [`${m.metadata.namespace}/${m.metadata.name}`, m]));
+  return f.steps.map((step) => {
+    for (const [ns, labels] of Object.entries(step.labels?.namespaces ?? {})) nsLabels.set(ns, labels);
+    for (const [pod, labels] of Object.entries(step.labels?.pods ?? {})) podLabels.set(pod, labels);
+    const ports = f.model.ports.flatMap((port) => f.model.protocols.map((protocol) => ({ name: `serve-${port}-${protocol.toLowerCase()}`, port, protocol: protocol as 'TCP' | 'UDP' | 'SCTP' })));
+    return {
+      step,
+      namespaces: [...nsLabels].map(([name, labels]) => ({ name, labels })),
+      pods: modelPods(f.model).map((id) => ({ namespace: id.split('/')[0]!, name: id.split('/')[1]!, labels: podLabels.get(id)!, ip: ipOf(id), ports })),
+      policies: step.policies.map((p) => withAddresses(typeof p === 'string' ? byId.get(p)! : p, ipOf)),
+    };
+  });
+}
