@@ -91,7 +91,10 @@ describe('the k8s-e2e scenario set', () => {
         expect(f.name).toMatch(/^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/);
         expect(f.description.endsWith(` / ${f.upstreamIt}`), f.file).toBe(true);
         // Every step carries the upstream test's name (a "(k/n: …)" suffix when it has several).
-        for (const step of f.steps) expect(step.name.startsWith(f.upstreamIt), `${f.file}: ${step.name}`).toBe(true);
+        for (const step of f.steps) {
+          expect(step.name.startsWith(f.upstreamIt), `${f.file}: ${step.name}`).toBe(true);
+          expect(step.name.length, `${f.file}: ${step.name} (the scenario schema allows 128)`).toBeLessThanOrEqual(128);
+        }
       });
     }
     expect(files.length).toBe(Object.values(UPSTREAM).flat().length);
