@@ -16,6 +16,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Logger } from '../../shared/logger.ts';
 import { AccountStore, UID_RE, parseServicePublicKey, toJson, type Account } from './accounts.ts';
+import { makePrivate } from '../state/db.ts';
 import { loadOrCreateSigningKey } from './keys.ts';
 import { DEFAULT_SCRYPT, hashPassword, verifyPassword, type ScryptCost } from './passwords.ts';
 import { LoginThrottle } from './login-throttle.ts';
@@ -179,6 +180,8 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
 
   // ---- the first account
   let adminPasswordFile: string | undefined;
+  // A password file left from an earlier start is tightened too if someone loosened it.
+  makePrivate(join(opts.dataDir, ADMIN_PASSWORD_FILE));
   if (enabled) {
     const given = opts.adminPassword ?? (opts.env ?? process.env).STARMAP_ADMIN_PASSWORD;
     if (given !== undefined && given !== '') {
