@@ -3,7 +3,7 @@
 // still killed at a task kill, when the task exits by itself, at shutdown, and after a kill -9 of
 // the orchestrator and a restart. Run for every backend this machine has (cgroup v2, v1 freezer,
 // v1 pids); a backend the machine lacks is reported, never passed silently.
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ProcessExecutor } from '../orchestrator/tasks/executor.ts';
@@ -102,10 +102,12 @@ describe.each(BACKENDS)('task cgroups: %s', (mode) => {
     needs(ctx);
     const scope = tempDir('starmap-cg-scope-');
     const { ex, updates } = make(mode, scope);
-    const done = join(tempDir('starmap-cg-'), 'child');
-    const a = spec(detachingCmd(done, `while [ ! -s ${done} ]; do /bin/sleep 0.05; done; exit 0`));
+    const dir = tempDir('starmap-cg-');
+    // The task ends by itself once the test has seen its detached child (the file "go").
+    const a = spec(detachingCmd(join(dir, 'child'), `while [ ! -e ${join(dir, 'go')} ]; do /bin/sleep 0.05; done; exit 0`));
     ex.launch(a);
-    const first = await detachedPid(done);
+    const first = await detachedPid(join(dir, 'child'));
+    writeFileSync(join(dir, 'go'), '');
     expect((await terminal(updates, a.taskId)).state).toBe('TASK_FINISHED');
     expect(isLive(first)).toBe(false);
     const running = join(tempDir('starmap-cg-'), 'child');

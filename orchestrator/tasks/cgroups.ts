@@ -202,14 +202,16 @@ export class TaskCgroups {
     for (const m of mounts) {
       const root = join(m.path, 'starmap', scopeName(scope));
       try {
-        mkdirSync(root, { recursive: true });
-        // A member must be able to join: try with a throwaway child cgroup (no process moved).
-        const probe = join(root, `.probe-${process.pid}`);
+        // A task must be able to join: try with a throwaway cgroup where tasks' would go (no
+        // process moved). Nothing stays behind: cgroups are made when tasks start.
+        const probe = join(root, `probe-${process.pid}-${Math.random().toString(36).slice(2)}`);
         mkdirSync(probe, { recursive: true });
         const ok = existsSync(join(probe, 'cgroup.procs'));
         rmdirSync(probe);
+        const cgroups = new TaskCgroups(m.kind, root);
+        cgroups.close();
         if (!ok) throw new Error('no cgroup.procs in a new cgroup');
-        return new TaskCgroups(m.kind, root);
+        return cgroups;
       } catch (err) {
         why.push(`${LABEL[m.kind]} at ${m.path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
       }
@@ -224,8 +226,15 @@ export class TaskCgroups {
   /** Creates the task's cgroup (a leftover of the same name is reused). */
   create(taskId: string): TaskCgroup {
     const path = join(this.root, dirName(taskId));
-    mkdirSync(path, { recursive: true });
-    return new TaskCgroup(this.kind, path);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        mkdirSync(path, { recursive: true });
+        return new TaskCgroup(this.kind, path);
+      } catch (err) {
+        // Another orchestrator's close() may remove the shared parent between two mkdirs: again.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
+      }
+    }
   }
 
   /** The cgroup of a task, if it exists (e.g. left by a previous run). */
@@ -252,7 +261,7 @@ export class TaskCgroups {
     return dirName(taskId);
   }
 
-  /** Removes the scope (and the shared starmap folder when no other scope is in it). */
+  /** Removes the scope when no task cgroup is left in it, and the shared starmap folder when empty. */
   close(): void {
     for (const dir of [this.root, join(this.root, '..')]) {
       try {
