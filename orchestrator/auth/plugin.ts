@@ -179,6 +179,10 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
   const uids = new WeakMap<FastifyRequest, string>();
 
   // ---- the first account
+  const insertAdmin = async (password: string) => accounts.insert({
+    uid: ADMIN_UID, accountId: AccountStore.newId(), type: 'local', description: 'administrator', created: new Date(now()).toISOString(),
+    passwordHash: await hashPassword(password, cost), publicKeyPem: null, fingerprint: null,
+  });
   let adminPasswordFile: string | undefined;
   // A password file left from an earlier start is tightened too if someone loosened it.
   makePrivate(join(opts.dataDir, ADMIN_PASSWORD_FILE));
@@ -188,7 +192,7 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
       if (given.length < MIN_PASSWORD_LENGTH) throw new Error(`the admin password must be at least ${MIN_PASSWORD_LENGTH} characters long`);
       const admin = accounts.get(ADMIN_UID);
       if (!admin) {
-        accounts.insert({ uid: ADMIN_UID, accountId: AccountStore.newId(), type: 'local', description: 'administrator', created: new Date(now()).toISOString(), passwordHash: await hashPassword(given, cost), publicKeyPem: null, fingerprint: null });
+        await insertAdmin(given);
         log.info({ uid: ADMIN_UID }, 'created the admin account with the given password');
       } else if (admin.type === 'local' && !(admin.passwordHash && (await verifyPassword(given, admin.passwordHash)))) {
         accounts.setPasswordHash(ADMIN_UID, await hashPassword(given, cost));
@@ -203,7 +207,7 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
         // absent
       }
       writeFileSync(file, `${pw}\n`, { mode: 0o600, flag: 'wx' });
-      accounts.insert({ uid: ADMIN_UID, accountId: AccountStore.newId(), type: 'local', description: 'administrator', created: new Date(now()).toISOString(), passwordHash: await hashPassword(pw, cost), publicKeyPem: null, fingerprint: null });
+      await insertAdmin(pw);
       adminPasswordFile = file;
       log.warn({ uid: ADMIN_UID, file }, 'created the admin account with a random password; it is in this file (owner-only)');
     }

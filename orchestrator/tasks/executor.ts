@@ -42,7 +42,6 @@ export interface ProcessExecutorOptions {
   cgroups?: { scope?: string; mode?: CgroupMode } | undefined;
 }
 
-
 interface TaskRun {
   spec: LaunchSpec;
   pid: number | undefined;
