@@ -169,14 +169,25 @@ export class TaskCgroup {
     return { file: '/bin/sh', args: ['-c', JOIN_SCRIPT, 'starmap-task', this.procsFile, file, ...args] };
   }
 
-  /** Removes the (empty) cgroup; false when it still has members or is gone already. */
+  /**
+   * Removes the (empty) cgroup, and its scope and the shared starmap folder when they are empty
+   * too, so an orchestrator that dies while idle leaves nothing behind. False when it still has
+   * members or is gone already.
+   */
   remove(): boolean {
     try {
       rmdirSync(this.path);
-      return true;
     } catch {
       return false;
     }
+    for (const dir of [join(this.path, '..'), join(this.path, '..', '..')]) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        break; // other tasks (or scopes) still there
+      }
+    }
+    return true;
   }
 }
 
