@@ -215,6 +215,7 @@ export class Scheduler {
         }
       }
     }
+    await this.#o.executor.killLeftovers?.(); // what detached from those tasks (cgroups)
     this.#store.tx(() => {
       for (const t of leftovers) this.#store.deleteTask(t.id);
     });
