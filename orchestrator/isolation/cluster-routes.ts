@@ -54,6 +54,25 @@ export async function stored<T>(reply: FastifyReply, change: () => Promise<T>): 
 const write = (w: Partial<StateWrite>): StateWrite => ({ putPolicies: [], deletePolicies: [], namespaces: [], podLabels: [], ...w });
 
 export async function clusterRoutes(app: FastifyInstance, engine: PolicyEngine): Promise<void> {
+  /** PUT of a label map (a namespace's or a pod's): validated, stored, enforced; undefined once an error is sent. */
+  const setLabels = async (reply: FastifyReply, body: unknown, kind: 'namespaces' | 'podLabels', key: string, keyErrors: FieldErrors, had: boolean) => {
+    if (keyErrors.errors.length) return void invalid(reply, [keyErrors]);
+    if (isBodyMissing(body)) return void missingBody(reply);
+    const v = validateLabelsBody(body);
+    if ('errors' in v) return void invalid(reply, v.errors);
+    const r = await stored(reply, () => engine.apply(write({ [kind]: [[key, v.value]] })));
+    if (!r) return undefined;
+    enforcement(reply, r.sync);
+    return { created: !had, labels: v.value };
+  };
+  /** DELETE of a label map: 404 when there is none; undefined once an error is sent. */
+  const unsetLabels = async (reply: FastifyReply, kind: 'namespaces' | 'podLabels', key: string, had: boolean, missing: string) => {
+    if (!had) return void reply.code(404).send({ message: missing });
+    const r = await stored(reply, () => engine.apply(write({ [kind]: [[key, null]] })));
+    if (r) enforcement(reply, r.sync);
+    return r;
+  };
+
   type NsParams = { Params: { name: string } };
   app.get(NAMESPACES_PATH, async () => ({ namespaces: engine.namespaces() }));
 
@@ -61,25 +80,14 @@ export async function clusterRoutes(app: FastifyInstance, engine: PolicyEngine):
 
   app.put<NsParams>(`${NAMESPACES_PATH}/:name`, async (req, reply) => {
     const { name } = req.params;
-    const nameErrors = dns1123LabelErrors(name);
-    if (nameErrors.length) return invalid(reply, [{ path: '/name', errors: nameErrors }]);
-    if (isBodyMissing(req.body)) return missingBody(reply);
-    const v = validateLabelsBody(req.body);
-    if ('errors' in v) return invalid(reply, v.errors);
-    const created = engine.storedNamespace(name) === undefined;
-    const r = await stored(reply, () => engine.apply(write({ namespaces: [[name, v.value]] })));
-    if (!r) return reply;
-    enforcement(reply, r.sync);
-    return reply.code(created ? 201 : 200).send({ name, labels: namespaceLabels(name, v.value) });
+    const r = await setLabels(reply, req.body, 'namespaces', name, { path: '/name', errors: dns1123LabelErrors(name) }, engine.storedNamespace(name) !== undefined);
+    return r && reply.code(r.created ? 201 : 200).send({ name, labels: namespaceLabels(name, r.labels) });
   });
 
   app.delete<NsParams>(`${NAMESPACES_PATH}/:name`, async (req, reply) => {
     const { name } = req.params;
-    if (engine.storedNamespace(name) === undefined) return reply.code(404).send({ message: `Namespace '${name}' has no labels of its own` });
-    const r = await stored(reply, () => engine.apply(write({ namespaces: [[name, null]] })));
-    if (!r) return reply;
-    enforcement(reply, r.sync);
-    return { name, deleted: true };
+    const r = await unsetLabels(reply, 'namespaces', name, engine.storedNamespace(name) !== undefined, `Namespace '${name}' has no labels of its own`);
+    return r && { name, deleted: true };
   });
 
   app.get(PODS_PATH, async () => {
@@ -107,26 +115,16 @@ export async function clusterRoutes(app: FastifyInstance, engine: PolicyEngine):
 
   app.put<PodParams>(labelsPath, async (req, reply) => {
     const id = podId(req.params);
-    const idErrors = podIdErrors(id);
-    if (idErrors.length) return invalid(reply, [{ path: '/pod', errors: idErrors }]);
-    if (isBodyMissing(req.body)) return missingBody(reply);
-    const v = validateLabelsBody(req.body);
-    if ('errors' in v) return invalid(reply, v.errors);
-    const created = engine.podLabels(id) === undefined;
-    const r = await stored(reply, () => engine.apply(write({ podLabels: [[id, v.value]] })));
+    const r = await setLabels(reply, req.body, 'podLabels', id, { path: '/pod', errors: podIdErrors(id) }, engine.podLabels(id) !== undefined);
     if (!r) return reply;
-    enforcement(reply, r.sync);
     const tasks = engine.pods().filter((p) => podId({ namespace: p.namespace, pod: p.pod }) === id).map((p) => p.taskId);
-    return reply.code(created ? 201 : 200).send({ namespace: req.params.namespace, pod: req.params.pod, labels: v.value, tasks });
+    return reply.code(r.created ? 201 : 200).send({ namespace: req.params.namespace, pod: req.params.pod, labels: r.labels, tasks });
   });
 
   app.delete<PodParams>(labelsPath, async (req, reply) => {
     const id = podId(req.params);
-    if (engine.podLabels(id) === undefined) return reply.code(404).send({ message: `Pod '${id}' has no replaced labels` });
-    const r = await stored(reply, () => engine.apply(write({ podLabels: [[id, null]] })));
-    if (!r) return reply;
-    enforcement(reply, r.sync);
-    return { namespace: req.params.namespace, pod: req.params.pod, deleted: true };
+    const r = await unsetLabels(reply, 'podLabels', id, engine.podLabels(id) !== undefined, `Pod '${id}' has no replaced labels`);
+    return r && { namespace: req.params.namespace, pod: req.params.pod, deleted: true };
   });
 
   app.post(CHANGES_PATH, async (req, reply) => {
