@@ -60,7 +60,7 @@ export class Isolation {
       listTasks: () => [...this.#tasks.values()],
       ...(opts.db ? { db: opts.db } : {}),
       log,
-      fault: faultFrom('faultDropRule' in opts ? opts.faultDropRule : process.env.STARMAP_TEST_FAULT_DROP_RULE, (m) => log(m, new Error('test fault active'))),
+      fault: faultFrom('faultDropRule' in opts ? opts.faultDropRule : process.env.STARMAP_TEST_FAULT_DROP_RULE, (m) => log(m, 'a test-only fault is active')),
     });
   }
 

@@ -264,7 +264,7 @@ export class PolicyEngine {
   async drops(): Promise<DropReport[]> {
     const pods = this.pods();
     const podByIp = new Map(pods.map((p) => [p.ip, objectId({ namespace: p.namespace, name: p.pod })]));
-    const withPod = <K extends 'to' | 'from'>(key: K, d: DropCount) => ({ [key]: d.peer, ...(podByIp.has(d.peer) ? { pod: podByIp.get(d.peer) } : {}), port: d.port, protocol: d.protocol, packets: d.packets }) as { [k in K]: string } & { pod?: string; port: number; protocol: string; packets: number };
+    const pod = (ip: string) => (podByIp.has(ip) ? { pod: podByIp.get(ip)! } : {});
     return mapLimited(pods, 4, async (p) => {
       let counts = { ingress: [] as DropCount[], egress: [] as DropCount[] };
       try {
@@ -272,7 +272,14 @@ export class PolicyEngine {
       } catch (err) {
         this.#log(`isolation: cannot read the drop counters of task ${p.taskId}`, err);
       }
-      return { taskId: p.taskId, namespace: p.namespace, pod: p.pod, ip: p.ip, egress: counts.egress.map((d) => withPod('to', d)), ingress: counts.ingress.map((d) => withPod('from', d)) };
+      return {
+        taskId: p.taskId,
+        namespace: p.namespace,
+        pod: p.pod,
+        ip: p.ip,
+        egress: counts.egress.map((d) => ({ to: d.peer, ...pod(d.peer), port: d.port, protocol: d.protocol, packets: d.packets })),
+        ingress: counts.ingress.map((d) => ({ from: d.peer, ...pod(d.peer), port: d.port, protocol: d.protocol, packets: d.packets })),
+      };
     });
   }
 }
