@@ -43,3 +43,11 @@ export const BUILTIN: Record<string, string> = Object.fromEntries(
     .filter(([p, text]) => p.startsWith(`${BUILTIN_DIR}/`) && p.endsWith('.yaml') && /^steps:/m.test(text))
     .map(([p]) => [p.slice(BUILTIN_DIR.length + 1).replace(/\.yaml$/, ''), p]),
 );
+
+/** The built-ins as people name them: top-level scenarios, and sets (folders) with a trailing count. */
+export function builtinNames(): string {
+  const names = Object.keys(BUILTIN).sort();
+  const sets = new Map<string, number>();
+  for (const n of names) if (n.includes('/')) sets.set(n.split('/')[0]!, (sets.get(n.split('/')[0]!) ?? 0) + 1);
+  return [...names.filter((n) => !n.includes('/')), ...[...sets].map(([s, n]) => `${s} (a set of ${n})`)].join(', ');
+}

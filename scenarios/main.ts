@@ -4,25 +4,15 @@
 //   scenario explain <file> --step S --from ns/pod --to ns/pod[:port/PROTO]   why one connection is allowed or not
 //   scenario list              the built-in scenarios
 //   scenario schema | report-schema   the JSON Schemas of scenario files and reports
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import yargs from 'yargs';
 import { VERSION } from '../shared/version.ts';
-import { startBundled, type Bundled } from './bundled.ts';
-import { BUILTIN } from './builtin.ts';
-import { assignHostPorts, groupId } from './deploy-plan.ts';
+import { BUILTIN, builtinNames } from './builtin.ts';
 import { checkScenario, explainConnection, InspectError } from './inspect.ts';
 import { loadScenario } from './load.ts';
 import { Scenario, ScenarioError } from './model.ts';
-import { OrchestratorClient } from './orchestrator-client.ts';
-import { ChangesEndpoint, HookPolicies, NoPolicies, POLICY_PATH, type PolicyApplier } from './policies.ts';
-import { locatePrograms } from './programs.ts';
-import { ScenarioReport } from './report-schema.ts';
-import { toJson, toJunit, type ScenarioReportDoc } from './report.ts';
+import { Report } from './report-schema.ts';
 import type { ResolvedScenario } from './resolve.ts';
-import { preflight, runScenario } from './run.ts';
+import { isolationMissing, run, RunError, type RunArgs } from './run-command.ts';
 
 function fail(message: string): never {
   process.stderr.write(`scenario: error: ${message}\n`);
@@ -38,138 +28,7 @@ function load(ref: string): ResolvedScenario {
   }
 }
 
-/** Why this machine cannot isolate tasks, or undefined when it can. */
-export function isolationMissing(): string | undefined {
-  if (process.getuid?.() !== 0) return 'it needs root';
-  const missing = ['ip', 'nft'].filter((cmd) => {
-    try {
-      execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
-      return false;
-    } catch {
-      return true;
-    }
-  });
-  if (missing.length > 0) return `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (apt-get install ${missing.map((m) => (m === 'ip' ? 'iproute2' : 'nftables')).join(' ')})`;
-  return undefined;
-}
-
-interface RunArgs {
-  scenario: string;
-  orchestrator?: string;
-  uid: string;
-  password?: string;
-  token?: string;
-  isolation: 'auto' | 'netns' | 'off';
-  policyHook?: string;
-  reportJson?: string;
-  reportJunit?: string;
-  stepTimeout?: number;
-  pause: number;
-  keep: boolean;
-  hold: boolean;
-}
-
-function writeReports(report: ScenarioReportDoc, args: Pick<RunArgs, 'reportJson' | 'reportJunit'>): void {
-  if (args.reportJson) writeFileSync(args.reportJson, toJson(report));
-  if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(report));
-}
-
-export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: Bundled; uiUrl?: string }) => void } = {}): Promise<number> {
-  const scenario = load(args.scenario);
-  const log = (line: string) => process.stdout.write(`${line}\n`);
-  // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
-  const refused = preflight(scenario, args.isolation !== 'off', args.isolation !== 'off' || !!args.policyHook, log);
-  if (refused) {
-    writeReports(refused, args);
-    log(`\n${scenario.name}: FAIL: 0 of ${scenario.steps.length} steps as expected (intended != computed: a policy-writing mistake, nothing observed)`);
-    return 1;
-  }
-  const workDir = mkdtempSync(join(tmpdir(), `starmap-${scenario.name}-`));
-  const found = locatePrograms();
-  const tty = process.stdout.isTTY;
-  const progress = (line: string) => (tty ? process.stdout.write(`\r\x1b[2K${line}`) : undefined);
-  let bundled: Bundled | undefined;
-  let isolated: boolean;
-  const ac = new AbortController();
-  const onSignal = () => ac.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    let client: OrchestratorClient;
-    let policies: PolicyApplier;
-    if (args.orchestrator) {
-      client = new OrchestratorClient(args.orchestrator, args.token ?? process.env.STARMAP_TOKEN);
-      const password = args.password ?? process.env.STARMAP_PASSWORD;
-      if (!args.token && !process.env.STARMAP_TOKEN && password) await client.login(args.uid, password);
-      isolated = args.isolation !== 'off';
-      if (args.policyHook) policies = new HookPolicies(args.policyHook, workDir, scenario.name, groupId(scenario));
-      else {
-        try {
-          await client.call('GET', POLICY_PATH);
-          policies = new ChangesEndpoint(client, scenario.name, scenario.namespaces.map((n) => n.name));
-        } catch {
-          log(`note: ${args.orchestrator} has no ${POLICY_PATH} endpoint and no --policy-hook was given: policies will not be applied`);
-          policies = new NoPolicies();
-        }
-      }
-    } else {
-      const missing = isolationMissing();
-      if (args.isolation === 'netns' && missing) fail(`--isolation=netns: ${missing}`);
-      isolated = args.isolation === 'netns' || (args.isolation === 'auto' && !missing);
-      if (!isolated) log(`note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced (use --isolation=netns to require them)`);
-      try {
-        bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated });
-      } catch (err) {
-        // --isolation=auto: an orchestrator that cannot isolate here still runs the scenario on loopback.
-        if (!isolated || args.isolation !== 'auto') throw err;
-        log(`note: the orchestrator could not start with --isolation=netns, so this runs on loopback without isolation (network policies are not enforced): ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`);
-        isolated = false;
-        bundled = await startBundled(found.orchestrator, { workDir, isolation: false });
-      }
-      client = new OrchestratorClient(bundled.url);
-      await client.login(bundled.uid, bundled.password);
-      policies = isolated ? new ChangesEndpoint(client, scenario.name, scenario.namespaces.map((n) => n.name)) : new NoPolicies();
-      log(`orchestrator: ${bundled.url}  (login: ${bundled.uid} / ${bundled.password}; state in ${bundled.dataDir})`);
-    }
-    let next = 21000 + Math.floor(Math.random() * 20000);
-    const hostPorts = isolated ? undefined : assignHostPorts(scenario.pods, () => next++);
-    const result = await runScenario({
-      scenario,
-      client,
-      policies,
-      programs: found.programs,
-      isolated,
-      ...(hostPorts ? { hostPorts } : {}),
-      workDir,
-      ...(args.stepTimeout ? { stepTimeoutSeconds: args.stepTimeout } : {}),
-      pauseSeconds: args.pause,
-      keep: args.keep,
-      hold: args.hold,
-      log,
-      progress,
-      signal: ac.signal,
-      onDeployed: (located) => {
-        const ui = located.find((l) => l.app.pod.kind === 'collector');
-        hooks.onReady?.({ ...(bundled ? { bundled } : {}), ...(ui ? { uiUrl: `${ui.base}/` } : {}) });
-        if (ui) log(`collector UI: ${ui.base}/`);
-      },
-    });
-    if (tty) process.stdout.write('\r\x1b[2K');
-    writeReports(result, args);
-    const passed = result.steps.filter((s) => s.passed).length;
-    const why = result.failure === 'intended != computed' ? ' (intended != computed: a policy-writing mistake, nothing observed)' : result.failure === 'computed != observed' ? ' (computed != observed: an enforcement fault)' : '';
-    if (ac.signal.aborted) log(`\n${scenario.name}: stopped (Ctrl-C) after ${result.steps.length} of ${scenario.steps.length} steps, ${passed} as expected; everything it deployed is removed`);
-    else log(`\n${scenario.name}: ${result.passed ? 'PASS' : 'FAIL'}: ${result.failure === 'intended != computed' ? 0 : passed} of ${scenario.steps.length} steps as expected${why}${result.error ? ` (${result.error})` : ''}${result.enforced ? '' : '; cells the policies block were not observed (no isolation)'}`);
-    await client.close();
-    if (ac.signal.aborted && !args.hold) return 130;
-    return result.passed ? 0 : 1;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await bundled?.stop();
-    rmSync(workDir, { recursive: true, force: true });
-  }
-}
+export { isolationMissing, run };
 
 export async function main(argv: string[]): Promise<void> {
   let code = 0;
@@ -181,7 +40,7 @@ export async function main(argv: string[]): Promise<void> {
       'run a scenario file (YAML or JSON) or a built-in scenario',
       (y) =>
         y
-          .positional('scenario', { type: 'string', demandOption: true, describe: `file, or a built-in name (${Object.keys(BUILTIN).join(', ')})` })
+          .positional('scenario', { type: 'string', demandOption: true, describe: `file, directory of scenario files, or a built-in: ${builtinNames()}` })
           .option('orchestrator', { type: 'string', describe: 'URL of a running Marathon-compatible orchestrator (default: start the bundled one)' })
           .option('uid', { type: 'string', default: 'admin', describe: 'account to log in with (with --password or $STARMAP_PASSWORD)' })
           .option('password', { type: 'string', describe: 'password for --uid (prefer $STARMAP_PASSWORD)' })
@@ -200,13 +59,18 @@ export async function main(argv: string[]): Promise<void> {
             return true;
           }),
       async (a) => {
-        code = await run(a as unknown as RunArgs);
+        try {
+          code = await run(a as unknown as RunArgs);
+        } catch (err) {
+          if (err instanceof RunError) fail(err.message);
+          throw err;
+        }
       },
     )
     .command('list', 'list the built-in scenarios', {}, () => {
       for (const name of Object.keys(BUILTIN)) {
         const s = load(name);
-        process.stdout.write(`${name.padEnd(12)} ${s.description ?? ''} (${s.steps.length} steps)\n`);
+        process.stdout.write(`${name.padEnd(Math.max(...Object.keys(BUILTIN).map((n) => n.length)))}  ${s.description ?? ''} (${s.steps.length} steps)\n`);
       }
     })
     .command(
@@ -242,7 +106,7 @@ export async function main(argv: string[]): Promise<void> {
       process.stdout.write(`${JSON.stringify(Scenario, null, 2)}\n`);
     })
     .command('report-schema', 'print the JSON Schema of the JSON report (--report-json)', {}, () => {
-      process.stdout.write(`${JSON.stringify(ScenarioReport, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify(Report, null, 2)}\n`);
     })
     .demandCommand(1, 'give a command: run, check, explain, list, schema or report-schema')
     .strict()

@@ -116,10 +116,25 @@ export const ScenarioReport = Type.Object(
     steps: Type.Array(StepResult),
     error: Type.Optional(Type.String({ description: 'why the run could not be completed' })),
   },
-  { additionalProperties: false, $id: 'https://starmap.invalid/report.schema.json', title: 'Starmap scenario report' },
+  { additionalProperties: false, description: 'the report of one scenario' },
 );
+
+export const SetReport = Type.Object(
+  {
+    set: Type.String({ description: 'the set run (a built-in folder such as k8s-e2e, or a directory)' }),
+    startedAt: Type.String(),
+    finishedAt: Type.String(),
+    passed: Type.Boolean(),
+    scenarios: Type.Array(ScenarioReport),
+  },
+  { additionalProperties: false, description: 'the report of a set of scenarios run together (`scenario run <folder>`)' },
+);
+
+/** What `--report-json` writes: one scenario's report, or a set's. */
+export const Report = Type.Union([ScenarioReport, SetReport], { $id: 'https://starmap.invalid/report.schema.json', title: 'Starmap scenario report' });
 
 export type CellResultDoc = Static<typeof CellResult>;
 export type CellStatusName = Static<typeof CellStatus>;
 export type StepResultDoc = Static<typeof StepResult>;
 export type ScenarioReportDoc = Static<typeof ScenarioReport>;
+export type SetReportDoc = Static<typeof SetReport>;

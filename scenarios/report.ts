@@ -149,9 +149,19 @@ const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 /**
  * JUnit XML: per step one test case "<step>: observed = expected" and, when the step is
  * hand-written, one "<step>: intended = computed" before it, so CI shows a policy-writing mistake
- * and an enforcement fault as different failures.
+ * and an enforcement fault as different failures. One test suite per scenario (a set has several).
  */
-export function toJunit(report: ScenarioReportDoc): string {
+export function toJunit(reports: ScenarioReportDoc | ScenarioReportDoc[]): string {
+  const all = Array.isArray(reports) ? reports : [reports];
+  const seconds = (ms: number) => (ms / 1000).toFixed(3);
+  const suites = all.map(junitSuite);
+  const tests = suites.reduce((a, x) => a + x.tests, 0);
+  const failures = suites.reduce((a, x) => a + x.failures, 0);
+  const total = all.reduce((a, r) => a + (Date.parse(r.finishedAt) - Date.parse(r.startedAt) || 0), 0);
+  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="starmap" tests="${tests}" failures="${failures}" time="${seconds(total)}">`, ...suites.map((x) => x.xml), '</testsuites>', ''].join('\n');
+}
+
+function junitSuite(report: ScenarioReportDoc): { xml: string; tests: number; failures: number } {
   const seconds = (ms: number) => (ms / 1000).toFixed(3);
   const total = Date.parse(report.finishedAt) - Date.parse(report.startedAt) || 0;
   const cls = `starmap.scenario.${xml(report.scenario)}`;
@@ -182,13 +192,9 @@ export function toJunit(report: ScenarioReportDoc): string {
     failures++;
     cases.push(`    <testcase classname="${cls}" name="run" time="0"><error message="${xml(report.error)}"/></testcase>`);
   }
-  return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="starmap" tests="${cases.length}" failures="${failures}" time="${seconds(total)}">`,
-    `  <testsuite name="${xml(report.scenario)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}" timestamp="${report.startedAt}" time="${seconds(total)}">`,
-    ...cases,
-    '  </testsuite>',
-    '</testsuites>',
-    '',
-  ].join('\n');
+  return {
+    tests: cases.length,
+    failures,
+    xml: [`  <testsuite name="${xml(report.scenario)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}" timestamp="${report.startedAt}" time="${seconds(total)}">`, ...cases, '  </testsuite>'].join('\n'),
+  };
 }
