@@ -23,13 +23,23 @@ export async function deploy(
   opts: { isolated: boolean; log: (line: string) => void; progress?: (line: string) => void; signal?: AbortSignal },
 ): Promise<Deployed> {
   const group = groupDocument(s, plan) as { id: string };
-  let outcome: { ok: boolean } | undefined;
+  let outcome: { ok: boolean; reason?: string } | undefined;
   let deploymentId: string | undefined;
   const events: { eventType: string; id?: unknown }[] = [];
+  // A pod that keeps failing never lets the deployment finish: say which, after a few tries,
+  // rather than waiting out the deadline.
+  const failures = new Map<string, number>();
   const stream = await client
     .events(['deployment_success', 'deployment_failed', 'status_update_event'], (e) => {
       events.push(e);
-      if (e.eventType === 'status_update_event') opts.progress?.(`  ${String(e.appId)}: ${String(e.taskStatus)}`);
+      if (e.eventType === 'status_update_event') {
+        opts.progress?.(`  ${String(e.appId)}: ${String(e.taskStatus)}`);
+        if (e.taskStatus === 'TASK_FAILED' || e.taskStatus === 'TASK_ERROR') {
+          const n = (failures.get(String(e.appId)) ?? 0) + 1;
+          failures.set(String(e.appId), n);
+          if (n >= 3) outcome ??= { ok: false, reason: `${String(e.appId)} failed ${n} times${e.message ? ` (last: ${String(e.message).slice(0, 300)})` : ''}` };
+        }
+      }
       if (deploymentId && e.id === deploymentId) outcome = { ok: e.eventType === 'deployment_success' };
     })
     .catch((err: unknown) => {
@@ -43,7 +53,7 @@ export async function deploy(
     // Gone from /v2/deployments without an event seen: it finished.
     await client.waitDeployment(deploymentId, 120_000, { done: () => outcome !== undefined, ...(opts.signal ? { signal: opts.signal } : {}) });
     outcome ??= { ok: true };
-    if (!outcome.ok) throw new Error(`deployment ${deploymentId} failed`);
+    if (!outcome.ok) throw new Error(`deployment ${deploymentId} failed${outcome.reason ? `: ${outcome.reason}` : ''}`);
   } finally {
     stream?.stop();
   }
