@@ -3,7 +3,8 @@
 // is worked out in resolve.ts.
 import { type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { parseDocument, type Document } from 'yaml';
+import { parseDocument } from 'yaml';
+import { lineOf } from '../shared/netpol/manifests.ts';
 import { Scenario, type ScenarioDoc } from './schema.ts';
 
 export { Scenario };
@@ -19,20 +20,6 @@ export interface ParsedScenario {
   file: string;
   /** ' (line N)' for a JSON pointer into the file, or '' when it has no line. */
   at: (pointer: string) => string;
-}
-
-/** The line of a JSON pointer in a YAML document, walking up to the nearest node that has one. */
-export function lineOf(doc: Document, text: string, pointer: string): number | undefined {
-  const path = pointer
-    .split('/')
-    .slice(1)
-    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
-  for (let n = path.length; n >= 0; n--) {
-    const node = doc.getIn(path.slice(0, n), true) as { range?: [number, number] } | undefined;
-    if (node?.range) return text.slice(0, node.range[0]).split('\n').length;
-  }
-  return undefined;
 }
 
 /** Parses YAML or JSON (JSON is YAML) and checks it against the schema. */

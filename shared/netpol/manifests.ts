@@ -25,7 +25,7 @@ const LIST_KINDS = new Set(['List', 'NetworkPolicyList']);
 const TEMPLATE_CIDR = /^\{\{\s*ip\s+[a-z0-9.-]+\/[a-z0-9.-]+\s*\}\}\/\d{1,3}$/;
 
 /** Line (1-based) of a JSON pointer inside a YAML document, when the document knows it. */
-function lineOf(doc: Document | undefined, text: string, pointer: string): number | undefined {
+export function lineOf(doc: Document | undefined, text: string, pointer: string): number | undefined {
   if (!doc) return undefined;
   const path = pointer
     .split('/')
