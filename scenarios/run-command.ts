@@ -14,7 +14,7 @@ import { OrchestratorClient } from './orchestrator-client.ts';
 import { ChangesEndpoint, HookPolicies, NoPolicies, POLICY_PATH, type PolicyApplier } from './policies.ts';
 import { locatePrograms } from './programs.ts';
 import type { SetReportDoc } from './report-schema.ts';
-import { toJson, toJunit, type ScenarioReportDoc } from './report.ts';
+import { toJson, toJunit, type ScenarioReportDoc, type StepResultDoc } from './report.ts';
 import type { ResolvedScenario } from './resolve.ts';
 import { runDeployment, topology } from './run.ts';
 import { preflight } from './steps.ts';
@@ -64,7 +64,13 @@ function summary(r: ScenarioReportDoc, total: number): string {
   return `${r.scenario}: ${r.passed ? 'PASS' : 'FAIL'}: ${passed} of ${total} steps as expected${why}${r.error ? ` (${r.error})` : ''}${r.enforced ? '' : '; cells the policies block were not observed (no isolation)'}`;
 }
 
-export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: Bundled; uiUrl?: string }) => void } = {}): Promise<number> {
+/** For callers that run scenarios in process (npm start, live views): when the pods are up, and each finished step with its cells and reasons. */
+export interface RunHooks {
+  onReady?: (info: { bundled?: Bundled; uiUrl?: string }) => void;
+  onStep?: (scenario: string, step: StepResultDoc) => void;
+}
+
+export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> {
   let targets: { set?: string; scenarios: ResolvedScenario[] };
   try {
     targets = loadTargets(args.scenario);
@@ -108,7 +114,7 @@ async function runAll(
   reports: Map<ResolvedScenario, ScenarioReportDoc>,
   log: (line: string) => void,
   ac: AbortController,
-  hooks: { onReady?: (info: { bundled?: Bundled; uiUrl?: string }) => void },
+  hooks: RunHooks,
 ): Promise<void> {
   const workDir = mkdtempSync(join(tmpdir(), `starmap-${basename(set ?? scenarios[0]!.name)}-`));
   const found = locatePrograms();
@@ -181,6 +187,7 @@ async function runAll(
           log,
           progress,
           signal: ac.signal,
+          ...(hooks.onStep ? { onStep: (scenario: string, step: StepResultDoc) => hooks.onStep!(scenario, step) } : {}),
           onDeployed: (located) => {
             const ui = located.find((l) => l.app.pod.kind === 'collector');
             hooks.onReady?.({ ...(bundled ? { bundled } : {}), ...(ui ? { uiUrl: `${ui.base}/` } : {}) });

@@ -52,7 +52,7 @@ export interface RunOptions {
   /** Called once the pods are up, with where each one is reached (the demo prints the UI address). */
   onDeployed?: (located: Located[]) => void;
   /** Called with each finished step (for live views). */
-  onStep?: (step: StepResultDoc) => void;
+  onStep?: (scenario: string, step: StepResultDoc) => void;
   signal?: AbortSignal;
 }
 
@@ -195,7 +195,7 @@ async function runSteps(opts: RunOptions, s: ResolvedScenario, report: ScenarioR
       observed: true,
     });
     report.steps.push(result);
-    opts.onStep?.(result);
+    opts.onStep?.(s.name, result);
     log(stepText(result, s.steps.length));
     previous = settled.observed;
     if (opts.pauseSeconds && i < s.steps.length - 1) await pause(opts.pauseSeconds, log, opts.signal);
