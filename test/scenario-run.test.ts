@@ -5,7 +5,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ScenarioReport } from '../scenarios/report-schema.ts';
+import { Report, ScenarioReport } from '../scenarios/report-schema.ts';
 import type { ScenarioReportDoc } from '../scenarios/report.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 
@@ -29,12 +29,12 @@ steps:
         b  ${expectBtoA} -
 `;
 
-/** Processes still running for the scenario "pair" (tasks carry MARATHON_APP_ID=/starmap/pair/…). */
-function leftovers(): string {
+/** Processes still running under a Marathon group (tasks carry MARATHON_APP_ID=<group>/…); default: the scenario "pair". */
+function leftovers(group = '/starmap/pair/'): string {
   const found: string[] = [];
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').some((v) => v.startsWith('MARATHON_APP_ID=/starmap/pair/'))) found.push(pid);
+      if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').some((v) => v.startsWith(`MARATHON_APP_ID=${group}`))) found.push(pid);
     } catch {
       /* gone, or not ours to read */
     }
@@ -85,6 +85,34 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     expect(report.failure).toBe('intended != computed');
     expect(report.steps[0]!.cells.filter((c) => c.status === 'intended != computed').map((c) => `${c.from}>${c.to}`)).toEqual(['default/b>default/a']);
     expect(leftovers()).toBe('');
+  }, 120_000);
+
+  it('a set: scenarios with the same pods share one deployment; one whose policies contradict it is refused, the others run', async () => {
+    const dir = tempDir('starmap-set-');
+    const pods = 'probeSeconds: 0.5\ntimeoutSeconds: 0.3\napps:\n  - { name: a, kind: probe, probes: [b] }\n  - { name: b, kind: probe, probes: [a] }\n';
+    writeFileSync(join(dir, '1-open.yaml'), `name: one\n${pods}steps:\n  - { name: open }\n`);
+    writeFileSync(join(dir, '2-open-again.yaml'), `name: two\n${pods}steps:\n  - { name: again, expect: { default: allow } }\n`);
+    writeFileSync(join(dir, '3-wrong.yaml'), `name: three\n${pods}steps:\n  - { name: wrong, expect: { default: deny } }\n`);
+    writeFileSync(join(dir, 'notes.yaml'), 'just: data\n');
+    const json = join(dir, 'report.json');
+    const junit = join(dir, 'report.xml');
+    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', dir, '--isolation=off', `--report-json=${json}`, `--report-junit=${junit}`], { timeoutMs: 90_000 });
+    expect(code).toBe(1);
+    expect(output.match(/deploying \/starmap\//g)).toHaveLength(1);
+    expect(output).toContain('one: PASS: 1 of 1 steps as expected');
+    expect(output).toContain('two: PASS: 1 of 1 steps as expected');
+    expect(output).toContain('three: FAIL: 0 of 1 steps as expected (intended != computed: a policy-writing mistake, nothing observed)');
+    expect(output).toMatch(/starmap-set-\w+: 2 of 3 scenarios as expected/);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as { set: string; passed: boolean; scenarios: ScenarioReportDoc[] };
+    expect([...Value.Errors(Report, report)]).toEqual([]);
+    expect(report.passed).toBe(false);
+    expect(report.scenarios.map((r) => [r.scenario, r.passed, r.failure])).toEqual([
+      ['one', true, null],
+      ['two', true, null],
+      ['three', false, 'intended != computed'],
+    ]);
+    expect(readFileSync(junit, 'utf8').match(/<testsuite name=/g)).toHaveLength(3);
+    expect(leftovers('/starmap/starmap-set-')).toBe('');
   }, 120_000);
 
   it('bad input: unknown scenario and invalid file exit 2 with a clear message', async () => {
