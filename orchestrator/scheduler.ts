@@ -491,8 +491,11 @@ export class Scheduler {
       for (const t of appTasks) void this.killTask(t, 'killed through the API');
       return null;
     }
+    // Tasks already gone or being killed (TASK_KILLING) were counted when their kill was asked:
+    // scaling down for them again would shrink the app twice (Marathon skips them too).
+    const victims = appTasks.filter((t) => this.tasks.has(t.id) && !t.killing);
     const byApp = new Map<string, TaskRecord[]>();
-    for (const t of appTasks) byApp.set(t.appId, [...(byApp.get(t.appId) ?? []), t]);
+    for (const t of victims) byApp.set(t.appId, [...(byApp.get(t.appId) ?? []), t]);
     const changes: AppChange[] = [];
     for (const [appId, ts] of byApp) {
       const app = this.apps.get(appId);
@@ -500,7 +503,7 @@ export class Scheduler {
       changes.push({ id: appId, target: this.versioned(app, { ...app, instances: Math.max(0, app.instances - ts.length) }) });
     }
     this.#checkLocks(changes.map((c) => c.id), opts.force);
-    for (const t of appTasks) void this.killTask(t, 'killed through the API (scale)');
+    for (const t of victims) void this.killTask(t, 'killed through the API (scale)');
     return this.deploy(changes, true);
   }
 

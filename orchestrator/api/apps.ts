@@ -165,7 +165,8 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       const { group, apps } = appsUnder(r.id);
       const want = embeds(many(query.embed)).add('counts').add('deployments');
       if (group !== '/' && apps.length === 0) throw groupNotFound(group);
-      return { '*': apps.map((a) => appInfo(s, a, want)) };
+      // Document 1 and Marathon's REST docs say {apps: […]} (Marathon 1.4's code answered {"*": […]}).
+      return { apps: apps.map((a) => appInfo(s, a, want)) };
     }
     if (r.kind === 'tasks' && (r.id === '*' || r.id.endsWith('/*'))) {
       const { apps } = appsUnder(r.id.slice(0, -1));

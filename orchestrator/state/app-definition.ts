@@ -607,25 +607,32 @@ export function isConfigChange(a: AppDefinition, b: AppDefinition): boolean {
   return strip(a) !== strip(b);
 }
 
-/** The stored definition as a plain object to merge a partial update onto. */
-export function toMergeBase(app: AppDefinition, update: JsonObject): JsonObject {
+/**
+ * The stored definition with a partial update merged onto it (top level only, as Marathon's
+ * AppUpdate). A field given as `null` keeps its current value, as in Marathon 1.4 (go-marathon
+ * scales with `{"instances": 3, "ports": null, "dependencies": null}`): it is no reset.
+ */
+export function toMergeBase(app: AppDefinition, given: JsonObject): JsonObject {
+  const update: JsonObject = {};
+  for (const [k, v] of Object.entries(given)) if (v !== null) Object.defineProperty(update, k, { value: v, enumerable: true, writable: true, configurable: true });
   const base = JSON.parse(JSON.stringify(app)) as JsonObject;
+  const has = (k: string) => Object.hasOwn(update, k);
   delete base.version;
   delete base.versionInfo;
-  if ('cmd' in update && update.cmd !== null) base.args = null;
-  if ('args' in update && update.args !== null) base.cmd = null;
-  if ('portDefinitions' in update) delete base.ports;
-  if ('ports' in update) delete base.portDefinitions;
-  if ('fetch' in update) delete base.uris;
-  if ('uris' in update) delete base.fetch;
-  if ('ipAddress' in update && update.ipAddress !== null) {
+  if (has('cmd')) base.args = null;
+  if (has('args')) base.cmd = null;
+  if (has('portDefinitions')) delete base.ports;
+  if (has('ports')) delete base.portDefinitions;
+  if (has('fetch')) delete base.uris;
+  if (has('uris')) delete base.fetch;
+  if (has('ipAddress')) {
     delete base.ports;
     delete base.portDefinitions;
   }
-  if ('container' in update && update.container !== null) {
+  if (has('container')) {
     const c = update.container as JsonObject;
-    const d = c.docker as JsonObject | undefined;
-    if (d && d.network !== undefined && d.network !== 'HOST' && !('portDefinitions' in update) && !('ports' in update)) {
+    const d = c && typeof c === 'object' && !Array.isArray(c) ? (c.docker as JsonObject | undefined) : undefined;
+    if (d && typeof d === 'object' && d.network !== undefined && d.network !== 'HOST' && !has('portDefinitions') && !has('ports')) {
       delete base.ports;
       delete base.portDefinitions;
     }
