@@ -14,7 +14,7 @@ const MARKER = `sleep 7${process.pid % 1000}31`;
 
 let o: StartedOrchestrator;
 beforeAll(async () => {
-  o = await startOrchestrator(['--enable_features=task_killing', '--local-port-min=12600', '--local-port-max=12700', '--task-port-min=37100', '--task-port-max=37300']);
+  o = await startOrchestrator(['--enable_features=task_killing', '--local-port-min=12600', '--local-port-max=12700', '--task-port-min=40000', '--task-port-max=40199']);
 }, 30_000);
 afterAll(async () => {
   await o?.proc.stop('SIGTERM');

@@ -48,7 +48,7 @@ export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): P
     const want = groupEmbeds(many(q(req).embed));
     if ((m = r.match(/^(?:(.*)\/)?versions\/([^/]+)$/))) {
       const id = groupPathId(m[1] ?? '');
-      const version = decodeURIComponent(m[2]!);
+      const version = m[2]!; // decoded by the router already (again: a URIError on `%`)
       const t = Number.isNaN(Date.parse(version)) ? undefined : s.groupVersion(id, new Date(version).toISOString());
       if (!t) throw groupNotFound(id, version);
       return render(t, want);

@@ -2,7 +2,10 @@
 // normalised form (defaults filled in, AppDefWrites key order) and validates it with Marathon's
 // error shapes: type errors become 400 {message:"Invalid JSON", details:[{path, errors}]}, semantic
 // errors 422 {message:"Object is not valid", details:[{path, errors}]} with paths like
-// /portDefinitions(0)/port. Every function here is pure; nothing touches state.
+// /portDefinitions(0)/port. Every function here is pure; nothing touches state. Limits on counts
+// are in bounds.ts, constraints (and their regular expressions) in constraints.ts.
+import { definitionViolations, idBoundErrors } from './bounds.ts';
+import { plainMap } from './labels.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type JsonObject = { [k: string]: Json };
@@ -129,7 +132,6 @@ export function notValid(details: Violation[]): ApiError {
 
 const SEGMENT = /^(([a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])\.)*([a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])$/;
 const SEGMENT_RE_TEXT = '^(([a-z0-9]|[a-z0-9][a-z0-9\\-]*[a-z0-9])\\.)*([a-z0-9]|[a-z0-9][a-z0-9\\-]*[a-z0-9])|(\\.|\\.\\.)$';
-export const CONSTRAINT_OPERATORS = ['UNIQUE', 'CLUSTER', 'GROUP_BY', 'LIKE', 'UNLIKE', 'MAX_PER'];
 const HEALTH_PROTOCOLS = ['HTTP', 'HTTPS', 'TCP', 'COMMAND', 'MESOS_HTTP', 'MESOS_HTTPS', 'MESOS_TCP'];
 
 /** Scala's Double.toString: 3 → "3.0". */
@@ -153,6 +155,8 @@ export function canonicalPath(id: string, base = '/'): string | null {
 export function idErrors(raw: string): string[] {
   const segs = raw.split('/').filter((s) => s !== '');
   if (segs.length === 0) return ['Path must contain at least one path element'];
+  const bound = idBoundErrors(raw);
+  if (bound.length) return bound;
   for (const s of segs) {
     if (s === '.' || s === '..') continue;
     if (!SEGMENT.test(s)) return [`must fully match regular expression '${SEGMENT_RE_TEXT}'`];
@@ -221,7 +225,8 @@ class Reader {
   strMap(o: JsonObject, key: string, path: string): Record<string, string> | undefined {
     const m = this.obj(o, key, path);
     if (!m) return undefined;
-    const out: Record<string, string> = {};
+    // Prototype-free: a label named __proto__ is kept, one named constructor is not inherited.
+    const out = plainMap<string>();
     for (const [k, v] of Object.entries(m)) {
       if (typeof v !== 'string') this.add(`${path}/${key}/${k}`, 'error.expected.jsstring');
       else out[k] = v;
@@ -250,6 +255,16 @@ export interface ParseOptions {
 
 /** Parses and validates a full app definition (POST, PUT with partialUpdate=false, merged PUT). */
 export function parseApp(body: unknown, opts: ParseOptions): AppDefinition {
+  const { app, violations } = readApp(body, opts);
+  if (violations.length) throw notValid(violations);
+  return app;
+}
+
+/**
+ * Reads a definition into its normalised form: type errors throw (400 Invalid JSON); semantic
+ * violations (422) are returned with the app, which is well-formed either way.
+ */
+export function readApp(body: unknown, opts: ParseOptions): { app: AppDefinition; violations: Violation[] } {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidJson([{ path: '/', errors: ['error.expected.jsobject'] }]);
   const o = body as JsonObject;
   const r = new Reader();
@@ -261,7 +276,7 @@ export function parseApp(body: unknown, opts: ParseOptions): AppDefinition {
   const args = r.strArr(o, 'args', p);
   const user = r.str(o, 'user', p);
   const envObj = r.obj(o, 'env', p);
-  const env: Record<string, string | { secret: string }> = {};
+  const env = plainMap<string | { secret: string }>();
   for (const [k, v] of Object.entries(envObj ?? {})) {
     if (typeof v === 'string') env[k] = v;
     else if (v && typeof v === 'object' && !Array.isArray(v) && typeof v.secret === 'string') env[k] = { secret: v.secret };
@@ -426,8 +441,7 @@ export function parseApp(body: unknown, opts: ParseOptions): AppDefinition {
   const portCount = app.container?.docker && app.container.docker.network !== 'HOST' ? app.container.docker.portMappings.length : (app.portDefinitions?.length ?? 0);
   app.healthChecks = healthChecks.map((h) => (h.port === undefined && h.portIndex === undefined && portCount > 0 && ['HTTP', 'HTTPS', 'TCP', 'MESOS_HTTP', 'MESOS_HTTPS', 'MESOS_TCP'].includes(h.protocol) ? { ...h, portIndex: 0 } : h));
   validateApp(app, v, { cmdGiven: cmd !== undefined, argsGiven: args !== undefined && args.length > 0, portCount, killSelection });
-  if (v.errors.length) throw notValid(v.errors);
-  return app;
+  return { app, violations: v.errors };
 }
 
 /** Marathon's ReadinessCheck with its defaults (name readinessCheck, HTTP /, port http-api, 30 s / 10 s, [200]). */
@@ -491,25 +505,7 @@ function validateApp(app: AppDefinition, v: Reader, ctx: { cmdGiven: boolean; ar
   }
   if (!/^((\/\/cmd)|(\/?[^/]+(\/[^/]+)*)|)$/.test(app.executor)) v.add('/executor', "must fully match regular expression '^(//cmd)|(/?[^/]+(/[^/]+)*)|$'");
   if (ctx.killSelection !== undefined && ctx.killSelection !== 'YOUNGEST_FIRST' && ctx.killSelection !== 'OLDEST_FIRST') v.add('/killSelection', 'must be one of YOUNGEST_FIRST, OLDEST_FIRST');
-  app.constraints.forEach((c, i) => {
-    const cp = `/constraints(${i})`;
-    if (c.length < 2 || c.length > 3) return v.add(cp, 'Each constraint must have either 2 or 3 fields');
-    const [, op, value] = c;
-    if (!CONSTRAINT_OPERATORS.includes(op ?? '')) return v.add(cp, `Constraint operator must be one of the following: [${CONSTRAINT_OPERATORS.join(', ')}]`);
-    if (op === 'UNIQUE' && value !== undefined) v.add(cp, 'Value specified but not used');
-    if (op === 'CLUSTER' && (value === undefined || value === '')) v.add(cp, 'Missing value');
-    if ((op === 'GROUP_BY' && value !== undefined && !/^\d+$/.test(value)) || (op === 'MAX_PER' && (value === undefined || !/^\d+$/.test(value)))) v.add(cp, 'Value was not an integer number');
-    if (op === 'LIKE' || op === 'UNLIKE') {
-      if (value === undefined) v.add(cp, 'A regular expression value must be provided');
-      else {
-        try {
-          new RegExp(value);
-        } catch {
-          v.add(cp, `'${value}' is not a valid regular expression`);
-        }
-      }
-    }
-  });
+  for (const x of definitionViolations(app)) for (const e of x.errors) v.add(x.path, e);
   const pds = app.portDefinitions ?? [];
   pds.forEach((d, i) => {
     if (d.port < 0 || d.port > 65535) v.add(`/portDefinitions(${i})/port`, `got ${d.port}, expected between 0 and 65535`);
