@@ -1,7 +1,7 @@
 // Every endpoint of the three services, and how to draw a hostile request for each: paths with
 // odd segments, queries with odd parameters, bodies that are almost right (a valid definition with
 // a few fields replaced by hostile values), plainly wrong, not JSON, or huge.
-import type { Draw} from './values.ts';
+import type { Draw } from './values.ts';
 import { RAW_BODIES, STRINGS, deep, object, sanitize, value } from './values.ts';
 
 export type Service = 'orchestrator' | 'collector' | 'probe';
