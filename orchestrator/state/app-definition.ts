@@ -598,9 +598,21 @@ export function keepServicePorts(before: AppDefinition, next: AppDefinition): Ap
 export function isConfigChange(a: AppDefinition, b: AppDefinition): boolean {
   const strip = (x: AppDefinition) => {
     const { instances: _i, version: _v, versionInfo: _vi, ...rest } = x;
-    return JSON.stringify(rest);
+    return sortedJson(rest);
   };
   return strip(a) !== strip(b);
+}
+
+/**
+ * JSON with every object's keys sorted: the same definition read back from the database (whose
+ * objects may list their keys in another order) is the same text. Definitions are bounded in
+ * depth (bounds.ts), so the recursion is too.
+ */
+function sortedJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(sortedJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${sortedJson(o[k])}`).join(',')}}`;
 }
 
 /**
