@@ -242,6 +242,11 @@ export class Scheduler {
         }
       }));
     }
+    try {
+      await this.#o.executor.killLeftovers?.(); // what detached from those tasks (cgroups)
+    } catch (err) {
+      this.#o.logger.error({ err }, 'killing what the previous run left in its task cgroups failed');
+    }
     if (this.#closed) return;
     this.#store.tx(() => {
       for (const t of leftovers) this.#store.deleteTask(t.id);
