@@ -4,9 +4,8 @@
 // nothing acknowledged is lost and nothing is stuck: every deployment finishes, no task stays
 // TASK_STAGING, every app runs its instances, no app stays locked, no old process survives.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NODE, freePort, start, stopAll, tempDir, waitForHttp } from './helpers/process.ts';
+import { NODE, freePort, killPids, pidsMatching, start, stopAll, tempDir, waitForHttp } from './helpers/process.ts';
 import { startOrchestrator, type StartedOrchestrator } from './helpers/orchestrator.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -15,17 +14,11 @@ const ARGS = ['--local-port-min=13000', '--local-port-max=13200', '--task-port-m
 const MARKER = `sleep 8${process.pid % 1000}41`;
 const CMD = `trap '' TERM; exec ${MARKER}`;
 
-function markerPids(): number[] {
-  try {
-    return execFileSync('pgrep', ['-f', MARKER], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
+const markerPids = () => pidsMatching(MARKER);
 
 afterAll(async () => {
   await stopAll();
-  for (const pid of markerPids()) process.kill(pid, 'SIGKILL'); // only if a failure left them
+  killPids(pidsMatching(MARKER)); // only if a failure left them
 });
 
 /** What the orchestrator acknowledged, per app: the instances and the label value it must show. */

@@ -3,9 +3,8 @@
 // listing's key, POST /v2/groups with Marathon's documented root example. The event stream's 405
 // is in orchestrator-events-stream.test.ts.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopAll } from './helpers/process.ts';
+import { killPids, pidsMatching, stopAll } from './helpers/process.ts';
 import { startOrchestrator, type StartedOrchestrator } from './helpers/orchestrator.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -20,13 +19,7 @@ afterAll(async () => {
   await o?.proc.stop('SIGTERM');
   await stopAll();
   // The SIGTERM-ignoring tasks may outlive their grace period when the orchestrator stops first.
-  let pids: number[] = [];
-  try {
-    pids = execFileSync('pgrep', ['-f', MARKER], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
-  } catch {
-    /* none left */
-  }
-  for (const pid of pids) process.kill(pid, 'SIGKILL');
+  killPids(pidsMatching(MARKER)); // only if a failure left them
 });
 
 const settled = (id: string) => waitFor(async () => {
