@@ -73,6 +73,8 @@ export interface IsolatedTask {
   labels: Record<string, string>;
   groups: string[];
   hostnames: string[];
+  /** The app's ipAddress.discovery.ports: its named ports for NetworkPolicy. */
+  ports?: unknown;
 }
 
 /**
@@ -932,7 +934,7 @@ export class Scheduler {
     if (spec.cmd === null && spec.args === null && !docker) spec.cmd = 'true';
     this.#launchInfo.set(taskId, { env: spec.env, sandboxDir });
     if (app.ipAddress && this.#o.isolation) {
-      this.#needsNetwork.set(taskId, { taskId, appId: app.id, labels: app.labels, groups: app.ipAddress.groups, hostnames: taskHostnames(app.id) });
+      this.#needsNetwork.set(taskId, { taskId, appId: app.id, labels: app.labels, groups: app.ipAddress.groups, hostnames: taskHostnames(app.id), ports: app.ipAddress.discovery.ports });
     }
     this.#pendingLaunches.push(spec);
     return true;
