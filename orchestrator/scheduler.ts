@@ -738,16 +738,15 @@ export class Scheduler {
     // Constraints are compiled once per definition (only `hostname` is known on this one host).
     count = Math.min(count, placementLimit(app.constraints)(this.#o.hostname) - (this.#byApp.get(app.id)?.size ?? 0));
     if (count <= 0) return;
-    if (count > this.#launchBudget) {
-      count = this.#launchBudget;
-      this.schedule(); // the rest in the next pass: the event loop serves requests in between
-    }
     if (!this.queueSince.has(app.id)) this.queueSince.set(app.id, new Date().toISOString());
     if (isDelayed(app, this.delays.get(app.id), Date.now())) return;
-    for (let i = 0; i < count; i++) {
-      if (!this.#launch(app)) break;
-      this.#launchBudget--;
-    }
+    const now = Math.min(count, this.#launchBudget);
+    let launched = 0;
+    while (launched < now && this.#launch(app)) launched++;
+    this.#launchBudget -= launched;
+    // The rest in the next pass (the event loop serves requests in between); not when a launch
+    // could not be made (no free port): that would spin.
+    if (launched === now && count > now) this.schedule();
   }
 
   /**
