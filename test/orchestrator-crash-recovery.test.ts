@@ -71,8 +71,11 @@ describe('kill -9, repeatedly', () => {
         o = await startOrchestrator(ARGS, { dataDir, port });
         continue;
       }
-      // mode 0: writes sent at once after a restart wait for its recovery; mode 2: writes after it.
-      if (mode === 2) await waitFor(async () => (await o.call('GET', '/v2/deployments')).status === 200);
+      // mode 0: writes sent at once after a restart wait for its recovery; mode 2: writes once it is
+      // over (every app runs its instances again: nothing launches before recovery ends).
+      if (mode === 2) {
+        await waitFor(async () => ((await o.call('GET', '/v2/apps?id=/crash/')).body.apps as any[]).every((a) => a.tasksRunning === a.instances), { timeoutMs: 60_000, message: `recovered in iteration ${i}` });
+      }
       const before = acked.size;
       const w = writers(o, `/crash/i${i}`, acked, 3);
       await waitFor(() => acked.size >= before + 4, { timeoutMs: 30_000, intervalMs: 5, message: `writes acknowledged in iteration ${i}` });
