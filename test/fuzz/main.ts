@@ -24,6 +24,10 @@ for (const s of services) {
     process.exit(2);
   }
 }
+// The services run detached (their own process groups): Ctrl-C or a timeout must stop them too.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void stopAll().finally(() => process.exit(130)));
+}
 const seed = argv.seed ?? Math.floor(Math.random() * 2 ** 31);
 process.stdout.write(`fuzz: seed ${seed}, ${argv.duration} s, services ${services.join(', ')}\n`);
 const report = await runFuzz({ seed, durationMs: argv.duration * 1000, concurrency: argv.concurrency, services, ...(argv.requests ? { requests: argv.requests } : {}) });
