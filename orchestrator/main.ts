@@ -50,10 +50,13 @@ export async function main(argv: string[]): Promise<void> {
     throw err;
   });
   closeOnSignals(orch.app, logger, () => orch.close()); // the data-dir lock goes with the 'exit' handler above
+  // The state is loaded before the port opens; leftovers of a crashed run are stopped while reads
+  // are already served (writes wait for it: api/recovery-gate.ts).
+  const recovering = orch.start();
   const url = await listenOrExit(orch.app, 'orchestrator', flags.httpAddress, flags.httpPort, () => orch.close());
   const addr = orch.app.server.address();
   if (addr && typeof addr === 'object') orch.setHttpPort(addr.port);
-  await orch.start();
+  await recovering;
   logger.info({ version: VERSION, url, dataDir: flags.dataDir, hostname: flags.hostname }, 'orchestrator listening');
 }
 

@@ -15,6 +15,10 @@ import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from './t
 import { TERMINAL_STATES, type TaskState } from './tasks/types.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ApiError, bridgedMappings, isConfigChange, keepServicePorts, notValid, safePath, type AppDefinition } from './state/app-definition.ts';
+import { LIMITS, definitionProblem, instanceViolations } from './state/bounds.ts';
+import { placementLimit } from './state/constraints.ts';
+import { withPlainMaps } from './state/labels.ts';
+import { reviveApp } from './state/stored-app.ts';
 import { ancestorsOf, isWithin, parentOf, type GroupRecord, type GroupTree } from './state/group.ts';
 import { groupTree } from './deployment/group-change.ts';
 import { DependencyGraph } from './deployment/dependencies.ts';
@@ -177,6 +181,14 @@ export class Scheduler {
   readonly events: EventCatalogue;
   #timer: NodeJS.Timeout | undefined;
   #pending = false;
+  /** Set once start() has removed what a previous run left: nothing launches before. */
+  #recovered = false;
+  #markRecovered!: () => void;
+  /** Resolves once start() has recovered; the API holds writes until then (server.ts). */
+  readonly recovered = new Promise<void>((resolve) => (this.#markRecovered = resolve));
+  /** Tasks this reconcile pass may still launch (LIMITS.launchesPerPass). */
+  #launchBudget = 0;
+  readonly #reportedRefusals = new WeakSet<AppDefinition>();
   #closed = false;
   #lastVersion = 0;
   #unsubscribe: (() => void) | undefined;
@@ -190,9 +202,17 @@ export class Scheduler {
     this.events = new EventCatalogue(opts.bus);
   }
 
-  /** Loads state; kills process groups left by a previous run and forgets their tasks (replace, not adopt). */
+  /**
+   * Loads state (synchronously: once this returns a promise, reads see the stored state), then
+   * kills the processes a previous run left, all at once (each may take its grace period), and
+   * forgets their tasks (replace, not adopt). Nothing launches before that is done (`recovered`).
+   */
   async start(): Promise<void> {
-    for (const a of this.#store.loadApps()) this.apps.set(a.id, a);
+    for (const row of this.#store.loadApps()) {
+      const r = reviveApp(row.key, row.value);
+      if ('app' in r) this.apps.set(r.app.id, r.app);
+      else this.#o.logger.error({ appId: row.key, problem: r.problem }, 'stored app definition cannot be read: left out of this run (kept in the database)');
+    }
     for (const g of this.#store.loadGroups()) this.groups.set(g.id, g);
     for (const d of this.#store.loadDeployments()) {
       for (const k of Object.keys(d.restart)) d.restart[k]!.started = false;
@@ -200,14 +220,21 @@ export class Scheduler {
     }
     for (const d of this.#store.loadDelays()) this.delays.set(d.appId, d);
     for (const [k, v] of this.#store.loadFailures()) this.failures.set(k, v);
+    for (const u of this.#store.unreadable) this.#o.logger.error(u, 'stored row cannot be read (its JSON does not parse): skipped');
+    // Subscribed before anything can launch: a status lost here left tasks TASK_STAGING forever.
+    this.#unsubscribe = this.#o.executor.onStatus((u) => this.#onStatus(u));
     const leftovers = this.#store.loadTasks();
     if (leftovers.length > 0) {
       // Only processes that carry the task's MESOS_TASK_ID are killed (a recorded pid may have been
       // reused by an unrelated process); processes whose pid was never recorded are found the same way.
       const found = findTaskProcesses(new Set(leftovers.map((t) => t.id)));
-      for (const t of leftovers) {
+      await Promise.all(leftovers.map(async (t) => {
         const pids = found.get(t.id) ?? [];
-        if (t.pid && pids.includes(t.pid)) await this.#o.executor.killOrphan(t.pid, { taskId: t.id, gracePeriodSeconds: this.apps.get(t.appId)?.taskKillGracePeriodSeconds ?? null });
+        try {
+          if (t.pid && pids.includes(t.pid)) await this.#o.executor.killOrphan(t.pid, { taskId: t.id, gracePeriodSeconds: this.apps.get(t.appId)?.taskKillGracePeriodSeconds ?? null });
+        } catch (err) {
+          this.#o.logger.warn({ err, taskId: t.id }, 'stopping a task left by the previous run failed; killing it');
+        }
         for (const pid of pids) {
           try {
             process.kill(pid, 'SIGKILL');
@@ -215,16 +242,22 @@ export class Scheduler {
             /* gone */
           }
         }
-      }
+      }));
     }
-    await this.#o.executor.killLeftovers?.(); // what detached from those tasks (cgroups)
+    try {
+      await this.#o.executor.killLeftovers?.(); // what detached from those tasks (cgroups)
+    } catch (err) {
+      this.#o.logger.error({ err }, 'killing what the previous run left in its task cgroups failed');
+    }
+    if (this.#closed) return;
     this.#store.tx(() => {
       for (const t of leftovers) this.#store.deleteTask(t.id);
     });
     for (const t of leftovers) {
       this.#publishStatus({ ...t, state: 'TASK_LOST', message: 'orchestrator restarted: task replaced' });
     }
-    this.#unsubscribe = this.#o.executor.onStatus((u) => this.#onStatus(u));
+    this.#recovered = true;
+    this.#markRecovered();
     this.#timer = setInterval(() => this.tick(), this.#o.tickMs ?? 200);
     this.#timer.unref();
     this.tick();
@@ -391,6 +424,8 @@ export class Scheduler {
       if (!group.dryRun) this.#checkLocks(changes.map((c) => c.id), force);
       for (const c of changes) if (c.target) c.target = this.#assignServicePorts(c.target, changes);
       const targetApps = withChanges(this.apps, changes.map((c) => [c.id, c.target]));
+      const overload = instanceViolations(this.apps, targetApps);
+      if (overload.length > 0) throw notValid(overload);
       groups = this.#targetGroups(changes, group, version);
       const targetGroups = new Map(this.groups);
       for (const id of groups.remove) targetGroups.delete(id);
@@ -494,8 +529,11 @@ export class Scheduler {
       for (const t of appTasks) void this.killTask(t, 'killed through the API');
       return null;
     }
+    // Tasks already gone or being killed (TASK_KILLING) were counted when their kill was asked:
+    // scaling down for them again would shrink the app twice (Marathon skips them too).
+    const victims = appTasks.filter((t) => this.tasks.has(t.id) && !t.killing);
     const byApp = new Map<string, TaskRecord[]>();
-    for (const t of appTasks) byApp.set(t.appId, [...(byApp.get(t.appId) ?? []), t]);
+    for (const t of victims) byApp.set(t.appId, [...(byApp.get(t.appId) ?? []), t]);
     const changes: AppChange[] = [];
     for (const [appId, ts] of byApp) {
       const app = this.apps.get(appId);
@@ -503,7 +541,7 @@ export class Scheduler {
       changes.push({ id: appId, target: this.versioned(app, { ...app, instances: Math.max(0, app.instances - ts.length) }) });
     }
     this.#checkLocks(changes.map((c) => c.id), opts.force);
-    for (const t of appTasks) void this.killTask(t, 'killed through the API (scale)');
+    for (const t of victims) void this.killTask(t, 'killed through the API (scale)');
     return this.deploy(changes, true);
   }
 
@@ -642,7 +680,8 @@ export class Scheduler {
   }
 
   tick(): void {
-    if (this.#closed) return;
+    if (this.#closed || !this.#recovered) return;
+    this.#launchBudget = LIMITS.launchesPerPass;
     try {
       this.#flush();
       const busy = new Set<string>();
@@ -693,31 +732,40 @@ export class Scheduler {
     return [...tasks].sort((a, b) => weight(a.state) - weight(b.state) || (youngest ? age(b, a) : age(a, b)));
   }
 
-  /**
-   * How many tasks of `app` this one host may hold under its constraints (only the `hostname`
-   * field is known here: UNIQUE → 1, MAX_PER n → n, CLUSTER/LIKE/UNLIKE match the --hostname).
-   */
-  #placementLimit(app: AppDefinition): number {
-    let limit = Infinity;
-    for (const [field, op, value] of app.constraints) {
-      if (field !== 'hostname') continue;
-      const h = this.#o.hostname;
-      if (op === 'UNIQUE') limit = Math.min(limit, 1);
-      else if (op === 'MAX_PER') limit = Math.min(limit, Number(value ?? 0));
-      else if (op === 'CLUSTER' && value !== undefined && value !== h) limit = 0;
-      else if (op === 'LIKE' && value !== undefined && !new RegExp(`^(?:${value})$`).test(h)) limit = 0;
-      else if (op === 'UNLIKE' && value !== undefined && new RegExp(`^(?:${value})$`).test(h)) limit = 0;
-    }
-    return limit;
-  }
-
   #launchUpTo(app: AppDefinition, count: number): void {
     if (count <= 0) return; // the common case in a rolling restart's every pass
-    count = Math.min(count, this.#placementLimit(app) - (this.#byApp.get(app.id)?.size ?? 0));
+    if (this.#refused(app)) return;
+    // Constraints are compiled once per definition (only `hostname` is known on this one host).
+    count = Math.min(count, placementLimit(app.constraints)(this.#o.hostname) - (this.#byApp.get(app.id)?.size ?? 0));
     if (count <= 0) return;
     if (!this.queueSince.has(app.id)) this.queueSince.set(app.id, new Date().toISOString());
     if (isDelayed(app, this.delays.get(app.id), Date.now())) return;
-    for (let i = 0; i < count; i++) if (!this.#launch(app)) break;
+    const now = Math.min(count, this.#launchBudget);
+    let launched = 0;
+    while (launched < now && this.#launch(app)) launched++;
+    this.#launchBudget -= launched;
+    // The rest in the next pass (the event loop serves requests in between); not when a launch
+    // could not be made (no free port): that would spin.
+    if (launched === now && count > now) this.schedule();
+  }
+
+  /**
+   * A definition this orchestrator cannot honour (stored before a limit existed, a pattern the
+   * constraint engine refuses) launches nothing: its app shows why as lastTaskFailure (TASK_ERROR,
+   * Mesos' state for a task that cannot be described) and in the log, once per definition; every
+   * other app runs as usual.
+   */
+  #refused(app: AppDefinition): boolean {
+    const problem = definitionProblem(app);
+    if (!problem) return false;
+    if (!this.#reportedRefusals.has(app)) {
+      this.#reportedRefusals.add(app);
+      this.#o.logger.error({ appId: app.id, version: app.version, problem }, 'app not launched: its definition cannot be honoured (update it to fix)');
+      const failure = { appId: app.id, host: this.#o.hostname, message: problem, state: 'TASK_ERROR', taskId: '', timestamp: new Date().toISOString(), version: app.version, slaveId: SLAVE_ID };
+      this.failures.set(app.id, failure);
+      this.#dirtyFailures.set(app.id, failure);
+    }
+    return true;
   }
 
   #finishStepIfDone(d: StoredDeployment, done: boolean): void {
@@ -988,7 +1036,7 @@ export class Scheduler {
       }
       throw new ApiError(422, { message: `All ports in the range [${this.#o.localPortMin}-${this.#o.localPortMax}) are already in use` });
     };
-    const out: AppDefinition = JSON.parse(JSON.stringify(app)) as AppDefinition;
+    const out: AppDefinition = withPlainMaps(JSON.parse(JSON.stringify(app)) as AppDefinition);
     const mappings = bridgedMappings(out);
     if (mappings) {
       mappings.forEach((m) => {

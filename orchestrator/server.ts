@@ -18,6 +18,7 @@ import { ProcessExecutor } from './tasks/executor.ts';
 import { registerEvents } from './events/plugin.ts';
 import { createAuth, type Auth } from './auth/plugin.ts';
 import { installMarathonHttp } from './api/common.ts';
+import { holdWritesUntil } from './api/recovery-gate.ts';
 import { appsApi } from './api/apps.ts';
 import { groupsApi } from './api/groups.ts';
 import { tasksApi } from './api/tasks.ts';
@@ -70,7 +71,11 @@ export interface Orchestrator {
   isolation: Isolation | undefined;
   /** Sets the port shown in /v2/info once listening on port 0. */
   setHttpPort(port: number): void;
-  /** Starts the scheduler (crash recovery, reconcile loop). Call after registering extra plugins. */
+  /**
+   * Starts the scheduler: loads the state at once (reads are served from it), then stops what a
+   * previous run left and starts the reconcile loop; the promise resolves when that is done and
+   * writes are held until then. Call after registering extra plugins, before listening.
+   */
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -131,6 +136,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
   installMarathonHttp(app);
+  holdWritesUntil(app, scheduler.recovered);
   const metrics = new RequestMetrics();
   app.addHook('onResponse', async (_req, reply) => metrics.record(reply.elapsedTime / 1000, reply.statusCode));
   const leadership = new Leadership();

@@ -69,7 +69,8 @@ describe('apps', () => {
     expect(emb.readinessCheckResults).toEqual([]);
     const grp = await o.call('GET', '/v2/apps/grp/*');
     expect(grp.status).toBe(200);
-    expect(grp.body['*'].map((a: any) => a.id)).toEqual(['/grp/api']);
+    expect(grp.body.apps.map((a: any) => a.id)).toEqual(['/grp/api']);
+    expect(grp.body).not.toHaveProperty('*');
     expect((await o.call('GET', '/v2/apps/nothing/*')).status).toBe(404);
     expect((await o.call('GET', '/v2/apps/')).body.apps.length).toBe(2);
   });

@@ -2,9 +2,8 @@
 // acknowledged write is there, running deployments too, and the old tasks are replaced (their
 // processes killed), never adopted.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { stopAll, tempDir } from './helpers/process.ts';
+import { pidsMatching, stopAll, tempDir } from './helpers/process.ts';
 import { startOrchestrator, type StartedOrchestrator } from './helpers/orchestrator.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -14,13 +13,7 @@ afterAll(async () => {
   await stopAll();
 });
 
-function pidsOf(pattern: string): number[] {
-  try {
-    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
+const pidsOf = pidsMatching;
 
 describe('kill -9', () => {
   it('keeps every acknowledged write, running deployments, and replaces tasks', async () => {

@@ -67,7 +67,7 @@ describe('events in the orchestrator program', () => {
     expect(r.status).toBe(400);
     expect(r.body.message).toMatch(/^http event callback system is not running/);
     const nope = await o.call('GET', '/v2/events');
-    expect(nope.status).toBe(406);
+    expect(nope.status).toBe(405);
     await o.proc.stop('SIGTERM');
   }, 30_000);
 });

@@ -106,11 +106,11 @@ describe('GET /v2/events', () => {
     expect(c.raw()).toMatch(/^(\r\n){3,}$/);
   });
 
-  it('refuses requests that do not accept text/event-stream with a 406 JSON message', async () => {
+  it('refuses requests that do not accept text/event-stream with 405 as Marathon, and a JSON message', async () => {
     const { url } = await serve();
     for (const accept of [undefined, '*/*', 'application/json', 'text/event-stream;q=0']) {
       const res = await fetch(`${url}/v2/events`, { headers: accept ? { accept } : { accept: '' } });
-      expect(res.status, String(accept)).toBe(406);
+      expect(res.status, String(accept)).toBe(405);
       expect(((await res.json()) as { message: string }).message).toContain('Accept: text/event-stream');
     }
     expect(acceptsEventStream('application/json, text/event-stream;q=0.5')).toBe(true);

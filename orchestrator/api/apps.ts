@@ -145,7 +145,8 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
     if (r === '*' || r.endsWith('/*')) return { kind: 'group', id: r.slice(0, -1) };
     if ((m = r.match(/^(.*)\/versions\/([^/]+)$/))) return { kind: 'version', id: m[1]!, extra: m[2]! };
     if ((m = r.match(/^(.*)\/versions$/))) return { kind: 'versions', id: m[1]! };
-    if ((m = r.match(/^(.*)\/tasks\/([^/]+)$/))) return { kind: 'task', id: m[1]!, extra: decodeURIComponent(m[2]!) };
+    // The router has decoded the path already: decoding again broke on a task id `%` (URIError, a 500).
+    if ((m = r.match(/^(.*)\/tasks\/([^/]+)$/))) return { kind: 'task', id: m[1]!, extra: m[2]! };
     if ((m = r.match(/^(.*)\/tasks$/))) return { kind: 'tasks', id: m[1]! };
     if ((m = r.match(/^(.*)\/restart$/))) return { kind: 'restart', id: m[1]! };
     return { kind: 'app', id: r };
@@ -165,7 +166,8 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       const { group, apps } = appsUnder(r.id);
       const want = embeds(many(query.embed)).add('counts').add('deployments');
       if (group !== '/' && apps.length === 0) throw groupNotFound(group);
-      return { '*': apps.map((a) => appInfo(s, a, want)) };
+      // Document 1 and Marathon's REST docs say {apps: […]} (Marathon 1.4's code answered {"*": […]}).
+      return { apps: apps.map((a) => appInfo(s, a, want)) };
     }
     if (r.kind === 'tasks' && (r.id === '*' || r.id.endsWith('/*'))) {
       const { apps } = appsUnder(r.id.slice(0, -1));

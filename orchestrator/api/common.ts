@@ -2,6 +2,8 @@
 // headers, query helpers (booleans, embed), and the label selector grammar.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../state/app-definition.ts';
+import { hasLabel } from '../state/labels.ts';
+import { LIMITS, nestedDeeperThan } from '../state/bounds.ts';
 import type { DeploymentResult } from '../scheduler.ts';
 
 /** Installs the JSON parser, cache headers, error handler and 404 handler on `app`. */
@@ -11,11 +13,18 @@ export function installMarathonHttp(app: FastifyInstance): void {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     // An empty body is no body (restart and other endpoints without one); requireBody() refuses it where one is needed.
     if (text.trim() === '') return done(null, undefined);
+    let value: unknown;
     try {
-      done(null, JSON.parse(text) as unknown);
+      value = JSON.parse(text) as unknown; // V8's parser is iterative: depth costs it no stack
     } catch (err) {
-      done(new ApiError(400, { message: 'Invalid JSON', details: (err as Error).message }) as unknown as FastifyError, undefined);
+      return done(new ApiError(400, { message: 'Invalid JSON', details: (err as Error).message }) as unknown as FastifyError, undefined);
     }
+    // Everything after parsing (validation, JSON.stringify when storing, group trees) may recurse:
+    // a body nested 10,000 deep is refused here, once, before any of it runs.
+    if (nestedDeeperThan(value, LIMITS.jsonDepth)) {
+      return done(new ApiError(400, { message: 'Invalid JSON', details: `nested too deep: more than ${LIMITS.jsonDepth} arrays and objects inside one another` }) as unknown as FastifyError, undefined);
+    }
+    done(null, value);
   });
   app.addHook('onSend', async (_req, reply, payload) => {
     reply.header('Cache-Control', 'no-cache, no-store, must-revalidate');
@@ -100,6 +109,8 @@ export function clientIp(req: FastifyRequest): string {
 export type LabelSelector = (labels: Record<string, string>) => boolean;
 
 export function parseLabelSelector(text: string): LabelSelector {
+  // Own keys only: `constructor` or `toString` must not match an app without labels.
+  const has = hasLabel;
   let i = 0;
   const fail = (): never => {
     throw new ApiError(422, { message: `Can not parse label selector ${text}` });
@@ -144,20 +155,20 @@ export function parseLabelSelector(text: string): LabelSelector {
     if (text.startsWith('==', i)) {
       i += 2;
       const v = term();
-      preds.push((l) => l[key] === v);
+      preds.push((l) => has(l, key) && l[key] === v);
     } else if (text.startsWith('!=', i)) {
       i += 2;
       const v = term();
-      preds.push((l) => key in l && l[key] !== v);
+      preds.push((l) => has(l, key) && l[key] !== v);
     } else if (/^notin[\s(]/.test(text.slice(i))) {
       i += 5;
       const vs = set();
-      preds.push((l) => key in l && !vs.includes(l[key]!));
+      preds.push((l) => has(l, key) && !vs.includes(l[key]!));
     } else if (/^in[\s(]/.test(text.slice(i))) {
       i += 2;
       const vs = set();
-      preds.push((l) => key in l && vs.includes(l[key]!));
-    } else preds.push((l) => key in l);
+      preds.push((l) => has(l, key) && vs.includes(l[key]!));
+    } else preds.push((l) => has(l, key));
     if (i >= text.length) break;
     if (text[i] !== ',') fail();
     i++;

@@ -2,7 +2,7 @@
 // update (full definitions, scaleBy, rollback to a version), delete; each is one deployment whose
 // steps follow the apps' dependencies. dryRun answers with the plan and changes nothing.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, notValid, type ParseOptions } from '../state/app-definition.ts';
+import { ApiError, type ParseOptions } from '../state/app-definition.ts';
 import { groupNotFound, groupPathId, parseGroupUpdate, type GroupTree, type GroupUpdate } from '../state/group.ts';
 import { GroupEditor, treeAsUpdate } from '../deployment/group-change.ts';
 import type { DeploymentResult, Scheduler } from '../scheduler.ts';
@@ -48,7 +48,7 @@ export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): P
     const want = groupEmbeds(many(q(req).embed));
     if ((m = r.match(/^(?:(.*)\/)?versions\/([^/]+)$/))) {
       const id = groupPathId(m[1] ?? '');
-      const version = decodeURIComponent(m[2]!);
+      const version = m[2]!; // decoded by the router already (again: a URIError on `%`)
       const t = Number.isNaN(Date.parse(version)) ? undefined : s.groupVersion(id, new Date(version).toISOString());
       if (!t) throw groupNotFound(id, version);
       return render(t, want);
@@ -80,7 +80,6 @@ export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): P
   const create = async (req: FastifyRequest, reply: FastifyReply) => {
     const version = s.newVersion();
     const u = parse(req, groupPathId(rest(req)), version);
-    if (u.id === '/') throw notValid([{ path: '/id', errors: ['Path must contain at least one path element'] }]);
     if (s.apps.has(u.id)) throw new ApiError(409, { message: `An app with the path ${u.id} already exists.` });
     if (s.groupExists(u.id)) throw new ApiError(409, { message: `Group ${u.id} is already created. Use PUT to change this group.` });
     const r = change(u.id, version, (e) => e.update(u), { force: bool(q(req).force), snapshot: true });

@@ -32,9 +32,13 @@ export async function tasksApi(app: FastifyInstance, opts: { scheduler: Schedule
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidJson([{ path: '/', errors: ['error.expected.jsobject'] }]);
     const ids = (body as { ids?: unknown }).ids;
     if (!Array.isArray(ids)) throw invalidJson([{ path: '/ids', errors: [ids === undefined ? 'error.path.missing' : 'error.expected.jsarray'] }]);
+    // Marathon reads {ids: [string]}: anything else is a type error at its index (String() of
+    // {"toString": 1} threw, a 500).
+    const notStrings = ids.flatMap((id, i) => (typeof id === 'string' ? [] : [{ path: `/ids(${i})`, errors: ['error.expected.jsstring'] }]));
+    if (notStrings.length) throw invalidJson(notStrings);
     const found: TaskRecord[] = [];
-    for (const id of ids) {
-      if (typeof id !== 'string' || !TASK_ID.test(id)) throw new ApiError(400, { message: `Invalid task id '${String(id)}'. [${String(id)}]` });
+    for (const id of ids as string[]) {
+      if (!TASK_ID.test(id)) throw new ApiError(400, { message: `Invalid task id '${id}'. [${id}]` });
       const t = s.tasks.get(id);
       if (t) found.push(t);
     }

@@ -101,8 +101,10 @@ export function registerEventStream(app: FastifyInstance, opts: EventStreamOptio
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     if (!acceptsEventStream(req.headers.accept)) {
-      return reply.code(406).send({
-        message: 'GET /v2/events is a server-sent event stream: send the header "Accept: text/event-stream"',
+      // 405 as Marathon (Jetty's EventSourceServlet falls through to "method not supported"),
+      // which clients written for it expect; the body says what to send instead.
+      return reply.code(405).send({
+        message: 'HTTP method GET is not supported by this URL without the header "Accept: text/event-stream": GET /v2/events is a server-sent event stream',
       });
     }
     const filter = eventTypes(req.query);

@@ -2,7 +2,12 @@
 // normalised form (defaults filled in, AppDefWrites key order) and validates it with Marathon's
 // error shapes: type errors become 400 {message:"Invalid JSON", details:[{path, errors}]}, semantic
 // errors 422 {message:"Object is not valid", details:[{path, errors}]} with paths like
-// /portDefinitions(0)/port. Every function here is pure; nothing touches state.
+// /portDefinitions(0)/port. Every function here is pure; nothing touches state. Limits on counts
+// are in bounds.ts, constraints (and their regular expressions) in constraints.ts, comparing and
+// merging definitions in app-update.ts. Over 400 lines because it is one schema: every field of
+// Marathon's AppDefinition read with its default, and validated, in one place.
+import { definitionViolations, idBoundErrors } from './bounds.ts';
+import { plainMap } from './labels.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type JsonObject = { [k: string]: Json };
@@ -129,7 +134,6 @@ export function notValid(details: Violation[]): ApiError {
 
 const SEGMENT = /^(([a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])\.)*([a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])$/;
 const SEGMENT_RE_TEXT = '^(([a-z0-9]|[a-z0-9][a-z0-9\\-]*[a-z0-9])\\.)*([a-z0-9]|[a-z0-9][a-z0-9\\-]*[a-z0-9])|(\\.|\\.\\.)$';
-export const CONSTRAINT_OPERATORS = ['UNIQUE', 'CLUSTER', 'GROUP_BY', 'LIKE', 'UNLIKE', 'MAX_PER'];
 const HEALTH_PROTOCOLS = ['HTTP', 'HTTPS', 'TCP', 'COMMAND', 'MESOS_HTTP', 'MESOS_HTTPS', 'MESOS_TCP'];
 
 /** Scala's Double.toString: 3 → "3.0". */
@@ -153,6 +157,8 @@ export function canonicalPath(id: string, base = '/'): string | null {
 export function idErrors(raw: string): string[] {
   const segs = raw.split('/').filter((s) => s !== '');
   if (segs.length === 0) return ['Path must contain at least one path element'];
+  const bound = idBoundErrors(raw);
+  if (bound.length) return bound;
   for (const s of segs) {
     if (s === '.' || s === '..') continue;
     if (!SEGMENT.test(s)) return [`must fully match regular expression '${SEGMENT_RE_TEXT}'`];
@@ -221,7 +227,8 @@ class Reader {
   strMap(o: JsonObject, key: string, path: string): Record<string, string> | undefined {
     const m = this.obj(o, key, path);
     if (!m) return undefined;
-    const out: Record<string, string> = {};
+    // Prototype-free: a label named __proto__ is kept, one named constructor is not inherited.
+    const out = plainMap<string>();
     for (const [k, v] of Object.entries(m)) {
       if (typeof v !== 'string') this.add(`${path}/${key}/${k}`, 'error.expected.jsstring');
       else out[k] = v;
@@ -250,6 +257,16 @@ export interface ParseOptions {
 
 /** Parses and validates a full app definition (POST, PUT with partialUpdate=false, merged PUT). */
 export function parseApp(body: unknown, opts: ParseOptions): AppDefinition {
+  const { app, violations } = readApp(body, opts);
+  if (violations.length) throw notValid(violations);
+  return app;
+}
+
+/**
+ * Reads a definition into its normalised form: type errors throw (400 Invalid JSON); semantic
+ * violations (422) are returned with the app, which is well-formed either way.
+ */
+export function readApp(body: unknown, opts: ParseOptions): { app: AppDefinition; violations: Violation[] } {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidJson([{ path: '/', errors: ['error.expected.jsobject'] }]);
   const o = body as JsonObject;
   const r = new Reader();
@@ -261,7 +278,7 @@ export function parseApp(body: unknown, opts: ParseOptions): AppDefinition {
   const args = r.strArr(o, 'args', p);
   const user = r.str(o, 'user', p);
   const envObj = r.obj(o, 'env', p);
-  const env: Record<string, string | { secret: string }> = {};
+  const env = plainMap<string | { secret: string }>();
   for (const [k, v] of Object.entries(envObj ?? {})) {
     if (typeof v === 'string') env[k] = v;
     else if (v && typeof v === 'object' && !Array.isArray(v) && typeof v.secret === 'string') env[k] = { secret: v.secret };
@@ -426,8 +443,7 @@ export function parseApp(body: unknown, opts: ParseOptions): AppDefinition {
   const portCount = app.container?.docker && app.container.docker.network !== 'HOST' ? app.container.docker.portMappings.length : (app.portDefinitions?.length ?? 0);
   app.healthChecks = healthChecks.map((h) => (h.port === undefined && h.portIndex === undefined && portCount > 0 && ['HTTP', 'HTTPS', 'TCP', 'MESOS_HTTP', 'MESOS_HTTPS', 'MESOS_TCP'].includes(h.protocol) ? { ...h, portIndex: 0 } : h));
   validateApp(app, v, { cmdGiven: cmd !== undefined, argsGiven: args !== undefined && args.length > 0, portCount, killSelection });
-  if (v.errors.length) throw notValid(v.errors);
-  return app;
+  return { app, violations: v.errors };
 }
 
 /** Marathon's ReadinessCheck with its defaults (name readinessCheck, HTTP /, port http-api, 30 s / 10 s, [200]). */
@@ -491,25 +507,7 @@ function validateApp(app: AppDefinition, v: Reader, ctx: { cmdGiven: boolean; ar
   }
   if (!/^((\/\/cmd)|(\/?[^/]+(\/[^/]+)*)|)$/.test(app.executor)) v.add('/executor', "must fully match regular expression '^(//cmd)|(/?[^/]+(/[^/]+)*)|$'");
   if (ctx.killSelection !== undefined && ctx.killSelection !== 'YOUNGEST_FIRST' && ctx.killSelection !== 'OLDEST_FIRST') v.add('/killSelection', 'must be one of YOUNGEST_FIRST, OLDEST_FIRST');
-  app.constraints.forEach((c, i) => {
-    const cp = `/constraints(${i})`;
-    if (c.length < 2 || c.length > 3) return v.add(cp, 'Each constraint must have either 2 or 3 fields');
-    const [, op, value] = c;
-    if (!CONSTRAINT_OPERATORS.includes(op ?? '')) return v.add(cp, `Constraint operator must be one of the following: [${CONSTRAINT_OPERATORS.join(', ')}]`);
-    if (op === 'UNIQUE' && value !== undefined) v.add(cp, 'Value specified but not used');
-    if (op === 'CLUSTER' && (value === undefined || value === '')) v.add(cp, 'Missing value');
-    if ((op === 'GROUP_BY' && value !== undefined && !/^\d+$/.test(value)) || (op === 'MAX_PER' && (value === undefined || !/^\d+$/.test(value)))) v.add(cp, 'Value was not an integer number');
-    if (op === 'LIKE' || op === 'UNLIKE') {
-      if (value === undefined) v.add(cp, 'A regular expression value must be provided');
-      else {
-        try {
-          new RegExp(value);
-        } catch {
-          v.add(cp, `'${value}' is not a valid regular expression`);
-        }
-      }
-    }
-  });
+  for (const x of definitionViolations(app)) for (const e of x.errors) v.add(x.path, e);
   const pds = app.portDefinitions ?? [];
   pds.forEach((d, i) => {
     if (d.port < 0 || d.port > 65535) v.add(`/portDefinitions(${i})/port`, `got ${d.port}, expected between 0 and 65535`);
@@ -582,56 +580,5 @@ export function appPortNames(app: AppDefinition): string[] {
   return (bridgedMappings(app) ?? app.portDefinitions ?? []).flatMap((p) => (p.name !== undefined ? [p.name] : []));
 }
 
-/** A definition that asks for service port 0 keeps the port its app already has at that index. */
-export function keepServicePorts(before: AppDefinition, next: AppDefinition): AppDefinition {
-  const kept = (given: number, i: number, had: number[]) => (given === 0 && had[i] !== undefined ? had[i]! : given);
-  const out: AppDefinition = { ...next };
-  const d = next.container?.docker;
-  const bd = before.container?.docker;
-  if (d && bd && d.portMappings.length) {
-    out.container = { ...next.container!, docker: { ...d, portMappings: d.portMappings.map((m, i) => ({ ...m, servicePort: kept(m.servicePort, i, bd.portMappings.map((x) => x.servicePort)) })) } };
-  } else if (next.portDefinitions && !next.requirePorts) {
-    const had = before.portDefinitions?.map((p) => p.port) ?? [];
-    out.portDefinitions = next.portDefinitions.map((p, i) => ({ ...p, port: kept(p.port, i, had) }));
-    out.ports = out.portDefinitions.map((p) => p.port);
-  }
-  return out;
-}
-
-/** Keys that make a change a configuration change (not only scaling). */
-export function isConfigChange(a: AppDefinition, b: AppDefinition): boolean {
-  const strip = (x: AppDefinition) => {
-    const { instances: _i, version: _v, versionInfo: _vi, ...rest } = x;
-    return JSON.stringify(rest);
-  };
-  return strip(a) !== strip(b);
-}
-
-/** The stored definition as a plain object to merge a partial update onto. */
-export function toMergeBase(app: AppDefinition, update: JsonObject): JsonObject {
-  const base = JSON.parse(JSON.stringify(app)) as JsonObject;
-  delete base.version;
-  delete base.versionInfo;
-  if ('cmd' in update && update.cmd !== null) base.args = null;
-  if ('args' in update && update.args !== null) base.cmd = null;
-  if ('portDefinitions' in update) delete base.ports;
-  if ('ports' in update) delete base.portDefinitions;
-  if ('fetch' in update) delete base.uris;
-  if ('uris' in update) delete base.fetch;
-  if ('ipAddress' in update && update.ipAddress !== null) {
-    delete base.ports;
-    delete base.portDefinitions;
-  }
-  if ('container' in update && update.container !== null) {
-    const c = update.container as JsonObject;
-    const d = c.docker as JsonObject | undefined;
-    if (d && d.network !== undefined && d.network !== 'HOST' && !('portDefinitions' in update) && !('ports' in update)) {
-      delete base.ports;
-      delete base.portDefinitions;
-    }
-  }
-  // Fields the stored form spells differently from the input.
-  delete base.uris;
-  if (Array.isArray(base.fetch) && base.fetch.length === 0) delete base.fetch;
-  return { ...base, ...update };
-}
+// Comparing and merging definitions (updates) live in app-update.ts; re-exported for existing importers.
+export { isConfigChange, keepServicePorts, toMergeBase } from './app-update.ts';

@@ -56,9 +56,31 @@ export interface StoredDeployment {
   restart: Record<string, { maxCapacity: number; readyCounted: number; started: boolean }>;
 }
 
+/** A row that could not be read back (its table and key): skipped, so that start-up goes on. */
+export interface UnreadableRow {
+  table: string;
+  key: string;
+  error: string;
+}
+
 export class Store {
   readonly db: DatabaseSync;
   readonly #s: Record<string, StatementSync>;
+  /** Rows the load methods skipped because their JSON does not parse (the scheduler logs them). */
+  readonly unreadable: UnreadableRow[] = [];
+
+  /** Each row's JSON parsed on its own: one unreadable row must not stop the orchestrator starting. */
+  #rows<T>(table: string, key: string): { key: string; value: T }[] {
+    const out: { key: string; value: T }[] = [];
+    for (const row of this.db.prepare(`SELECT ${key} AS k, json FROM ${table}`).all() as { k: string; json: string }[]) {
+      try {
+        out.push({ key: row.k, value: JSON.parse(row.json) as T });
+      } catch (err) {
+        this.unreadable.push({ table, key: row.k, error: (err as Error).message });
+      }
+    }
+    return out;
+  }
 
   constructor(db: DatabaseSync) {
     this.db = db;
@@ -124,8 +146,9 @@ export class Store {
     this.#s.delDelay!.run(id);
     this.#s.delFailure!.run(id);
   }
-  loadApps(): AppDefinition[] {
-    return (this.db.prepare('SELECT json FROM orch_apps').all() as { json: string }[]).map((r) => JSON.parse(r.json) as AppDefinition);
+  /** Stored definitions as read (revive them with stored-app.ts before use). */
+  loadApps(): { key: string; value: unknown }[] {
+    return this.#rows<unknown>('orch_apps', 'id');
   }
   versions(id: string): string[] {
     return (this.#s.versions!.all(id) as { version: string }[]).map((r) => r.version);
@@ -142,7 +165,7 @@ export class Store {
     this.#s.delDeployment!.run(id);
   }
   loadDeployments(): StoredDeployment[] {
-    return (this.db.prepare('SELECT json FROM orch_deployments').all() as { json: string }[]).map((r) => JSON.parse(r.json) as StoredDeployment);
+    return this.#rows<StoredDeployment>('orch_deployments', 'id').map((r) => r.value);
   }
 
   putTask(t: TaskRecord): void {
@@ -152,7 +175,7 @@ export class Store {
     this.#s.delTask!.run(id);
   }
   loadTasks(): TaskRecord[] {
-    return (this.db.prepare('SELECT json FROM orch_tasks').all() as { json: string }[]).map((r) => JSON.parse(r.json) as TaskRecord);
+    return this.#rows<TaskRecord>('orch_tasks', 'id').map((r) => r.value);
   }
 
   putDelay(d: DelayRecord): void {
@@ -162,15 +185,14 @@ export class Store {
     this.#s.delDelay!.run(appId);
   }
   loadDelays(): DelayRecord[] {
-    return (this.db.prepare('SELECT json FROM orch_delays').all() as { json: string }[]).map((r) => JSON.parse(r.json) as DelayRecord);
+    return this.#rows<DelayRecord>('orch_delays', 'app_id').map((r) => r.value);
   }
 
   putFailure(appId: string, failure: Record<string, unknown>): void {
     this.#s.putFailure!.run(appId, JSON.stringify(failure));
   }
   loadFailures(): Map<string, Record<string, unknown>> {
-    const rows = this.db.prepare('SELECT app_id, json FROM orch_failures').all() as { app_id: string; json: string }[];
-    return new Map(rows.map((r) => [r.app_id, JSON.parse(r.json) as Record<string, unknown>]));
+    return new Map(this.#rows<Record<string, unknown>>('orch_failures', 'app_id').map((r) => [r.key, r.value]));
   }
 
   putGroup(g: GroupRecord): void {
@@ -182,7 +204,7 @@ export class Store {
     this.#s.delGroupVersions!.run(id);
   }
   loadGroups(): GroupRecord[] {
-    return (this.db.prepare('SELECT json FROM orch_groups').all() as { json: string }[]).map((r) => JSON.parse(r.json) as GroupRecord);
+    return this.#rows<GroupRecord>('orch_groups', 'id').map((r) => r.value);
   }
   /** The group as a group change left it, kept for GET …/versions/{v} and rollback. */
   putGroupVersion(tree: GroupTree): void {

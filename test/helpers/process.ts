@@ -1,5 +1,5 @@
 // Real child processes for end-to-end tests: started, read, and always cleaned up.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -104,4 +104,24 @@ export function tempDir(prefix = 'starmap-'): string {
 export function removeTempDirs(): void {
   for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
   tempDirs.clear();
+}
+
+/** Pids of the processes whose command line contains `pattern` (pgrep -f): tasks a test made carry a unique marker. */
+export function pidsMatching(pattern: string): number[] {
+  try {
+    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+/** SIGKILL to each pid that still exists (a test's own leftovers, found by their marker). */
+export function killPids(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
 }
