@@ -1,5 +1,5 @@
 // `scenario`: runs network-policy scenarios end to end.
-//   scenario run <file or built-in name> [--orchestrator URL …] [--report-json F] [--report-junit F]
+//   scenario run <file, directory, built-in or built-in set> [--orchestrator URL …] [--report-json F] [--report-junit F]
 //   scenario check <file>      the computed tables, intended = computed, without deploying
 //   scenario explain <file> --step S --from ns/pod --to ns/pod[:port/PROTO]   why one connection is allowed or not
 //   scenario list              the built-in scenarios
@@ -34,10 +34,10 @@ export async function main(argv: string[]): Promise<void> {
   let code = 0;
   await yargs(argv)
     .scriptName('scenario')
-    .usage(`scenario ${VERSION}\n\nRuns network-policy scenarios end to end: deploys probes and a collector through a Marathon-compatible orchestrator, applies each step's policies and compares the observed reachability with the expected one.`)
+    .usage(`scenario ${VERSION}\n\nRuns network-policy scenarios end to end: deploys probes and a collector through a Marathon-compatible orchestrator, applies each step's NetworkPolicies and compares, for every cell, what the author intended, what the policies say (computed, with the reason) and what the packets did.`)
     .command(
       'run <scenario>',
-      'run a scenario file (YAML or JSON) or a built-in scenario',
+      'run a scenario file (YAML or JSON), a directory of them, or a built-in scenario or set',
       (y) =>
         y
           .positional('scenario', { type: 'string', demandOption: true, describe: `file, directory of scenario files, or a built-in: ${builtinNames()}` })
@@ -49,7 +49,7 @@ export async function main(argv: string[]): Promise<void> {
           .option('policy-hook', { type: 'string', describe: 'command that applies a step\'s policies on another orchestrator; gets the path of a JSON file' })
           .option('report-json', { type: 'string', describe: 'write the JSON report here' })
           .option('report-junit', { type: 'string', describe: 'write a JUnit XML report here' })
-          .option('step-timeout', { type: 'number', describe: 'seconds a step may take to settle (default: 10 probe cycles + 10 s)' })
+          .option('step-timeout', { type: 'number', describe: 'seconds a step may take to settle before it fails (default: the larger of 10 s and four times probe interval + timeout + 1 s)' })
           .option('pause', { type: 'number', default: 0, describe: 'seconds to linger after each step (for watching the UI)' })
           .option('keep', { type: 'boolean', default: false, describe: 'leave the apps deployed at the end' })
           .option('hold', { type: 'boolean', default: false, describe: 'after the last step keep everything running until Ctrl-C, then clean up (demos)' })

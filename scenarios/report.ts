@@ -5,7 +5,7 @@
 // author meant) and "computed != observed" (the packets did not do what the policies say).
 import type { CellExpectation, StepExpectation } from './expect.ts';
 import type { Observation } from './observe.ts';
-import type { CellResultDoc, CellStatusName, ScenarioReportDoc, StepResultDoc } from './report-schema.ts';
+import type { CellResultDoc, CellStatusName, ScenarioReportDoc, SetReportDoc, StepResultDoc } from './report-schema.ts';
 import type { PodSpec } from './resolve.ts';
 import { LEGEND, renderTables, type TableCell } from './tables.ts';
 
@@ -140,7 +140,7 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
   return [`step ${s.index + 1}/${total} ${s.name}: ${verdict} (${timing})`, s.tables, summaryLine(s), ...lines, ...(flipText ? [flipText] : [])].join('\n');
 }
 
-export function toJson(report: ScenarioReportDoc): string {
+export function toJson(report: ScenarioReportDoc | SetReportDoc): string {
   return `${JSON.stringify(report, null, 2)}\n`;
 }
 

@@ -94,7 +94,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
   const ordered = targets.scenarios.map((s) => reports.get(s)!);
   if (args.reportJson) {
     const doc: ScenarioReportDoc | SetReportDoc = targets.set ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.passed), scenarios: ordered } : ordered[0]!;
-    writeFileSync(args.reportJson, toJson(doc as ScenarioReportDoc));
+    writeFileSync(args.reportJson, toJson(doc));
   }
   if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(ordered));
   log('');
