@@ -119,6 +119,10 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 if (!process.env.STARMAP_SCENARIO_NO_MAIN) {
+  // `scenario list | head`: a reader that went away is not a crash.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  });
   main(process.argv.slice(2)).catch((err: unknown) => {
     process.stderr.write(`scenario: fatal: ${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);
