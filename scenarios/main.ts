@@ -68,7 +68,8 @@ export async function main(argv: string[]): Promise<void> {
       },
     )
     .command('list', 'list the built-in scenarios', {}, () => {
-      for (const name of Object.keys(BUILTIN)) {
+      // Single scenarios first, then the sets' members.
+      for (const name of Object.keys(BUILTIN).sort((a, b) => Number(a.includes('/')) - Number(b.includes('/')) || a.localeCompare(b))) {
         const s = load(name);
         process.stdout.write(`${name.padEnd(Math.max(...Object.keys(BUILTIN).map((n) => n.length)))}  ${s.description ?? ''} (${s.steps.length} steps)\n`);
       }
