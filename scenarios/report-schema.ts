@@ -66,6 +66,10 @@ export const CellResult = Type.Object(
   { additionalProperties: false },
 );
 
+const Outcome = Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('not run')], {
+  description: "pass: nothing failed and something judged was observed; fail: a cell failed (or the run did); not run: nothing failed but nothing judged could be observed (SCTP here, blocked cells without isolation, or a run stopped before it) — never counted as passed",
+});
+
 const Counts = Type.Object(
   {
     cells: Type.Integer(),
@@ -86,7 +90,8 @@ export const StepResult = Type.Object(
     description: Type.Optional(Type.String()),
     policies: Type.Array(Type.String(), { description: 'the policies in force (namespace/name)' }),
     expectation: Type.Union([Type.Literal('computed'), Type.Literal('intended')]),
-    passed: Type.Boolean(),
+    outcome: Outcome,
+    passed: Type.Boolean({ description: "outcome is 'pass'" }),
     failure: Type.Union([Type.Literal('intended != computed'), Type.Literal('computed != observed'), Type.Literal('no value'), Type.Null()], { description: 'what kind of failure, the policy-writing one first' }),
     observed: Type.Boolean({ description: 'false when the step was not run (a policy-writing mistake stops the run before anything is deployed)' }),
     settled: Type.Union([Type.Boolean(), Type.Null()]),
@@ -109,7 +114,8 @@ export const ScenarioReport = Type.Object(
     enforced: Type.Boolean({ description: 'policies were applied; false: blocked cells could not be observed' }),
     startedAt: Type.String(),
     finishedAt: Type.String(),
-    passed: Type.Boolean(),
+    outcome: Outcome,
+    passed: Type.Boolean({ description: "outcome is 'pass'" }),
     failure: Type.Union([Type.Literal('intended != computed'), Type.Literal('computed != observed'), Type.Literal('no value'), Type.Literal('error'), Type.Null()]),
     notices: Type.Array(Type.String()),
     pods: Type.Array(Type.Object({ id: Type.String(), short: Type.String(), namespace: Type.String(), name: Type.String(), kind: Type.String(), ip: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false })),
@@ -124,7 +130,7 @@ export const SetReport = Type.Object(
     set: Type.String({ description: 'the set run (a built-in folder such as k8s-e2e, or a directory)' }),
     startedAt: Type.String(),
     finishedAt: Type.String(),
-    passed: Type.Boolean(),
+    passed: Type.Boolean({ description: 'no scenario failed' }),
     scenarios: Type.Array(ScenarioReport),
   },
   { additionalProperties: false, description: 'the report of a set of scenarios run together (`scenario run <folder>`)' },

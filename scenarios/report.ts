@@ -68,6 +68,9 @@ export function stepResult(
     notJudged: count('not judged'),
   };
   const failure = counts.intendedNotComputed > 0 ? 'intended != computed' : counts.computedNotObserved > 0 ? 'computed != observed' : counts.noValue > 0 ? 'no value' : null;
+  // Nothing failed but nothing judged could be observed: neither passed nor failed.
+  const judged = cells.filter((c) => c.expected !== null);
+  const outcome = failure !== null ? 'fail' : !run.observed || (judged.length > 0 && judged.every((c) => c.status === 'not run')) ? 'not run' : 'pass';
   const hand = exp.step.intended !== null;
   const table = exp.cells.map((c, i): TableCell => {
     const r = cells[i]!;
@@ -85,7 +88,8 @@ export function stepResult(
     ...(exp.step.description ? { description: exp.step.description } : {}),
     policies: exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`),
     expectation: hand ? 'intended' : 'computed',
-    passed: failure === null,
+    outcome,
+    passed: outcome === 'pass',
     failure,
     observed: run.observed,
     settled: run.settled,
@@ -131,7 +135,7 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
     : s.settled
       ? `settled after ${secs(s.durationMs ?? 0)}${(s.durationMs ?? 0) > s.budgetMs ? `, over the ${secs(s.budgetMs)} budget` : ''}`
       : `not settled within ${secs(s.durationMs ?? 0)}`;
-  const verdict = s.passed ? 'PASS' : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
+  const verdict = s.outcome === 'pass' ? 'PASS' : s.outcome === 'not run' ? 'NOT RUN: nothing it judges could be observed here' : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
   const failing = s.cells.filter((c) => c.status === 'intended != computed' || c.status === 'computed != observed' || c.status === 'no value');
   const lines = failing.slice(0, maxLines).map((c) => `  ${failureLine(c)}`);
   if (failing.length > maxLines) lines.push(`  … and ${failing.length - maxLines} more (see the JSON report)`);
@@ -177,9 +181,10 @@ function junitSuite(report: ScenarioReportDoc): { xml: string; tests: number; fa
       const failure = bad.length > 0 ? `\n      <failure message="intended != computed at ${bad.length} cells (a policy-writing mistake)" type="intended != computed">${xml(bad.map(failureLine).join('\n'))}</failure>` : '';
       cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: intended = computed" time="0">${failure}\n    </testcase>`);
     }
-    if (!s.observed) {
+    if (!s.observed || s.outcome === 'not run') {
       skipped++;
-      cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: observed = expected" time="0">\n      <skipped message="not run: ${xml(report.failure === 'intended != computed' ? 'the policies do not say what was intended' : (report.error ?? 'the run stopped'))}"/>\n    </testcase>`);
+      const why = !s.observed ? (report.failure === 'intended != computed' ? 'the policies do not say what was intended' : (report.error ?? 'the run stopped')) : (s.cells.find((c) => c.expected !== null && c.status === 'not run')?.observedReason ?? 'nothing judged could be observed').replace(/^not run: /, '');
+      cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: observed = expected" time="0">\n      <skipped message="not run: ${xml(why)}"/>\n    </testcase>`);
       continue;
     }
     const bad = failing(['computed != observed', 'no value']);

@@ -60,8 +60,10 @@ function deploymentName(set: string, index: number, count: number): string {
 
 function summary(r: ScenarioReportDoc, total: number): string {
   const passed = r.failure === 'intended != computed' ? 0 : r.steps.filter((s) => s.passed).length;
+  const notRun = r.steps.filter((s) => s.observed && s.outcome === 'not run').length;
   const why = r.failure === 'intended != computed' ? ' (intended != computed: a policy-writing mistake, nothing observed)' : r.failure === 'computed != observed' ? ' (computed != observed: an enforcement fault)' : '';
-  return `${r.scenario}: ${r.passed ? 'PASS' : 'FAIL'}: ${passed} of ${total} steps as expected${why}${r.error ? ` (${r.error})` : ''}${r.enforced ? '' : '; cells the policies block were not observed (no isolation)'}`;
+  const word = r.outcome === 'pass' ? 'PASS' : r.outcome === 'not run' ? 'NOT RUN' : 'FAIL';
+  return `${r.scenario}: ${word}: ${passed} of ${total} steps as expected${notRun ? `, ${notRun} not run (nothing they judge could be observed here)` : ''}${why}${r.error ? ` (${r.error})` : ''}${r.enforced ? '' : '; cells the policies block were not observed (no isolation)'}`;
 }
 
 /** For callers that run scenarios in process (npm start, live views): when the pods are up, and each finished step with its cells and reasons. */
@@ -93,18 +95,22 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
 
   const ordered = targets.scenarios.map((s) => reports.get(s)!);
   if (args.reportJson) {
-    const doc: ScenarioReportDoc | SetReportDoc = targets.set ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.passed), scenarios: ordered } : ordered[0]!;
+    const doc: ScenarioReportDoc | SetReportDoc = targets.set ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered } : ordered[0]!;
     writeFileSync(args.reportJson, toJson(doc));
   }
   if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(ordered));
   log('');
   for (const [i, r] of ordered.entries()) log(summary(r, targets.scenarios[i]!.steps.length));
-  if (targets.set) log(`${targets.set}: ${ordered.filter((r) => r.passed).length} of ${ordered.length} scenarios as expected`);
+  if (targets.set) {
+    const notRun = ordered.filter((r) => r.outcome === 'not run').length;
+    log(`${targets.set}: ${ordered.filter((r) => r.passed).length} of ${ordered.length} scenarios as expected${notRun ? `, ${notRun} not run` : ''}, ${ordered.filter((r) => r.outcome === 'fail').length} failed`);
+  }
   if (ac.signal.aborted) {
     log('stopped (Ctrl-C); everything it deployed is removed');
     if (!args.hold) return 130;
   }
-  return ordered.every((r) => r.passed) ? 0 : 1;
+  // Not run is no failure (SCTP here, as upstream skips it without the feature), nor a pass.
+  return ordered.some((r) => r.outcome === 'fail') ? 1 : 0;
 }
 
 async function runAll(
@@ -213,5 +219,5 @@ async function runAll(
 
 function notRunReport(s: ResolvedScenario): ScenarioReportDoc {
   const now = new Date().toISOString();
-  return { scenario: s.name, isolated: false, enforced: false, startedAt: now, finishedAt: now, passed: false, failure: 'error', notices: [], pods: [], steps: [] };
+  return { scenario: s.name, isolated: false, enforced: false, startedAt: now, finishedAt: now, outcome: 'fail', passed: false, failure: 'error', notices: [], pods: [], steps: [] };
 }

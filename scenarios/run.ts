@@ -25,7 +25,7 @@ import type { PolicyApplier } from './policies.ts';
 import { cellResults, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from './report.ts';
 import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
 import { settle } from './settle.ts';
-import { desiredState, emptyReport, notRunCells, policyMistakes, preflight, refuse, settleBudgetMs } from './steps.ts';
+import { desiredState, emptyReport, notRunCells, policyMistakes, preflight, refuse, scenarioOutcome, settleBudgetMs } from './steps.ts';
 import { LEGEND } from './tables.ts';
 
 export { desiredState, notRunCells, policyMistakes, preflight, settleBudgetMs };
@@ -117,10 +117,13 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
     const r = reports[current]!;
     r.error = (err as Error).message;
     r.failure = 'error';
+    r.outcome = 'fail';
+    r.passed = false;
     if (!opts.signal?.aborted) log(`error: ${r.error}`);
     for (const later of reports.slice(current + 1)) {
       later.error = `not run: the run stopped at ${scenarios[current]!.name}`;
       later.failure = 'error';
+      later.outcome = 'fail';
     }
   } finally {
     if (!opts.keep) {
@@ -200,7 +203,8 @@ async function runSteps(opts: RunOptions, s: ResolvedScenario, report: ScenarioR
     previous = settled.observed;
     if (opts.pauseSeconds && i < s.steps.length - 1) await pause(opts.pauseSeconds, log, opts.signal);
   }
-  report.passed = report.steps.every((st) => st.passed);
+  report.outcome = scenarioOutcome(report);
+  report.passed = report.outcome === 'pass';
   report.failure = report.steps.find((st) => st.failure === 'computed != observed')?.failure ?? report.steps.find((st) => st.failure)?.failure ?? null;
   report.finishedAt = new Date().toISOString();
   return previous;

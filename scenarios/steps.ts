@@ -53,6 +53,7 @@ export function emptyReport(s: ResolvedScenario, isolated: boolean, enforced: bo
     enforced,
     startedAt,
     finishedAt: startedAt,
+    outcome: 'not run',
     passed: false,
     failure: null,
     notices: [],
@@ -70,9 +71,16 @@ export function preflight(s: ResolvedScenario, isolated: boolean, enforced: bool
   return refused ? refuse(emptyReport(s, isolated, enforced), refused, log, 'nothing was deployed') : undefined;
 }
 
+/** A scenario fails when a step does, passes when a step passed and none failed, else was not run. */
+export function scenarioOutcome(r: Pick<ScenarioReportDoc, 'steps' | 'error'>): 'pass' | 'fail' | 'not run' {
+  if (r.error || r.steps.some((st) => st.outcome === 'fail')) return 'fail';
+  return r.steps.some((st) => st.outcome === 'pass') ? 'pass' : 'not run';
+}
+
 export function refuse(report: ScenarioReportDoc, steps: StepResultDoc[], log: (line: string) => void, what: string): ScenarioReportDoc {
   report.steps = steps;
   report.failure = 'intended != computed';
+  report.outcome = 'fail';
   log(`\nintended != computed: the policies do not say what the scenario intends (a policy-writing mistake); ${what}.`);
   log(LEGEND);
   for (const st of steps) log(st.failure ? `\n${stepText(st, steps.length)}` : `step ${st.index + 1}/${steps.length} ${st.name}: intended = computed`);

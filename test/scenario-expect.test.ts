@@ -108,11 +108,22 @@ steps:
     const text = stepText(step, 1);
     expect(text).toContain('step 1/1 s: FAIL: computed != observed (an enforcement fault) (not settled within 10.0 s)');
     expect(text).toContain("computed != observed: y/a -> x/a 80/TCP: expected allowed, observed blocked (timeout; dropped by x/a's ingress); egress not isolated; ingress allowed by x/allow-y ingress rule 0 peer 0 port 0");
-    const report: ScenarioReportDoc = { scenario: 'r', isolated: true, enforced: true, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), passed: false, failure: 'computed != observed', notices: [], pods: [], steps: [step] };
+    const report: ScenarioReportDoc = { scenario: 'r', isolated: true, enforced: true, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), outcome: 'fail', passed: false, failure: 'computed != observed', notices: [], pods: [], steps: [step] };
     expect([...Value.Errors(ScenarioReport, JSON.parse(JSON.stringify(report)))]).toEqual([]);
     const junit = toJunit(report);
     expect(junit).toContain('<testcase classname="starmap.scenario.r" name="s: observed = expected"');
     expect(junit).toContain('<failure message="computed != observed at 2 cells (an enforcement fault)" type="computed != observed">');
+  });
+
+  it('a step whose judged cells cannot be observed here is not run: neither passed nor failed', () => {
+    const sctp = loadScenario(scenarioFile('name: s\nmodel: { namespaces: [x], pods: [a, b], ports: [80], protocols: [SCTP] }\nsteps:\n  - { name: only-sctp }\n'));
+    const e = expectStep(sctp, sctp.steps[0]!);
+    const step = stepResult(e, sctp.pods, cellResults(e, notRunCells(e, true), { observed: new Map(), fresh: new Set(), changedAfterMs: new Map(), droppedBy: new Map() }), { settled: true, durationMs: 0, budgetMs: 2500, lastFlipMs: null, observed: true });
+    expect(step).toMatchObject({ outcome: 'not run', passed: false, failure: null, counts: { cells: 2, notRun: 2, pass: 0 } });
+    expect(stepText(step, 1)).toContain('step 1/1 only-sctp: NOT RUN: nothing it judges could be observed here');
+    const junit = toJunit({ scenario: 's', isolated: true, enforced: true, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), outcome: 'not run', passed: false, failure: null, notices: [], pods: [], steps: [step] });
+    expect(junit).toContain('<skipped message="not run: the probe cannot check SCTP (Node.js has no SCTP sockets)"/>');
+    expect(junit).toMatch(/failures="0" errors="0" skipped="1"/);
   });
 
   it('without enforcement, cells the policies block are not run rather than waited for', () => {
@@ -124,7 +135,7 @@ steps:
   it('JUnit puts a policy-writing mistake in its own test case and skips the observation', () => {
     const w = loadScenario(wrongStars());
     const refused = policyMistakes(w, w.steps.map((st) => expectStep(w, st)), true)!;
-    const junit = toJunit({ scenario: 'stars', isolated: true, enforced: true, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), passed: false, failure: 'intended != computed', notices: [], pods: [], steps: refused });
+    const junit = toJunit({ scenario: 'stars', isolated: true, enforced: true, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), outcome: 'fail', passed: false, failure: 'intended != computed', notices: [], pods: [], steps: refused });
     expect(junit).toContain('name="backend-policy: intended = computed" time="0">\n      <failure message="intended != computed at 1 cells (a policy-writing mistake)" type="intended != computed">');
     expect(junit).toContain('name="backend-policy: observed = expected" time="0">\n      <skipped message="not run: the policies do not say what was intended"/>');
     expect(junit).toMatch(/tests="10" failures="1" errors="0" skipped="5"/);
