@@ -1,6 +1,9 @@
 // Reachability checks. Every check opens a fresh connection (no keep-alive, no pooling) because
 // an established flow can survive a policy change through conntrack and hide it. Every check has
 // its own deadline, so one blackholed target costs exactly its timeout and nothing more.
+import { randomUUID } from 'node:crypto';
+import dgram from 'node:dgram';
+import { lookup as systemLookup } from 'node:dns/promises';
 import net from 'node:net';
 import { Client, type Dispatcher } from 'undici';
 import type { Target } from './targets.ts';
@@ -96,6 +99,61 @@ export function checkTcp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
 }
 
 /**
+ * UDP echo check: one datagram carrying a fresh nonce goes to the target, from a connected socket
+ * (so the kernel hands us the ICMP port-unreachable that a closed port answers, as ECONNREFUSED);
+ * reachable when a datagram holding that nonce comes back within the deadline. Datagrams without
+ * it (a service that answers but does not echo) do not count: if only those came, the reason is
+ * `error` and says so, while plain silence is `timeout`, as a drop by a policy looks.
+ */
+export function checkUdp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptions): Promise<CheckResult> {
+  const checkedAt = new Date().toISOString();
+  const start = process.hrtime.bigint();
+  return new Promise((resolve) => {
+    let done = false;
+    let socket: dgram.Socket | undefined;
+    let strays = 0;
+    const finish = (result: Omit<CheckResult, 'checkedAt' | 'latencyMs'>) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (socket) {
+        socket.removeAllListeners();
+        socket.on('error', () => {});
+        socket.close();
+      }
+      resolve({ ...result, latencyMs: elapsedMs(start), checkedAt });
+    };
+    const timer = setTimeout(() => {
+      if (strays > 0) finish({ reachable: false, reason: 'error', message: `${strays} datagram(s) came back without this check's nonce within ${opts.timeoutMs} ms: not an echo service` });
+      else finish({ reachable: false, reason: 'timeout', message: `no echo within ${opts.timeoutMs} ms` });
+    }, opts.timeoutMs);
+    const nonce = Buffer.from(randomUUID(), 'latin1');
+    addressOf(target.host).then(({ address, family }) => {
+      if (done) return;
+      const s = dgram.createSocket(family === 6 ? 'udp6' : 'udp4');
+      socket = s;
+      s.on('error', (err) => finish({ reachable: false, ...classifyError(err) }));
+      s.on('message', (msg) => {
+        if (msg.includes(nonce)) finish({ reachable: true, reason: 'ok' });
+        else strays++;
+      });
+      s.connect(target.port, address, () => {
+        s.send(Buffer.concat([Buffer.from('starmap-probe '), nonce]), (err) => {
+          if (err) finish({ reachable: false, ...classifyError(err) });
+        });
+      });
+    }, (err: unknown) => finish({ reachable: false, ...classifyError(err) }));
+  });
+}
+
+/** The address to send to: an IP literal as it is, a name through the system's resolver. */
+async function addressOf(host: string): Promise<{ address: string; family: number }> {
+  const family = net.isIP(host);
+  if (family !== 0) return { address: host, family };
+  return systemLookup(host);
+}
+
+/**
  * An HTTP client for exactly one request on a brand-new connection (destroy it afterwards), with
  * the deadline applied to connect, headers and body.
  */
@@ -159,7 +217,9 @@ export async function checkHttp(target: Target, opts: CheckOptions): Promise<Che
 }
 
 export function check(target: Target, opts: CheckOptions): Promise<CheckResult> {
-  return target.kind === 'tcp' ? checkTcp(target, opts) : checkHttp(target, opts);
+  if (target.kind === 'tcp') return checkTcp(target, opts);
+  if (target.kind === 'udp') return checkUdp(target, opts);
+  return checkHttp(target, opts);
 }
 
 /** Parses a status rule such as `200-399` or `200,204,300-399` into a predicate. */

@@ -1,8 +1,8 @@
-// Target parsing: turns the strings users give (`host:port`, `tcp://host:port`, `http(s)://…`)
-// into checkable targets. The original string is kept verbatim because star-compatible clients
+// Target parsing: turns the strings users give (`host:port`, `tcp://host:port`, `udp://host:port`,
+// `http(s)://…`) into checkable targets. The original string is kept verbatim because star-compatible clients
 // match targets by the exact `url` they configured.
 
-export type TargetKind = 'tcp' | 'http';
+export type TargetKind = 'tcp' | 'udp' | 'http';
 
 export interface Target {
   /** The string exactly as given: what `/status` reports as `url`. */
@@ -52,10 +52,13 @@ export function parseTarget(raw: string): Target {
   if (scheme === undefined) {
     return { url: entry, kind: 'tcp', ...parseHostPort(entry, entry), tls: false };
   }
-  if (scheme === 'tcp') {
-    const rest = entry.slice('tcp://'.length).replace(/\/$/, '');
-    if (rest.includes('/')) throw new TargetError(entry, 'a tcp:// target takes no path');
-    return { url: entry, kind: 'tcp', ...parseHostPort(entry, rest), tls: false };
+  if (scheme === 'tcp' || scheme === 'udp') {
+    const rest = entry.slice(`${scheme}://`.length).replace(/\/$/, '');
+    if (rest.includes('/')) throw new TargetError(entry, `a ${scheme}:// target takes no path`);
+    return { url: entry, kind: scheme, ...parseHostPort(entry, rest), tls: false };
+  }
+  if (scheme === 'sctp') {
+    throw new TargetError(entry, 'SCTP cannot be probed: Node.js has no SCTP sockets (use tcp:// or udp://)');
   }
   if (scheme === 'http' || scheme === 'https') {
     let parsed: URL;
@@ -71,7 +74,7 @@ export function parseTarget(raw: string): Target {
     const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
     return { url: entry, kind: 'http', host, port, href: parsed.href, tls };
   }
-  throw new TargetError(entry, `unsupported scheme "${scheme}://" (use host:port, tcp://, http:// or https://)`);
+  throw new TargetError(entry, `unsupported scheme "${scheme}://" (use host:port, tcp://, udp://, http:// or https://)`);
 }
 
 class ListError extends Error {}
@@ -102,7 +105,7 @@ export function endpointKey(raw: string): string | undefined {
   try {
     const t = parseTarget(raw);
     const host = t.host.toLowerCase();
-    const scheme = t.kind === 'tcp' ? 'tcp' : t.tls ? 'https' : 'http';
+    const scheme = t.kind === 'http' ? (t.tls ? 'https' : 'http') : t.kind;
     return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${t.port}`;
   } catch {
     return undefined;
