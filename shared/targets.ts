@@ -79,13 +79,17 @@ export function parseTarget(raw: string): Target {
 
 class ListError extends Error {}
 
-/** Parses a comma-separated list (the `--urls` flag). Every bad entry is reported, not just the first. */
+/**
+ * Parses a comma-separated list (the `--urls` flag). Empty entries (`a:80,`, `a:80,,b:80`) are
+ * skipped, as star did; every bad entry is reported by its position, not just the first.
+ */
 export function parseTargetList(list: string): Target[] {
   const entries = list.split(',').map((s) => s.trim());
-  if (entries.length === 1 && entries[0] === '') throw new ListError('no targets given');
+  if (entries.every((e) => e === '')) throw new ListError('no targets given');
   const errors: string[] = [];
   const targets: Target[] = [];
   entries.forEach((entry, index) => {
+    if (entry === '') return;
     try {
       targets.push(parseTarget(entry));
     } catch (err) {

@@ -39,8 +39,15 @@ describe('target parsing', () => {
 
   it('parses lists and names every bad entry by position', () => {
     expect(parseTargetList('a:1,http://b/,[::1]:3').map((t) => t.kind)).toEqual(['tcp', 'http', 'tcp']);
-    expect(() => parseTargetList('a:1,,b')).toThrow(/entry 2 .*empty.*entry 3 .*"b"/);
+    expect(() => parseTargetList('a:1,x,b')).toThrow(/entry 2 .*"x".*entry 3 .*"b"/);
     expect(() => parseTargetList('')).toThrow(/no targets/);
+    expect(() => parseTargetList(' , ,')).toThrow(/no targets/);
+  });
+
+  it('skips empty entries, as star did (a trailing comma, two commas), keeping positions in errors', () => {
+    expect(parseTargetList('a:80,').map((t) => t.url)).toEqual(['a:80']);
+    expect(parseTargetList(',a:80,, b:81 ,').map((t) => t.url)).toEqual(['a:80', 'b:81']);
+    expect(() => parseTargetList('a:80,,nope')).toThrow(/entry 3 bad target "nope"/);
   });
 
   it('matches endpoints by scheme, host and port, not by raw text', () => {
