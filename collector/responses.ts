@@ -50,9 +50,12 @@ export function starResponse(url: string, statusCode: number | null, json: unkno
   return json === null || json === undefined ? null : { url, statusCode, json };
 }
 
-function slotOf(id: string, detail: ResponseDetail, response: StarResponse | null): Slot {
+/** A resource's two parts as bytes; `json` is the body's JSON text (already compact), if any. */
+function slotOf(id: string, detail: ResponseDetail, json: string | null): Slot {
   const key = JSON.stringify(id);
-  return { detail, response: Buffer.from(`${key}:${JSON.stringify(response)}`), details: Buffer.from(`${key}:${JSON.stringify(detail)}`) };
+  // Text, not an object: the body's JSON is spliced in as it is, never parsed or serialised again.
+  const response = json === null || json === 'null' ? 'null' : `{"url":${JSON.stringify(detail.url)},"statusCode":${JSON.stringify(detail.statusCode)},"json":${json}}`;
+  return { detail, response: Buffer.from(`${key}:${response}`), details: Buffer.from(`${key}:${JSON.stringify(detail)}`) };
 }
 
 export interface Outcome {
@@ -125,7 +128,7 @@ export class ResponseCache {
       lastSuccessAt: result.error === null ? result.fetchedAt : previous.lastSuccessAt,
       pending: false,
     };
-    this.#slots.set(resource.id, slotOf(resource.id, current, starResponse(resource.url, result.statusCode, result.json)));
+    this.#slots.set(resource.id, slotOf(resource.id, current, result.json));
     this.#changed(false);
     return { previous, current };
   }

@@ -5,7 +5,7 @@ import type { FetchResult } from '../collector/fetcher.ts';
 import { ResponseCache } from '../collector/responses.ts';
 import { ResourceError, ResourceStore, validateId, validateUrl } from '../collector/resources.ts';
 
-const ok = (json: unknown): FetchResult => ({ statusCode: 200, json, error: null, latencyMs: 1, fetchedAt: new Date().toISOString() });
+const ok = (json: unknown): FetchResult => ({ statusCode: 200, json: JSON.stringify(json), error: null, latencyMs: 1, fetchedAt: new Date().toISOString() });
 
 describe('resource rules', () => {
   it('accepts safe ids and http(s) urls only', () => {
