@@ -71,6 +71,8 @@ export function parseTarget(raw: string): Target {
     if (parsed.username || parsed.password) throw new TargetError(entry, 'credentials in target URLs are not supported');
     const tls = scheme === 'https';
     const port = parsed.port === '' ? (tls ? 443 : 80) : Number(parsed.port);
+    // The URL parser takes port 0 (nothing can be reached there); the same rule as host:port.
+    if (port < 1) throw new TargetError(entry, `port ${port} is outside 1-65535`);
     const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
     return { url: entry, kind: 'http', host, port, href: parsed.href, tls };
   }

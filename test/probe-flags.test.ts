@@ -33,6 +33,7 @@ describe('probe flags', () => {
     [[], /urls/],
     [['--urls='], /--urls/],
     [['--urls=foo'], /--urls.*"foo"/],
+    [['--urls=http://127.0.0.1:0/'], /--urls.*port 0 is outside 1-65535/],
     [['--urls=a:1', '--http-port=abc'], /--http-port.*"abc"/],
     [['--urls=a:1', '--http-port=70000'], /--http-port/],
     [['--urls=a:1', '--http-probe-seconds=0'], /--http-probe-seconds/],
