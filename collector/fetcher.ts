@@ -3,7 +3,8 @@
 // headers and the whole body, with a cap on the body size. Whatever the server sends (garbage,
 // invalid UTF-8, an endless or enormous body, nothing at all) ends as a FetchResult, never a throw.
 // A JSON body is kept as compact text within bounds of depth, values and bytes (body.ts).
-import { DeadlineExceeded, classifyError, elapsedMs, getOnce } from '../shared/checks.ts';
+import { DeadlineExceeded, classifyError, elapsedMs, getOnce, trackLookup } from '../shared/checks.ts';
+import type { NameResolver } from '../shared/resolver.ts';
 import { jsonText, limitsFor } from './body.ts';
 
 export type FetchReason = 'timeout' | 'refused' | 'reset' | 'unreachable' | 'dns' | 'tls' | 'http-status' | 'not-json' | 'too-large' | 'too-deep' | 'error';
@@ -28,6 +29,8 @@ export interface FetchOptions {
   maxBodyBytes: number;
   /** Verify https certificates (default true). */
   verifyTls?: boolean;
+  /** Resolves names without libuv's thread pool; default: the system's dns.lookup. */
+  resolver?: NameResolver;
 }
 
 class TooLarge extends Error {}
@@ -43,8 +46,11 @@ export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise
   }
   // Set once the answer's head is in: a timeout after it is a body that did not complete.
   let statusCode: number | null = null;
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const tracked = trackLookup(opts.resolver, host);
   try {
-    const { status, body } = await getOnce(url, { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-collector', accept: 'application/json' } }, async (res) => {
+    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-collector', accept: 'application/json' }, lookup: tracked.lookup };
+    const { status, body } = await getOnce(url, get, async (res) => {
       statusCode = res.statusCode;
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > opts.maxBodyBytes) throw new TooLarge(`body of ${declared} bytes is larger than the ${opts.maxBodyBytes}-byte limit`);
@@ -62,8 +68,10 @@ export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise
     const httpError: FetchError | null = status >= 200 && status < 300 ? null : { reason: 'http-status', message: `HTTP ${status}` };
     return { statusCode: status, json, error: httpError ?? error, latencyMs, fetchedAt };
   } catch (err) {
-    const error: FetchError =
-      err instanceof TooLarge
+    const dns = tracked.dnsFailure(opts.timeoutMs);
+    const error: FetchError = dns
+      ? { reason: 'dns', message: dns.message }
+      : err instanceof TooLarge
         ? { reason: 'too-large', message: err.message }
         : err instanceof DeadlineExceeded
           ? { reason: 'timeout', message: statusCode === null ? `no answer within ${opts.timeoutMs} ms` : `body not complete within ${opts.timeoutMs} ms` }

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { addressFlag, LOG_LEVELS, numberFlag, parsedFlag, parseFlags, portFlag } from '../shared/cli.ts';
 import { parseStatusRule } from '../shared/checks.ts';
+import { parseDnsServers } from '../shared/resolver.ts';
 import { parseTargetList, type Target } from '../shared/targets.ts';
 import { parseServeList, type ServedPort } from './serve.ts';
 
@@ -16,6 +17,7 @@ export interface ProbeFlags {
   expectStatus: ((code: number) => boolean) | undefined;
   insecure: boolean;
   serve: ServedPort[] | undefined;
+  dnsServers: string[] | undefined;
   logfile: string | undefined;
   logLevel: string;
 }
@@ -87,6 +89,11 @@ export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[
             type: 'string',
             describe: 'also serve these ports on --http-address, e.g. 80/tcp,80/udp: TCP accepts and closes, UDP echoes, so other probes can check this one',
             coerce: parsedFlag('serve', parseServeList),
+          })
+          .option('dns-servers', {
+            type: 'string',
+            describe: 'DNS servers to ask instead of /etc/resolv.conf\'s, e.g. 10.96.0.10 or 127.0.0.1:5353 (names in /etc/hosts and localhost never need DNS)',
+            coerce: parsedFlag('dns-servers', parseDnsServers),
           })
           .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout', coerce: parsedFlag('logfile', (path) => path) })
           .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'log level' }) as never,

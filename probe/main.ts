@@ -1,5 +1,6 @@
 // Entry point of the probe program.
 import { createLogger } from '../shared/logger.ts';
+import { NameResolver } from '../shared/resolver.ts';
 import { isMultiCall, runMain } from '../shared/multicall.ts';
 import { closeOnSignals, createServer, listenOrExit } from '../shared/server.ts';
 import { VERSION } from '../shared/version.ts';
@@ -15,7 +16,12 @@ export async function main(argv: string[]): Promise<void> {
     targets: flags.targets,
     intervalMs: flags.httpProbeSeconds * 1000,
     concurrency: flags.concurrency,
-    check: { timeoutMs: flags.timeoutSeconds * 1000, acceptStatus: flags.expectStatus, verifyTls: !flags.insecure },
+    check: {
+      timeoutMs: flags.timeoutSeconds * 1000,
+      acceptStatus: flags.expectStatus,
+      verifyTls: !flags.insecure,
+      resolver: new NameResolver({ timeoutMs: flags.timeoutSeconds * 1000, ...(flags.dnsServers ? { servers: flags.dnsServers } : {}) }),
+    },
     logger,
   });
   const app = createServer({ logger });

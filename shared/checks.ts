@@ -6,6 +6,7 @@ import dgram from 'node:dgram';
 import { lookup as systemLookup } from 'node:dns/promises';
 import net from 'node:net';
 import { Client, type Dispatcher } from 'undici';
+import type { NameResolver } from './resolver.ts';
 import type { Target } from './targets.ts';
 
 export const REASONS = ['ok', 'timeout', 'refused', 'reset', 'unreachable', 'dns', 'tls', 'http-status', 'error'] as const;
@@ -28,6 +29,39 @@ export interface CheckOptions {
   acceptStatus?: (code: number) => boolean;
   /** For https targets: verify the server certificate (default true). */
   verifyTls?: boolean;
+  /** Resolves names without libuv's thread pool (the probe's); default: the system's dns.lookup. */
+  resolver?: NameResolver;
+}
+
+/** A check's own lookup, which remembers how it ended (so a failure can be blamed on DNS). */
+export interface TrackedLookup {
+  lookup: NameResolver['lookup'] | undefined;
+  /** The check's failure when it was the name's fault (not resolved in time, or not at all). */
+  dnsFailure: (timeoutMs: number) => { reachable: false; reason: Reason; message: string } | undefined;
+}
+
+/**
+ * Wraps the resolver's lookup for one check of `host`. Without a resolver, or for an address,
+ * there is no lookup to wait for, and a failure is never blamed on DNS.
+ */
+export function trackLookup(resolver: NameResolver | undefined, host: string): TrackedLookup {
+  if (!resolver || net.isIP(host) !== 0) return { lookup: undefined, dnsFailure: () => undefined };
+  let outcome: 'pending' | 'ok' | Error = 'pending';
+  return {
+    lookup: (hostname, options, callback) =>
+      resolver.lookup(hostname, options, (err, address, family) => {
+        outcome = err ?? 'ok';
+        callback(err, address, family);
+      }),
+    // Whichever of the deadlines (the lookup's, the check's, undici's connect timer) fired first,
+    // a check whose name never resolved failed because of DNS.
+    dnsFailure: (timeoutMs) => (outcome === 'pending' ? dnsTimeout(host, timeoutMs) : outcome === 'ok' ? undefined : { reachable: false, ...classifyError(outcome) }),
+  };
+}
+
+/** The failure of a check whose deadline passed before its name was resolved. */
+function dnsTimeout(host: string, timeoutMs: number): { reachable: false; reason: 'dns'; message: string } {
+  return { reachable: false, reason: 'dns', message: `EAI_AGAIN: no DNS answer for ${host} within ${timeoutMs} ms` };
 }
 
 const TLS_CODES = /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|HOSTNAME_MISMATCH|ERR_OSSL)/;
@@ -82,7 +116,8 @@ export function checkTcp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
   const start = process.hrtime.bigint();
   return new Promise((resolve) => {
     let done = false;
-    const socket = net.connect({ host: target.host, port: target.port, noDelay: true });
+    const tracked = trackLookup(opts.resolver, target.host);
+    const socket = net.connect({ host: target.host, port: target.port, noDelay: true, ...(tracked.lookup ? { lookup: tracked.lookup as net.LookupFunction } : {}) });
     const finish = (result: Omit<CheckResult, 'checkedAt' | 'latencyMs'>) => {
       if (done) return;
       done = true;
@@ -92,7 +127,10 @@ export function checkTcp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
       socket.destroy();
       resolve({ ...result, latencyMs: elapsedMs(start), checkedAt });
     };
-    const timer = setTimeout(() => finish({ reachable: false, reason: 'timeout', message: `no answer within ${opts.timeoutMs} ms` }), opts.timeoutMs);
+    const timer = setTimeout(
+      () => finish(tracked.dnsFailure(opts.timeoutMs) ?? { reachable: false, reason: 'timeout', message: `no answer within ${opts.timeoutMs} ms` }),
+      opts.timeoutMs,
+    );
     socket.once('connect', () => finish({ reachable: true, reason: 'ok' }));
     socket.once('error', (err) => finish({ reachable: false, ...classifyError(err) }));
   });
@@ -123,12 +161,15 @@ export function checkUdp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
       }
       resolve({ ...result, latencyMs: elapsedMs(start), checkedAt });
     };
+    let resolved = false;
     const timer = setTimeout(() => {
-      if (strays > 0) finish({ reachable: false, reason: 'error', message: `${strays} datagram(s) came back without this check's nonce within ${opts.timeoutMs} ms: not an echo service` });
+      if (!resolved) finish(dnsTimeout(target.host, opts.timeoutMs));
+      else if (strays > 0) finish({ reachable: false, reason: 'error', message: `${strays} datagram(s) came back without this check's nonce within ${opts.timeoutMs} ms: not an echo service` });
       else finish({ reachable: false, reason: 'timeout', message: `no echo within ${opts.timeoutMs} ms` });
     }, opts.timeoutMs);
     const nonce = Buffer.from(randomUUID(), 'latin1');
-    addressOf(target.host).then(({ address, family }) => {
+    addressOf(target.host, opts.resolver).then(({ address, family }) => {
+      resolved = true;
       if (done) return;
       const s = dgram.createSocket(family === 6 ? 'udp6' : 'udp4');
       socket = s;
@@ -146,10 +187,11 @@ export function checkUdp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
   });
 }
 
-/** The address to send to: an IP literal as it is, a name through the system's resolver. */
-async function addressOf(host: string): Promise<{ address: string; family: number }> {
+/** The address to send to: an IP literal as it is, a name through the resolver (IPv4 first). */
+async function addressOf(host: string, resolver: NameResolver | undefined): Promise<{ address: string; family: number }> {
   const family = net.isIP(host);
   if (family !== 0) return { address: host, family };
+  if (resolver) return (await resolver.resolve(host))[0]!;
   return systemLookup(host);
 }
 
@@ -157,9 +199,9 @@ async function addressOf(host: string): Promise<{ address: string; family: numbe
  * An HTTP client for exactly one request on a brand-new connection (destroy it afterwards), with
  * the deadline applied to connect, headers and body.
  */
-function freshClient(origin: string, timeoutMs: number, verifyTls: boolean): Client {
+function freshClient(origin: string, timeoutMs: number, verifyTls: boolean, lookup: TrackedLookup['lookup']): Client {
   return new Client(origin, {
-    connect: { timeout: timeoutMs, rejectUnauthorized: verifyTls },
+    connect: { timeout: timeoutMs, rejectUnauthorized: verifyTls, ...(lookup ? { lookup: lookup as net.LookupFunction } : {}) },
     pipelining: 0,
     keepAliveTimeout: 1,
     headersTimeout: timeoutMs,
@@ -175,8 +217,12 @@ export class DeadlineExceeded extends Error {}
  * whatever `read` does with it (the body, usually); the connection is gone when this returns.
  * Shared by the probe's checks, the collector's fetches and the orchestrator's readiness checks.
  */
-export async function getOnce<T>(url: URL, opts: { timeoutMs: number; verifyTls: boolean; headers?: Record<string, string> }, read: (res: Dispatcher.ResponseData) => Promise<T>): Promise<T> {
-  const client = freshClient(url.origin, opts.timeoutMs, opts.verifyTls);
+export async function getOnce<T>(
+  url: URL,
+  opts: { timeoutMs: number; verifyTls: boolean; headers?: Record<string, string>; lookup?: TrackedLookup['lookup'] },
+  read: (res: Dispatcher.ResponseData) => Promise<T>,
+): Promise<T> {
+  const client = freshClient(url.origin, opts.timeoutMs, opts.verifyTls, opts.lookup);
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), opts.timeoutMs);
   try {
@@ -198,8 +244,10 @@ export async function getOnce<T>(url: URL, opts: { timeoutMs: number; verifyTls:
 export async function checkHttp(target: Target, opts: CheckOptions): Promise<CheckResult> {
   const checkedAt = new Date().toISOString();
   const start = process.hrtime.bigint();
+  const tracked = trackLookup(opts.resolver, target.host);
   try {
-    const res = await getOnce(new URL(target.href ?? target.url), { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-probe', accept: '*/*' } }, async (r) => {
+    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-probe', accept: '*/*' }, lookup: tracked.lookup };
+    const res = await getOnce(new URL(target.href ?? target.url), get, async (r) => {
       r.body.on('error', () => {});
       r.body.destroy();
       return r;
@@ -211,7 +259,8 @@ export async function checkHttp(target: Target, opts: CheckOptions): Promise<Che
       ? { reachable: true, reason: 'ok', statusCode, latencyMs, checkedAt }
       : { reachable: false, reason: 'http-status', message: `HTTP ${statusCode}`, statusCode, latencyMs, checkedAt };
   } catch (err) {
-    const classified = err instanceof DeadlineExceeded ? { reason: 'timeout' as const, message: `no answer within ${opts.timeoutMs} ms` } : classifyError(err);
+    const classified =
+      tracked.dnsFailure(opts.timeoutMs) ?? (err instanceof DeadlineExceeded ? { reason: 'timeout' as const, message: `no answer within ${opts.timeoutMs} ms` } : classifyError(err));
     return { reachable: false, ...classified, latencyMs: elapsedMs(start), checkedAt };
   }
 }

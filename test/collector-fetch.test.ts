@@ -6,6 +6,7 @@ import type net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchResource } from '../collector/fetcher.ts';
 import { blackhole, type Blackhole } from './helpers/blackhole.ts';
+import { dnsServer, testResolver } from './helpers/dns.ts';
 import { freePort } from './helpers/process.ts';
 
 let server: http.Server;
@@ -110,7 +111,12 @@ describe('fetchResource', () => {
   it('reports refused connections and unknown hosts', async () => {
     const port = await freePort();
     expect(await fetchResource(`http://127.0.0.1:${port}/`, opts)).toMatchObject({ statusCode: null, json: null, error: { reason: 'refused' } });
-    expect((await fetchResource('http://no-such-host.invalid/', opts)).error?.reason).toBe('dns');
+    const dns = await dnsServer({});
+    try {
+      expect((await fetchResource('http://no-such-host.invalid/', { ...opts, resolver: testResolver(dns) })).error?.reason).toBe('dns');
+    } finally {
+      dns.close();
+    }
   });
 
   it('stops reading a body larger than the cap: too-large', async () => {
