@@ -144,8 +144,9 @@ interface Run {
 }
 
 /**
- * Runs every item on its own clock: once when added, then every interval (± jitter) from the start
- * of its previous run, never two runs of one item at once. Where cycles over all items make every
+ * Runs every item on its own clock: once when added, then (after a random part of the interval the
+ * first time, to spread items added together) every interval (± jitter) from the start of its
+ * previous run, never two runs of one item at once. Where cycles over all items make every
  * item wait for the slowest (1,000 blackholed resources stretched a healthy resource's 5 s refresh
  * to 16-27 s), here each item is due on its own and waits only for a free slot.
  *
@@ -267,11 +268,14 @@ export class ItemClocks<T> {
         this.#overdue.delete(state);
         this.#leave(state);
         clock.running = false;
+        const wasFresh = clock.fresh;
         clock.fresh = false;
         clock.slow = slow;
         onRun?.({ lagMs: Math.max(0, startedAt - clock.dueAt), durationMs: Date.now() - startedAt });
         if (this.#started && !clock.removed) {
-          clock.dueAt = startedAt + intervalMs + intervalMs * jitter * (random() - 0.5);
+          // After a first run the next comes after a random part of the interval: items added
+          // together (a resources file) spread over the interval instead of staying in one burst.
+          clock.dueAt = startedAt + (wasFresh ? intervalMs * random() : intervalMs + intervalMs * jitter * (random() - 0.5));
           clock.timer = setTimeout(() => this.#makeReady(clock), Math.max(0, clock.dueAt - Date.now()));
         }
         this.#pump();
