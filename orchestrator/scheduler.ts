@@ -69,6 +69,8 @@ export interface IsolatedTask {
   labels: Record<string, string>;
   groups: string[];
   hostnames: string[];
+  /** The app's ipAddress.discovery.ports: its named ports for NetworkPolicy. */
+  ports?: unknown;
 }
 
 /**
@@ -215,6 +217,7 @@ export class Scheduler {
         }
       }
     }
+    await this.#o.executor.killLeftovers?.(); // what detached from those tasks (cgroups)
     this.#store.tx(() => {
       for (const t of leftovers) this.#store.deleteTask(t.id);
     });
@@ -882,7 +885,7 @@ export class Scheduler {
     if (spec.cmd === null && spec.args === null && !docker) spec.cmd = 'true';
     this.#launchInfo.set(taskId, { env: spec.env, sandboxDir });
     if (app.ipAddress && this.#o.isolation) {
-      this.#needsNetwork.set(taskId, { taskId, appId: app.id, labels: app.labels, groups: app.ipAddress.groups, hostnames: taskHostnames(app.id) });
+      this.#needsNetwork.set(taskId, { taskId, appId: app.id, labels: app.labels, groups: app.ipAddress.groups, hostnames: taskHostnames(app.id), ports: app.ipAddress.discovery.ports });
     }
     this.#pendingLaunches.push(spec);
     return true;

@@ -94,7 +94,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
   const store = new Store(db);
   const bus = new EventBus(opts.logger);
   const hostname = opts.hostname ?? osHostname();
-  const executor = opts.executor ?? new ProcessExecutor({ logger: opts.logger });
+  const executor = opts.executor ?? new ProcessExecutor({ logger: opts.logger, cgroups: { scope: opts.dataDir } });
   let frameworkId = store.meta('frameworkId');
   if (!frameworkId) {
     frameworkId = `${crypto.randomUUID()}-0000`;

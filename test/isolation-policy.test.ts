@@ -14,6 +14,7 @@ import { checkPrefix, namesFor, ownedName } from '../orchestrator/isolation/name
 import { allows, computeRules, renderRuleset, validatePolicy, type NetworkPolicy, type TaskNetInfo } from '../orchestrator/isolation/policy.ts';
 import { PolicyEngine, type RulesetTarget } from '../orchestrator/isolation/policy-engine.ts';
 import { policyPlugin, POLICY_PATH } from '../orchestrator/isolation/policy-plugin.ts';
+import { policyId } from '../orchestrator/isolation/policy-store.ts';
 
 const GW = '10.213.0.1';
 const task = (taskId: string, ip: string, labels: Record<string, string> = {}, groups: string[] = []): TaskNetInfo => ({ taskId, appId: `/${taskId}`, labels, groups, ip, netns: `ns-${taskId}` });
@@ -153,10 +154,22 @@ describe('policy evaluation (Kubernetes ingress semantics + network groups)', ()
   it('renders one atomic nftables transaction per namespace', () => {
     const p = ok({ id: 'p', selector: { labels: { role: 'backend' } }, ingress: [{ from: [{ labels: { role: 'frontend' } }], ports: [{ port: 80 }, { port: 53, protocol: 'udp' }] }] });
     const text = renderRuleset(rulesOf([fe, be], [p], 'be'));
+    // Declared (no-op when present), flushed and filled again in one transaction: the drop
+    // counters survive a change of rules.
     expect(text).toBe(
       [
-        'table inet starmap',
-        'delete table inet starmap',
+        'table inet starmap {',
+        '  set ingress_drops { type ipv4_addr . inet_proto . inet_service; flags dynamic,timeout; timeout 10m; size 16384; counter; }',
+        '  set egress_drops { type ipv4_addr . inet_proto . inet_service; flags dynamic,timeout; timeout 10m; size 16384; counter; }',
+        '  chain input { type filter hook input priority 0; policy accept; }',
+        '  chain output { type filter hook output priority 0; policy accept; }',
+        '  chain ingress_drop { }',
+        '  chain egress_drop { }',
+        '}',
+        'flush chain inet starmap input',
+        'flush chain inet starmap ingress_drop',
+        'flush chain inet starmap output',
+        'flush chain inet starmap egress_drop',
         'table inet starmap {',
         '  chain input {',
         '    type filter hook input priority 0; policy drop;',
@@ -166,6 +179,18 @@ describe('policy evaluation (Kubernetes ingress semantics + network groups)', ()
         '    ip saddr 10.213.0.1 accept comment "the host = the node: orchestrator and health checks"',
         '    ip saddr { 10.213.0.2 } tcp dport { 80 } accept comment "policy p ingress 0"',
         '    ip saddr { 10.213.0.2 } udp dport { 53 } accept comment "policy p ingress 0"',
+        '    goto ingress_drop',
+        '  }',
+        '  chain output {',
+        '    type filter hook output priority 0; policy accept;',
+        '  }',
+        '  chain ingress_drop {',
+        '    meta l4proto { tcp, udp, sctp } update @ingress_drops { ip saddr . meta l4proto . th dport }',
+        '    drop',
+        '  }',
+        '  chain egress_drop {',
+        '    meta l4proto { tcp, udp, sctp } update @egress_drops { ip daddr . meta l4proto . th dport }',
+        '    drop',
         '  }',
         '}',
         '',
@@ -225,7 +250,7 @@ describe('policy engine and the /v2/starmap/policies endpoint', () => {
 
     // A new engine on the same database has the policies back.
     const again = setup(tasks, dir);
-    expect(again.engine.list().map((p) => p.id)).toEqual(['deny', 'other']);
+    expect(again.engine.list().map(policyId)).toEqual(['deny', 'other']);
     res = await again.app.inject({ method: 'DELETE', url: `${POLICY_PATH}/deny` });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ id: 'deny', deleted: true });

@@ -48,7 +48,7 @@ async function expect401(token: string, why?: RegExp) {
 
 beforeAll(async () => {
   // Lockouts are tested in orchestrator-auth-limits; here many deliberate failures must not trip them.
-  s = await startAuthServer({ accountLockout: { freeFailures: 1000 }, clientLockout: { freeFailures: 1000 } });
+  s = await startAuthServer({ pairLockout: { freeFailures: 1000 }, accountLockout: { freeFailures: 1000 }, clientLockout: { freeFailures: 1000 } });
   adminToken = await loginWithPassword(s.base, 'admin', ADMIN_PW);
   secrets.push(adminToken);
 });

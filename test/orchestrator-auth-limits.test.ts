@@ -26,8 +26,8 @@ afterAll(() => removeTempDirs());
 const login = (s: AuthServer, uid: string, password: string) => s.call('POST', '/acs/api/v1/auth/login', { uid, password });
 
 describe('failed-login lockout', () => {
-  it('locks an account after repeated failures, refusing even the right password, then lets it in', async () => {
-    const s = await server({ accountLockout: { freeFailures: 3, baseLockoutMs: 1000 } });
+  it('locks an account for a client address after repeated failures, refusing even the right password, then lets it in', async () => {
+    const s = await server({ pairLockout: { freeFailures: 3, baseLockoutMs: 1000 } });
     for (let i = 0; i < 4; i++) expect((await login(s, 'admin', `wrong-${i}`)).status).toBe(401);
     const locked = await login(s, 'admin', ADMIN_PW);
     expect(locked.status).toBe(429);
@@ -46,7 +46,7 @@ describe('failed-login lockout', () => {
   });
 
   it('treats unknown accounts the same way (no enumeration)', async () => {
-    const s = await server({ accountLockout: { freeFailures: 2, baseLockoutMs: 60_000 } });
+    const s = await server({ pairLockout: { freeFailures: 2, baseLockoutMs: 60_000 } });
     const seq = async (uid: string) => {
       const out: Array<[number, unknown]> = [];
       for (let i = 0; i < 4; i++) {
@@ -69,7 +69,7 @@ describe('failed-login lockout', () => {
   });
 
   it('also counts failed service-account logins', async () => {
-    const s = await server({ accountLockout: { freeFailures: 1, baseLockoutMs: 5000 } });
+    const s = await server({ pairLockout: { freeFailures: 1, baseLockoutMs: 5000 } });
     for (let i = 0; i < 2; i++) expect((await s.call('POST', '/acs/api/v1/auth/login', { uid: 'svc', token: 'a.b.c' })).status).toBe(401);
     expect((await s.call('POST', '/acs/api/v1/auth/login', { uid: 'svc', token: 'a.b.c' })).status).toBe(429);
   });
@@ -84,7 +84,7 @@ describe('hashing cost and concurrency', () => {
   });
 
   it('takes about as long for an unknown account as for a wrong password', async () => {
-    const s = await server({ scrypt: DEFAULT_SCRYPT, accountLockout: { freeFailures: 1000 }, clientLockout: { freeFailures: 1000 } });
+    const s = await server({ scrypt: DEFAULT_SCRYPT, pairLockout: { freeFailures: 1000 }, accountLockout: { freeFailures: 1000 }, clientLockout: { freeFailures: 1000 } });
     // Interleaved, and the fastest of several runs: the intrinsic cost, not the machine's load.
     const known: number[] = [];
     const unknown: number[] = [];

@@ -24,7 +24,8 @@ export interface AuthServer {
 
 export const FAST_SCRYPT = { N: 2 ** 12, r: 8, p: 1 };
 
-export async function startAuthServer(opts: Partial<AuthOptions> & { dataDir?: string } = {}): Promise<AuthServer> {
+/** `https`: serve TLS with this key and certificate (PEM) instead of plain HTTP. */
+export async function startAuthServer(opts: Partial<AuthOptions> & { dataDir?: string; https?: { key: string; cert: string } } = {}): Promise<AuthServer> {
   const dataDir = opts.dataDir ?? tempDir('orch-auth-');
   const chunks: string[] = [];
   const sink = new Writable({ write(chunk, _enc, cb) { chunks.push(String(chunk)); cb(); } });
@@ -38,7 +39,7 @@ export async function startAuthServer(opts: Partial<AuthOptions> & { dataDir?: s
     db.close();
     throw err;
   }
-  const app = Fastify({ loggerInstance: logger, bodyLimit: 8 * 1024 * 1024, forceCloseConnections: true }) as unknown as FastifyInstance;
+  const app = Fastify({ loggerInstance: logger, bodyLimit: 8 * 1024 * 1024, forceCloseConnections: true, ...(opts.https ? { https: opts.https } : {}) }) as unknown as FastifyInstance;
   installMarathonHttp(app);
   app.addHook('onRequest', auth.hook);
   await app.register(auth.plugin);

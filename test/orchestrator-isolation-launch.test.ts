@@ -94,7 +94,7 @@ describe('scheduler launch path with network isolation', () => {
     deploy({ id: '/plain', cmd: 'sleep 100' });
     const web = await waitFor(() => executor.launched.find((s) => s.appId === '/s/grp/web'));
     const plain = await waitFor(() => executor.launched.find((s) => s.appId === '/plain'));
-    expect(isolation.started).toEqual([{ taskId: web.taskId, appId: '/s/grp/web', labels: { role: 'web' }, groups: ['g1'], hostnames: ['web', 'web.grp'] }]);
+    expect(isolation.started).toEqual([{ taskId: web.taskId, appId: '/s/grp/web', labels: { role: 'web' }, groups: ['g1'], hostnames: ['web', 'web.grp'], ports: [{ number: 80, name: 'http', protocol: 'tcp' }] }]);
     expect(web.netns).toBe('fake-t2');
     expect(web.env.HOST).toBe('10.99.0.2');
     expect(web.ports).toEqual([]); // no host ports: the task listens on its own address

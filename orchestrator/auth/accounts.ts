@@ -1,7 +1,9 @@
 // Account store (SQLite table auth_accounts): local accounts (uid + scrypt hash) and service
 // accounts (uid + RSA public key). Nothing here ever returns a hash or key material to callers
 // that render answers: use toJson().
-import { createPublicKey, type KeyObject } from 'node:crypto';
+// Each account also has a random id, made when it is created and never reused: tokens carry it,
+// so deleting an account and creating another with the same uid does not revive the old tokens.
+import { createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { fingerprint } from './keys.ts';
 
@@ -9,6 +11,8 @@ export type AccountType = 'local' | 'service';
 
 export interface Account {
   uid: string;
+  /** Random, per account: dies with it (tokens name it). */
+  accountId: string;
   type: AccountType;
   description: string;
   created: string;
@@ -60,11 +64,12 @@ interface Row {
   password_hash: string | null;
   public_key: string | null;
   fingerprint: string | null;
+  account_id: string;
 }
 
 function fromRow(r: Row): Account {
   return {
-    uid: r.uid, type: r.type === 'service' ? 'service' : 'local', description: r.description, created: r.created,
+    uid: r.uid, accountId: r.account_id, type: r.type === 'service' ? 'service' : 'local', description: r.description, created: r.created,
     passwordHash: r.password_hash, publicKeyPem: r.public_key, fingerprint: r.fingerprint,
   };
 }
@@ -81,8 +86,20 @@ export class AccountStore {
       created TEXT NOT NULL,
       password_hash TEXT,
       public_key TEXT,
-      fingerprint TEXT
+      fingerprint TEXT,
+      account_id TEXT
     )`);
+    // Databases made before account ids: add the column and give every account one. Tokens issued
+    // before carry no id and stop working (log in again), the safe side.
+    const cols = db.prepare('PRAGMA table_info(auth_accounts)').all() as { name: string }[];
+    if (!cols.some((c) => c.name === 'account_id')) db.exec('ALTER TABLE auth_accounts ADD COLUMN account_id TEXT');
+    const missing = db.prepare('SELECT uid FROM auth_accounts WHERE account_id IS NULL').all() as { uid: string }[];
+    for (const { uid } of missing) db.prepare('UPDATE auth_accounts SET account_id = ? WHERE uid = ?').run(randomUUID(), uid);
+  }
+
+  /** A fresh account id for a new account. */
+  static newId(): string {
+    return randomUUID();
   }
 
   count(): number {
@@ -105,8 +122,8 @@ export class AccountStore {
   /** Inserts; returns false when the uid exists already. */
   insert(a: Account): boolean {
     const res = this.#db
-      .prepare('INSERT OR IGNORE INTO auth_accounts (uid, type, description, created, password_hash, public_key, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(a.uid, a.type, a.description, a.created, a.passwordHash, a.publicKeyPem, a.fingerprint);
+      .prepare('INSERT OR IGNORE INTO auth_accounts (uid, type, description, created, password_hash, public_key, fingerprint, account_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(a.uid, a.type, a.description, a.created, a.passwordHash, a.publicKeyPem, a.fingerprint, a.accountId);
     return Number(res.changes) === 1;
   }
 

@@ -2,8 +2,9 @@
 // <data-dir>/auth-signing-key.pem, readable by the owner only; later starts reuse it so tokens
 // issued before a restart stay valid.
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makePrivate } from '../state/db.ts';
 
 export const SIGNING_KEY_FILE = 'auth-signing-key.pem';
 
@@ -29,8 +30,7 @@ export function loadOrCreateSigningKey(dataDir: string): SigningKey {
   let created = false;
   try {
     pem = readFileSync(file, 'utf8');
-    // Tighten the mode if someone loosened it.
-    if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+    makePrivate(file); // tighten the mode if someone loosened it
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });

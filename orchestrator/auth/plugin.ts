@@ -1,5 +1,6 @@
 // Login, service accounts and tokens for the orchestrator (DC/OS ACS-compatible subset):
-//   POST   /acs/api/v1/auth/login     {uid, password} | {uid, token: <login JWT>} -> {token}
+//   POST   /acs/api/v1/auth/login     {uid, password} | {uid, token: <login JWT>}, optional exp
+//                                     -> {token}, and the same token in the cookie dcos-acs-auth-cookie
 //   GET    /acs/api/v1/auth/jwks      the public key that signs authorization tokens (open)
 //   GET    /acs/api/v1/users          {array: [account...]}
 //   GET    /acs/api/v1/users/{uid}    account
@@ -15,9 +16,11 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Logger } from '../../shared/logger.ts';
 import { AccountStore, UID_RE, parseServicePublicKey, toJson, type Account } from './accounts.ts';
+import { makePrivate } from '../state/db.ts';
 import { loadOrCreateSigningKey } from './keys.ts';
 import { DEFAULT_SCRYPT, hashPassword, verifyPassword, type ScryptCost } from './passwords.ts';
-import { Gate, LockoutLimiter, type LockoutOptions } from './rate-limit.ts';
+import { LoginThrottle } from './login-throttle.ts';
+import { Gate, type LockoutOptions } from './rate-limit.ts';
 import { MAX_TOKEN_CHARS, TokenError, TokenService, verifyLoginToken } from './tokens.ts';
 
 export const ADMIN_UID = 'admin';
@@ -29,6 +32,7 @@ const MAX_PASSWORD_LENGTH = 1024;
 const BODY_LIMIT = 64 * 1024;
 const INVALID_PASSWORD = 'Invalid username or password.';
 const INVALID_LOGIN_TOKEN = 'Invalid uid or login token.';
+export const AUTH_COOKIE = 'dcos-acs-auth-cookie';
 
 export type IsOpen = (method: string, path: string) => boolean;
 
@@ -54,7 +58,11 @@ export interface AuthOptions {
   /** Concurrent password hashes (default 2) and waiting ones (default 16); beyond that 429. */
   maxConcurrentHashes?: number;
   maxQueuedHashes?: number;
+  /** Failed logins per (account, client address): see login-throttle.ts. */
+  pairLockout?: Partial<LockoutOptions>;
+  /** Failed logins per account from addresses that never logged into it. */
   accountLockout?: Partial<LockoutOptions>;
+  /** Failed logins per client address, across accounts. */
   clientLockout?: Partial<LockoutOptions>;
   /** Clock in ms (tests). */
   now?: () => number;
@@ -111,6 +119,31 @@ function optString(o: Record<string, unknown>, key: string, max: number): string
   return v;
 }
 
+/**
+ * DC/OS's optional `exp` in the login body (marathon-lb sends it): when the authorization token
+ * should expire, in Unix seconds. It may shorten the token's life, never lengthen it; 0 means the
+ * default lifetime.
+ */
+function loginExp(body: Record<string, unknown>, nowSeconds: number): number | undefined {
+  const v = body.exp;
+  if (v === undefined || v === null || v === 0) return undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new HttpError(400, "'exp' must be an integer (Unix seconds)", 'ERR_INVALID_DATA');
+  if (v <= nowSeconds) throw new HttpError(400, "'exp' is not in the future", 'ERR_INVALID_DATA');
+  return v;
+}
+
+/**
+ * The login's cookie, as DC/OS sets it: the same token as the body, for clients that read it from
+ * there (marathon-lb does). HttpOnly (no script reads it), SameSite=Strict (no other site's page
+ * sends it along), Secure when the login came over TLS. Requests are authenticated by the
+ * Authorization header only, never by this cookie, so it opens no cross-site request path.
+ */
+export function authCookie(token: string, maxAgeSeconds: number, secure: boolean): string {
+  const age = Math.max(0, Math.floor(maxAgeSeconds));
+  const expires = new Date(Date.now() + age * 1000).toUTCString();
+  return `${AUTH_COOKIE}=${token}; Path=/; Max-Age=${age}; Expires=${expires}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
+}
+
 function checkUid(uid: string): void {
   if (!UID_RE.test(uid)) throw new HttpError(400, 'Invalid uid: use 1-96 letters, digits, ".", "_", "-" or "@", starting with a letter or digit', 'ERR_INVALID_USER_ID');
 }
@@ -139,24 +172,27 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
   if (key.created) log.info({ file: join(opts.dataDir, 'auth-signing-key.pem') }, 'created the token signing key');
   const tokens = new TokenService(key, lifetime, now);
   const gate = new Gate(opts.maxConcurrentHashes ?? 2, opts.maxQueuedHashes ?? 16);
-  const accountLimiter = new LockoutLimiter(
-    { freeFailures: 5, baseLockoutMs: 1000, maxLockoutMs: 15 * 60_000, forgetAfterMs: 60 * 60_000, maxEntries: 100_000, ...opts.accountLockout }, now);
-  const clientLimiter = new LockoutLimiter(
-    { freeFailures: 20, baseLockoutMs: 1000, maxLockoutMs: 15 * 60_000, forgetAfterMs: 60 * 60_000, maxEntries: 100_000, ...opts.clientLockout }, now);
+  const throttle = new LoginThrottle({ pair: opts.pairLockout, account: opts.accountLockout, client: opts.clientLockout }, now);
   // A hash of a random password with the same cost: checked for unknown uids so they take as long.
   // With auth off nobody logs in: no need to spend a scrypt hash on every start.
   const dummyHash = enabled ? await hashPassword(randomBytes(16).toString('hex'), cost) : '';
   const uids = new WeakMap<FastifyRequest, string>();
 
   // ---- the first account
+  const insertAdmin = async (password: string) => accounts.insert({
+    uid: ADMIN_UID, accountId: AccountStore.newId(), type: 'local', description: 'administrator', created: new Date(now()).toISOString(),
+    passwordHash: await hashPassword(password, cost), publicKeyPem: null, fingerprint: null,
+  });
   let adminPasswordFile: string | undefined;
+  // A password file left from an earlier start is tightened too if someone loosened it.
+  makePrivate(join(opts.dataDir, ADMIN_PASSWORD_FILE));
   if (enabled) {
     const given = opts.adminPassword ?? (opts.env ?? process.env).STARMAP_ADMIN_PASSWORD;
     if (given !== undefined && given !== '') {
       if (given.length < MIN_PASSWORD_LENGTH) throw new Error(`the admin password must be at least ${MIN_PASSWORD_LENGTH} characters long`);
       const admin = accounts.get(ADMIN_UID);
       if (!admin) {
-        accounts.insert({ uid: ADMIN_UID, type: 'local', description: 'administrator', created: new Date(now()).toISOString(), passwordHash: await hashPassword(given, cost), publicKeyPem: null, fingerprint: null });
+        await insertAdmin(given);
         log.info({ uid: ADMIN_UID }, 'created the admin account with the given password');
       } else if (admin.type === 'local' && !(admin.passwordHash && (await verifyPassword(given, admin.passwordHash)))) {
         accounts.setPasswordHash(ADMIN_UID, await hashPassword(given, cost));
@@ -171,7 +207,7 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
         // absent
       }
       writeFileSync(file, `${pw}\n`, { mode: 0o600, flag: 'wx' });
-      accounts.insert({ uid: ADMIN_UID, type: 'local', description: 'administrator', created: new Date(now()).toISOString(), passwordHash: await hashPassword(pw, cost), publicKeyPem: null, fingerprint: null });
+      await insertAdmin(pw);
       adminPasswordFile = file;
       log.warn({ uid: ADMIN_UID, file }, 'created the admin account with a random password; it is in this file (owner-only)');
     }
@@ -180,8 +216,10 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
   }
 
   const verifyToken = async (token: string): Promise<string> => {
-    const uid = await tokens.verify(token);
-    if (!accounts.get(uid)) throw new TokenError('Authorization token belongs to an account that no longer exists');
+    const { uid, accountId } = await tokens.verify(token);
+    // The account must be the very one the token was issued to, not a later one with the same uid.
+    const account = accounts.get(uid);
+    if (!account || accountId === undefined || account.accountId !== accountId) throw new TokenError('Authorization token belongs to an account that no longer exists');
     return uid;
   };
 
@@ -210,18 +248,18 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
 
   // ---- login
   const loginLocked = (uid: string, ip: string): void => {
-    const ms = Math.max(accountLimiter.lockedFor(`uid:${uid}`), clientLimiter.lockedFor(`ip:${ip}`));
+    const ms = throttle.lockedFor(uid, ip);
     if (ms > 0) throw tooMany(ms, 'Too many failed login attempts');
   };
   const loginFailed = (uid: string, ip: string, message: string): HttpError => {
-    accountLimiter.fail(`uid:${uid}`);
-    clientLimiter.fail(`ip:${ip}`);
+    throttle.failed(uid, ip);
     log.warn({ uid, ip }, 'login failed');
     return new HttpError(401, message, 'ERR_INVALID_CREDENTIALS', { 'WWW-Authenticate': 'acsjwt' });
   };
 
-  async function login(req: FastifyRequest): Promise<{ token: string }> {
+  async function login(req: FastifyRequest, reply: FastifyReply): Promise<{ token: string }> {
     const body = objectBody(req.body);
+    const requestedExp = loginExp(body, tokens.nowSeconds());
     const uid = optString(body, 'uid', 256);
     const password = optString(body, 'password', MAX_PASSWORD_LENGTH);
     const loginToken = optString(body, 'token', MAX_TOKEN_CHARS);
@@ -246,8 +284,10 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
         throw loginFailed(uid, ip, msg);
       }
     }
-    accountLimiter.succeed(`uid:${uid}`);
-    const { token, exp } = await tokens.issue(uid);
+    if (!account) throw loginFailed(uid, ip, INVALID_PASSWORD); // unreachable: both branches checked it
+    throttle.succeeded(uid, ip);
+    const { token, exp } = await tokens.issue(uid, account.accountId, requestedExp);
+    void reply.header('set-cookie', authCookie(token, exp - tokens.nowSeconds(), req.protocol === 'https'));
     log.info({ uid, ip, exp }, 'login');
     return { token };
   }
@@ -273,16 +313,17 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     }
     if (accounts.get(uid)) throw new HttpError(409, `User with uid \`${uid}\` already exists.`, 'ERR_USER_EXISTS');
     const created = new Date(now()).toISOString();
+    const accountId = AccountStore.newId();
     let account: Account;
     if (publicKey !== undefined) {
       const parsed = parseServicePublicKey(publicKey);
       if ('error' in parsed) throw new HttpError(400, parsed.error, 'ERR_INVALID_PUBLIC_KEY');
-      account = { uid, type: 'service', description, created, passwordHash: null, publicKeyPem: parsed.pem, fingerprint: parsed.fingerprint };
+      account = { uid, accountId, type: 'service', description, created, passwordHash: null, publicKeyPem: parsed.pem, fingerprint: parsed.fingerprint };
     } else {
       checkNewPassword(password ?? '');
       const ran = await gate.run(() => hashPassword(password ?? '', cost));
       if (!ran) throw tooMany(1000, 'Too many password operations in progress');
-      account = { uid, type: 'local', description, created, passwordHash: ran.value, publicKeyPem: null, fingerprint: null };
+      account = { uid, accountId, type: 'local', description, created, passwordHash: ran.value, publicKeyPem: null, fingerprint: null };
     }
     if (!accounts.insert(account)) throw new HttpError(409, `User with uid \`${uid}\` already exists.`, 'ERR_USER_EXISTS');
     log.info({ uid, type: account.type, by: uids.get(req) }, 'account created');
@@ -315,13 +356,14 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
       throw new HttpError(409, `Cannot delete \`${uid}\`: it is the last local account, and without one nobody could log in with a password`, 'ERR_LAST_LOCAL_ACCOUNT');
     }
     accounts.delete(uid);
+    throttle.forget(uid);
     log.info({ uid, by: uids.get(req) }, 'account deleted');
   }
 
-  const wrap = <T>(fn: (req: FastifyRequest) => Promise<T> | T, status = 200) =>
+  const wrap = <T>(fn: (req: FastifyRequest, reply: FastifyReply) => Promise<T> | T, status = 200) =>
     async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
       try {
-        const out = await fn(req);
+        const out = await fn(req, reply);
         if (out === undefined) return reply.code(204).send();
         return reply.code(status).send(out);
       } catch (err) {

@@ -1,4 +1,4 @@
-// Failed-login throttling. Each key (an account uid, or a client address) may fail `freeFailures`
+// Failed-login throttling (login-throttle.ts decides the keys). Each key may fail `freeFailures`
 // times; every failure after that locks the key for base * 2^(n - free) ms, capped at maxLockoutMs.
 // While locked, login attempts are answered 429 with Retry-After without even checking the
 // password (so a guesser cannot learn anything and costs no hashing). A success clears the key.

@@ -32,10 +32,15 @@ export class TokenService {
     return Math.floor(this.#now() / 1000);
   }
 
-  async issue(uid: string): Promise<{ token: string; exp: number }> {
+  /**
+   * Signs a token for the account: `uid`, and `aid`, the account's own id (a later account with the
+   * same uid has another). `requestedExp` (DC/OS's login `exp`) may shorten the lifetime, never
+   * lengthen it.
+   */
+  async issue(uid: string, accountId: string, requestedExp?: number): Promise<{ token: string; exp: number }> {
     const iat = this.nowSeconds();
-    const exp = iat + this.#lifetime;
-    const token = await new SignJWT({ uid })
+    const exp = requestedExp !== undefined ? Math.min(requestedExp, iat + this.#lifetime) : iat + this.#lifetime;
+    const token = await new SignJWT({ uid, aid: accountId })
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.#key.kid })
       .setIssuedAt(iat)
       .setExpirationTime(exp)
@@ -43,8 +48,8 @@ export class TokenService {
     return { token, exp };
   }
 
-  /** Verifies an authorization token; returns its uid or throws TokenError. */
-  async verify(token: string): Promise<string> {
+  /** Verifies an authorization token; returns whom it names or throws TokenError. */
+  async verify(token: string): Promise<{ uid: string; accountId: string | undefined }> {
     if (token.length > MAX_TOKEN_CHARS) throw new TokenError('Authorization token is too long');
     let payload: JWTPayload;
     try {
@@ -57,13 +62,15 @@ export class TokenService {
       throw describe(err, 'Authorization token');
     }
     if (typeof payload.uid !== 'string' || payload.uid === '') throw new TokenError('Authorization token has no uid');
-    return payload.uid;
+    return { uid: payload.uid, accountId: typeof payload.aid === 'string' ? payload.aid : undefined };
   }
 }
 
 /**
  * Verifies a service-account login token against the account's public key. Refuses tokens without
- * exp and tokens living longer than maxLifetimeSeconds (exp - iat, or exp - now without iat).
+ * exp and tokens that stay valid longer than maxLifetimeSeconds from now. The remaining lifetime is
+ * judged by this server's clock (exp - now): the client's iat is its own claim, and a token with
+ * iat set just below an exp ten years away would otherwise pass as a short-lived one.
  */
 export async function verifyLoginToken(token: string, uid: string, publicKey: KeyObject, maxLifetimeSeconds: number, nowMs: number): Promise<void> {
   if (token.length > MAX_TOKEN_CHARS) throw new TokenError('Login token is too long');
@@ -77,9 +84,8 @@ export async function verifyLoginToken(token: string, uid: string, publicKey: Ke
   if (typeof payload.exp !== 'number') {
     throw new TokenError(`Login token has no exp: a login token without expiry stays valid forever, which is insecure; set exp at most ${maxLifetimeSeconds} s ahead`);
   }
-  const now = Math.floor(nowMs / 1000);
-  const lifetime = typeof payload.iat === 'number' ? payload.exp - payload.iat : payload.exp - now;
-  if (lifetime > maxLifetimeSeconds) {
-    throw new TokenError(`Login token lives ${lifetime} s, longer than the ${maxLifetimeSeconds} s allowed: long-lived login tokens are insecure; use a short exp (e.g. 30 s)`);
+  const remaining = payload.exp - Math.floor(nowMs / 1000);
+  if (remaining > maxLifetimeSeconds) {
+    throw new TokenError(`Login token is valid for another ${remaining} s, longer than the ${maxLifetimeSeconds} s allowed: long-lived login tokens are insecure; use a short exp (e.g. now + 30 s)`);
   }
 }

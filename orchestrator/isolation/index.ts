@@ -2,14 +2,16 @@
 // network and the policy engine and keeps the list of isolated tasks itself.
 //
 //   const iso = await Isolation.open({ prefix, subnet, db, log });   // orchestrator start: preflight, crash cleanup, bridge
-//   app.register(policyPlugin, { engine: iso.engine });             // the /v2/starmap/policies endpoint
-//   const { netns, ip } = await iso.taskStarting({ taskId, appId, labels, groups, hostnames });
+//   app.register(policyPlugin, { engine: iso.engine });             // the /v2/starmap/… endpoints
+//   const { netns, ip } = await iso.taskStarting({ taskId, appId, labels, groups, hostnames, ports });
 //   executor.launch({ ...spec, netns });                             // HOST=ip, ipAddresses=[{ipAddress: ip, protocol: 'IPv4'}]
 //   await iso.taskStopped(taskId);                                   // after the task's process is gone (terminal state)
 //   await iso.close();                                               // orchestrator stop: removes everything
 import type { DatabaseSync } from 'node:sqlite';
 import type { CleanupReport } from './cleanup.ts';
 import { TaskNetwork, type TaskNetworkOptions } from './netns.ts';
+import { parseDiscoveryPorts } from './cluster.ts';
+import { parseFault, type RuleFault } from './compile.ts';
 import { PolicyEngine, type SyncResult } from './policy-engine.ts';
 import type { TaskNetInfo } from './policy.ts';
 import { checkIsolationSupport, describeProblems } from './preflight.ts';
@@ -18,7 +20,8 @@ export { checkIsolationSupport, describeProblems } from './preflight.ts';
 export { cleanupAll, leftovers } from './cleanup.ts';
 export { TaskNetwork, DEFAULT_PREFIX, DEFAULT_SUBNET } from './netns.ts';
 export { PolicyEngine } from './policy-engine.ts';
-export { policyPlugin, POLICY_PATH, NETWORK_PATH } from './policy-plugin.ts';
+export { policyPlugin, POLICY_PATH, NETWORK_PATH, DROPS_PATH, STARMAP_PATHS } from './policy-plugin.ts';
+export { NAMESPACES_PATH, PODS_PATH, CHANGES_PATH } from './cluster-routes.ts';
 export type { NetworkPolicy, TaskNetInfo } from './policy.ts';
 
 export class IsolationUnavailable extends Error {}
@@ -26,9 +29,21 @@ export class IsolationUnavailable extends Error {}
 export interface IsolationOptions extends TaskNetworkOptions {
   db?: DatabaseSync;
   log?: (msg: string, err?: unknown) => void;
+  /** Test-only fault (default: STARMAP_TEST_FAULT_DROP_RULE from the environment). */
+  faultDropRule?: string | undefined;
 }
 
-export type TaskIdentity = Omit<TaskNetInfo, 'ip' | 'netns'>;
+/** A task about to start; `ports` are the app's raw ipAddress.discovery.ports (named ports). */
+export type TaskIdentity = Omit<TaskNetInfo, 'ip' | 'netns' | 'ports'> & { ports?: unknown };
+
+/** The test-only fault switch: leave one rule out of every ruleset, to prove a broken renderer is caught. */
+function faultFrom(text: string | undefined, log: (msg: string) => void): RuleFault | undefined {
+  if (!text) return undefined;
+  const f = parseFault(text);
+  if ('error' in f) throw new Error(f.error);
+  log(`isolation: TEST FAULT: STARMAP_TEST_FAULT_DROP_RULE=${text}: rule ${f.index} (${f.direction}) of policy ${f.policy} is left out of every ruleset`);
+  return f;
+}
 
 export class Isolation {
   readonly network: TaskNetwork;
@@ -39,11 +54,13 @@ export class Isolation {
 
   private constructor(opts: IsolationOptions) {
     this.network = new TaskNetwork(opts);
+    const log = opts.log ?? (() => undefined);
     this.engine = new PolicyEngine({
       target: this.network,
       listTasks: () => [...this.#tasks.values()],
       ...(opts.db ? { db: opts.db } : {}),
-      ...(opts.log ? { log: opts.log } : {}),
+      log,
+      fault: faultFrom('faultDropRule' in opts ? opts.faultDropRule : process.env.STARMAP_TEST_FAULT_DROP_RULE, (m) => log(m, 'a test-only fault is active')),
     });
   }
 
@@ -66,7 +83,7 @@ export class Isolation {
    */
   async taskStarting(task: TaskIdentity): Promise<{ netns: string; ip: string; sync: SyncResult }> {
     const { netns, ip } = await this.network.attachTask(task.taskId);
-    this.#tasks.set(task.taskId, { ...task, netns, ip });
+    this.#tasks.set(task.taskId, { ...task, ports: parseDiscoveryPorts(task.ports), netns, ip });
     const sync = await this.engine.sync();
     const failed = sync.failed.find((f) => f.taskId === task.taskId);
     if (failed) {

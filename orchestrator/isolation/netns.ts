@@ -14,6 +14,7 @@ import { GUARD_METRIC, NETNS_ETC, cleanupAll, killNamespacePids, pidAlive, prefi
 import { run, tryRun } from './exec.ts';
 import { Ipam, gatewayOf, ipToInt, parseSubnet, type Subnet } from './ipam.ts';
 import { checkPrefix, namesFor, type Names } from './names.ts';
+import { TASK_TABLE } from './render.ts';
 
 export const DEFAULT_SUBNET = '10.213.0.0/24';
 export const DEFAULT_PREFIX = 'smap';
@@ -230,6 +231,11 @@ export class TaskNetwork {
   /** Applies an nftables ruleset inside the task's namespace, atomically (`nft -f -`). */
   async applyRuleset(netns: string, ruleset: string): Promise<void> {
     await run('ip', ['netns', 'exec', netns, 'nft', '-f', '-'], ruleset);
+  }
+
+  /** The task namespace's table as JSON (`nft -j list table inet starmap`), for the drop counters. */
+  async listRuleset(netns: string): Promise<string> {
+    return (await run('ip', ['netns', 'exec', netns, 'nft', '-j', 'list', 'table', 'inet', TASK_TABLE])).stdout;
   }
 
   /** Removes everything of this prefix (tasks' namespaces and this process' owner file included) and forgets the allocations. */

@@ -1,7 +1,8 @@
-// Network policy model and evaluation, with no I/O: validation of policy documents, the rules each
-// task's namespace gets, and their nftables rendering.
+// The dialect: Starmap's own small policy documents (ingress only), their validation, and the
+// model's answers the tests and explanations use. Both the dialect and Kubernetes NetworkPolicy
+// compile into one rule model (compile.ts), rendered for nftables by render.ts.
 //
-// Two models, both enforced on ingress (what a task accepts):
+// Two dialect models, both enforced on ingress (what a task accepts):
 // 1. Marathon `ipAddress.groups` as network groups: a task with groups accepts traffic only from
 //    tasks that share at least one group with it. A task without groups is not restricted by groups.
 // 2. Policies with Kubernetes NetworkPolicy ingress semantics: a policy selects tasks by their
@@ -9,11 +10,14 @@
 //    (policies are additive; a selected task with no matching rule is default-deny); tasks that no
 //    policy selects are open. A rule allows from peers (tasks selected by labels and/or network
 //    group; no `from` = from anywhere) on ports (no `ports` = every port and protocol).
-// When both apply, a packet must pass both (groups restrict the sources every rule allows).
-// Always accepted: loopback, replies of connections the task opened (conntrack established, reply
-// direction; related ICMP errors)
-// and the host (the gateway address), which plays the node's part like kubelet probes in
-// Kubernetes: health checks and the orchestrator reach every task.
+// When both apply, a packet must pass both. Dialect policies and NetworkPolicies add up: a task
+// selected by either kind accepts what a rule of any of them allows.
+import type { NamedPort, Protocol as K8sProtocol } from '../../shared/netpol/types.ts';
+import { namespacesOf, podOf } from './cluster.ts';
+import { compileRules, sideAllows, type TaskRules } from './compile.ts';
+
+export { renderRuleset, TASK_TABLE } from './render.ts';
+export type { TaskRules } from './compile.ts';
 
 export type Protocol = 'tcp' | 'udp';
 
@@ -59,6 +63,8 @@ export interface TaskNetInfo {
   netns: string;
   /** Names other tasks can use for it (written into every task's /etc/hosts). */
   hostnames?: string[];
+  /** Its named ports (the app's ipAddress.discovery.ports), for NetworkPolicy ports by name. */
+  ports?: NamedPort[];
 }
 
 export interface ValidationError {
@@ -192,120 +198,15 @@ export function validatePolicy(body: unknown, idFromPath?: string): { policy: Ne
 }
 
 // ---------------------------------------------------------------------------------------------
-// Evaluation
+// The model's answers (for tests and explanations; enforcement renders the same compiled rules)
 
-function labelsMatch(want: Record<string, string>, have: Record<string, string>): boolean {
-  return Object.entries(want ?? {}).every(([k, v]) => have[k] === v);
-}
-
-function peerMatches(peer: PeerSelector, t: TaskNetInfo): boolean {
-  if (peer.labels && !labelsMatch(peer.labels, t.labels)) return false;
-  if (peer.group !== undefined && !t.groups.includes(peer.group)) return false;
-  return true;
-}
-
-export function selects(p: NetworkPolicy, t: TaskNetInfo): boolean {
-  return labelsMatch(p.selector.labels, t.labels);
-}
-
-/** Sources: 'any' or a set of task addresses. */
-export type Sources = 'any' | Set<string>;
-
-export interface AllowRule {
-  sources: Sources;
-  /** undefined: every port and protocol. */
-  ports?: PortRule[];
-  /** Where the rule comes from (for comments in the ruleset and for explaining). */
-  origin: string;
-}
-
-export interface TaskRules {
-  taskId: string;
-  netns: string;
-  gateway: string;
-  /** false: nothing restricts this task (input policy accept). */
-  restricted: boolean;
-  allow: AllowRule[];
-}
-
-/** The ingress rules of every task, given all tasks (with addresses) and all policies. */
+/** The rules of every task under dialect policies only (no NetworkPolicies, no label overrides). */
 export function computeRules(tasks: TaskNetInfo[], policies: NetworkPolicy[], gateway: string): TaskRules[] {
-  return tasks.map((t) => {
-    // Sources allowed by network groups ('any' when the task has no groups).
-    let groupSources: Sources = 'any';
-    if (t.groups.length > 0) {
-      groupSources = new Set(tasks.filter((o) => o.taskId !== t.taskId && o.groups.some((g) => t.groups.includes(g))).map((o) => o.ip));
-    }
-    const intersect = (s: Sources): Sources => {
-      if (groupSources === 'any') return s;
-      if (s === 'any') return groupSources;
-      const g = groupSources;
-      return new Set([...s].filter((ip) => g.has(ip)));
-    };
-    const selecting = policies.filter((p) => selects(p, t));
-    const allow: AllowRule[] = [];
-    if (selecting.length === 0) {
-      if (groupSources !== 'any') allow.push({ sources: groupSources, origin: `groups ${t.groups.join(',')}` });
-    } else {
-      for (const p of selecting) {
-        p.ingress.forEach((r, i) => {
-          const sources: Sources = !r.from || r.from.length === 0 ? 'any' : new Set(tasks.filter((o) => o.taskId !== t.taskId && r.from!.some((peer) => peerMatches(peer, o))).map((o) => o.ip));
-          const rule: AllowRule = { sources: intersect(sources), origin: `policy ${p.id} ingress ${i}` };
-          if (r.ports && r.ports.length > 0) rule.ports = r.ports;
-          allow.push(rule);
-        });
-      }
-    }
-    const restricted = selecting.length > 0 || groupSources !== 'any';
-    return { taskId: t.taskId, netns: t.netns, gateway, restricted, allow };
-  });
+  const pods = tasks.map((t) => podOf(t, new Map()));
+  return compileRules({ pods, namespaces: namespacesOf(new Map(), pods), dialect: policies, policies: [], gateway });
 }
 
-/** Is a connection from `srcIp` to `port`/`protocol` accepted by these rules? (The model, for tests and explaining.) */
+/** Is a connection from `srcIp` to `port`/`protocol` accepted by these rules' ingress side? The host always is. */
 export function allows(rules: TaskRules, srcIp: string, port: number, protocol: Protocol): boolean {
-  if (!rules.restricted || srcIp === rules.gateway) return true;
-  return rules.allow.some((r) => (r.sources === 'any' || r.sources.has(srcIp)) && (!r.ports || r.ports.some((p) => p.protocol === protocol && port >= p.port && port <= (p.endPort ?? p.port))));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Rendering
-
-export const TASK_TABLE = 'starmap';
-
-function comment(s: string): string {
-  return `comment "${s.replace(/[^A-Za-z0-9 ._,:/=-]/g, '_').slice(0, 120)}"`;
-}
-
-/**
- * The task namespace's ruleset, replacing the previous one in one transaction (`nft -f -`): the
- * table is declared, deleted and defined again, so there is never a moment without rules.
- */
-export function renderRuleset(r: TaskRules): string {
-  const lines = [`table inet ${TASK_TABLE}`, `delete table inet ${TASK_TABLE}`, `table inet ${TASK_TABLE} {`, '  chain input {'];
-  lines.push(`    type filter hook input priority 0; policy ${r.restricted ? 'drop' : 'accept'};`);
-  if (r.restricted) {
-    lines.push('    iif "lo" accept');
-    // Replies to connections the task opened pass; packets of connections opened TO the task are
-    // checked against the rules on every packet, so a change also cuts connections already open.
-    lines.push('    ct state established ct direction reply accept');
-    lines.push('    ct state related accept');
-    lines.push(`    ip saddr ${r.gateway} accept ${comment('the host = the node: orchestrator and health checks')}`);
-    for (const a of r.allow) {
-      let src = '';
-      if (a.sources !== 'any') {
-        if (a.sources.size === 0) continue;
-        src = `ip saddr { ${[...a.sources].sort().join(', ')} } `;
-      }
-      if (!a.ports) {
-        lines.push(`    ${src}accept ${comment(a.origin)}`);
-        continue;
-      }
-      for (const proto of ['tcp', 'udp'] as const) {
-        const ps = a.ports.filter((p) => p.protocol === proto).map((p) => (p.endPort !== undefined && p.endPort !== p.port ? `${p.port}-${p.endPort}` : String(p.port)));
-        if (ps.length) lines.push(`    ${src}${proto} dport { ${ps.join(', ')} } accept ${comment(a.origin)}`);
-      }
-    }
-  }
-  lines.push('  }', '}', '');
-  return lines.join('\n');
+  return srcIp === rules.gateway || sideAllows(rules.ingress, srcIp, port, protocol.toUpperCase() as K8sProtocol);
 }

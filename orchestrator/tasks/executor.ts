@@ -6,8 +6,11 @@
 // TASK_KILLED (after kill()). Whatever way a task ends, its whole process group is gone before the
 // terminal update is sent: leftovers of a task that exited by itself get SIGKILL at once (as Mesos'
 // containerizer destroys the container), a killed task gets SIGTERM, then SIGKILL after its grace
-// period. Descendants that moved to a process group of their own (setsid) are found through /proc
-// while the task's main process is alive and are killed with it.
+// period. Each task also runs in a cgroup of its own (cgroups.ts) where the machine allows, so
+// that every descendant is killed with it, however it detached (setsid, env -i, re-parenting), at
+// a kill, at the orchestrator's stop and after a kill -9 and restart (killLeftovers). Without a
+// usable cgroup hierarchy, descendants that moved to a process group of their own (setsid) are
+// found through /proc while the task's main process is alive and are killed with it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +18,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { Executor, LaunchSpec, TaskState, TaskStatusUpdate } from './types.ts';
 import { allProcesses, groupIsTask, procInfo, processSnapshot, killGroupNow, liveDescendants, sameLiveProcess, signalGroup, signalPid, terminateGroup, waitGroupGone, type ProcInfo } from './process-group.ts';
 import { podmanRunArgs, findPodman, removeContainer, containerName } from './podman.ts';
+import { TaskCgroups, type CgroupMode, type TaskCgroup } from './cgroups.ts';
 import { resolveProgram, taskProcessEnv } from './env.ts';
 
 export interface ProcessExecutorOptions {
@@ -31,6 +35,11 @@ export interface ProcessExecutorOptions {
   baseEnv?: NodeJS.ProcessEnv | undefined;
   /** Grace period used when a spec has none (Mesos: 3 s). */
   defaultKillGracePeriodSeconds?: number | undefined;
+  /**
+   * Task cgroups: `scope` names this orchestrator's cgroups (its data dir: a restart finds what the
+   * previous run left); default a fresh scope per executor. `mode` picks a backend (default auto).
+   */
+  cgroups?: { scope?: string; mode?: CgroupMode } | undefined;
 }
 
 interface TaskRun {
@@ -48,6 +57,8 @@ interface TaskRun {
   exited: boolean;
   /** When kill() sent SIGTERM (start of the grace period). */
   killStartedAt: number;
+  /** The task's cgroup (undefined where cgroups cannot be used). */
+  cgroup: TaskCgroup | undefined;
 }
 
 function signalName(signal: NodeJS.Signals | null): string {
@@ -83,10 +94,25 @@ export class ProcessExecutor implements Executor {
   readonly #logger: Logger | undefined;
   readonly #opts: ProcessExecutorOptions;
   #scanTimer: NodeJS.Timeout | undefined;
+  readonly #cgroups: TaskCgroups | undefined;
+  /** How tasks are contained, for the start log and the README's promise. */
+  readonly containment: string;
 
   constructor(opts: ProcessExecutorOptions = {}) {
     this.#opts = opts;
     this.#logger = opts.logger;
+    const cg = TaskCgroups.open(opts.cgroups?.scope ?? `executor-${process.pid}-${crypto.randomUUID()}`, opts.cgroups?.mode);
+    if (cg instanceof TaskCgroups) {
+      this.#cgroups = cg;
+      this.containment = `each task runs in its own cgroup (${cg.label}, ${cg.root}): every process it starts is killed with it`;
+      this.#logger?.info({ cgroups: cg.label, root: cg.root }, 'task cgroups: every process a task starts is found and killed with it');
+    } else {
+      this.containment = `task cgroups are not available: ${cg.unavailable}`;
+      this.#logger?.warn(
+        { reason: cg.unavailable },
+        'task cgroups are not available: tasks are killed by process group, and descendants that leave it are found through /proc while the task runs; a descendant that detaches and clears its environment (setsid env -i) can outlive a kill -9 of the orchestrator',
+      );
+    }
   }
 
   onStatus(listener: (update: TaskStatusUpdate) => void): () => void {
@@ -130,6 +156,7 @@ export class ProcessExecutor implements Executor {
       terminal: false,
       exited: false,
       killStartedAt: 0,
+      cgroup: undefined,
     };
     this.#tasks.set(spec.taskId, run);
     this.#emit(run, 'TASK_STAGING', '');
@@ -142,6 +169,7 @@ export class ProcessExecutor implements Executor {
     if (run.terminal) return;
     run.terminal = true;
     this.#tasks.delete(run.spec.taskId);
+    run.cgroup?.remove();
     this.#logger?.warn({ taskId: run.spec.taskId, message }, 'task failed to launch');
     this.#emit(run, 'TASK_FAILED', message);
     run.resolveDone();
@@ -178,6 +206,14 @@ export class ProcessExecutor implements Executor {
     if (spec.netns) {
       args = ['netns', 'exec', spec.netns, file, ...args];
       file = resolveProgram('ip', env.PATH) ?? '/usr/sbin/ip';
+    }
+    if (this.#cgroups) {
+      try {
+        run.cgroup = this.#cgroups.create(spec.taskId);
+        ({ file, args } = run.cgroup.wrap(file, args));
+      } catch (e) {
+        this.#logger?.warn({ taskId: spec.taskId, err: e }, 'cannot create the task cgroup: running it without one');
+      }
     }
     let out: number | undefined;
     let err: number | undefined;
@@ -221,7 +257,8 @@ export class ProcessExecutor implements Executor {
   #ensureScan(): void {
     if (this.#scanTimer) return;
     this.#scanTimer = setInterval(() => {
-      const running = [...this.#tasks.values()].filter((t) => t.pid !== undefined && !t.terminal && !t.exited);
+      // Tasks in a cgroup need no scan: every descendant is a member.
+      const running = [...this.#tasks.values()].filter((t) => t.pid !== undefined && !t.terminal && !t.exited && !t.cgroup);
       if (running.length === 0) {
         clearInterval(this.#scanTimer);
         this.#scanTimer = undefined;
@@ -250,9 +287,14 @@ export class ProcessExecutor implements Executor {
     run.exited = true;
     if (run.killing) {
       // SIGTERM was sent; leftovers get the rest of the grace period (the SIGKILL timer is running).
-      await waitGroupGone(pgid, Math.max(0, this.#graceMs(spec) - (Date.now() - run.killStartedAt)) + 50);
+      const rest = Math.max(0, this.#graceMs(spec) - (Date.now() - run.killStartedAt)) + 50;
+      await (run.cgroup ? run.cgroup.waitEmpty(rest) : waitGroupGone(pgid, rest));
     }
     await killGroupNow(pgid, () => this.#extraPids(run));
+    if (run.cgroup) {
+      await run.cgroup.kill();
+      run.cgroup.remove();
+    }
     if (run.sigkillTimer) clearTimeout(run.sigkillTimer);
     if (spec.docker) await removeContainer(this.#podman(), this.#opts.podmanArgs ?? [], containerName(spec.taskId), this.#podmanEnv());
     run.terminal = true;
@@ -294,10 +336,12 @@ export class ProcessExecutor implements Executor {
         this.#rememberDescendants(run);
         this.#logger?.info({ taskId, reason }, 'killing task');
         signalGroup(run.pid, 'SIGTERM');
+        run.cgroup?.signal('SIGTERM');
         for (const p of this.#extraPids(run)) signalPid(p, 'SIGTERM');
         const pgid = run.pid;
         run.sigkillTimer = setTimeout(() => {
           signalGroup(pgid, 'SIGKILL');
+          void run.cgroup?.kill();
           for (const p of this.#extraPids(run)) signalPid(p, 'SIGKILL');
         }, this.#graceMs(run.spec));
       }
@@ -312,6 +356,13 @@ export class ProcessExecutor implements Executor {
    * was reused by an unrelated process is left alone (logged).
    */
   async killOrphan(pgid: number, opts: { taskId?: string | undefined; gracePeriodSeconds?: number | null | undefined } = {}): Promise<void> {
+    const graceMs = (opts.gracePeriodSeconds ?? this.#opts.defaultKillGracePeriodSeconds ?? 3) * 1000;
+    // The task's cgroup from the previous run holds the group and whatever left it: all get the grace period.
+    const cgroup = opts.taskId !== undefined && !this.#tasks.has(opts.taskId) ? this.#cgroups?.find(opts.taskId) : undefined;
+    if (cgroup) {
+      this.#logger?.info({ taskId: opts.taskId }, 'killing the processes a previous run left in a task cgroup');
+      await cgroup.terminate(graceMs);
+    }
     if (!Number.isInteger(pgid) || pgid <= 1 || pgid === process.pid || pgid === procInfo(process.pid)?.pgid) return;
     if (!signalGroup(pgid, 0)) return;
     if (!groupIsTask(pgid, opts.taskId)) {
@@ -319,12 +370,30 @@ export class ProcessExecutor implements Executor {
       return;
     }
     this.#logger?.info({ pgid, taskId: opts.taskId }, 'killing a process group left by a previous run');
-    await terminateGroup(pgid, (opts.gracePeriodSeconds ?? this.#opts.defaultKillGracePeriodSeconds ?? 3) * 1000);
+    await terminateGroup(pgid, graceMs);
+  }
+
+  /**
+   * After a crash of the orchestrator: kills whatever a previous run left in task cgroups of this
+   * scope (the data dir), including descendants that detached from their task (setsid env -i), and
+   * removes those cgroups. SIGTERM to all at once, SIGKILL after the default grace period. Returns
+   * the cgroup names that held processes. Tasks of this executor are not touched.
+   */
+  async killLeftovers(): Promise<string[]> {
+    if (!this.#cgroups) return [];
+    const mine = new Set([...this.#tasks.keys()].map((id) => TaskCgroups.nameOf(id)));
+    const left = [...this.#cgroups.all()].filter(([name]) => !mine.has(name));
+    const busy = left.filter(([, cg]) => cg.members().length > 0).map(([name]) => name);
+    if (busy.length > 0) this.#logger?.warn({ cgroups: busy }, 'killing processes a previous run left in task cgroups');
+    const graceMs = (this.#opts.defaultKillGracePeriodSeconds ?? 3) * 1000;
+    await Promise.all(left.map(([, cg]) => cg.terminate(graceMs)));
+    return busy;
   }
 
   async shutdown(): Promise<void> {
     await Promise.all([...this.#tasks.keys()].map((id) => this.kill(id, 'orchestrator shutdown')));
     if (this.#scanTimer) clearInterval(this.#scanTimer);
     this.#scanTimer = undefined;
+    this.#cgroups?.close();
   }
 }

@@ -81,6 +81,12 @@ export interface Executor {
    * ProcessExecutor always requires some MESOS_TASK_ID), so a pid reused since is left alone.
    */
   killOrphan(pgid: number, opts?: { taskId?: string | undefined; gracePeriodSeconds?: number | null | undefined }): Promise<void>;
+  /**
+   * After a crash of the orchestrator, once killOrphan ran for the tasks it knew: kills whatever is
+   * still left of a previous run's tasks (the ProcessExecutor: everything in their cgroups) and
+   * returns what it found. Optional: executors without such a record have nothing to do.
+   */
+  killLeftovers?(): Promise<string[]>;
   /** Kills every task (used on orchestrator shutdown). */
   shutdown(): Promise<void>;
 }
