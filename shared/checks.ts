@@ -40,12 +40,15 @@ export interface TrackedLookup {
   dnsFailure: (timeoutMs: number) => { reachable: false; reason: Reason; message: string } | undefined;
 }
 
+/** For addresses (most checks): nothing to allocate per check. */
+const NO_LOOKUP: TrackedLookup = { lookup: undefined, dnsFailure: () => undefined };
+
 /**
  * Wraps the resolver's lookup for one check of `host`. Without a resolver, or for an address,
  * there is no lookup to wait for, and a failure is never blamed on DNS.
  */
 export function trackLookup(resolver: NameResolver | undefined, host: string): TrackedLookup {
-  if (!resolver || net.isIP(host) !== 0) return { lookup: undefined, dnsFailure: () => undefined };
+  if (!resolver || net.isIP(host) !== 0) return NO_LOOKUP;
   let outcome: 'pending' | 'ok' | Error = 'pending';
   return {
     lookup: (hostname, options, callback) =>
