@@ -126,7 +126,7 @@ interface Clock<T> {
   /** When the next run is due (epoch ms). */
   dueAt: number;
   timer: NodeJS.Timeout | undefined;
-  /** Not run yet: waits behind items known to answer (which cannot wait for one that may not). */
+  /** Not run yet: served after items known to answer, so one that may never answer cannot make them wait. */
   fresh: boolean;
   /** Its last run was slow to fail: it waits for a slow slot, never holding up the others. */
   slow: boolean;
