@@ -52,9 +52,11 @@ export async function observe(located: Located[], timeoutMs = 1500): Promise<Map
         }
       } else if (l.app.kind === 'collector') {
         try {
-          const doc = (await getJson(`${l.base}${l.app.statusPath}`, timeoutMs)) as { responses?: Record<string, { error?: { reason?: string } | null; fetchedAt?: string | null; statusCode?: number | null } | null> };
+          type Detail = { error?: { reason?: string } | null; fetchedAt?: string | null; statusCode?: number | null } | null;
+          const doc = (await getJson(`${l.base}${l.app.statusPath}`, timeoutMs)) as { responses?: Record<string, Detail>; details?: Record<string, Detail> };
           for (const to of l.targets.values()) {
-            const r = doc.responses?.[to];
+            // The fetch's outcome is in `details` (`responses` keeps star's shape: null on failure).
+            const r = doc.details?.[to];
             out.set(edgeKey(l.app.name, to), !r || r.fetchedAt === null ? { verdict: 'unknown', reason: 'not fetched yet', changedAt: null } : r.error ? { verdict: 'deny', reason: r.error.reason ?? 'error', changedAt: null } : { verdict: 'allow', reason: 'ok', changedAt: null });
           }
         } catch (err) {
