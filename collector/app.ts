@@ -13,8 +13,6 @@ export const REQUEST_BODY_LIMIT = 64 * 1024;
 
 export async function createCollectorApp(collector: Collector, logger: Logger, opts: { uiDir?: string } = {}): Promise<FastifyInstance> {
   const app = createServer({ logger, bodyLimit: REQUEST_BODY_LIMIT });
-  // Only JSON bodies are accepted: anything else is a 415 that says so (fastify parses text/plain too).
-  app.removeContentTypeParser('text/plain');
   await app.register(resourceRoutes, { store: collector.store });
   await app.register(responseRoutes, { responses: collector.responses });
   await app.register(opsRoutes, { store: collector.store, metrics: collector.metrics, intervalSeconds: collector.intervalMs / 1000, health: () => collector.health() });

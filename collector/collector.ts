@@ -1,8 +1,9 @@
-// The collector engine: fetches every resource each cycle (shared Scheduler: interval with jitter,
-// bounded concurrency, cycles never overlap) and records the results. A resource added or
-// replaced through the API is fetched at once, not at the next cycle, so the UI shows it quickly.
+// The collector engine: fetches every resource on its own clock (shared ItemClocks: once when
+// added, then every interval with jitter; resources whose fetches time out cannot take the slots
+// of those that answer) and records the results. A resource added or replaced through the API is
+// therefore fetched at once, not at the next interval, so the UI shows it quickly.
+import { runBounded, ItemClocks } from '../shared/scheduler.ts';
 import type { Logger } from '../shared/logger.ts';
-import { Scheduler, type CycleStats } from '../shared/scheduler.ts';
 import { fetchResource, type FetchOptions } from './fetcher.ts';
 import { createCollectorMetrics, type CollectorMetrics } from './metrics.ts';
 import { ResponseCache } from './responses.ts';
@@ -11,19 +12,26 @@ import { ResourceStore, type Resource } from './resources.ts';
 /** How stale `GET /responses` may be while results stream in: far below any UI's polling period. */
 export const RESPONSES_COALESCE_MS = 200;
 
+/** A fetch in flight longer than this (or its deadline, if shorter) makes way for the others. */
+export const SLOW_AFTER_MS = 250;
+
+/** How many recent fetches /healthz summarises. */
+const RECENT = 1000;
+
 export interface CollectorOptions {
   resources: readonly Resource[];
   intervalMs: number;
   concurrency: number;
   fetch: FetchOptions;
   logger: Logger;
-  onCycle?: (stats: CycleStats) => void;
 }
 
 export interface CollectorHealth {
-  cycles: number;
-  lastCycleAt: string | null;
-  lastCycleMs: number | null;
+  /** Fetches ended since start. */
+  fetches: number;
+  lastFetchAt: string | null;
+  /** How late fetches started after they were due, over the last 1,000: the median and the worst. */
+  lagMs: { p50: number; max: number } | null;
 }
 
 export class Collector {
@@ -31,13 +39,12 @@ export class Collector {
   readonly responses: ResponseCache;
   readonly metrics: CollectorMetrics;
   readonly intervalMs: number;
-  readonly #scheduler: Scheduler<Resource>;
+  readonly #clocks: ItemClocks<Resource>;
   readonly #opts: CollectorOptions;
   readonly #logger: Logger;
-  /** Prompt fetches of new resources wait here when `concurrency` of them are already in flight. */
-  readonly #queue: Resource[] = [];
-  #promptInFlight = 0;
-  #health: CollectorHealth = { cycles: 0, lastCycleAt: null, lastCycleMs: null };
+  #fetches = 0;
+  #lastFetchAt: string | null = null;
+  readonly #lags: number[] = [];
 
   constructor(opts: CollectorOptions) {
     this.#opts = opts;
@@ -46,78 +53,70 @@ export class Collector {
     this.store = new ResourceStore(opts.resources);
     this.responses = new ResponseCache(this.store, { coalesceMs: RESPONSES_COALESCE_MS });
     this.metrics = createCollectorMetrics(this.responses);
-    this.#scheduler = new Scheduler<Resource>({
+    this.#clocks = new ItemClocks<Resource>({
       intervalMs: opts.intervalMs,
       concurrency: opts.concurrency,
-      items: () => this.store.list(),
-      run: (resource) => this.#fetch(resource),
-      onCycle: (stats) => {
-        this.#health = { cycles: this.#health.cycles + 1, lastCycleAt: new Date(stats.startedAt).toISOString(), lastCycleMs: stats.durationMs };
-        this.metrics.observeCycle(stats.durationMs / 1000);
-        opts.onCycle?.(stats);
-        if (stats.durationMs > opts.intervalMs) {
-          this.#logger.warn({ durationMs: stats.durationMs, resources: stats.count }, 'cycle took longer than the interval; raise --concurrency or lower --timeout-seconds');
-        }
+      slowAfterMs: Math.min(SLOW_AFTER_MS, opts.fetch.timeoutMs / 2),
+      run: async (resource) => (await this.#fetch(resource)) === 'timeout',
+      onRun: ({ lagMs }) => {
+        this.#fetches++;
+        this.#lastFetchAt = new Date().toISOString();
+        this.#lags.push(lagMs);
+        if (this.#lags.length > RECENT) this.#lags.shift();
+        this.metrics.observeLag(lagMs / 1000);
       },
     });
+    for (const r of this.store.list()) this.#clocks.add(r);
     this.store.onChange((change) => {
-      if (change.kind === 'removed') this.#logger.info({ id: change.resource.id, url: change.resource.url }, 'resource removed');
-      else {
-        this.#logger.info({ id: change.resource.id, url: change.resource.url }, change.kind === 'added' ? 'resource added' : 'resource replaced');
-        // Not before start() nor after stop(): stop() clears `running` before its first await.
-        if (this.#scheduler.running) this.#fetchSoon(change.resource);
+      if (change.kind === 'removed') {
+        this.#logger.info({ id: change.resource.id, url: change.resource.url }, 'resource removed');
+        this.#clocks.remove(change.resource);
+        return;
       }
+      this.#logger.info({ id: change.resource.id, url: change.resource.url }, change.kind === 'added' ? 'resource added' : 'resource replaced');
+      if (change.kind === 'replaced') this.#clocks.remove(change.previous);
+      this.#clocks.add(change.resource);
     });
   }
 
   start(): void {
-    this.#scheduler.start();
+    this.#clocks.start();
   }
 
-  async stop(): Promise<void> {
-    this.#queue.length = 0;
-    await this.#scheduler.stop();
+  stop(): Promise<void> {
+    return this.#clocks.stop();
   }
 
-  /** One full cycle now (tests and benchmarks). */
-  runCycle(): Promise<void> {
-    return this.#scheduler.runCycle();
+  /** Fetches every resource once now, `concurrency` at a time (benchmarks and one-shot reads). */
+  fetchAll(): Promise<void> {
+    return runBounded(this.store.list(), this.#opts.concurrency, async (r) => void (await this.#fetch(r)));
   }
 
   health(): CollectorHealth {
-    return this.#health;
+    const sorted = [...this.#lags].sort((a, b) => a - b);
+    return {
+      fetches: this.#fetches,
+      lastFetchAt: this.#lastFetchAt,
+      lagMs: sorted.length === 0 ? null : { p50: sorted[Math.floor(sorted.length / 2)]!, max: sorted[sorted.length - 1]! },
+    };
   }
 
-  #fetchSoon(resource: Resource): void {
-    this.#queue.push(resource);
-    this.#drain();
-  }
-
-  #drain(): void {
-    while (this.#promptInFlight < this.#opts.concurrency && this.#queue.length > 0) {
-      const resource = this.#queue.shift()!;
-      if (!this.store.isCurrent(resource)) continue;
-      this.#promptInFlight++;
-      void this.#fetch(resource).finally(() => {
-        this.#promptInFlight--;
-        this.#drain();
-      });
-    }
-  }
-
-  async #fetch(resource: Resource): Promise<void> {
+  /** Fetches and records one resource; returns the error reason, or undefined on success. */
+  async #fetch(resource: Resource): Promise<string | undefined> {
     const result = await fetchResource(resource.url, this.#opts.fetch);
     this.metrics.countFetch(result.error?.reason ?? 'ok');
     const outcome = this.responses.record(resource, result);
-    if (!outcome) return;
-    const { previous, current } = outcome;
-    const wasOk = previous.pending ? null : previous.error === null;
-    const isOk = current.error === null;
-    if (wasOk !== isOk) {
-      const fields = { id: resource.id, url: resource.url, statusCode: current.statusCode, reason: current.error?.reason, message: current.error?.message };
-      // A first success is routine (1,000 of them at start-up with a big file): debug level only.
-      if (isOk) this.#logger[wasOk === null ? 'debug' : 'info'](fields, wasOk === null ? 'resource fetched' : 'resource recovered');
-      else this.#logger.warn(fields, 'resource fetch failed');
+    if (outcome) {
+      const { previous, current } = outcome;
+      const wasOk = previous.pending ? null : previous.error === null;
+      const isOk = current.error === null;
+      if (wasOk !== isOk) {
+        const fields = { id: resource.id, url: resource.url, statusCode: current.statusCode, reason: current.error?.reason, message: current.error?.message };
+        // A first success is routine (1,000 of them at start-up with a big file): debug level only.
+        if (isOk) this.#logger[wasOk === null ? 'debug' : 'info'](fields, wasOk === null ? 'resource fetched' : 'resource recovered');
+        else this.#logger.warn(fields, 'resource fetch failed');
+      }
     }
+    return result.error?.reason;
   }
 }

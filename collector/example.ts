@@ -1,10 +1,10 @@
 // star's sample data for `GET /responses/example` (and `/?example=true`): resources A to E whose
 // responses are probe status documents. A→b,c,d reachable; B→a reachable, B→c not, B→d reachable;
 // C→a,b,d unreachable; D→a,b unreachable and D→foobar, which is not a resource; E has no response
-// (star: null; here an entry whose fetch failed, as the collector reports it, so that a UI keeps E
-// on screen as failing). Targets carry the probe's extra fields (reason, latency, times), and the
-// times are relative to the request, so the sample never looks stale.
-import type { ResponseEntry } from './responses.ts';
+// (null, as in star), and its detail says its fetch timed out, so that Starmap's UI keeps E on
+// screen as failing. Targets carry the probe's extra fields (reason, latency, times), and the times
+// are relative to the request, so the sample never looks stale.
+import { starResponse, type ResponseDetail, type StarResponse } from './responses.ts';
 
 type Edge = [to: string, reachable: boolean, reason?: 'timeout' | 'refused'];
 
@@ -17,9 +17,17 @@ const EDGES: Record<string, Edge[]> = {
 
 const statusUrl = (x: string) => `http://${x}/status`;
 
-export function exampleResponses(now = Date.now()): Record<string, ResponseEntry> {
+export interface ResponsesDocument {
+  responses: Record<string, StarResponse | null>;
+  details: Record<string, ResponseDetail>;
+  generatedAt: string;
+}
+
+/** The sample as `GET /responses` would serve it at `now`. */
+export function exampleDocument(now = Date.now()): ResponsesDocument {
   const at = (secondsAgo: number) => new Date(now - secondsAgo * 1000).toISOString();
-  const responses: Record<string, ResponseEntry> = {};
+  const responses: Record<string, StarResponse | null> = {};
+  const details: Record<string, ResponseDetail> = {};
   let n = 0;
   for (const [from, edges] of Object.entries(EDGES)) {
     const targets = edges.map(([to, reachable, reason], i) => ({
@@ -33,28 +41,13 @@ export function exampleResponses(now = Date.now()): Record<string, ResponseEntry
       changedAt: at(reachable ? 300 : 42 + i),
     }));
     n++;
-    responses[from.toUpperCase()] = {
-      url: statusUrl(from),
-      statusCode: 200,
-      json: { status: { targets } },
-      error: null,
-      fetchedAt: at(0.5),
-      latencyMs: 1.5 + n * 0.2,
-      lastSuccessAt: at(0.5),
-      pending: false,
-    };
+    const id = from.toUpperCase();
+    responses[id] = starResponse(statusUrl(from), 200, { status: { targets } });
+    details[id] = { url: statusUrl(from), statusCode: 200, error: null, fetchedAt: at(0.5), latencyMs: 1.5 + n * 0.2, lastSuccessAt: at(0.5), pending: false };
   }
-  responses.E = {
-    url: statusUrl('e'),
-    statusCode: null,
-    json: null,
-    error: { reason: 'timeout', message: 'no answer within 2000 ms' },
-    fetchedAt: at(0.5),
-    latencyMs: 2000.3,
-    lastSuccessAt: null,
-    pending: false,
-  };
-  return responses;
+  responses.E = null;
+  details.E = { url: statusUrl('e'), statusCode: null, error: { reason: 'timeout', message: 'no answer within 2000 ms' }, fetchedAt: at(0.5), latencyMs: 2000.3, lastSuccessAt: null, pending: false };
+  return { responses, details, generatedAt: new Date(now).toISOString() };
 }
 
 /** The sample as `GET /resources` would list it. */

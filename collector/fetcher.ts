@@ -2,9 +2,12 @@
 // afterwards; no pooling, as star's `Connection: close`), under one deadline that covers connect,
 // headers and the whole body, with a cap on the body size. Whatever the server sends (garbage,
 // invalid UTF-8, an endless or enormous body, nothing at all) ends as a FetchResult, never a throw.
-import { DeadlineExceeded, classifyError, elapsedMs, getOnce } from '../shared/checks.ts';
+// A JSON body is kept as compact text within bounds of depth, values and bytes (body.ts).
+import { DeadlineExceeded, classifyError, elapsedMs, getOnce, trackLookup } from '../shared/checks.ts';
+import type { NameResolver } from '../shared/resolver.ts';
+import { jsonText, limitsFor } from './body.ts';
 
-export type FetchReason = 'timeout' | 'refused' | 'reset' | 'unreachable' | 'dns' | 'tls' | 'http-status' | 'not-json' | 'too-large' | 'error';
+export type FetchReason = 'timeout' | 'refused' | 'reset' | 'unreachable' | 'dns' | 'tls' | 'http-status' | 'not-json' | 'too-large' | 'too-deep' | 'error';
 
 export interface FetchError {
   reason: FetchReason;
@@ -13,8 +16,8 @@ export interface FetchError {
 
 export interface FetchResult {
   statusCode: number | null;
-  /** The parsed body when it is JSON (whatever the status, as star), else null. */
-  json: unknown;
+  /** The body as compact JSON text when it is JSON within the limits (whatever the status, as star), else null. */
+  json: string | null;
   error: FetchError | null;
   latencyMs: number;
   /** ISO time at which the fetch started. */
@@ -26,24 +29,11 @@ export interface FetchOptions {
   maxBodyBytes: number;
   /** Verify https certificates (default true). */
   verifyTls?: boolean;
+  /** Resolves names without libuv's thread pool; default: the system's dns.lookup. */
+  resolver?: NameResolver;
 }
 
 class TooLarge extends Error {}
-
-/** Invalid UTF-8 becomes U+FFFD rather than an error; decode() without `stream` keeps no state between calls. */
-const UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
-
-/** Turns a body into JSON: invalid UTF-8 is decoded with U+FFFD (and then usually fails to parse). */
-function parseBody(bytes: Buffer): { json: unknown; error: FetchError | null } {
-  const text = UTF8.decode(bytes);
-  if (text.trim() === '') return { json: null, error: { reason: 'not-json', message: 'empty body' } };
-  try {
-    return { json: JSON.parse(text) as unknown, error: null };
-  } catch (err) {
-    const snippet = text.slice(0, 60).replace(/\s+/g, ' ');
-    return { json: null, error: { reason: 'not-json', message: `body is not JSON (${(err as Error).message}): ${JSON.stringify(snippet)}${text.length > 60 ? '…' : ''}` } };
-  }
-}
 
 export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise<FetchResult> {
   const fetchedAt = new Date().toISOString();
@@ -56,8 +46,11 @@ export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise
   }
   // Set once the answer's head is in: a timeout after it is a body that did not complete.
   let statusCode: number | null = null;
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const tracked = trackLookup(opts.resolver, host);
   try {
-    const { status, body } = await getOnce(url, { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-collector', accept: 'application/json' } }, async (res) => {
+    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-collector', accept: 'application/json' }, lookup: tracked.lookup };
+    const { status, body } = await getOnce(url, get, async (res) => {
       statusCode = res.statusCode;
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > opts.maxBodyBytes) throw new TooLarge(`body of ${declared} bytes is larger than the ${opts.maxBodyBytes}-byte limit`);
@@ -71,12 +64,14 @@ export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise
       return { status: res.statusCode, body: Buffer.concat(chunks, size) };
     });
     const latencyMs = elapsedMs(start);
-    const { json, error } = parseBody(body);
+    const { text: json, error } = jsonText(body, limitsFor(opts.maxBodyBytes));
     const httpError: FetchError | null = status >= 200 && status < 300 ? null : { reason: 'http-status', message: `HTTP ${status}` };
     return { statusCode: status, json, error: httpError ?? error, latencyMs, fetchedAt };
   } catch (err) {
-    const error: FetchError =
-      err instanceof TooLarge
+    const dns = tracked.dnsFailure(opts.timeoutMs);
+    const error: FetchError = dns
+      ? { reason: 'dns', message: dns.message }
+      : err instanceof TooLarge
         ? { reason: 'too-large', message: err.message }
         : err instanceof DeadlineExceeded
           ? { reason: 'timeout', message: statusCode === null ? `no answer within ${opts.timeoutMs} ms` : `body not complete within ${opts.timeoutMs} ms` }

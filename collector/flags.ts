@@ -2,6 +2,7 @@
 // body size cap. A bad resources file stops start-up naming the file, the entry and the problem.
 import { readFileSync } from 'node:fs';
 import { addressFlag, LOG_LEVELS, numberFlag, parsedFlag, parseFlags, portFlag } from '../shared/cli.ts';
+import { parseDnsServers } from '../shared/resolver.ts';
 import { ResourceError, validateResource, type Resource } from './resources.ts';
 
 export interface CollectorFlags {
@@ -13,6 +14,7 @@ export interface CollectorFlags {
   concurrency: number;
   maxBodyBytes: number;
   insecure: boolean;
+  dnsServers: string[] | undefined;
   logfile: string | undefined;
   logLevel: string;
 }
@@ -84,6 +86,11 @@ export function parseCollectorFlags(argv: string[]): CollectorFlags {
           .option('concurrency', { default: 100, describe: 'most fetches in flight at once', coerce: numberFlag('concurrency', 1, 10_000, true) })
           .option('max-body-bytes', { default: 1024 * 1024, describe: 'largest response body kept; a larger one is reported as too-large', coerce: numberFlag('max-body-bytes', 1, 1024 * 1024 * 1024, true) })
           .option('insecure', { type: 'boolean', default: false, describe: 'do not verify TLS certificates of https resources' })
+          .option('dns-servers', {
+            type: 'string',
+            describe: 'DNS servers to ask instead of /etc/resolv.conf\'s, e.g. 10.96.0.10 or 127.0.0.1:5353 (names in /etc/hosts and localhost never need DNS)',
+            coerce: parsedFlag('dns-servers', parseDnsServers),
+          })
           .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout', coerce: parsedFlag('logfile', (path) => path) })
           .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'log level' }) as never,
     },

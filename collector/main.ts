@@ -1,5 +1,6 @@
 // Entry point of the collector program.
 import { createLogger } from '../shared/logger.ts';
+import { NameResolver } from '../shared/resolver.ts';
 import { isMultiCall, runMain } from '../shared/multicall.ts';
 import { closeOnSignals, listenOrExit } from '../shared/server.ts';
 import { VERSION } from '../shared/version.ts';
@@ -15,7 +16,12 @@ export async function main(argv: string[]): Promise<void> {
     resources: flags.resourcesFile ?? [],
     intervalMs: flags.httpRequestSeconds * 1000,
     concurrency: flags.concurrency,
-    fetch: { timeoutMs: flags.timeoutSeconds * 1000, maxBodyBytes: flags.maxBodyBytes, verifyTls: !flags.insecure },
+    fetch: {
+      timeoutMs: flags.timeoutSeconds * 1000,
+      maxBodyBytes: flags.maxBodyBytes,
+      verifyTls: !flags.insecure,
+      resolver: new NameResolver({ timeoutMs: flags.timeoutSeconds * 1000, ...(flags.dnsServers ? { servers: flags.dnsServers } : {}) }),
+    },
     logger,
   });
   const app = await createCollectorApp(collector, logger);

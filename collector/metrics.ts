@@ -6,7 +6,7 @@ import type { ResponseCache } from './responses.ts';
 export interface CollectorMetrics {
   registry: Registry;
   countFetch(reason: string): void;
-  observeCycle(seconds: number): void;
+  observeLag(seconds: number): void;
 }
 
 export function createCollectorMetrics(responses: ResponseCache): CollectorMetrics {
@@ -57,15 +57,15 @@ export function createCollectorMetrics(responses: ResponseCache): CollectorMetri
     labelNames: ['reason'],
     registers: [registry],
   });
-  const cycles = new Histogram({
-    name: 'starmap_collector_cycle_duration_seconds',
-    help: 'Time to fetch every resource once.',
-    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+  const lag = new Histogram({
+    name: 'starmap_collector_fetch_lag_seconds',
+    help: 'How late each fetch started after it was due (waiting for a free slot, timer delay): each resource is fetched on its own clock.',
+    buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
     registers: [registry],
   });
   return {
     registry,
     countFetch: (reason) => fetches.inc({ reason }),
-    observeCycle: (seconds) => cycles.observe(seconds),
+    observeLag: (seconds) => lag.observe(seconds),
   };
 }

@@ -39,8 +39,7 @@ export function validateUrl(value: unknown): string {
   if (!/^https?:\/\//i.test(url)) throw new ResourceError(`field "url" ${JSON.stringify(value)} must be an http:// or https:// URL`);
   if (!/^https?:\/\/[^/?#\s]/i.test(url)) throw new ResourceError(`field "url" ${JSON.stringify(value)} is not valid: URL has no host`);
   try {
-    const target = parseTarget(url);
-    if (target.port < 1) throw new Error(`port ${target.port} is outside 1-65535`);
+    parseTarget(url);
   } catch (err) {
     throw new ResourceError(`field "url" ${JSON.stringify(value)} is not valid: ${(err as Error).message.replace(/^bad target "[^"]*": /, '')}`);
   }

@@ -2,7 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { addressFlag, LOG_LEVELS, numberFlag, parsedFlag, parseFlags, portFlag } from '../shared/cli.ts';
 import { parseStatusRule } from '../shared/checks.ts';
+import { parseDnsServers } from '../shared/resolver.ts';
 import { parseTargetList, type Target } from '../shared/targets.ts';
+import { parseServeList, type ServedPort } from './serve.ts';
 
 export interface ProbeFlags {
   urls: Target[] | undefined;
@@ -14,6 +16,8 @@ export interface ProbeFlags {
   concurrency: number;
   expectStatus: ((code: number) => boolean) | undefined;
   insecure: boolean;
+  serve: ServedPort[] | undefined;
+  dnsServers: string[] | undefined;
   logfile: string | undefined;
   logLevel: string;
 }
@@ -44,18 +48,20 @@ export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[
       name: 'probe',
       description:
         'Checks, over and over, whether each target can be reached and serves the latest answer at GET /status ' +
-        '(star-compatible). host:port and tcp://host:port targets get a TCP connect check; http:// and https:// ' +
+        '(star-compatible). host:port and tcp://host:port targets get a TCP connect check; udp://host:port targets ' +
+        'get a datagram that an echo service (another probe\'s --serve) must send back; http:// and https:// ' +
         'targets get an HTTP GET, where any HTTP response counts as reachable unless --expect-status says otherwise.',
       examples: [
         ['probe --urls=http://frontend/status,backend:6379', 'one HTTP and one TCP target, every 5 s'],
         ['probe --urls=[::1]:8080 --http-probe-seconds=1', 'an IPv6 target, every second'],
+        ['probe --urls=udp://backend:53,backend:80 --serve=80/tcp,80/udp', 'UDP and TCP targets; answers on port 80 itself'],
       ],
       epilogue: 'Endpoints: GET /status, GET /healthz, GET /metrics (Prometheus). Docs: README.md.',
       options: (y) =>
         y
           .option('urls', {
             type: 'string',
-            describe: 'comma-delimited list of targets: host:port, tcp://host:port, [v6]:port, http(s)://… (required unless --urls-file)',
+            describe: 'comma-delimited list of targets: host:port, tcp://host:port, udp://host:port, [v6]:port, http(s)://… (required unless --urls-file)',
             coerce: parsedFlag('urls', parseTargetList),
           })
           .option('urls-file', {
@@ -79,6 +85,16 @@ export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[
             coerce: parsedFlag('expect-status', parseStatusRule),
           })
           .option('insecure', { type: 'boolean', default: false, describe: 'do not verify TLS certificates of https targets' })
+          .option('serve', {
+            type: 'string',
+            describe: 'also serve these ports on --http-address, e.g. 80/tcp,80/udp: TCP accepts and closes, UDP echoes, so other probes can check this one',
+            coerce: parsedFlag('serve', parseServeList),
+          })
+          .option('dns-servers', {
+            type: 'string',
+            describe: 'DNS servers to ask instead of /etc/resolv.conf\'s, e.g. 10.96.0.10 or 127.0.0.1:5353 (names in /etc/hosts and localhost never need DNS)',
+            coerce: parsedFlag('dns-servers', parseDnsServers),
+          })
           .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout', coerce: parsedFlag('logfile', (path) => path) })
           .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'log level' }) as never,
     },

@@ -1,10 +1,12 @@
 // Entry point of the probe program.
 import { createLogger } from '../shared/logger.ts';
+import { NameResolver } from '../shared/resolver.ts';
 import { isMultiCall, runMain } from '../shared/multicall.ts';
 import { closeOnSignals, createServer, listenOrExit } from '../shared/server.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseProbeFlags } from './flags.ts';
 import { Probe } from './probe.ts';
+import { ServeError, startServing, type Serving } from './serve.ts';
 import { probeRoutes } from './server.ts';
 
 export async function main(argv: string[]): Promise<void> {
@@ -14,15 +16,37 @@ export async function main(argv: string[]): Promise<void> {
     targets: flags.targets,
     intervalMs: flags.httpProbeSeconds * 1000,
     concurrency: flags.concurrency,
-    check: { timeoutMs: flags.timeoutSeconds * 1000, acceptStatus: flags.expectStatus, verifyTls: !flags.insecure },
+    check: {
+      timeoutMs: flags.timeoutSeconds * 1000,
+      acceptStatus: flags.expectStatus,
+      verifyTls: !flags.insecure,
+      resolver: new NameResolver({ timeoutMs: flags.timeoutSeconds * 1000, ...(flags.dnsServers ? { servers: flags.dnsServers } : {}) }),
+    },
     logger,
   });
   const app = createServer({ logger });
   await app.register(probeRoutes, { state: probe.state, metrics: probe.metrics, health: () => probe.health() });
-  closeOnSignals(app, logger, () => probe.stop());
+  let serving: Serving | undefined;
+  closeOnSignals(app, logger, async () => {
+    await probe.stop();
+    await serving?.close();
+  });
   const url = await listenOrExit(app, 'probe', flags.httpAddress, flags.httpPort);
+  if (flags.serve) {
+    try {
+      serving = await startServing(flags.httpAddress, flags.serve, logger);
+    } catch (err) {
+      if (!(err instanceof ServeError)) throw err;
+      process.stderr.write(`probe: error: ${err.message} (on --http-address=${flags.httpAddress})\n`);
+      await app.close();
+      process.exit(1);
+    }
+  }
   probe.start();
-  logger.info({ version: VERSION, url, targets: flags.targets.length, intervalSeconds: flags.httpProbeSeconds, timeoutSeconds: flags.timeoutSeconds }, 'probe listening');
+  logger.info(
+    { version: VERSION, url, targets: flags.targets.length, serve: flags.serve?.map((s) => `${s.port}/${s.protocol}`), intervalSeconds: flags.httpProbeSeconds, timeoutSeconds: flags.timeoutSeconds },
+    'probe listening',
+  );
 }
 
 // Start on load, unless the multi-call agent loaded this module to call main itself.

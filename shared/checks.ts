@@ -1,8 +1,12 @@
 // Reachability checks. Every check opens a fresh connection (no keep-alive, no pooling) because
 // an established flow can survive a policy change through conntrack and hide it. Every check has
 // its own deadline, so one blackholed target costs exactly its timeout and nothing more.
+import { randomUUID } from 'node:crypto';
+import dgram from 'node:dgram';
+import { lookup as systemLookup } from 'node:dns/promises';
 import net from 'node:net';
 import { Client, type Dispatcher } from 'undici';
+import type { NameResolver } from './resolver.ts';
 import type { Target } from './targets.ts';
 
 export const REASONS = ['ok', 'timeout', 'refused', 'reset', 'unreachable', 'dns', 'tls', 'http-status', 'error'] as const;
@@ -25,6 +29,42 @@ export interface CheckOptions {
   acceptStatus?: (code: number) => boolean;
   /** For https targets: verify the server certificate (default true). */
   verifyTls?: boolean;
+  /** Resolves names without libuv's thread pool (the probe's); default: the system's dns.lookup. */
+  resolver?: NameResolver;
+}
+
+/** A check's own lookup, which remembers how it ended (so a failure can be blamed on DNS). */
+export interface TrackedLookup {
+  lookup: NameResolver['lookup'] | undefined;
+  /** The check's failure when it was the name's fault (not resolved in time, or not at all). */
+  dnsFailure: (timeoutMs: number) => { reachable: false; reason: Reason; message: string } | undefined;
+}
+
+/** For addresses (most checks): nothing to allocate per check. */
+const NO_LOOKUP: TrackedLookup = { lookup: undefined, dnsFailure: () => undefined };
+
+/**
+ * Wraps the resolver's lookup for one check of `host`. Without a resolver, or for an address,
+ * there is no lookup to wait for, and a failure is never blamed on DNS.
+ */
+export function trackLookup(resolver: NameResolver | undefined, host: string): TrackedLookup {
+  if (!resolver || net.isIP(host) !== 0) return NO_LOOKUP;
+  let outcome: 'pending' | 'ok' | Error = 'pending';
+  return {
+    lookup: (hostname, options, callback) =>
+      resolver.lookup(hostname, options, (err, address, family) => {
+        outcome = err ?? 'ok';
+        callback(err, address, family);
+      }),
+    // Whichever of the deadlines (the lookup's, the check's, undici's connect timer) fired first,
+    // a check whose name never resolved failed because of DNS.
+    dnsFailure: (timeoutMs) => (outcome === 'pending' ? dnsTimeout(host, timeoutMs) : outcome === 'ok' ? undefined : { reachable: false, ...classifyError(outcome) }),
+  };
+}
+
+/** The failure of a check whose deadline passed before its name was resolved. */
+function dnsTimeout(host: string, timeoutMs: number): { reachable: false; reason: 'dns'; message: string } {
+  return { reachable: false, reason: 'dns', message: `EAI_AGAIN: no DNS answer for ${host} within ${timeoutMs} ms` };
 }
 
 const TLS_CODES = /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|HOSTNAME_MISMATCH|ERR_OSSL)/;
@@ -79,7 +119,8 @@ export function checkTcp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
   const start = process.hrtime.bigint();
   return new Promise((resolve) => {
     let done = false;
-    const socket = net.connect({ host: target.host, port: target.port, noDelay: true });
+    const tracked = trackLookup(opts.resolver, target.host);
+    const socket = net.connect({ host: target.host, port: target.port, noDelay: true, ...(tracked.lookup ? { lookup: tracked.lookup as net.LookupFunction } : {}) });
     const finish = (result: Omit<CheckResult, 'checkedAt' | 'latencyMs'>) => {
       if (done) return;
       done = true;
@@ -89,19 +130,81 @@ export function checkTcp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
       socket.destroy();
       resolve({ ...result, latencyMs: elapsedMs(start), checkedAt });
     };
-    const timer = setTimeout(() => finish({ reachable: false, reason: 'timeout', message: `no answer within ${opts.timeoutMs} ms` }), opts.timeoutMs);
+    const timer = setTimeout(
+      () => finish(tracked.dnsFailure(opts.timeoutMs) ?? { reachable: false, reason: 'timeout', message: `no answer within ${opts.timeoutMs} ms` }),
+      opts.timeoutMs,
+    );
     socket.once('connect', () => finish({ reachable: true, reason: 'ok' }));
     socket.once('error', (err) => finish({ reachable: false, ...classifyError(err) }));
   });
 }
 
 /**
+ * UDP echo check: one datagram carrying a fresh nonce goes to the target, from a connected socket
+ * (so the kernel hands us the ICMP port-unreachable that a closed port answers, as ECONNREFUSED);
+ * reachable when a datagram holding that nonce comes back within the deadline. Datagrams without
+ * it (a service that answers but does not echo) do not count: if only those came, the reason is
+ * `error` and says so, while plain silence is `timeout`, as a drop by a policy looks.
+ */
+export function checkUdp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptions): Promise<CheckResult> {
+  const checkedAt = new Date().toISOString();
+  const start = process.hrtime.bigint();
+  return new Promise((resolve) => {
+    let done = false;
+    let socket: dgram.Socket | undefined;
+    let strays = 0;
+    const finish = (result: Omit<CheckResult, 'checkedAt' | 'latencyMs'>) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (socket) {
+        socket.removeAllListeners();
+        socket.on('error', () => {});
+        socket.close();
+      }
+      resolve({ ...result, latencyMs: elapsedMs(start), checkedAt });
+    };
+    let resolved = false;
+    const timer = setTimeout(() => {
+      if (!resolved) finish(dnsTimeout(target.host, opts.timeoutMs));
+      else if (strays > 0) finish({ reachable: false, reason: 'error', message: `${strays} datagram(s) came back without this check's nonce within ${opts.timeoutMs} ms: not an echo service` });
+      else finish({ reachable: false, reason: 'timeout', message: `no echo within ${opts.timeoutMs} ms` });
+    }, opts.timeoutMs);
+    const nonce = Buffer.from(randomUUID(), 'latin1');
+    addressOf(target.host, opts.resolver).then(({ address, family }) => {
+      resolved = true;
+      if (done) return;
+      const s = dgram.createSocket(family === 6 ? 'udp6' : 'udp4');
+      socket = s;
+      s.on('error', (err) => finish({ reachable: false, ...classifyError(err) }));
+      s.on('message', (msg) => {
+        if (msg.includes(nonce)) finish({ reachable: true, reason: 'ok' });
+        else strays++;
+      });
+      s.connect(target.port, address, () => {
+        s.send(Buffer.concat([Buffer.from('starmap-probe '), nonce]), (err) => {
+          if (err) finish({ reachable: false, ...classifyError(err) });
+        });
+      });
+    }, (err: unknown) => finish({ reachable: false, ...classifyError(err) }));
+  });
+}
+
+/** The address to send to: an IP literal as it is, a name through the resolver (IPv4 first). */
+async function addressOf(host: string, resolver: NameResolver | undefined): Promise<{ address: string; family: number }> {
+  const family = net.isIP(host);
+  if (family !== 0) return { address: host, family };
+  if (resolver) return (await resolver.resolve(host))[0]!;
+  return systemLookup(host);
+}
+
+/**
  * An HTTP client for exactly one request on a brand-new connection (destroy it afterwards), with
  * the deadline applied to connect, headers and body.
  */
-function freshClient(origin: string, timeoutMs: number, verifyTls: boolean): Client {
+function freshClient(origin: string, timeoutMs: number, verifyTls: boolean, lookup: TrackedLookup['lookup']): Client {
   return new Client(origin, {
-    connect: { timeout: timeoutMs, rejectUnauthorized: verifyTls },
+    connect: { timeout: timeoutMs, rejectUnauthorized: verifyTls, ...(lookup ? { lookup: lookup as net.LookupFunction } : {}) },
     pipelining: 0,
     keepAliveTimeout: 1,
     headersTimeout: timeoutMs,
@@ -117,8 +220,12 @@ export class DeadlineExceeded extends Error {}
  * whatever `read` does with it (the body, usually); the connection is gone when this returns.
  * Shared by the probe's checks, the collector's fetches and the orchestrator's readiness checks.
  */
-export async function getOnce<T>(url: URL, opts: { timeoutMs: number; verifyTls: boolean; headers?: Record<string, string> }, read: (res: Dispatcher.ResponseData) => Promise<T>): Promise<T> {
-  const client = freshClient(url.origin, opts.timeoutMs, opts.verifyTls);
+export async function getOnce<T>(
+  url: URL,
+  opts: { timeoutMs: number; verifyTls: boolean; headers?: Record<string, string>; lookup?: TrackedLookup['lookup'] },
+  read: (res: Dispatcher.ResponseData) => Promise<T>,
+): Promise<T> {
+  const client = freshClient(url.origin, opts.timeoutMs, opts.verifyTls, opts.lookup);
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), opts.timeoutMs);
   try {
@@ -140,8 +247,10 @@ export async function getOnce<T>(url: URL, opts: { timeoutMs: number; verifyTls:
 export async function checkHttp(target: Target, opts: CheckOptions): Promise<CheckResult> {
   const checkedAt = new Date().toISOString();
   const start = process.hrtime.bigint();
+  const tracked = trackLookup(opts.resolver, target.host);
   try {
-    const res = await getOnce(new URL(target.href ?? target.url), { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-probe', accept: '*/*' } }, async (r) => {
+    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-probe', accept: '*/*' }, lookup: tracked.lookup };
+    const res = await getOnce(new URL(target.href ?? target.url), get, async (r) => {
       r.body.on('error', () => {});
       r.body.destroy();
       return r;
@@ -153,13 +262,16 @@ export async function checkHttp(target: Target, opts: CheckOptions): Promise<Che
       ? { reachable: true, reason: 'ok', statusCode, latencyMs, checkedAt }
       : { reachable: false, reason: 'http-status', message: `HTTP ${statusCode}`, statusCode, latencyMs, checkedAt };
   } catch (err) {
-    const classified = err instanceof DeadlineExceeded ? { reason: 'timeout' as const, message: `no answer within ${opts.timeoutMs} ms` } : classifyError(err);
+    const classified =
+      tracked.dnsFailure(opts.timeoutMs) ?? (err instanceof DeadlineExceeded ? { reason: 'timeout' as const, message: `no answer within ${opts.timeoutMs} ms` } : classifyError(err));
     return { reachable: false, ...classified, latencyMs: elapsedMs(start), checkedAt };
   }
 }
 
 export function check(target: Target, opts: CheckOptions): Promise<CheckResult> {
-  return target.kind === 'tcp' ? checkTcp(target, opts) : checkHttp(target, opts);
+  if (target.kind === 'tcp') return checkTcp(target, opts);
+  if (target.kind === 'udp') return checkUdp(target, opts);
+  return checkHttp(target, opts);
 }
 
 /** Parses a status rule such as `200-399` or `200,204,300-399` into a predicate. */

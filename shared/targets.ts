@@ -1,8 +1,8 @@
-// Target parsing: turns the strings users give (`host:port`, `tcp://host:port`, `http(s)://…`)
-// into checkable targets. The original string is kept verbatim because star-compatible clients
+// Target parsing: turns the strings users give (`host:port`, `tcp://host:port`, `udp://host:port`,
+// `http(s)://…`) into checkable targets. The original string is kept verbatim because star-compatible clients
 // match targets by the exact `url` they configured.
 
-export type TargetKind = 'tcp' | 'http';
+export type TargetKind = 'tcp' | 'udp' | 'http';
 
 export interface Target {
   /** The string exactly as given: what `/status` reports as `url`. */
@@ -52,10 +52,13 @@ export function parseTarget(raw: string): Target {
   if (scheme === undefined) {
     return { url: entry, kind: 'tcp', ...parseHostPort(entry, entry), tls: false };
   }
-  if (scheme === 'tcp') {
-    const rest = entry.slice('tcp://'.length).replace(/\/$/, '');
-    if (rest.includes('/')) throw new TargetError(entry, 'a tcp:// target takes no path');
-    return { url: entry, kind: 'tcp', ...parseHostPort(entry, rest), tls: false };
+  if (scheme === 'tcp' || scheme === 'udp') {
+    const rest = entry.slice(`${scheme}://`.length).replace(/\/$/, '');
+    if (rest.includes('/')) throw new TargetError(entry, `a ${scheme}:// target takes no path`);
+    return { url: entry, kind: scheme, ...parseHostPort(entry, rest), tls: false };
+  }
+  if (scheme === 'sctp') {
+    throw new TargetError(entry, 'SCTP cannot be probed: Node.js has no SCTP sockets (use tcp:// or udp://)');
   }
   if (scheme === 'http' || scheme === 'https') {
     let parsed: URL;
@@ -68,21 +71,27 @@ export function parseTarget(raw: string): Target {
     if (parsed.username || parsed.password) throw new TargetError(entry, 'credentials in target URLs are not supported');
     const tls = scheme === 'https';
     const port = parsed.port === '' ? (tls ? 443 : 80) : Number(parsed.port);
+    // The URL parser takes port 0 (nothing can be reached there); the same rule as host:port.
+    if (port < 1) throw new TargetError(entry, `port ${port} is outside 1-65535`);
     const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
     return { url: entry, kind: 'http', host, port, href: parsed.href, tls };
   }
-  throw new TargetError(entry, `unsupported scheme "${scheme}://" (use host:port, tcp://, http:// or https://)`);
+  throw new TargetError(entry, `unsupported scheme "${scheme}://" (use host:port, tcp://, udp://, http:// or https://)`);
 }
 
 class ListError extends Error {}
 
-/** Parses a comma-separated list (the `--urls` flag). Every bad entry is reported, not just the first. */
+/**
+ * Parses a comma-separated list (the `--urls` flag). Empty entries (`a:80,`, `a:80,,b:80`) are
+ * skipped, as star did; every bad entry is reported by its position, not just the first.
+ */
 export function parseTargetList(list: string): Target[] {
   const entries = list.split(',').map((s) => s.trim());
-  if (entries.length === 1 && entries[0] === '') throw new ListError('no targets given');
+  if (entries.every((e) => e === '')) throw new ListError('no targets given');
   const errors: string[] = [];
   const targets: Target[] = [];
   entries.forEach((entry, index) => {
+    if (entry === '') return;
     try {
       targets.push(parseTarget(entry));
     } catch (err) {
@@ -102,7 +111,7 @@ export function endpointKey(raw: string): string | undefined {
   try {
     const t = parseTarget(raw);
     const host = t.host.toLowerCase();
-    const scheme = t.kind === 'tcp' ? 'tcp' : t.tls ? 'https' : 'http';
+    const scheme = t.kind === 'http' ? (t.tls ? 'https' : 'http') : t.kind;
     return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${t.port}`;
   } catch {
     return undefined;

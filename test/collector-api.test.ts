@@ -20,15 +20,28 @@ let app: FastifyInstance;
 let base: string;
 let uiDir: string;
 
-interface Entry {
+/** star's part of an entry in `responses` (null when there is nothing to show). */
+interface StarEntry {
   url: string;
   statusCode: number | null;
   json: unknown;
+}
+
+/** Starmap's part, from the sibling `details` map. */
+interface Detail {
+  url: string;
+  statusCode: number | null;
   error: { reason: string; message: string } | null;
   fetchedAt: string | null;
   latencyMs: number | null;
   lastSuccessAt: string | null;
   pending: boolean;
+}
+
+/** Both parts of one resource's answer, as the tests read them. */
+interface Entry extends Detail {
+  json: unknown;
+  response: StarEntry | null;
 }
 
 beforeAll(async () => {
@@ -78,7 +91,10 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
 async function responseOf(id: string): Promise<Entry> {
   const r = await call('GET', `/responses/${id}`);
   expect(r.status).toBe(200);
-  return (r.body as { response: Record<string, Entry> }).response[id]!;
+  const body = r.body as { response: Record<string, StarEntry | null>; details: Record<string, Detail> };
+  expect(Object.keys(body)).toEqual(['response', 'details']);
+  const response = body.response[id]!;
+  return { ...body.details[id]!, json: response?.json ?? null, response };
 }
 
 describe('POST /resources', () => {
@@ -93,7 +109,7 @@ describe('POST /resources', () => {
     }, { timeoutMs: 1500 });
     expect(entry).toMatchObject({ url: `${target}/status`, statusCode: 200, json: { status: { targets: [] } }, error: null, pending: false });
     expect(entry.lastSuccessAt).toBe(entry.fetchedAt);
-    expect(Object.keys(entry).slice(0, 3)).toEqual(['url', 'statusCode', 'json']);
+    expect(entry.response).toEqual({ url: `${target}/status`, statusCode: 200, json: { status: { targets: [] } } });
   });
 
   it('the same pair again is harmless: 200 with the resource, still one entry', async () => {
@@ -131,8 +147,7 @@ describe('POST /resources', () => {
     ['a url without host', { id: 'x', url: 'http:///status' }, /not valid|URL has no host/],
     ['a url with a bad port', { id: 'x', url: 'http://x:99999/' }, /not valid/],
     ['a huge body', JSON.stringify({ id: 'x', url: 'http://x/', pad: 'y'.repeat(100_000) }), /larger than the limit/, 413],
-    ['a text/plain body', 'id=x', /unsupported content type/, 415, { 'content-type': 'text/plain' }],
-    ['a form body', 'id=x&url=y', /unsupported content type/, 415, { 'content-type': 'application/x-www-form-urlencoded' }],
+    ['a form body that is not JSON', 'id=x&url=y', /not valid JSON/, 400, { 'content-type': 'application/x-www-form-urlencoded' }],
   ];
   for (const [what, body, message, status = 400, headers = {}] of bad) {
     it(`rejects ${what} with ${status} JSON`, async () => {
@@ -220,11 +235,14 @@ describe('GET /responses', () => {
     const r = await call('GET', '/responses');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^application\/json/);
-    const responses = r.body!.responses as Record<string, Entry>;
-    expect(Object.keys(responses)).toEqual(((await call('GET', '/resources')).body!.resources as { id: string }[]).map((x) => x.id));
-    for (const e of Object.values(responses)) {
-      expect(Object.keys(e)).toEqual(['url', 'statusCode', 'json', 'error', 'fetchedAt', 'latencyMs', 'lastSuccessAt', 'pending']);
-    }
+    expect(Object.keys(r.body!)).toEqual(['responses', 'details', 'generatedAt']);
+    const responses = r.body!.responses as Record<string, StarEntry | null>;
+    const details = r.body!.details as Record<string, Detail>;
+    const ids = ((await call('GET', '/resources')).body!.resources as { id: string }[]).map((x) => x.id);
+    expect(Object.keys(responses)).toEqual(ids);
+    expect(Object.keys(details)).toEqual(ids);
+    for (const e of Object.values(responses)) if (e !== null) expect(Object.keys(e)).toEqual(['url', 'statusCode', 'json']);
+    for (const d of Object.values(details)) expect(Object.keys(d)).toEqual(['url', 'statusCode', 'error', 'fetchedAt', 'latencyMs', 'lastSuccessAt', 'pending']);
     expect(Date.parse(r.body!.generatedAt as string)).not.toBeNaN();
     const etag = r.headers.get('etag')!;
     const again = await fetch(`${base}/responses`, { headers: { 'if-none-match': etag } });
@@ -235,7 +253,7 @@ describe('GET /responses', () => {
   it('shows a never-fetched resource as pending, and a failing one with its reason', async () => {
     await collector.stop(); // no prompt fetch: the entry stays pending
     await call('POST', '/resources', { id: 'later', url: `${target}/status` });
-    expect(await responseOf('later')).toEqual({ url: `${target}/status`, statusCode: null, json: null, error: null, fetchedAt: null, latencyMs: null, lastSuccessAt: null, pending: true });
+    expect(await responseOf('later')).toEqual({ url: `${target}/status`, statusCode: null, json: null, response: null, error: null, fetchedAt: null, latencyMs: null, lastSuccessAt: null, pending: true });
     // Nothing changes while stopped: a poller that sends the ETag back gets an empty 304.
     const etag = (await fetch(`${base}/responses`)).headers.get('etag')!;
     const unchanged = await fetch(`${base}/responses`, { headers: { 'if-none-match': etag } });
@@ -248,7 +266,7 @@ describe('GET /responses', () => {
       const x = await responseOf('refused');
       return !x.pending && x;
     }, { timeoutMs: 1500 });
-    expect(e).toMatchObject({ statusCode: null, json: null, error: { reason: 'refused' }, lastSuccessAt: null });
+    expect(e).toMatchObject({ statusCode: null, response: null, error: { reason: 'refused' }, lastSuccessAt: null });
     await call('DELETE', '/resources/later');
     await call('DELETE', '/resources/refused');
   });
@@ -260,7 +278,7 @@ describe('GET /responses', () => {
     await waitFor(async () => !(await responseOf('fast')).pending, { timeoutMs: 3000 });
     // The silent one (1 s deadline) is still waiting: it did not hold the fast one up.
     expect((await responseOf('silent')).pending).toBe(true);
-    expect(await responseOf('garbage')).toMatchObject({ statusCode: 200, json: null, error: { reason: 'not-json' } });
+    expect(await responseOf('garbage')).toMatchObject({ statusCode: 200, response: null, error: { reason: 'not-json' } });
     const silent = await waitFor(async () => {
       const x = await responseOf('silent');
       return !x.pending && x;
@@ -272,16 +290,20 @@ describe('GET /responses', () => {
 
   it('serves star\'s sample data at /responses/example', async () => {
     const r = await call('GET', '/responses/example');
-    const responses = r.body!.responses as Record<string, Entry>;
+    const responses = r.body!.responses as Record<string, StarEntry | null>;
+    const details = r.body!.details as Record<string, Detail>;
     expect(Object.keys(responses)).toEqual(['A', 'B', 'C', 'D', 'E']);
+    expect(Object.keys(details)).toEqual(['A', 'B', 'C', 'D', 'E']);
     const edges = (id: string) =>
       ((responses[id]!.json as { status: { targets: { url: string; reachable: boolean }[] } }).status.targets).map((t) => `${t.url}:${t.reachable ? 'ok' : 'X'}`);
     expect(edges('A')).toEqual(['http://b/status:ok', 'http://c/status:ok', 'http://d/status:ok']);
     expect(edges('B')).toEqual(['http://a/status:ok', 'http://c/status:X', 'http://d/status:ok']);
     expect(edges('C')).toEqual(['http://a/status:X', 'http://b/status:X', 'http://d/status:X']);
     expect(edges('D')).toEqual(['http://a/status:X', 'http://b/status:X', 'http://foobar/status:X']);
-    expect(responses.E).toMatchObject({ url: 'http://e/status', json: null, error: { reason: 'timeout' } });
-    expect(responses.A).toMatchObject({ url: 'http://a/status', statusCode: 200, error: null });
+    expect(responses.E).toBeNull();
+    expect(details.E).toMatchObject({ url: 'http://e/status', error: { reason: 'timeout' }, pending: false });
+    expect(responses.A).toMatchObject({ url: 'http://a/status', statusCode: 200 });
+    expect(details.A).toMatchObject({ url: 'http://a/status', statusCode: 200, error: null });
   });
 });
 

@@ -24,7 +24,6 @@ interface Entry {
   url: string;
   statusCode: number | null;
   json: { status: { targets: { url: string; reachable: boolean; reason: string }[] } } | null;
-  error: { reason: string } | null;
 }
 
 function alone(bin: string): string {
@@ -79,19 +78,19 @@ describe('dist/bin/collector', () => {
       const e = doc.response.probe!;
       return e.json?.status.targets.every((t) => t.reason !== null) && e;
     }, { timeoutMs: 10_000 });
-    expect(entry).toMatchObject({ url: `${probe.url}/status`, statusCode: 200, error: null });
+    expect(entry).toMatchObject({ url: `${probe.url}/status`, statusCode: 200 });
     expect(entry.json!.status.targets.map((t) => [t.url, t.reachable])).toEqual([[webUrl, true], [closedUrl, false]]);
     const all = (await (await fetch(`${base}/responses`)).json()) as { responses: Record<string, Entry> };
     expect(Object.keys(all.responses)).toEqual(['from-file', 'probe']);
     expect(all.responses['from-file']!.json?.status.targets).toHaveLength(2);
 
-    // Stopping the probe: its entry turns into a fetch failure with a reason.
+    // Stopping the probe: its entry turns null (as in star) and its detail says why.
     await probe.proc.stop('SIGTERM');
     const failed = await waitFor(async () => {
-      const doc = (await (await fetch(`${base}/responses/probe`)).json()) as { response: Record<string, Entry> };
-      return doc.response.probe!.error?.reason === 'refused' && doc.response.probe!;
+      const doc = (await (await fetch(`${base}/responses/probe`)).json()) as { response: Record<string, Entry | null>; details: Record<string, { error: { reason: string } | null }> };
+      return doc.details.probe!.error?.reason === 'refused' && doc;
     });
-    expect(failed.json).toBeNull();
+    expect(failed.response.probe).toBeNull();
 
     // The UI comes from inside the executable (nothing lies beside it in its folder).
     const index = await fetch(`${base}/?example=true`);

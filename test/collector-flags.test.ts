@@ -71,8 +71,8 @@ describe('collector flags', () => {
         const list = await (await fetch(`http://127.0.0.1:${port}/resources`)).json();
         expect(list).toEqual({ resources: [{ id: 'a', url: 'http://127.0.0.1:9/a' }, { id: 'b', url: 'http://127.0.0.1:9/b' }] });
         await waitFor(async () => {
-          const r = (await (await fetch(`http://127.0.0.1:${port}/responses`)).json()) as { responses: Record<string, { error: { reason: string } | null }> };
-          return r.responses.a?.error?.reason === 'refused';
+          const r = (await (await fetch(`http://127.0.0.1:${port}/responses`)).json()) as { details: Record<string, { error: { reason: string } | null }> };
+          return r.details.a?.error?.reason === 'refused';
         });
         expect(await proc.stop('SIGTERM')).toBe(0);
         const log = readFileSync(logfile, 'utf8');

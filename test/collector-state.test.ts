@@ -5,7 +5,7 @@ import type { FetchResult } from '../collector/fetcher.ts';
 import { ResponseCache } from '../collector/responses.ts';
 import { ResourceError, ResourceStore, validateId, validateUrl } from '../collector/resources.ts';
 
-const ok = (json: unknown): FetchResult => ({ statusCode: 200, json, error: null, latencyMs: 1, fetchedAt: new Date().toISOString() });
+const ok = (json: unknown): FetchResult => ({ statusCode: 200, json: JSON.stringify(json), error: null, latencyMs: 1, fetchedAt: new Date().toISOString() });
 
 describe('resource rules', () => {
   it('accepts safe ids and http(s) urls only', () => {
@@ -39,7 +39,7 @@ describe('ResourceStore and ResponseCache', () => {
     const old = store.get('a')!;
     store.put({ id: 'a', url: 'http://b/' });
     expect(cache.record(old, ok({ stale: true }))).toBeUndefined();
-    expect(cache.get('a')).toMatchObject({ url: 'http://b/', pending: true, json: null });
+    expect(cache.get('a')).toMatchObject({ url: 'http://b/', pending: true, error: null });
     const current = store.get('a')!;
     store.remove('a');
     expect(cache.record(current, ok({}))).toBeUndefined();
@@ -54,36 +54,38 @@ describe('ResourceStore and ResponseCache', () => {
     const at = new Date('2026-01-01T00:00:00.000Z');
     const v0 = cache.version;
     const first = cache.responsesBody(at);
-    expect(JSON.parse(first.toString())).toEqual({ responses: { a: cache.get('a') }, generatedAt: at.toISOString() });
+    expect(JSON.parse(first.toString())).toEqual({ responses: { a: null }, details: { a: cache.get('a') }, generatedAt: at.toISOString() });
     expect(cache.version).toBe(v0);
     const good = ok({ n: 1 });
     cache.record(r, good);
     expect(cache.version).toBe(v0 + 1);
     const second = cache.responsesBody(at);
     expect(second.equals(first)).toBe(false);
-    expect(JSON.parse(second.toString()).responses.a).toMatchObject({ json: { n: 1 }, lastSuccessAt: good.fetchedAt, pending: false });
+    expect(JSON.parse(second.toString()).responses.a).toEqual({ url: 'http://a/', statusCode: 200, json: { n: 1 } });
+    expect(JSON.parse(second.toString()).details.a).toMatchObject({ lastSuccessAt: good.fetchedAt, pending: false, error: null });
     cache.record(r, { statusCode: null, json: null, error: { reason: 'timeout', message: 'no answer' }, latencyMs: 2000, fetchedAt: new Date(Date.now() + 1000).toISOString() });
-    expect(cache.get('a')).toMatchObject({ json: null, error: { reason: 'timeout' }, lastSuccessAt: good.fetchedAt });
-    expect(JSON.parse(cache.responseJson('a')!)).toEqual({ response: { a: cache.get('a') } });
+    expect(cache.get('a')).toMatchObject({ error: { reason: 'timeout' }, lastSuccessAt: good.fetchedAt });
+    expect(JSON.parse(cache.responseBody('a')!.toString())).toEqual({ response: { a: null }, details: { a: cache.get('a') } });
   });
 
   it('coalesces reassembly while results stream in, but shows added and removed resources at once', () => {
     const store = new ResourceStore([{ id: 'a', url: 'http://a/' }]);
     const cache = new ResponseCache(store, { coalesceMs: 1000 });
     const t0 = Date.parse('2026-01-01T00:00:00.000Z');
-    const first = cache.responsesDocument(new Date(t0));
+    const doc = (ms: number) => JSON.parse(cache.responsesBody(new Date(t0 + ms)).toString());
+    const first = cache.responsesDocument(t0);
+    expect(doc(0)).toEqual({ responses: { a: null }, details: { a: { url: 'http://a/', statusCode: null, error: null, fetchedAt: null, latencyMs: null, lastSuccessAt: null, pending: true } }, generatedAt: new Date(t0).toISOString() });
     cache.record(store.get('a')!, ok({ n: 1 }));
-    const soon = cache.responsesDocument(new Date(t0 + 10));
-    expect(soon.version).toBe(first.version);
-    expect(JSON.parse(soon.body.toString()).responses.a.pending).toBe(true);
-    const later = cache.responsesDocument(new Date(t0 + 1001));
+    expect(cache.responsesDocument(t0 + 10)).toBe(first);
+    expect(doc(10).details.a.pending).toBe(true);
+    expect(doc(10).generatedAt).toBe(new Date(t0 + 10).toISOString());
+    const later = cache.responsesDocument(t0 + 1001);
     expect(later.version).toBeGreaterThan(first.version);
-    expect(JSON.parse(later.body.toString()).responses.a.json).toEqual({ n: 1 });
-    // `body` is made on read, but from the document of its own version, not the latest one.
-    expect(JSON.parse(first.body.toString())).toEqual({ responses: { a: { url: 'http://a/', statusCode: null, json: null, error: null, fetchedAt: null, latencyMs: null, lastSuccessAt: null, pending: true } }, generatedAt: new Date(t0).toISOString() });
+    expect(doc(1001).responses.a.json).toEqual({ n: 1 });
     store.add({ id: 'b', url: 'http://b/' });
-    expect(Object.keys(JSON.parse(cache.responsesDocument(new Date(t0 + 1002)).body.toString()).responses)).toEqual(['a', 'b']);
+    expect(Object.keys(doc(1002).responses)).toEqual(['a', 'b']);
+    expect(Object.keys(doc(1002).details)).toEqual(['a', 'b']);
     store.remove('a');
-    expect(Object.keys(JSON.parse(cache.responsesDocument(new Date(t0 + 1003)).body.toString()).responses)).toEqual(['b']);
+    expect(Object.keys(doc(1003).responses)).toEqual(['b']);
   });
 });

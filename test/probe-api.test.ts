@@ -6,6 +6,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { blackhole } from './helpers/blackhole.ts';
+import { dnsServer } from './helpers/dns.ts';
 import { freePort, stopAll, tempDir } from './helpers/process.ts';
 import { startProbe } from './helpers/probe.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -35,7 +36,10 @@ describe('probe /status', () => {
     const webPort = (web.address() as net.AddressInfo).port;
     const closed = await freePort();
     const urls = [`http://127.0.0.1:${webPort}/status`, `127.0.0.1:${closed}`, `tcp://127.0.0.1:${openPort}`, 'http://no-such-host.invalid/'];
-    const probe = await startProbe([`--urls=${urls.join(',')}`, '--http-probe-seconds=0.2', '--timeout-seconds=2']);
+    // Names go to a DNS server of the test's own on loopback, which knows none.
+    const dns = await dnsServer({});
+    closers.push(dns.close);
+    const probe = await startProbe([`--urls=${urls.join(',')}`, '--http-probe-seconds=0.2', '--timeout-seconds=2', `--dns-servers=${dns.server}`]);
 
     const targets = await waitFor(async () => {
       const t = await probe.status();

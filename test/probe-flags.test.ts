@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseProbeFlags } from '../probe/flags.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
+import { startProbe } from './helpers/probe.ts';
 
 afterAll(stopAll);
 
@@ -32,6 +33,7 @@ describe('probe flags', () => {
     [[], /urls/],
     [['--urls='], /--urls/],
     [['--urls=foo'], /--urls.*"foo"/],
+    [['--urls=http://127.0.0.1:0/'], /--urls.*port 0 is outside 1-65535/],
     [['--urls=a:1', '--http-port=abc'], /--http-port.*"abc"/],
     [['--urls=a:1', '--http-port=70000'], /--http-port/],
     [['--urls=a:1', '--http-probe-seconds=0'], /--http-probe-seconds/],
@@ -74,6 +76,11 @@ describe('probe flags', () => {
     writeFileSync(good, 'a:1');
     const both = await probe('--urls=a:1', `--urls-file=${good}`);
     expect(both.code).toBe(2);
+  });
+
+  it('ignores empty entries in --urls (a trailing comma), as star did', async () => {
+    const probe = await startProbe(['--urls=127.0.0.1:1,,']);
+    expect((await probe.status()).map((t) => t.url)).toEqual(['127.0.0.1:1']);
   });
 
   it('a port already in use is a clear error, not a crash', async () => {

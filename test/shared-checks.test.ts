@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { check, classifyError, parseStatusRule } from '../shared/checks.ts';
 import { parseTarget } from '../shared/targets.ts';
 import { blackhole, type Blackhole } from './helpers/blackhole.ts';
+import { dnsServer, testResolver } from './helpers/dns.ts';
 import { freePort, removeTempDirs, tempDir } from './helpers/process.ts';
 
 const closers: (() => void)[] = [];
@@ -64,7 +65,9 @@ describe('TCP checks', () => {
   });
 
   it('a name that does not resolve is a dns failure', async () => {
-    expect(await check(parseTarget('no-such-host.invalid:80'), { timeoutMs: 3000 })).toMatchObject({ reachable: false, reason: 'dns' });
+    const dns = await dnsServer({});
+    closers.push(dns.close);
+    expect(await check(parseTarget('no-such-host.invalid:80'), { timeoutMs: 3000, resolver: testResolver(dns) })).toMatchObject({ reachable: false, reason: 'dns' });
   });
 
   it('every check uses a fresh connection', async () => {
@@ -109,7 +112,9 @@ describe('HTTP checks', () => {
 
   it('refused, dns and IPv6 work for URLs too', async () => {
     expect(await check(parseTarget(`http://127.0.0.1:${await freePort()}/`), opts)).toMatchObject({ reason: 'refused' });
-    expect(await check(parseTarget('http://no-such-host.invalid/'), { timeoutMs: 3000 })).toMatchObject({ reason: 'dns' });
+    const dns = await dnsServer({});
+    closers.push(dns.close);
+    expect(await check(parseTarget('http://no-such-host.invalid/'), { timeoutMs: 3000, resolver: testResolver(dns) })).toMatchObject({ reason: 'dns' });
     const port = await httpServer((_req, res) => res.end('ok'), '::1');
     expect(await check(parseTarget(`http://[::1]:${port}/status`), opts)).toMatchObject({ reachable: true, statusCode: 200 });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Scheduler, runBounded } from '../shared/scheduler.ts';
+import { ItemClocks, Scheduler, runBounded } from '../shared/scheduler.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -102,5 +102,73 @@ describe('Scheduler', () => {
   it('rejects nonsense options', () => {
     expect(() => new Scheduler({ intervalMs: 0, concurrency: 1, items: () => [], run: async () => {} })).toThrow(/intervalMs/);
     expect(() => new Scheduler({ intervalMs: 1, concurrency: 0, items: () => [], run: async () => {} })).toThrow(/concurrency/);
+  });
+});
+
+describe('ItemClocks', () => {
+  it('runs an item when added, then on its own interval; a removed item runs no more', async () => {
+    const runs: Record<string, number> = { a: 0, b: 0 };
+    const clocks = new ItemClocks<string>({ intervalMs: 30, concurrency: 2, slowAfterMs: 1000, jitter: 0, run: async (x) => ((runs[x] = (runs[x] ?? 0) + 1), false) });
+    clocks.add('a');
+    expect(runs.a).toBe(0); // nothing before start()
+    clocks.start();
+    await waitFor(() => runs.a! >= 3);
+    clocks.add('b');
+    await waitFor(() => runs.b! >= 1, { timeoutMs: 1000 });
+    clocks.remove('a');
+    const after = runs.a!;
+    await waitFor(() => runs.b! >= 4);
+    expect(runs.a).toBe(after);
+    await clocks.stop();
+    expect(clocks.running).toBe(false);
+  });
+
+  it('items slow to fail never take the slots of those that answer', async () => {
+    // Six items that wait out a 300 ms "deadline" and fail, one that answers at once; two slots.
+    let inFlight = 0;
+    let peak = 0;
+    let fast = 0;
+    const slowRuns: number[] = [];
+    const busy = new Set<string>();
+    let twice = false;
+    const clocks = new ItemClocks<string>({
+      intervalMs: 100,
+      concurrency: 2,
+      slowAfterMs: 50,
+      run: async (x) => {
+        if (busy.has(x)) twice = true;
+        busy.add(x);
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        try {
+          if (x === 'fast') {
+            fast++;
+            return false;
+          }
+          await delay(300);
+          slowRuns.push(fast);
+          return true;
+        } finally {
+          inFlight--;
+          busy.delete(x);
+        }
+      },
+    });
+    for (const x of ['s1', 's2', 's3', 's4', 's5', 's6', 'fast']) clocks.add(x);
+    clocks.start();
+    // Once every slow item has failed once, they run two at a time, 300 ms each: a round of the
+    // six takes 900 ms, in which the fast item keeps its 100 ms clock (with cycles over all items
+    // it would run once per round).
+    await waitFor(() => slowRuns.length >= 12, { timeoutMs: 10_000 });
+    await clocks.stop();
+    const fastDuringSecondRound = slowRuns[11]! - slowRuns[5]!;
+    expect(fastDuringSecondRound).toBeGreaterThanOrEqual(4);
+    expect(peak).toBeLessThanOrEqual(4);
+    expect(twice).toBe(false);
+  });
+
+  it('rejects nonsense options', () => {
+    expect(() => new ItemClocks({ intervalMs: 0, concurrency: 1, slowAfterMs: 1, run: async () => false })).toThrow(/intervalMs/);
+    expect(() => new ItemClocks({ intervalMs: 1, concurrency: 0, slowAfterMs: 1, run: async () => false })).toThrow(/concurrency/);
   });
 });

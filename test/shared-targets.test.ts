@@ -26,6 +26,9 @@ describe('target parsing', () => {
     ['foo:', /port "" is not a number/],
     ['foo:99999', /outside 1-65535/],
     ['foo:0', /outside 1-65535/],
+    ['http://foo:0/status', /port 0 is outside 1-65535/],
+    ['https://foo:00', /port 0 is outside 1-65535/],
+    ['udp://foo:0', /outside 1-65535/],
     ['::1:80', /brackets/],
     ['ftp://x:21', /unsupported scheme/],
     ['tcp://x:80/path', /no path/],
@@ -39,8 +42,15 @@ describe('target parsing', () => {
 
   it('parses lists and names every bad entry by position', () => {
     expect(parseTargetList('a:1,http://b/,[::1]:3').map((t) => t.kind)).toEqual(['tcp', 'http', 'tcp']);
-    expect(() => parseTargetList('a:1,,b')).toThrow(/entry 2 .*empty.*entry 3 .*"b"/);
+    expect(() => parseTargetList('a:1,x,b')).toThrow(/entry 2 .*"x".*entry 3 .*"b"/);
     expect(() => parseTargetList('')).toThrow(/no targets/);
+    expect(() => parseTargetList(' , ,')).toThrow(/no targets/);
+  });
+
+  it('skips empty entries, as star did (a trailing comma, two commas), keeping positions in errors', () => {
+    expect(parseTargetList('a:80,').map((t) => t.url)).toEqual(['a:80']);
+    expect(parseTargetList(',a:80,, b:81 ,').map((t) => t.url)).toEqual(['a:80', 'b:81']);
+    expect(() => parseTargetList('a:80,,nope')).toThrow(/entry 3 bad target "nope"/);
   });
 
   it('matches endpoints by scheme, host and port, not by raw text', () => {

@@ -85,8 +85,27 @@ function isFailing(entry) {
   return { failing: false };
 }
 
+/**
+ * One entry per resource id: star's `{url, statusCode, json}` (null when there is nothing to show)
+ * merged with Starmap's detail from the sibling `details` map. A document without `details` (star's
+ * collector) gives the entries as they are.
+ */
+function entriesOf(doc) {
+  const obj = (x) => (x && typeof x === 'object' ? x : null);
+  const responses = obj(doc?.responses) ?? {};
+  const details = obj(doc?.details);
+  if (!details) return responses;
+  const entries = {};
+  for (const id of new Set([...Object.keys(responses), ...Object.keys(details)])) {
+    const r = obj(responses[id]);
+    const d = obj(details[id]);
+    entries[id] = d ? { ...d, url: d.url ?? r?.url ?? null, statusCode: d.statusCode ?? r?.statusCode ?? null, json: r ? r.json : null } : r;
+  }
+  return entries;
+}
+
 function buildModel(doc) {
-  const responses = doc && typeof doc.responses === 'object' && doc.responses !== null ? doc.responses : {};
+  const responses = entriesOf(doc);
   const ids = Object.keys(responses).sort(ID_ORDER.compare);
   const oldIds = model.nodes.map((n) => n.id).join('\u0000');
   const prevPos = new Map(model.nodes.map((n) => [n.id, n]));
