@@ -5,7 +5,8 @@
 // - the runner on real packets (root with iproute2 and nftables; run under
 //   `flock /tmp/starmap-netns.lock`): the built-in netpol-3x3 scenario (288 cells per step), steps
 //   per minute and, per step, the time from writing the policies to the last flipped cell showing
-//   and to the step settling, against the settle budget (probe interval + timeout + 1 s).
+//   and to the step settling, against the settle budget (probe interval + timeout + 1 s); and the
+//   k8s-e2e set (the upstream suite's 48 tests) as a whole.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -101,7 +102,38 @@ function runnerFigures(): string {
   ].join('\n');
 }
 
+/** The Kubernetes e2e set (48 upstream tests as scenarios) on real packets: wall time and steps per minute. */
+function e2eSetFigures(): string {
+  if (isolationMissing()) return '';
+  const json = join(tempDir('starmap-bench-'), 'report.json');
+  const t0 = performance.now();
+  try {
+    execFileSync(NODE, [join(ROOT, 'scenarios', 'main.ts'), 'run', 'k8s-e2e', '--isolation=netns', `--report-json=${json}`], { stdio: 'ignore', timeout: 1_800_000 });
+  } catch (err) {
+    return `The k8s-e2e set failed (${(err as Error).message.split('\n')[0]}): no figures.`;
+  }
+  const wall = performance.now() - t0;
+  const set = JSON.parse(readFileSync(json, 'utf8')) as { scenarios: ScenarioReportDoc[] };
+  const steps = set.scenarios.flatMap((r) => r.steps);
+  const count = (o: string) => set.scenarios.filter((r) => r.outcome === o).length;
+  const stepMs = steps.map((st) => (st.applyMs ?? 0) + (st.durationMs ?? 0));
+  return [
+    'The built-in k8s-e2e set (the upstream suite\'s 48 tests as scenarios, each on the 3 x 3 model) in one `scenario run k8s-e2e`: two deployments (with and without SCTP ports), every step a change and a settle.',
+    '',
+    table(['figure', 'value'], [
+      ['scenarios: pass / not run (SCTP) / fail', `${count('pass')} / ${count('not run')} / ${count('fail')}`],
+      ['steps', steps.length],
+      ['whole set, wall time (orchestrator start, 2 deployments, all steps, clean-up)', `${(wall / 1000).toFixed(0)} s`],
+      ['steps per minute over the whole set', ((steps.length * 60_000) / wall).toFixed(1)],
+      ['median step (change + settle)', `${(median(stepMs) / 1000).toFixed(2)} s`],
+      ['slowest step', `${(Math.max(...stepMs) / 1000).toFixed(2)} s`],
+    ]),
+  ].join('\n');
+}
+
 const evaluator = evaluatorFigures();
 const runner = runnerFigures();
 console.log(runner);
-writeSection('NetworkPolicy evaluator and scenario runner', `${evaluator}\n\n${runner}`);
+const e2e = e2eSetFigures();
+console.log(e2e);
+writeSection('NetworkPolicy evaluator and scenario runner', [evaluator, runner, e2e].filter(Boolean).join('\n\n'));
