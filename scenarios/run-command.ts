@@ -4,10 +4,12 @@
 // on one deployment), writes the reports and says how it went.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { createSocket } from 'node:dgram';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { startBundled, type Bundled } from './bundled.ts';
-import { assignHostPorts, groupId } from './deploy-plan.ts';
+import { assignHostPorts, groupId, portNumbers } from './deploy-plan.ts';
 import { loadTargets } from './load.ts';
 import { ScenarioError } from './model.ts';
 import { OrchestratorClient } from './orchestrator-client.ts';
@@ -173,11 +175,10 @@ async function runAll(
     // Scenarios with the same pods share one deployment, in the order they first appear.
     const groups = new Map<string, ResolvedScenario[]>();
     for (const s of scenarios) groups.set(topology(s), [...(groups.get(topology(s)) ?? []), s]);
-    let next = 21000 + Math.floor(Math.random() * 20000);
     for (const [i, group] of [...groups.values()].entries()) {
       if (ac.signal.aborted) break;
       const name = set ? deploymentName(set, i, groups.size) : group[0]!.name;
-      const hostPorts = isolated ? undefined : assignHostPorts(group[0]!.pods, () => next++);
+      const hostPorts = isolated ? undefined : await loopbackPorts(group[0]!);
       const results = await runDeployment(
         {
           client,
@@ -215,6 +216,38 @@ async function runAll(
     // Scenarios an interruption kept from running still get a report.
     for (const s of scenarios) if (!reports.has(s)) reports.set(s, { ...notRunReport(s), error: 'not run: the run was stopped' });
   }
+}
+
+/** Whether a port is free on 127.0.0.1 for both TCP and UDP (a probe serves both on one number). */
+async function portFree(port: number): Promise<boolean> {
+  const tcp = await new Promise<boolean>((res) => {
+    const srv = createServer();
+    srv.once('error', () => res(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
+  });
+  if (!tcp) return false;
+  return new Promise<boolean>((res) => {
+    const sock = createSocket('udp4');
+    sock.once('error', () => (sock.close(), res(false)));
+    sock.bind(port, '127.0.0.1', () => sock.close(() => res(true)));
+  });
+}
+
+/**
+ * Host ports for the loopback layout, each free for TCP and UDP when chosen, below Linux's
+ * ephemeral range (32768+) so that outgoing connections do not take them meanwhile.
+ */
+async function loopbackPorts(s: ResolvedScenario): Promise<Map<string, Map<number, number>>> {
+  const taken = new Set<number>();
+  const free: number[] = [];
+  const needed = s.pods.reduce((n, p) => n + portNumbers(p).length, 0);
+  for (let tries = 0; free.length < needed && tries < needed * 20; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (!taken.has(port) && (await portFree(port))) free.push(port);
+    taken.add(port);
+  }
+  if (free.length < needed) throw new RunError(`could not find ${needed} free ports on 127.0.0.1 for the loopback layout`);
+  return assignHostPorts(s.pods, () => free.shift()!);
 }
 
 function notRunReport(s: ResolvedScenario): ScenarioReportDoc {

@@ -158,7 +158,8 @@ async function runSteps(opts: RunOptions, s: ResolvedScenario, report: ScenarioR
     const exp = exps[i]!;
     log(`\napplying step ${i + 1}/${s.steps.length} ${step.name}${step.description ? `: ${step.description}` : ''} (policies: ${exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).join(', ') || 'none'})`);
     const writeAt = Date.now();
-    const applied = await policies.apply(desiredState(s, step, ips));
+    // Nothing to apply where nothing enforces (and no pod addresses to fill into ipBlocks there).
+    const applied = policies.enforces ? await policies.apply(desiredState(s, step, ips)) : { applied: 0, unchanged: 0, failed: [] };
     const appliedAt = Date.now();
     if (applied.failed.length > 0) {
       const text = `step ${step.name}: the orchestrator could not apply everything: ${JSON.stringify(applied.failed).slice(0, 300)}`;
