@@ -115,6 +115,22 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     expect(leftovers('/starmap/starmap-set-')).toBe('');
   }, 120_000);
 
+  it('without isolation the 3 x 3 model still runs: UDP and TCP served and checked on loopback, the cells policies block marked not run, not waited for', async () => {
+    const json = join(tempDir('starmap-scenario-'), 'report.json');
+    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', 'netpol-3x3', '--isolation=off', `--report-json=${json}`], { timeoutMs: 120_000 });
+    expect(output, output).toContain('netpol-3x3: PASS: 4 of 4 steps as expected; cells the policies block were not observed (no isolation)');
+    expect(code).toBe(0);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as ScenarioReportDoc;
+    expect(report).toMatchObject({ enforced: false, isolated: false, outcome: 'pass' });
+    // Every step settled (no deadline waited out); the blocked cells are not run, never passed.
+    expect(report.steps.map((s) => s.settled)).toEqual([true, true, true, true]);
+    const deny = report.steps[1]!;
+    expect(deny.counts.notRun).toBeGreaterThan(100);
+    expect(deny.cells.filter((c) => c.computed === false).every((c) => c.status === 'not run' && c.observed === null)).toBe(true);
+    expect(deny.cells.find((c) => c.from === 'x/a' && c.to === 'y/b' && c.port === 81 && c.protocol === 'UDP')).toMatchObject({ status: 'pass', observed: true });
+    expect(leftovers('/starmap/netpol-3x3/')).toBe('');
+  }, 150_000);
+
   it('bad input: unknown scenario and invalid file exit 2 with a clear message', async () => {
     const missing = await runToEnd(NODE, ['scenarios/main.ts', 'run', 'no-such-scenario']);
     expect(missing.code).toBe(2);
