@@ -4,19 +4,8 @@
 // selectors alone and together, ipBlock with except (and host bits), numeric, ranged, named and
 // protocol-only ports, TCP/UDP/SCTP, policyTypes given or defaulted, empty rule lists and empty
 // rules. Labels come from small alphabets so that selectors do match now and then.
+import { rng as prng } from '../fuzz/values.ts';
 import type { LabelSelector, LabelSelectorRequirement, NamespaceInfo, NetworkPolicyObject, NetworkPolicyPeer, NetworkPolicyPort, PodInfo, Protocol } from '../../shared/netpol/types.ts';
-
-/** mulberry32: small, fast, good enough for test data; the seed makes a failure reproducible. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface Generated {
   namespaces: NamespaceInfo[];
