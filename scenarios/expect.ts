@@ -48,9 +48,3 @@ export function expectStep(s: ResolvedScenario, step: ResolvedStep, ips?: Readon
   const mistakes = cells.filter((c) => c.intended !== null && c.computed !== null && c.intended !== c.computed);
   return { step, evaluator, cluster, cells, mistakes };
 }
-
-/** `x/a -> y/b 80/TCP: intended blocked, the policies allow it (egress not isolated; …)` */
-export function mistakeLine(c: CellExpectation): string {
-  const word = (v: boolean) => (v ? 'allowed' : 'blocked');
-  return `${c.cell.from} -> ${c.cell.to} ${c.cell.port}/${c.cell.protocol}: intended ${word(c.intended!)}, but the policies ${c.computed ? 'allow' : 'block'} it (${c.reason})`;
-}

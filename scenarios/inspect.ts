@@ -10,7 +10,7 @@ import { expectStep } from './expect.ts';
 import { PodNames } from './matrix.ts';
 import { cellResults, failureLine, stepResult } from './report.ts';
 import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
-import { notRunCells, settleBudgetMs } from './run.ts';
+import { notRunCells, settleBudgetMs } from './steps.ts';
 import { LEGEND } from './tables.ts';
 
 export class InspectError extends Error {}
