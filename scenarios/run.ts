@@ -28,8 +28,6 @@ import { settle } from './settle.ts';
 import { desiredState, emptyReport, notRunCells, policyMistakes, preflight, refuse, scenarioOutcome, settleBudgetMs } from './steps.ts';
 import { LEGEND } from './tables.ts';
 
-export { desiredState, notRunCells, policyMistakes, preflight, settleBudgetMs };
-
 export interface RunOptions {
   client: OrchestratorClient;
   policies: PolicyApplier;

@@ -12,7 +12,7 @@ import type { Observation } from '../scenarios/observe.ts';
 import { Report, ScenarioReport } from '../scenarios/report-schema.ts';
 import { cellResults, stepResult, stepText, toJunit, type ScenarioReportDoc } from '../scenarios/report.ts';
 import { cellKey } from '../scenarios/resolve.ts';
-import { desiredState, notRunCells, policyMistakes } from '../scenarios/run.ts';
+import { desiredState, notRunCells, policyMistakes } from '../scenarios/steps.ts';
 import { ROOT, tempDir } from './helpers/process.ts';
 
 function scenarioFile(text: string): string {
