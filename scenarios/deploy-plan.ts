@@ -1,11 +1,14 @@
-// Turns a scenario into a Marathon group: one app per scenario app, under /starmap/<scenario>/<group>/<app>.
-// Two layouts:
-// - isolated (--isolation=netns): every task has its own address (ipAddress), listens on the
-//   scenario's port, and finds the others by name (`<app>.<group>`, written into each task
-//   namespace's /etc/hosts by the orchestrator, like a cluster's service names);
-// - loopback: no isolation; every app gets a fixed host port on 127.0.0.1 (requirePorts), so
-//   the probes' targets are known before anything starts. Policies cannot be enforced there.
-import { shortName, type AppDoc, type ScenarioDoc } from './model.ts';
+// Turns a resolved scenario into a Marathon group: one app per pod, under
+// /starmap/<scenario>/<namespace>/<pod>, carrying the labels the orchestrator reads a pod from
+// (starmap.namespace, starmap.pod) beside the pod's own, and its named container ports as
+// ipAddress.discovery.ports. Two layouts:
+// - isolated (--isolation=netns): every task has its own address, listens on its real ports, and
+//   finds the others by name (`<pod>.<namespace>`, written into each task namespace's /etc/hosts
+//   by the orchestrator, like a cluster's service names);
+// - loopback: no isolation; every port of every pod is mapped to its own port on 127.0.0.1, so
+//   that nine pods can all "serve 80". Policies cannot be enforced there.
+// Pure: the caller writes the collector's resources file.
+import type { Cell, PodSpec, ResolvedScenario } from './resolve.ts';
 
 export interface Programs {
   /** Command (argv) that runs the probe, e.g. ['/path/dist/bin/probe'] or [node, 'probe/main.ts']. */
@@ -15,74 +18,97 @@ export interface Programs {
 
 export interface Layout {
   isolated: boolean;
-  /** loopback layout: the host port of each app. */
-  ports?: Map<string, number>;
+  /** loopback layout: host port of each pod's port number (`ns/pod` → number → host port). */
+  hostPorts?: Map<string, Map<number, number>>;
 }
 
 export interface PlannedApp {
-  name: string;
-  short: string;
-  kind: AppDoc['kind'];
+  pod: PodSpec;
   marathonId: string;
-  /** How the runner reaches the app from the host, once the task address is known. */
+  /** Where the runner reaches its HTTP API from the host, once the task address is known (isolated) or at once (loopback). */
   port: number;
   /** URL path of its status document (probes: /status; collector: /responses). */
   statusPath: string;
-  /** What it checks → the scenario app checked: probes: target URL as configured; collector: resource id. */
-  targets: Map<string, string>;
+  /** What it checks → the cell: probes: target URL as configured; collector: resource id. */
+  targets: Map<string, Cell>;
   definition: Record<string, unknown>;
 }
 
 export const GROUP_ROOT = '/starmap';
 
-export function groupId(s: ScenarioDoc): string {
+export function groupId(s: Pick<ResolvedScenario, 'name'>): string {
   return `${GROUP_ROOT}/${s.name}`;
 }
 
-function appId(s: ScenarioDoc, a: AppDoc): string {
-  return a.group ? `${groupId(s)}/${a.group}/${a.name}` : `${groupId(s)}/${a.name}`;
+/** The name other tasks use for a pod in the isolated layout (the orchestrator's /etc/hosts). */
+export function hostName(p: PodSpec): string {
+  return `${p.name}.${p.namespace}`;
 }
 
-/** The default port of an app when the scenario does not give one. */
-function defaultPort(a: AppDoc): number {
-  return a.port ?? (a.kind === 'collector' ? 9001 : a.kind === 'probe' ? 9000 : 8080);
+/** The port numbers a pod listens on: its API port and every declared port. */
+export function portNumbers(p: PodSpec): number[] {
+  return [...new Set([p.apiPort, ...p.ports.map((x) => x.port)])];
 }
 
-/** The name other tasks use for an app in the isolated layout. */
-export function hostName(a: AppDoc): string {
-  return a.group ? `${a.name}.${a.group}` : a.name;
+/** Loopback host ports for every pod's port numbers, from `next()`. */
+export function assignHostPorts(pods: readonly PodSpec[], next: () => number): Map<string, Map<number, number>> {
+  return new Map(pods.map((p) => [p.id, new Map(portNumbers(p).map((n) => [n, next()]))]));
 }
 
-export function planApps(s: ScenarioDoc, programs: Programs, layout: Layout, resourcesFile: (content: string) => string): PlannedApp[] {
-  const byName = new Map(s.apps.map((a) => [a.name, a]));
-  const portOf = (a: AppDoc) => (layout.isolated ? defaultPort(a) : layout.ports?.get(a.name) ?? defaultPort(a));
-  const hostOf = (a: AppDoc) => (layout.isolated ? hostName(a) : '127.0.0.1');
-  const statusUrl = (a: AppDoc) => (a.kind === 'app' ? `${hostOf(a)}:${portOf(a)}` : `http://${hostOf(a)}:${portOf(a)}/${a.kind === 'probe' ? 'status' : 'healthz'}`);
+/** The ports a probe serves besides its HTTP API (TCP accept, UDP echo; SCTP it cannot), as --serve wants them. */
+function serveList(p: PodSpec, portOf: (n: number) => number): string[] {
+  return p.ports.filter((x) => x.protocol !== 'SCTP' && !(x.protocol === 'TCP' && x.port === p.apiPort)).map((x) => `${portOf(x.port)}/${x.protocol.toLowerCase()}`);
+}
+
+export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout, resourcesFile: (content: string) => string): PlannedApp[] {
+  const byId = new Map(s.pods.map((p) => [p.id, p]));
+  const portOf = (p: PodSpec, n: number) => (layout.isolated ? n : (layout.hostPorts?.get(p.id)?.get(n) ?? n));
+  const hostOf = (p: PodSpec) => (layout.isolated ? hostName(p) : '127.0.0.1');
+  const urlOf = (c: Cell): string | undefined => {
+    const to = byId.get(c.to)!;
+    const where = `${hostOf(to)}:${portOf(to, c.port)}`;
+    if (c.check === 'http') return `http://${where}/${to.kind === 'probe' ? 'status' : 'healthz'}`;
+    if (c.check === 'tcp') return `tcp://${where}`;
+    if (c.check === 'udp') return `udp://${where}`;
+    return undefined; // SCTP: the probe cannot check it (see run.ts)
+  };
   const listen = layout.isolated ? '0.0.0.0' : '127.0.0.1';
-  const probeSeconds = s.probeSeconds ?? 1;
-  const timeoutSeconds = s.timeoutSeconds ?? 0.5;
+  const names = new Map<string, number>();
+  for (const p of s.pods) names.set(p.name, (names.get(p.name) ?? 0) + 1);
+  const resourceId = (p: PodSpec) => (names.get(p.name) === 1 ? p.name : hostName(p));
 
-  return s.apps.map((a) => {
-    const port = portOf(a);
-    let argv: string[];
-    const targets = new Map<string, string>();
-    if (a.kind === 'probe') {
-      const urls = a.probes.map((t) => statusUrl(byName.get(t)!));
-      a.probes.forEach((t, i) => targets.set(urls[i]!, t));
-      argv = [...programs.probe, `--urls=${urls.join(',')}`, `--http-address=${listen}`, `--http-port=${port}`, `--http-probe-seconds=${probeSeconds}`, `--timeout-seconds=${timeoutSeconds}`];
-    } else if (a.kind === 'collector') {
-      const resources = a.collects.map((t) => ({ id: t, url: statusUrl(byName.get(t)!) }));
-      for (const r of resources) targets.set(r.id, r.id);
-      const file = resourcesFile(JSON.stringify(resources, null, 2));
-      argv = [...programs.collector, `--resources-file=${file}`, `--http-address=${listen}`, `--http-port=${port}`, `--http-request-seconds=${probeSeconds}`, `--timeout-seconds=${Math.max(timeoutSeconds, 0.5)}`];
-    } else {
-      argv = ['/bin/sh', '-c', a.cmd];
+  return s.pods.map((p) => {
+    const port = portOf(p, p.apiPort);
+    const targets = new Map<string, Cell>();
+    let argv: string[] = [];
+    const mine = s.cells.filter((c) => c.from === p.id);
+    if (p.kind === 'probe') {
+      for (const c of mine) {
+        const url = urlOf(c);
+        if (url) targets.set(url, c);
+      }
+      const serve = serveList(p, (n) => portOf(p, n));
+      argv = [
+        ...programs.probe,
+        // An empty --urls is refused by the probe; a probe that only serves checks itself.
+        `--urls=${[...targets.keys()].join(',') || `http://${hostOf(p)}:${port}/healthz`}`,
+        ...(serve.length > 0 ? [`--serve=${serve.join(',')}`] : []),
+        `--http-address=${listen}`,
+        `--http-port=${port}`,
+        `--http-probe-seconds=${s.probeSeconds}`,
+        `--timeout-seconds=${s.timeoutSeconds}`,
+      ];
+    } else if (p.kind === 'collector') {
+      const resources = mine.map((c) => ({ id: resourceId(byId.get(c.to)!), url: urlOf(c)!, cell: c }));
+      for (const r of resources) targets.set(r.id, r.cell);
+      const file = resourcesFile(JSON.stringify(resources.map(({ id, url }) => ({ id, url })), null, 2));
+      argv = [...programs.collector, `--resources-file=${file}`, `--http-address=${listen}`, `--http-port=${port}`, `--http-request-seconds=${s.probeSeconds}`, `--timeout-seconds=${Math.max(s.timeoutSeconds, 0.5)}`];
     }
-    const labels: Record<string, string> = { ...(a.labels ?? {}), 'starmap.scenario': s.name, 'starmap.app': a.name };
-    if (a.group) labels['starmap.group'] = a.group;
+    const labels: Record<string, string> = { ...p.labels, 'starmap.scenario': s.name, 'starmap.namespace': p.namespace, 'starmap.pod': p.name };
+    const marathonId = `${groupId(s)}/${p.namespace}/${p.name}`;
     const definition: Record<string, unknown> = {
-      id: appId(s, a),
-      ...(a.kind === 'app' ? { cmd: a.cmd } : { args: argv }),
+      id: marathonId,
+      ...(p.kind === 'app' ? { cmd: p.cmd } : { args: argv }),
       instances: 1,
       cpus: 0.1,
       mem: 64,
@@ -93,29 +119,22 @@ export function planApps(s: ScenarioDoc, programs: Programs, layout: Layout, res
       upgradeStrategy: { minimumHealthCapacity: 0, maximumOverCapacity: 0 },
     };
     if (layout.isolated) {
-      definition.ipAddress = { groups: [], labels, networkName: 'starmap' };
+      const ports = p.ports.map((x) => ({ number: x.port, protocol: x.protocol.toLowerCase(), ...(x.name ? { name: x.name } : {}) }));
+      definition.ipAddress = { groups: [], labels, networkName: 'starmap', discovery: { ports } };
     } else {
       definition.portDefinitions = [{ port, protocol: 'tcp', name: 'http' }];
       definition.requirePorts = true;
     }
-    if (a.kind !== 'app') {
-      definition.healthChecks = [
-        { protocol: 'HTTP', path: '/healthz', portIndex: 0, ...(layout.isolated ? { port } : {}), gracePeriodSeconds: 10, intervalSeconds: 2, timeoutSeconds: 2, maxConsecutiveFailures: 5 },
-      ];
-      if (layout.isolated) delete (definition.healthChecks as Record<string, unknown>[])[0]!.portIndex;
+    if (p.kind !== 'app') {
+      definition.healthChecks = [{ protocol: 'HTTP', path: '/healthz', ...(layout.isolated ? { port } : { portIndex: 0 }), gracePeriodSeconds: 10, intervalSeconds: 2, timeoutSeconds: 2, maxConsecutiveFailures: 5 }];
     }
-    return { name: a.name, short: shortName(a), kind: a.kind, marathonId: appId(s, a), port, statusPath: a.kind === 'probe' ? '/status' : a.kind === 'collector' ? '/responses' : '/', targets, definition };
+    return { pod: p, marathonId, port, statusPath: p.kind === 'probe' ? '/status' : p.kind === 'collector' ? '/responses' : '/', targets, definition };
   });
 }
 
-/** The Marathon group document (nested groups per scenario group) for POST/PUT /v2/groups. */
-export function groupDocument(s: ScenarioDoc, apps: PlannedApp[]): Record<string, unknown> {
+/** The Marathon group document (a sub-group per namespace) for PUT /v2/groups. */
+export function groupDocument(s: ResolvedScenario, apps: PlannedApp[]): Record<string, unknown> {
   const root = groupId(s);
-  const direct = apps.filter((p) => p.marathonId.split('/').length === root.split('/').length + 1);
-  const subgroups = [...new Set(s.apps.filter((a) => a.group).map((a) => a.group!))];
-  return {
-    id: root,
-    apps: direct.map((p) => p.definition),
-    groups: subgroups.map((g) => ({ id: `${root}/${g}`, apps: apps.filter((p) => p.marathonId.startsWith(`${root}/${g}/`)).map((p) => p.definition) })),
-  };
+  const namespaces = [...new Set(apps.map((a) => a.pod.namespace))];
+  return { id: root, apps: [], groups: namespaces.map((ns) => ({ id: `${root}/${ns}`, apps: apps.filter((a) => a.pod.namespace === ns).map((a) => a.definition) })) };
 }

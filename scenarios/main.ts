@@ -1,175 +1,46 @@
 // `scenario`: runs network-policy scenarios end to end.
-//   scenario run <file or built-in name> [--orchestrator URL …] [--report-json F] [--report-junit F]
-//   scenario list        the built-in scenarios
-//   scenario schema      the JSON Schema of scenario files
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+//   scenario run <file, directory, built-in or built-in set> [--orchestrator URL …] [--report-json F] [--report-junit F]
+//   scenario check <file>      the computed tables, intended = computed, without deploying
+//   scenario explain <file> --step S --from ns/pod --to ns/pod[:port/PROTO]   why one connection is allowed or not
+//   scenario list              the built-in scenarios
+//   scenario schema | report-schema   the JSON Schemas of scenario files and reports
 import yargs from 'yargs';
 import { VERSION } from '../shared/version.ts';
-import { startBundled, type Bundled } from './bundled.ts';
-import { BUILTIN } from './builtin.ts';
-import { Scenario, parseScenario, ScenarioError, type ScenarioDoc } from './model.ts';
-import { OrchestratorClient } from './orchestrator-client.ts';
-import { EndpointPolicies, HookPolicies, NoPolicies, POLICY_PATH, type PolicyApplier } from './policies.ts';
-import { locatePrograms } from './programs.ts';
-import { toJson, toJunit } from './report.ts';
-import { runScenario } from './run.ts';
+import { BUILTIN, builtinNames } from './builtin.ts';
+import { checkScenario, explainConnection, InspectError } from './inspect.ts';
+import { loadScenario } from './load.ts';
+import { Scenario, ScenarioError } from './model.ts';
+import { Report } from './report-schema.ts';
+import type { ResolvedScenario } from './resolve.ts';
+import { isolationMissing, run, RunError, type RunArgs } from './run-command.ts';
 
 function fail(message: string): never {
   process.stderr.write(`scenario: error: ${message}\n`);
   process.exit(2);
 }
 
-function loadScenario(ref: string): ScenarioDoc {
-  const builtin = BUILTIN[ref];
+function load(ref: string): ResolvedScenario {
   try {
-    if (builtin) return parseScenario(builtin, `built-in ${ref}`);
-    if (!existsSync(ref)) fail(`no scenario file ${JSON.stringify(ref)} and no built-in of that name (built-in: ${Object.keys(BUILTIN).join(', ')})`);
-    return parseScenario(readFileSync(ref, 'utf8'), ref);
+    return loadScenario(ref);
   } catch (err) {
     if (err instanceof ScenarioError) fail(err.message);
     throw err;
   }
 }
 
-/** Why this machine cannot isolate tasks, or undefined when it can. */
-export function isolationMissing(): string | undefined {
-  if (process.getuid?.() !== 0) return 'it needs root';
-  const missing = ['ip', 'nft'].filter((cmd) => {
-    try {
-      execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
-      return false;
-    } catch {
-      return true;
-    }
-  });
-  if (missing.length > 0) return `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (apt-get install ${missing.map((m) => (m === 'ip' ? 'iproute2' : 'nftables')).join(' ')})`;
-  return undefined;
-}
-
-interface RunArgs {
-  scenario: string;
-  orchestrator?: string;
-  uid: string;
-  password?: string;
-  token?: string;
-  isolation: 'auto' | 'netns' | 'off';
-  policyHook?: string;
-  reportJson?: string;
-  reportJunit?: string;
-  stepTimeout?: number;
-  pause: number;
-  keep: boolean;
-  hold: boolean;
-}
-
-export async function run(args: RunArgs, hooks: { onReady?: (info: { bundled?: Bundled; uiUrl?: string }) => void } = {}): Promise<number> {
-  const scenario = loadScenario(args.scenario);
-  const workDir = mkdtempSync(join(tmpdir(), `starmap-${scenario.name}-`));
-  const found = locatePrograms();
-  const log = (line: string) => process.stdout.write(`${line}\n`);
-  const tty = process.stdout.isTTY;
-  const progress = (line: string) => (tty ? process.stdout.write(`\r\x1b[2K${line}`) : undefined);
-  let bundled: Bundled | undefined;
-  let isolated: boolean;
-  const ac = new AbortController();
-  const onSignal = () => ac.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    let client: OrchestratorClient;
-    let policies: PolicyApplier;
-    if (args.orchestrator) {
-      client = new OrchestratorClient(args.orchestrator, args.token ?? process.env.STARMAP_TOKEN);
-      const password = args.password ?? process.env.STARMAP_PASSWORD;
-      if (!args.token && !process.env.STARMAP_TOKEN && password) await client.login(args.uid, password);
-      isolated = args.isolation !== 'off';
-      if (args.policyHook) policies = new HookPolicies(args.policyHook, workDir);
-      else {
-        try {
-          await client.call('GET', POLICY_PATH);
-          policies = new EndpointPolicies(client);
-        } catch {
-          log(`note: ${args.orchestrator} has no ${POLICY_PATH} endpoint and no --policy-hook was given: policies will not be applied`);
-          policies = new NoPolicies();
-        }
-      }
-    } else {
-      const missing = isolationMissing();
-      if (args.isolation === 'netns' && missing) fail(`--isolation=netns: ${missing}`);
-      isolated = args.isolation === 'netns' || (args.isolation === 'auto' && !missing);
-      if (!isolated) log(`note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced, so only steps that expect everything open can pass`);
-      try {
-        bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated });
-      } catch (err) {
-        // --isolation=auto: an orchestrator that cannot isolate here still runs the scenario on loopback.
-        if (!isolated || args.isolation !== 'auto') throw err;
-        log(`note: the orchestrator could not start with --isolation=netns, so this runs on loopback without isolation (network policies are not enforced): ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`);
-        isolated = false;
-        bundled = await startBundled(found.orchestrator, { workDir, isolation: false });
-      }
-      client = new OrchestratorClient(bundled.url);
-      await client.login(bundled.uid, bundled.password);
-      policies = isolated ? new EndpointPolicies(client) : new NoPolicies();
-      log(`orchestrator: ${bundled.url}  (login: ${bundled.uid} / ${bundled.password}; state in ${bundled.dataDir})`);
-    }
-    let ports: Map<string, number> | undefined;
-    if (!isolated) {
-      ports = new Map();
-      let next = 21000 + Math.floor(Math.random() * 20000);
-      for (const a of scenario.apps) ports.set(a.name, next++);
-    }
-    const result = await runScenario({
-      scenario,
-      client,
-      policies,
-      programs: found.programs,
-      isolated,
-      ...(ports ? { ports } : {}),
-      workDir,
-      ...(args.stepTimeout ? { stepTimeoutSeconds: args.stepTimeout } : {}),
-      pauseSeconds: args.pause,
-      keep: args.keep,
-      hold: args.hold,
-      log,
-      progress,
-      signal: ac.signal,
-      onDeployed: (located) => {
-        const ui = located.find((l) => l.app.kind === 'collector');
-        hooks.onReady?.({ ...(bundled ? { bundled } : {}), ...(ui ? { uiUrl: `${ui.base}/` } : {}) });
-        if (ui) log(`collector UI: ${ui.base}/`);
-      },
-    });
-    if (tty) process.stdout.write('\r\x1b[2K');
-    if (args.reportJson) writeFileSync(args.reportJson, toJson(result));
-    if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(result));
-    const passed = result.steps.filter((s) => s.passed).length;
-    if (ac.signal.aborted) log(`\n${scenario.name}: stopped (Ctrl-C) after ${result.steps.length} of ${scenario.steps.length} steps, ${passed} as expected; everything it deployed is removed`);
-    else log(`\n${scenario.name}: ${result.passed ? 'PASS' : 'FAIL'}: ${passed} of ${scenario.steps.length} steps as expected${result.error ? ` (${result.error})` : ''}`);
-    await client.close();
-    if (ac.signal.aborted && !args.hold) return 130;
-    return result.passed ? 0 : 1;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await bundled?.stop();
-    rmSync(workDir, { recursive: true, force: true });
-  }
-}
+export { isolationMissing, run };
 
 export async function main(argv: string[]): Promise<void> {
   let code = 0;
   await yargs(argv)
     .scriptName('scenario')
-    .usage(`scenario ${VERSION}\n\nRuns network-policy scenarios end to end: deploys probes and a collector through a Marathon-compatible orchestrator, applies each step's policies and compares the observed reachability with the expected one.`)
+    .usage(`scenario ${VERSION}\n\nRuns network-policy scenarios end to end: deploys probes and a collector through a Marathon-compatible orchestrator, applies each step's NetworkPolicies and compares, for every cell, what the author intended, what the policies say (computed, with the reason) and what the packets did.`)
     .command(
       'run <scenario>',
-      'run a scenario file (YAML or JSON) or a built-in scenario',
+      'run a scenario file (YAML or JSON), a directory of them, or a built-in scenario or set',
       (y) =>
         y
-          .positional('scenario', { type: 'string', demandOption: true, describe: `file, or a built-in name (${Object.keys(BUILTIN).join(', ')})` })
+          .positional('scenario', { type: 'string', demandOption: true, describe: `file, directory of scenario files, or a built-in: ${builtinNames()}` })
           .option('orchestrator', { type: 'string', describe: 'URL of a running Marathon-compatible orchestrator (default: start the bundled one)' })
           .option('uid', { type: 'string', default: 'admin', describe: 'account to log in with (with --password or $STARMAP_PASSWORD)' })
           .option('password', { type: 'string', describe: 'password for --uid (prefer $STARMAP_PASSWORD)' })
@@ -178,7 +49,7 @@ export async function main(argv: string[]): Promise<void> {
           .option('policy-hook', { type: 'string', describe: 'command that applies a step\'s policies on another orchestrator; gets the path of a JSON file' })
           .option('report-json', { type: 'string', describe: 'write the JSON report here' })
           .option('report-junit', { type: 'string', describe: 'write a JUnit XML report here' })
-          .option('step-timeout', { type: 'number', describe: 'seconds a step may take to settle (default: 10 probe cycles + 10 s)' })
+          .option('step-timeout', { type: 'number', describe: 'seconds a step may take to settle before it fails (default: the larger of 10 s and four times probe interval + timeout + 1 s)' })
           .option('pause', { type: 'number', default: 0, describe: 'seconds to linger after each step (for watching the UI)' })
           .option('keep', { type: 'boolean', default: false, describe: 'leave the apps deployed at the end' })
           .option('hold', { type: 'boolean', default: false, describe: 'after the last step keep everything running until Ctrl-C, then clean up (demos)' })
@@ -188,19 +59,57 @@ export async function main(argv: string[]): Promise<void> {
             return true;
           }),
       async (a) => {
-        code = await run(a as unknown as RunArgs);
+        try {
+          code = await run(a as unknown as RunArgs);
+        } catch (err) {
+          if (err instanceof RunError) fail(err.message);
+          throw err;
+        }
       },
     )
     .command('list', 'list the built-in scenarios', {}, () => {
-      for (const [name, text] of Object.entries(BUILTIN)) {
-        const s = parseScenario(text, name);
-        process.stdout.write(`${name.padEnd(12)} ${s.description ?? ''} (${s.steps.length} steps)\n`);
+      // Single scenarios first, then the sets' members.
+      for (const name of Object.keys(BUILTIN).sort((a, b) => Number(a.includes('/')) - Number(b.includes('/')) || a.localeCompare(b))) {
+        const s = load(name);
+        process.stdout.write(`${name.padEnd(Math.max(...Object.keys(BUILTIN).map((n) => n.length)))}  ${s.description ?? ''} (${s.steps.length} steps)\n`);
       }
     })
+    .command(
+      'check <scenario>',
+      "show every step's computed truth tables (and the intended ones) without deploying anything; exits 1 when the policies do not say what the scenario intends",
+      (y) => y.positional('scenario', { type: 'string', demandOption: true, describe: 'file, or a built-in name' }),
+      (a) => {
+        const r = checkScenario(load(String(a.scenario)));
+        process.stdout.write(`${r.text}\n`);
+        code = r.ok ? 0 : 1;
+      },
+    )
+    .command(
+      'explain <scenario>',
+      'print why one connection is allowed or blocked at a step: both sides, the isolating policies and the rule that allows it (no deployment, no root)',
+      (y) =>
+        y
+          .positional('scenario', { type: 'string', demandOption: true, describe: 'file, or a built-in name' })
+          .option('step', { type: 'string', demandOption: true, describe: 'step name (or number, from 1)' })
+          .option('from', { type: 'string', demandOption: true, describe: 'source pod: ns/pod (or its short label)' })
+          .option('to', { type: 'string', demandOption: true, describe: 'destination: ns/pod, ns/pod:port/PROTOCOL or ns/pod:port-name; without a port, every port the scenario checks' })
+          .option('ip', { type: 'string', array: true, default: [] as string[], describe: 'ns/pod=address, for ipBlocks (addresses are otherwise known only once deployed)' }),
+      (a) => {
+        try {
+          process.stdout.write(`${explainConnection(load(String(a.scenario)), { step: String(a.step), from: String(a.from), to: String(a.to), ips: a.ip as string[] })}\n`);
+        } catch (err) {
+          if (err instanceof InspectError) fail(err.message);
+          throw err;
+        }
+      },
+    )
     .command('schema', 'print the JSON Schema of scenario files', {}, () => {
       process.stdout.write(`${JSON.stringify(Scenario, null, 2)}\n`);
     })
-    .demandCommand(1, 'give a command: run, list or schema')
+    .command('report-schema', 'print the JSON Schema of the JSON report (--report-json)', {}, () => {
+      process.stdout.write(`${JSON.stringify(Report, null, 2)}\n`);
+    })
+    .demandCommand(1, 'give a command: run, check, explain, list, schema or report-schema')
     .strict()
     .version(VERSION)
     .help()
@@ -211,6 +120,10 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 if (!process.env.STARMAP_SCENARIO_NO_MAIN) {
+  // `scenario list | head`: a reader that went away is not a crash.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  });
   main(process.argv.slice(2)).catch((err: unknown) => {
     process.stderr.write(`scenario: fatal: ${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);

@@ -1,152 +1,109 @@
-// Reachability truth tables, cyclonus/Kubernetes-e2e style: rows are sources, columns are
-// destinations, '.' allowed, 'X' blocked, '?' no value, '-' not checked. Expected tables come from
-// a scenario step; observed ones from the probes; comparing them gives the mismatch table.
-import { shortName, type ScenarioDoc, type StepDoc } from './model.ts';
+// Hand-written expectations, cyclonus / Kubernetes-e2e style truth tables: rows are sources,
+// columns destinations, '.' allowed, 'X' blocked, '-' not judged. A step gives them per port and
+// protocol ("80/TCP": matrix) and/or for every port of a pair (matrix, edges, default). Pure.
+import type { Protocol } from '../shared/netpol/types.ts';
+import type { Cell, PodSpec } from './resolve.ts';
+import { PORT_KEY, type ExpectationDoc } from './schema.ts';
 
-export type Verdict = 'allow' | 'deny';
-export type Cell = '.' | 'X' | '?' | '-';
+/** Resolves the names a file uses for pods: `ns/pod`, a pod name (same namespace first, else unique), or a short label. */
+export class PodNames {
+  readonly #ids = new Set<string>();
+  readonly #byShort = new Map<string, string>();
+  readonly #byName = new Map<string, string[]>();
+  constructor(pods: readonly PodSpec[]) {
+    for (const p of pods) {
+      this.#ids.add(p.id);
+      this.#byShort.set(p.short, p.id);
+      this.#byName.set(p.name, [...(this.#byName.get(p.name) ?? []), p.id]);
+    }
+  }
+  resolve(name: string, fromNamespace?: string): string | undefined {
+    if (this.#ids.has(name)) return name;
+    if (fromNamespace && this.#ids.has(`${fromNamespace}/${name}`)) return `${fromNamespace}/${name}`;
+    const short = this.#byShort.get(name);
+    if (short) return short;
+    const named = this.#byName.get(name);
+    return named?.length === 1 ? named[0] : undefined;
+  }
+  /** resolve(), or an error that says why not. */
+  must(name: string, where: string): string {
+    const id = this.resolve(name);
+    if (id) return id;
+    const named = this.#byName.get(name);
+    throw new Error(named ? `${where}: "${name}" is ambiguous (${named.join(', ')}); write namespace/pod` : `${where}: unknown pod "${name}"`);
+  }
+}
 
-export interface Edge {
+interface MatrixCell {
   from: string;
   to: string;
+  /** true allowed, false blocked, null not judged ('-'). */
+  value: boolean | null;
 }
 
-export const edgeKey = (from: string, to: string): string => `${from}->${to}`;
-
-/** Every edge the scenario observes: probe → each of its targets, collector → each probe. */
-export function scenarioEdges(s: ScenarioDoc): Edge[] {
-  const edges: Edge[] = [];
-  for (const a of s.apps) {
-    const targets = a.kind === 'probe' ? a.probes : a.kind === 'collector' ? a.collects : [];
-    for (const t of targets) edges.push({ from: a.name, to: t });
-  }
-  return edges;
-}
-
-/** Resolves a name as written in a table (app name or short label) to the app name. */
-function resolver(s: ScenarioDoc): (name: string, where: string) => string {
-  const byLabel = new Map<string, string>();
-  for (const a of s.apps) {
-    byLabel.set(a.name, a.name);
-    byLabel.set(shortName(a), a.name);
-  }
-  return (name, where) => {
-    const found = byLabel.get(name);
-    if (!found) throw new Error(`${where}: unknown app "${name}" (known: ${[...new Set(byLabel.keys())].join(', ')})`);
-    return found;
-  };
-}
-
-/**
- * The expected verdict of every scenario edge in a step: from the matrix, then the edge list, then
- * the default. An edge with no expectation (a '-' cell, or not mentioned and no default) is left out.
- */
-export function expectedVerdicts(s: ScenarioDoc, step: StepDoc, stepIndex: number): Map<string, Verdict> {
-  const resolve = resolver(s);
-  const edges = scenarioEdges(s);
-  const known = new Set(edges.map((e) => edgeKey(e.from, e.to)));
-  const out = new Map<string, Verdict>();
-  if (step.expect.default) for (const k of known) out.set(k, step.expect.default);
-  if (step.expect.matrix) {
-    const lines = step.expect.matrix.split('\n').map((l) => l.trim()).filter(Boolean);
-    if (lines.length < 2) throw new Error(`steps/${stepIndex}/expect/matrix: needs a header row and at least one row`);
-    const rows = lines.slice(1).map((l) => l.split(/\s+/));
-    const width = rows[0]!.length - 1;
-    const header = lines[0]!.split(/\s+/);
-    const columns = header.slice(header.length - width);
-    if (header.length < width || header.length > width + 1) throw new Error(`steps/${stepIndex}/expect/matrix: the header has ${header.length} names for ${width} columns`);
-    const colApps = columns.map((c) => resolve(c, `steps/${stepIndex}/expect/matrix header`));
-    rows.forEach((cells, r) => {
-      if (cells.length !== width + 1) throw new Error(`steps/${stepIndex}/expect/matrix row ${r + 1}: ${cells.length - 1} cells, expected ${width}`);
-      const from = resolve(cells[0]!, `steps/${stepIndex}/expect/matrix row ${r + 1}`);
-      cells.slice(1).forEach((cell, c) => {
-        const key = edgeKey(from, colApps[c]!);
-        if (cell === '-') {
-          out.delete(key);
-          return;
-        }
-        if (cell !== '.' && cell !== 'X') throw new Error(`steps/${stepIndex}/expect/matrix row ${r + 1}: cell "${cell}" is not '.', 'X' or '-'`);
-        if (!known.has(key)) throw new Error(`steps/${stepIndex}/expect/matrix: ${cells[0]} → ${columns[c]} is not an edge of this scenario (use '-')`);
-        out.set(key, cell === '.' ? 'allow' : 'deny');
-      });
+/** Reads one truth table; names are resolved, cells checked. */
+export function parseMatrix(text: string, names: PodNames, where: string): MatrixCell[] {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  if (lines.length < 2) throw new Error(`${where}: needs a header row and at least one row`);
+  const rows = lines.slice(1).map((l) => l.split(/\s+/));
+  const width = rows[0]!.length - 1;
+  const header = lines[0]!.split(/\s+/);
+  // The header may start with a corner token ('.', '-', or anything), as the e2e tests print it.
+  if (header.length < width || header.length > width + 1) throw new Error(`${where}: the header has ${header.length} names for ${width} columns`);
+  const columns = header.slice(header.length - width).map((c) => names.must(c, `${where} header`));
+  const out: MatrixCell[] = [];
+  rows.forEach((cells, r) => {
+    if (cells.length !== width + 1) throw new Error(`${where} row ${r + 1}: ${cells.length - 1} cells, expected ${width}`);
+    const from = names.must(cells[0]!, `${where} row ${r + 1}`);
+    cells.slice(1).forEach((cell, c) => {
+      if (cell !== '.' && cell !== 'X' && cell !== '-') throw new Error(`${where} row ${r + 1}: cell "${cell}" is not '.', 'X' or '-'`);
+      out.push({ from, to: columns[c]!, value: cell === '-' ? null : cell === '.' });
     });
-  }
-  step.expect.edges?.forEach((e, i) => {
-    const key = edgeKey(resolve(e.from, `steps/${stepIndex}/expect/edges/${i}/from`), resolve(e.to, `steps/${stepIndex}/expect/edges/${i}/to`));
-    if (!known.has(key)) throw new Error(`steps/${stepIndex}/expect/edges/${i}: ${e.from} → ${e.to} is not an edge of this scenario`);
-    out.set(key, e.expect);
   });
   return out;
 }
 
-export interface Observation {
-  verdict: Verdict | 'unknown';
-  reason: string | null;
-  /** When the observed value last changed (ISO), as reported by the probe. */
-  changedAt: string | null;
-}
+const pairKey = (from: string, to: string) => `${from}>${to}`;
 
-export interface Comparison {
-  correct: number;
-  wrong: number;
-  noValue: number;
-  ignored: number;
-  total: number;
-  mismatches: { from: string; to: string; expected: Verdict; observed: Verdict | 'unknown'; reason: string | null }[];
-}
-
-export function compare(edges: Edge[], expected: Map<string, Verdict>, observed: Map<string, Observation>): Comparison {
-  const result: Comparison = { correct: 0, wrong: 0, noValue: 0, ignored: 0, total: edges.length, mismatches: [] };
-  for (const e of edges) {
-    const key = edgeKey(e.from, e.to);
-    const want = expected.get(key);
-    const got = observed.get(key);
-    if (!want) result.ignored++;
-    else if (!got || got.verdict === 'unknown') {
-      result.noValue++;
-      result.mismatches.push({ ...e, expected: want, observed: 'unknown', reason: got?.reason ?? null });
-    } else if (got.verdict === want) result.correct++;
-    else {
-      result.wrong++;
-      result.mismatches.push({ ...e, expected: want, observed: got.verdict, reason: got.reason });
+/**
+ * The intended verdict of every cell a hand-written expectation judges (cell key → allowed).
+ * Precedence: default < matrix < "port/PROTOCOL" matrices < edges. A pod-to-itself entry that no
+ * cell has is ignored (loopback, as upstream ignores it); any other entry without a cell is an error.
+ */
+export function intendedVerdicts(expect: Exclude<ExpectationDoc, 'computed'>, cells: readonly Cell[], names: PodNames): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  const byPair = new Map<string, Cell[]>();
+  for (const c of cells) byPair.set(pairKey(c.from, c.to), [...(byPair.get(pairKey(c.from, c.to)) ?? []), c]);
+  const set = (targets: Cell[] | undefined, from: string, to: string, value: boolean | null, what: string) => {
+    if (!targets || targets.length === 0) {
+      if (from === to) return;
+      throw new Error(`${what}: nothing checks ${from} -> ${to} in this scenario (write '-' there)`);
+    }
+    for (const c of targets) {
+      if (value === null) out.delete(c.key);
+      else out.set(c.key, value);
+    }
+  };
+  if (expect.default) for (const c of cells) out.set(c.key, expect.default === 'allow');
+  if (expect.matrix !== undefined) for (const m of parseMatrix(expect.matrix, names, 'matrix')) set(byPair.get(pairKey(m.from, m.to)), m.from, m.to, m.value, 'matrix');
+  const perPort = Object.entries(expect).filter(([k]) => new RegExp(PORT_KEY).test(k)) as [string, string][];
+  for (const [key, text] of perPort) {
+    const [port, protocol] = [Number(key.split('/')[0]), key.split('/')[1] as Protocol];
+    for (const m of parseMatrix(text, names, JSON.stringify(key))) {
+      set(byPair.get(pairKey(m.from, m.to))?.filter((c) => c.port === port && c.protocol === protocol), m.from, m.to, m.value, `${JSON.stringify(key)}: ${m.from} -> ${m.to}`);
     }
   }
-  return result;
-}
-
-const cellOf = (v: Verdict | 'unknown' | undefined): Cell => (v === 'allow' ? '.' : v === 'deny' ? 'X' : v === 'unknown' ? '?' : '-');
-
-export interface Tables {
-  expected: string;
-  observed: string;
-  mismatches: string;
-  summary: string;
-}
-
-/** Renders the expected, observed and mismatch tables of a step as monospace text. */
-export function renderTables(s: ScenarioDoc, expected: Map<string, Verdict>, observed: Map<string, Observation>, cmp: Comparison): Tables {
-  const edges = scenarioEdges(s);
-  const sources = s.apps.filter((a) => edges.some((e) => e.from === a.name));
-  const targets = s.apps.filter((a) => edges.some((e) => e.to === a.name));
-  const isEdge = new Set(edges.map((e) => edgeKey(e.from, e.to)));
-  const table = (cell: (from: string, to: string) => string) => {
-    // At least 2 wide, so that a mismatch mark ('.!') keeps the columns aligned.
-    const width = Math.max(...s.apps.map((a) => shortName(a).length), 2);
-    const pad = (x: string) => x.padEnd(width);
-    const head = [pad(''), ...targets.map((t) => pad(shortName(t)))].join(' ');
-    const rows = sources.map((f) => [pad(shortName(f)), ...targets.map((t) => pad(isEdge.has(edgeKey(f.name, t.name)) ? cell(f.name, t.name) : '-'))].join(' '));
-    return [head, ...rows].map((l) => l.trimEnd()).join('\n');
-  };
-  const wrong = new Set(cmp.mismatches.map((m) => edgeKey(m.from, m.to)));
-  return {
-    expected: table((f, t) => cellOf(expected.get(edgeKey(f, t)))),
-    observed: table((f, t) => cellOf(observed.get(edgeKey(f, t))?.verdict)),
-    // Like cyclonus' "actual vs expected": '.' where they agree, the observed mark where they do not.
-    mismatches: table((f, t) => {
-      const key = edgeKey(f, t);
-      if (!expected.has(key)) return '-';
-      return wrong.has(key) ? `${cellOf(observed.get(key)?.verdict)}!` : '.';
-    }),
-    summary: `${cmp.wrong} wrong, ${cmp.noValue} no value, ${cmp.correct} correct, ${cmp.ignored} ignored out of ${cmp.total}`,
-  };
+  expect.edges?.forEach((e, i) => {
+    const what = `edges/${i}`;
+    const from = names.must(e.from, `${what}/from`);
+    const to = names.must(e.to, `${what}/to`);
+    const [port, protocol] = e.port ? [Number(e.port.split('/')[0]), e.port.split('/')[1]] : [undefined, undefined];
+    const targets = byPair.get(pairKey(from, to))?.filter((c) => port === undefined || (c.port === port && c.protocol === protocol));
+    if (!targets?.length) throw new Error(`${what}: nothing checks ${from} -> ${to}${e.port ? ` ${e.port}` : ''} in this scenario`);
+    set(targets, from, to, e.expect === 'allow', what);
+  });
+  return out;
 }

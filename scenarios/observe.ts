@@ -1,16 +1,23 @@
 // Reads what the agents see: each probe's GET /status (from the host, which every policy lets in,
-// like a kubelet) and the collector's GET /responses, and turns them into one observation per
-// scenario edge.
+// like a kubelet) and the collector's GET /responses, and turns them into one observation per cell.
 import { request } from 'undici';
-import { edgeKey, type Observation } from './matrix.ts';
 import type { PlannedApp } from './deploy-plan.ts';
 
 export interface Located {
   app: PlannedApp;
   /** Base URL where the runner reaches the app, e.g. http://10.213.0.5:80 or http://127.0.0.1:41000. */
   base: string;
-  /** For probes: target URL (as configured) → scenario app name. */
-  targets: Map<string, string>;
+}
+
+export interface Observation {
+  /** null: no value yet (not checked, or the agent could not be read). */
+  allowed: boolean | null;
+  /** The agent's reason (ok, timeout, refused …) or why there is no value. */
+  reason: string | null;
+  /** When the check that gave this value started (ISO); a value counts for a step only when it started after the step applied. */
+  checkedAt: string | null;
+  /** When the value last flipped, as the probe saw it (ISO). */
+  changedAt: string | null;
 }
 
 interface ProbeTarget {
@@ -19,6 +26,12 @@ interface ProbeTarget {
   reason?: string | null;
   checkedAt?: string | null;
   changedAt?: string | null;
+}
+
+/** The collector's per-resource state: Starmap's `details` map (contract §4), or the older inline form. */
+interface CollectorEntry {
+  error?: { reason?: string } | null;
+  fetchedAt?: string | null;
 }
 
 async function getJson(url: string, timeoutMs: number): Promise<unknown> {
@@ -30,38 +43,34 @@ async function getJson(url: string, timeoutMs: number): Promise<unknown> {
   return res.body.json();
 }
 
-/** One observation per edge; an agent that cannot be read gives `unknown` for all its edges. */
-export async function observe(located: Located[], timeoutMs = 1500): Promise<Map<string, Observation>> {
+/** One observation per cell key; an agent that cannot be read gives no value for all its cells. */
+export async function observe(located: readonly Located[], timeoutMs = 1500): Promise<Map<string, Observation>> {
   const out = new Map<string, Observation>();
   await Promise.all(
     located.map(async (l) => {
-      if (l.app.kind === 'probe') {
-        try {
-          const doc = (await getJson(`${l.base}${l.app.statusPath}`, timeoutMs)) as { status?: { targets?: ProbeTarget[] } };
+      if (l.app.targets.size === 0) return;
+      try {
+        const doc = (await getJson(`${l.base}${l.app.statusPath}`, timeoutMs)) as {
+          status?: { targets?: ProbeTarget[] };
+          responses?: Record<string, CollectorEntry | null>;
+          details?: Record<string, CollectorEntry | null>;
+        };
+        if (l.app.pod.kind === 'probe') {
           for (const t of doc.status?.targets ?? []) {
-            const to = l.targets.get(t.url);
-            if (!to) continue;
-            out.set(edgeKey(l.app.name, to), {
-              verdict: t.checkedAt === null ? 'unknown' : t.reachable ? 'allow' : 'deny',
-              reason: t.reason ?? null,
-              changedAt: t.changedAt ?? null,
-            });
+            const cell = l.app.targets.get(t.url);
+            if (!cell) continue;
+            const checked = t.checkedAt ?? null;
+            out.set(cell.key, { allowed: checked === null ? null : t.reachable, reason: t.reason ?? null, checkedAt: checked, changedAt: t.changedAt ?? null });
           }
-        } catch (err) {
-          for (const to of l.targets.values()) out.set(edgeKey(l.app.name, to), { verdict: 'unknown', reason: `probe unreadable: ${(err as Error).message}`, changedAt: null });
-        }
-      } else if (l.app.kind === 'collector') {
-        try {
-          type Detail = { error?: { reason?: string } | null; fetchedAt?: string | null; statusCode?: number | null } | null;
-          const doc = (await getJson(`${l.base}${l.app.statusPath}`, timeoutMs)) as { responses?: Record<string, Detail>; details?: Record<string, Detail> };
-          for (const to of l.targets.values()) {
-            // The fetch's outcome is in `details` (`responses` keeps star's shape: null on failure).
-            const r = doc.details?.[to];
-            out.set(edgeKey(l.app.name, to), !r || r.fetchedAt === null ? { verdict: 'unknown', reason: 'not fetched yet', changedAt: null } : r.error ? { verdict: 'deny', reason: r.error.reason ?? 'error', changedAt: null } : { verdict: 'allow', reason: 'ok', changedAt: null });
+        } else {
+          for (const [id, cell] of l.app.targets) {
+            const r = doc.details?.[id] ?? doc.responses?.[id];
+            const fetchedAt = r?.fetchedAt ?? null;
+            out.set(cell.key, fetchedAt === null ? { allowed: null, reason: 'not fetched yet', checkedAt: null, changedAt: null } : { allowed: !r!.error, reason: r!.error ? (r!.error.reason ?? 'error') : 'ok', checkedAt: fetchedAt, changedAt: null });
           }
-        } catch (err) {
-          for (const to of l.targets.values()) out.set(edgeKey(l.app.name, to), { verdict: 'unknown', reason: `collector unreadable: ${(err as Error).message}`, changedAt: null });
         }
+      } catch (err) {
+        for (const cell of l.app.targets.values()) out.set(cell.key, { allowed: null, reason: `${l.app.pod.kind} unreadable: ${(err as Error).message}`, checkedAt: null, changedAt: null });
       }
     }),
   );

@@ -1,101 +1,141 @@
-// Applying a step's policies. On Starmap's orchestrator they go through its policy extension
-// endpoint and are enforced with nftables in the task namespaces. Anywhere else (a real Marathon
-// on DC/OS with Calico, say) the runner cannot apply them itself: a hook command given with
-// --policy-hook receives a JSON file with the step's policies and applies them there.
+// Applying a step: the NetworkPolicies in force, the namespaces' labels and the pods' labels. On
+// Starmap's orchestrator that is one atomic POST /v2/starmap/changes per step (contract §2),
+// enforced with nftables in the task namespaces. Anywhere else (a real Marathon on DC/OS with
+// Calico, say) the runner cannot apply them itself: a hook command given with --policy-hook
+// receives a JSON file with the step's state and applies it there.
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { POLICY_PATH } from '../orchestrator/isolation/policy-plugin.ts';
-import type { PolicyDoc } from './model.ts';
-import { OrchestratorError, type OrchestratorClient } from './orchestrator-client.ts';
+import { objectId, type NetworkPolicyObject } from '../shared/netpol/types.ts';
+import type { OrchestratorClient } from './orchestrator-client.ts';
+import type { DialectPolicyDoc } from './schema.ts';
 
-/** Starmap's policy endpoint (the orchestrator's own constant): an extension path that no Marathon path uses. */
 export { POLICY_PATH };
+export const CHANGES_PATH = '/v2/starmap/changes';
+export const DROPS_PATH = '/v2/starmap/drops';
+export const NAMESPACES_PATH = '/v2/starmap/namespaces';
+
+/** The label that marks the policies a scenario put, so that a later run can find its leftovers. */
+export const SCENARIO_LABEL = 'starmap.scenario';
+
+export interface DesiredState {
+  step: string;
+  /** Policies in force, addresses filled in. */
+  policies: NetworkPolicyObject[];
+  /** Every scenario namespace with its labels in force. */
+  namespaces: Record<string, Record<string, string>>;
+  /** `ns/pod` → labels in force, or null: the app's own labels. */
+  podLabels: Record<string, Record<string, string> | null>;
+  /** The dialect policies in force as the file wrote them (for hooks written for the dialect). */
+  dialect?: Record<string, DialectPolicyDoc>;
+}
+
+export interface ApplyResult {
+  applied: number;
+  unchanged: number;
+  failed: unknown[];
+}
 
 export interface PolicyApplier {
   readonly description: string;
-  /** Makes exactly `active` the set of policies in force. */
-  apply(step: string, active: Record<string, PolicyDoc>, scope: ScenarioScope): Promise<void>;
-  clear(scope: ScenarioScope): Promise<void>;
+  /** Whether policies are really enforced (false: loopback, nothing can block a packet). */
+  readonly enforces: boolean;
+  /** Makes exactly `state` the state in force. */
+  apply(state: DesiredState): Promise<ApplyResult>;
+  /** Removes what this scenario put (policies, namespace labels), including a previous run's leftovers. */
+  clear(): Promise<void>;
 }
 
-export interface ScenarioScope {
-  /** The scenario's group id, e.g. /starmap/stars: policies select apps under it only. */
-  groupId: string;
-  /** Prefix of policy ids, so that two scenarios never touch each other's policies. */
-  prefix: string;
-}
+const marked = (p: NetworkPolicyObject, scenario: string): NetworkPolicyObject => ({ ...p, metadata: { ...p.metadata, labels: { ...(p.metadata.labels ?? {}), [SCENARIO_LABEL]: scenario } } });
 
-/** The selector of a scenario policy in the orchestrator's terms (labels plus the scenario label). */
-function toEndpointPolicy(id: string, p: PolicyDoc, scope: ScenarioScope): Record<string, unknown> {
-  const sel = (s: { labels?: Record<string, string>; group?: string }) => ({
-    labels: { ...(s.labels ?? {}), 'starmap.scenario': scope.prefix, ...(s.group ? { 'starmap.group': s.group } : {}) },
-  });
-  return {
-    id,
-    selector: sel(p.selector),
-    ingress: p.ingress.map((r) => ({
-      ...(r.from ? { from: r.from.map(sel) } : {}),
-      ...(r.ports ? { ports: r.ports.map((x) => ({ port: x.port, protocol: x.protocol ?? 'tcp' })) } : {}),
-    })),
-  };
-}
-
-export class EndpointPolicies implements PolicyApplier {
-  readonly description = `the orchestrator's ${POLICY_PATH} endpoint`;
+/** Starmap's orchestrator: one POST /v2/starmap/changes per step. */
+export class ChangesEndpoint implements PolicyApplier {
+  readonly description = `the orchestrator's ${CHANGES_PATH} endpoint`;
+  readonly enforces = true;
   readonly #client: OrchestratorClient;
-  constructor(client: OrchestratorClient) {
+  readonly #scenario: string;
+  readonly #namespaces: readonly string[];
+  /** Policy ids in force that this run put. */
+  #mine = new Set<string>();
+
+  constructor(client: OrchestratorClient, scenario: string, namespaces: readonly string[]) {
     this.#client = client;
+    this.#scenario = scenario;
+    this.#namespaces = namespaces;
   }
 
-  async #ours(scope: ScenarioScope): Promise<string[]> {
-    const res = (await this.#client.call('GET', POLICY_PATH)) as { policies: { id: string }[] };
-    return res.policies.map((p) => p.id).filter((id) => id.startsWith(`${scope.prefix}.`));
+  /** Ids of NetworkPolicies that carry this scenario's label (this run's and earlier runs'). */
+  async #ours(): Promise<string[]> {
+    const res = (await this.#client.call('GET', POLICY_PATH)) as { policies: { kind?: string; metadata?: { name: string; namespace: string; labels?: Record<string, string> } }[] };
+    return res.policies.filter((p) => p.kind === 'NetworkPolicy' && p.metadata?.labels?.[SCENARIO_LABEL] === this.#scenario).map((p) => objectId(p.metadata!));
   }
 
-  async apply(_step: string, active: Record<string, PolicyDoc>, scope: ScenarioScope): Promise<void> {
-    const wanted = new Map(Object.entries(active).map(([name, p]) => [`${scope.prefix}.${name}`, p]));
-    for (const [id, p] of wanted) await this.#client.call('PUT', `${POLICY_PATH}/${encodeURIComponent(id)}`, toEndpointPolicy(id, p, scope));
-    for (const id of await this.#ours(scope)) if (!wanted.has(id)) await this.#client.call('DELETE', `${POLICY_PATH}/${encodeURIComponent(id)}`);
+  async apply(state: DesiredState): Promise<ApplyResult> {
+    const put = state.policies.map((p) => marked(p, this.#scenario));
+    const wanted = new Set(put.map((p) => objectId(p.metadata)));
+    const body = {
+      policies: { put, delete: [...this.#mine].filter((id) => !wanted.has(id)) },
+      namespaces: Object.fromEntries(Object.entries(state.namespaces).map(([n, labels]) => [n, { labels }])),
+      podLabels: Object.fromEntries(Object.entries(state.podLabels).map(([p, labels]) => [p, labels === null ? null : { labels }])),
+    };
+    const res = (await this.#client.call('POST', CHANGES_PATH, body)) as Partial<ApplyResult>;
+    this.#mine = wanted;
+    return { applied: res.applied ?? 0, unchanged: res.unchanged ?? 0, failed: res.failed ?? [] };
   }
 
-  async clear(scope: ScenarioScope): Promise<void> {
-    for (const id of await this.#ours(scope)) {
-      try {
-        await this.#client.call('DELETE', `${POLICY_PATH}/${encodeURIComponent(id)}`);
-      } catch (err) {
-        if (!(err instanceof OrchestratorError && err.status === 404)) throw err;
-      }
-    }
+  async clear(): Promise<void> {
+    const ids = new Set([...this.#mine, ...(await this.#ours())]);
+    await this.#client.call('POST', CHANGES_PATH, { policies: { put: [], delete: [...ids] }, namespaces: Object.fromEntries(this.#namespaces.map((n) => [n, null])) });
+    this.#mine.clear();
   }
 }
 
-/** Runs `<hook> <file>` where file holds {scenario, step, policies}; the hook applies them. */
+/** Runs `<hook> <file>` where the file holds the step's state; the hook applies it. */
 export class HookPolicies implements PolicyApplier {
   readonly description: string;
+  readonly enforces = true;
   readonly #hook: string;
   readonly #workDir: string;
-  constructor(hook: string, workDir: string) {
+  readonly #scenario: string;
+  readonly #group: string;
+  constructor(hook: string, workDir: string, scenario: string, group: string) {
     this.#hook = hook;
     this.#workDir = workDir;
+    this.#scenario = scenario;
+    this.#group = group;
     this.description = `the hook command ${JSON.stringify(hook)}`;
   }
 
-  async apply(step: string, active: Record<string, PolicyDoc>, scope: ScenarioScope): Promise<void> {
-    const file = join(this.#workDir, `policies-${step}.json`);
-    writeFileSync(file, JSON.stringify({ scenario: scope.prefix, group: scope.groupId, step, policies: active }, null, 2));
+  async apply(state: DesiredState): Promise<ApplyResult> {
+    const file = join(this.#workDir, `policies-${state.step.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`);
+    const doc = {
+      scenario: this.#scenario,
+      group: this.#group,
+      step: state.step,
+      // The dialect as the file wrote it (hooks written before NetworkPolicy support read this).
+      policies: state.dialect ?? {},
+      networkPolicies: state.policies.map((p) => marked(p, this.#scenario)),
+      namespaces: state.namespaces,
+      podLabels: state.podLabels,
+    };
+    writeFileSync(file, JSON.stringify(doc, null, 2));
     await promisify(execFile)('/bin/sh', ['-c', `${this.#hook} "$1"`, 'hook', file], { timeout: 120_000 });
+    return { applied: state.policies.length, unchanged: 0, failed: [] };
   }
 
-  async clear(scope: ScenarioScope): Promise<void> {
-    await this.apply('cleanup', {}, scope);
+  async clear(): Promise<void> {
+    await this.apply({ step: 'cleanup', policies: [], namespaces: {}, podLabels: {} });
   }
 }
 
-/** When nothing can apply policies (loopback layout): only steps without policies can pass. */
+/** When nothing can apply policies (loopback layout). */
 export class NoPolicies implements PolicyApplier {
-  readonly description = 'nothing (no isolation: policies are not enforced)';
-  async apply(): Promise<void> {}
+  readonly description = 'no isolation';
+  readonly enforces = false;
+  async apply(): Promise<ApplyResult> {
+    return { applied: 0, unchanged: 0, failed: [] };
+  }
   async clear(): Promise<void> {}
 }

@@ -1,95 +1,205 @@
-// Scenario run results and their reports: JSON (everything) and JUnit XML (one test case per step,
-// for CI systems), plus the text shown on the terminal.
-import type { Comparison, Tables, Verdict } from './matrix.ts';
+// Scenario results and their reports: the per-cell verdicts (pure), the JSON report (everything,
+// schema in report-schema.ts), the JUnit XML report (per step, policy-writing mistakes and
+// enforcement faults as separate test cases) and the terminal text. The two kinds of failure are
+// kept apart and named everywhere: "intended != computed" (the policies do not say what the
+// author meant) and "computed != observed" (the packets did not do what the policies say).
+import type { CellExpectation, StepExpectation } from './expect.ts';
+import type { Observation } from './observe.ts';
+import type { CellResultDoc, CellStatusName, ScenarioReportDoc, SetReportDoc, StepResultDoc } from './report-schema.ts';
+import type { PodSpec } from './resolve.ts';
+import { LEGEND, renderTables, type TableCell } from './tables.ts';
 
-export interface EdgeResult {
-  from: string;
-  to: string;
-  expected: Verdict | null;
-  observed: Verdict | 'unknown';
-  reason: string | null;
-  /** Milliseconds from the step's policies being applied to this edge showing its final value; null if it never changed or never settled. */
-  changedAfterMs: number | null;
+export type { CellResultDoc, ScenarioReportDoc, StepResultDoc };
+
+export interface StepObservation {
+  observed: ReadonlyMap<string, Observation>;
+  /** Cells checked since the step's policies applied. */
+  fresh: ReadonlySet<string>;
+  changedAfterMs: ReadonlyMap<string, number>;
+  droppedBy: ReadonlyMap<string, 'egress' | 'ingress' | 'both'>;
 }
 
-export interface StepResult {
-  name: string;
-  description?: string;
-  passed: boolean;
-  /** Milliseconds until the observed matrix matched (or until the deadline when it never did). */
-  durationMs: number;
-  settled: boolean;
-  comparison: Comparison;
-  tables: Tables;
-  edges: EdgeResult[];
+/** Every cell's verdicts; `notRun` says why a cell cannot be observed; no `obs`: the step was not run. */
+export function cellResults(exp: StepExpectation, notRun: ReadonlyMap<string, string>, obs?: StepObservation): CellResultDoc[] {
+  return exp.cells.map((c: CellExpectation): CellResultDoc => {
+    const k = c.cell.key;
+    const o = obs?.observed.get(k);
+    const fresh = obs?.fresh.has(k) ?? false;
+    const observed = notRun.has(k) || !fresh ? null : (o?.allowed ?? null);
+    let status: CellStatusName;
+    if (c.intended !== null && c.computed !== null && c.intended !== c.computed) status = 'intended != computed';
+    else if (notRun.has(k) || !obs) status = 'not run';
+    else if (c.expected === null) status = 'not judged';
+    else if (observed === null) status = 'no value';
+    else status = observed === c.expected ? 'pass' : 'computed != observed';
+    return {
+      from: c.cell.from,
+      to: c.cell.to,
+      port: c.cell.port,
+      protocol: c.cell.protocol,
+      expected: c.expected,
+      observed,
+      reason: c.reason,
+      intended: c.intended,
+      computed: c.computed,
+      status,
+      evaluation: { egress: c.verdict.egress, ingress: c.verdict.ingress },
+      observedReason: notRun.get(k) ?? (!obs ? 'not run: the policies do not say what was intended' : !fresh && o ? `no check since the step applied (last: ${o.reason ?? 'none'})` : (o?.reason ?? null)),
+      droppedBy: observed === false ? (obs?.droppedBy.get(k) ?? null) : null,
+      changedAfterMs: obs?.changedAfterMs.get(k) ?? null,
+    };
+  });
 }
 
-export interface ScenarioResult {
-  scenario: string;
-  description?: string;
-  isolated: boolean;
-  startedAt: string;
-  finishedAt: string;
-  passed: boolean;
-  steps: StepResult[];
-  /** Set when the run could not be completed (deployment failed, orchestrator unreachable …). */
-  error?: string;
+export function stepResult(
+  exp: StepExpectation,
+  pods: readonly PodSpec[],
+  cells: CellResultDoc[],
+  run: { settled: boolean | null; durationMs: number | null; budgetMs: number; applyMs?: number; lastFlipMs: number | null; observed: boolean },
+): StepResultDoc {
+  const count = (s: CellStatusName) => cells.filter((c) => c.status === s).length;
+  const counts = {
+    cells: cells.length,
+    pass: count('pass'),
+    intendedNotComputed: count('intended != computed'),
+    computedNotObserved: count('computed != observed'),
+    noValue: count('no value'),
+    notRun: count('not run'),
+    notJudged: count('not judged'),
+  };
+  const failure = counts.intendedNotComputed > 0 ? 'intended != computed' : counts.computedNotObserved > 0 ? 'computed != observed' : counts.noValue > 0 ? 'no value' : null;
+  // Nothing failed but nothing judged could be observed: neither passed nor failed.
+  const judged = cells.filter((c) => c.expected !== null);
+  const outcome = failure !== null ? 'fail' : !run.observed || (judged.length > 0 && judged.every((c) => c.status === 'not run')) ? 'not run' : 'pass';
+  const hand = exp.step.intended !== null;
+  const table = exp.cells.map((c, i): TableCell => {
+    const r = cells[i]!;
+    return {
+      cell: c.cell,
+      ...(hand ? { intended: c.intended } : {}),
+      computed: c.computed,
+      ...(run.observed ? { observed: r.status === 'not run' ? ('not-run' as const) : r.observed } : {}),
+      expected: c.expected,
+    };
+  });
+  return {
+    index: exp.step.index,
+    name: exp.step.name,
+    ...(exp.step.description ? { description: exp.step.description } : {}),
+    policies: exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`),
+    expectation: hand ? 'intended' : 'computed',
+    outcome,
+    passed: outcome === 'pass',
+    failure,
+    observed: run.observed,
+    settled: run.settled,
+    durationMs: run.durationMs,
+    budgetMs: run.budgetMs,
+    applyMs: run.applyMs ?? null,
+    lastFlipMs: run.lastFlipMs,
+    counts,
+    cells,
+    tables: renderTables(pods, table),
+  };
 }
 
-export function toJson(result: ScenarioResult): string {
-  return `${JSON.stringify(result, null, 2)}\n`;
+const word = (v: boolean | null) => (v === true ? 'allowed' : v === false ? 'blocked' : 'no value');
+const cellName = (c: CellResultDoc) => `${c.from} -> ${c.to} ${c.port}/${c.protocol}`;
+
+/** One failing cell in words, naming the kind of failure and the evaluator's reason (the rule). */
+export function failureLine(c: CellResultDoc): string {
+  if (c.status === 'intended != computed') return `intended != computed: ${cellName(c)}: intended ${word(c.intended)}, the policies say ${word(c.computed)} (${c.reason})`;
+  if (c.status === 'computed != observed') {
+    const why = [c.observedReason, c.droppedBy ? `dropped by ${c.droppedBy === 'both' ? 'both sides' : c.droppedBy === 'egress' ? `${c.from}'s egress` : `${c.to}'s ingress`}` : null].filter(Boolean).join('; ');
+    return `computed != observed: ${cellName(c)}: expected ${word(c.expected)}, observed ${word(c.observed)}${why ? ` (${why})` : ''}; ${c.reason}`;
+  }
+  return `no value: ${cellName(c)}: expected ${word(c.expected)}, nothing observed (${c.observedReason ?? 'no check'})`;
 }
 
-/** One mismatching edge as text: `a -> b: expected allow, observed deny (refused)`. */
-function mismatchLine(m: Comparison['mismatches'][number]): string {
-  return `${m.from} -> ${m.to}: expected ${m.expected}, observed ${m.observed}${m.reason ? ` (${m.reason})` : ''}`;
+export function summaryLine(s: StepResultDoc): string {
+  const n = s.counts;
+  const parts = [`${n.pass} as expected`];
+  if (n.intendedNotComputed) parts.push(`${n.intendedNotComputed} intended != computed`);
+  if (n.computedNotObserved) parts.push(`${n.computedNotObserved} computed != observed`);
+  if (n.noValue) parts.push(`${n.noValue} no value`);
+  if (n.notRun) parts.push(`${n.notRun} not run`);
+  if (n.notJudged) parts.push(`${n.notJudged} not judged`);
+  return `${n.cells} cells: ${parts.join(', ')}`;
+}
+
+/** The terminal text for one finished (or refused) step. */
+export function stepText(s: StepResultDoc, total: number, maxLines = 20): string {
+  const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const timing = !s.observed
+    ? 'not run'
+    : s.settled
+      ? `settled after ${secs(s.durationMs ?? 0)}${(s.durationMs ?? 0) > s.budgetMs ? `, over the ${secs(s.budgetMs)} budget` : ''}`
+      : `not settled within ${secs(s.durationMs ?? 0)}`;
+  const verdict = s.outcome === 'pass' ? 'PASS' : s.outcome === 'not run' ? 'NOT RUN: nothing it judges could be observed here' : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
+  const failing = s.cells.filter((c) => c.status === 'intended != computed' || c.status === 'computed != observed' || c.status === 'no value');
+  const lines = failing.slice(0, maxLines).map((c) => `  ${failureLine(c)}`);
+  if (failing.length > maxLines) lines.push(`  … and ${failing.length - maxLines} more (see the JSON report)`);
+  const flips = s.cells.filter((c) => c.changedAfterMs !== null);
+  const flipText = flips.length > 0 ? `changes showed after: ${flips.length <= 6 ? flips.map((c) => `${c.from}->${c.to} ${c.port}/${c.protocol} ${secs(c.changedAfterMs!)}`).join(', ') : `${flips.length} cells, the last after ${secs(Math.max(...flips.map((c) => c.changedAfterMs!)))}`}` : '';
+  return [`step ${s.index + 1}/${total} ${s.name}: ${verdict} (${timing})`, s.tables, summaryLine(s), ...lines, ...(flipText ? [flipText] : [])].join('\n');
+}
+
+export function toJson(report: ScenarioReportDoc | SetReportDoc): string {
+  return `${JSON.stringify(report, null, 2)}\n`;
 }
 
 const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-export function toJunit(result: ScenarioResult): string {
-  const failures = result.steps.filter((s) => !s.passed).length + (result.error ? 1 : 0);
+/**
+ * JUnit XML: per step one test case "<step>: observed = expected" and, when the step is
+ * hand-written, one "<step>: intended = computed" before it, so CI shows a policy-writing mistake
+ * and an enforcement fault as different failures. One test suite per scenario (a set has several).
+ */
+export function toJunit(reports: ScenarioReportDoc | ScenarioReportDoc[]): string {
+  const all = Array.isArray(reports) ? reports : [reports];
   const seconds = (ms: number) => (ms / 1000).toFixed(3);
-  const total = (Date.parse(result.finishedAt) - Date.parse(result.startedAt)) || 0;
-  const cases = result.steps.map((s) => {
-    const body = [`${s.tables.summary}`, '', 'expected:', s.tables.expected, '', 'observed:', s.tables.observed, '', 'mismatches:', s.tables.mismatches].join('\n');
-    const failure = s.passed
-      ? ''
-      : `\n      <failure message="${xml(s.tables.summary)}" type="mismatch">${xml(
-          `${s.comparison.mismatches.map(mismatchLine).join('\n')}\n\n${body}`,
-        )}</failure>`;
-    return `    <testcase classname="starmap.scenario.${xml(result.scenario)}" name="${xml(s.name)}" time="${seconds(s.durationMs)}">${failure}\n      <system-out>${xml(body)}</system-out>\n    </testcase>`;
-  });
-  if (result.error) cases.push(`    <testcase classname="starmap.scenario.${xml(result.scenario)}" name="run" time="0"><error message="${xml(result.error)}"/></testcase>`);
-  return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="starmap" tests="${cases.length}" failures="${failures}" time="${seconds(total)}">`,
-    `  <testsuite name="${xml(result.scenario)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="0" timestamp="${result.startedAt}" time="${seconds(total)}">`,
-    ...cases,
-    '  </testsuite>',
-    '</testsuites>',
-    '',
-  ].join('\n');
+  const suites = all.map(junitSuite);
+  const tests = suites.reduce((a, x) => a + x.tests, 0);
+  const failures = suites.reduce((a, x) => a + x.failures, 0);
+  const total = all.reduce((a, r) => a + (Date.parse(r.finishedAt) - Date.parse(r.startedAt) || 0), 0);
+  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="starmap" tests="${tests}" failures="${failures}" time="${seconds(total)}">`, ...suites.map((x) => x.xml), '</testsuites>', ''].join('\n');
 }
 
-/** The terminal text for one finished step. */
-export function stepText(index: number, step: StepResult): string {
-  const side = (a: string, b: string, c: string) => {
-    const la = a.split('\n');
-    const lb = b.split('\n');
-    const lc = c.split('\n');
-    const wa = Math.max(...la.map((l) => l.length), 8);
-    const wb = Math.max(...lb.map((l) => l.length), 8);
-    const rows = Math.max(la.length, lb.length, lc.length);
-    const out = [`${'expected'.padEnd(wa)}   ${'observed'.padEnd(wb)}   mismatches`];
-    for (let i = 0; i < rows; i++) out.push(`${(la[i] ?? '').padEnd(wa)}   ${(lb[i] ?? '').padEnd(wb)}   ${lc[i] ?? ''}`.trimEnd());
-    return out.join('\n');
+function junitSuite(report: ScenarioReportDoc): { xml: string; tests: number; failures: number } {
+  const seconds = (ms: number) => (ms / 1000).toFixed(3);
+  const total = Date.parse(report.finishedAt) - Date.parse(report.startedAt) || 0;
+  const cls = `starmap.scenario.${xml(report.scenario)}`;
+  const cases: string[] = [];
+  let failures = 0;
+  let skipped = 0;
+  for (const s of report.steps) {
+    const body = xml(`${summaryLine(s)}\n\n${LEGEND}\n${s.tables}`);
+    const failing = (status: CellStatusName[]) => s.cells.filter((c) => status.includes(c.status));
+    if (s.expectation === 'intended') {
+      const bad = failing(['intended != computed']);
+      if (bad.length > 0) failures++;
+      const failure = bad.length > 0 ? `\n      <failure message="intended != computed at ${bad.length} cells (a policy-writing mistake)" type="intended != computed">${xml(bad.map(failureLine).join('\n'))}</failure>` : '';
+      cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: intended = computed" time="0">${failure}\n    </testcase>`);
+    }
+    if (!s.observed || s.outcome === 'not run') {
+      skipped++;
+      const why = !s.observed ? (report.failure === 'intended != computed' ? 'the policies do not say what was intended' : (report.error ?? 'the run stopped')) : (s.cells.find((c) => c.expected !== null && c.status === 'not run')?.observedReason ?? 'nothing judged could be observed').replace(/^not run: /, '');
+      cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: observed = expected" time="0">\n      <skipped message="not run: ${xml(why)}"/>\n    </testcase>`);
+      continue;
+    }
+    const bad = failing(['computed != observed', 'no value']);
+    if (bad.length > 0) failures++;
+    const kind = bad.some((c) => c.status === 'computed != observed') ? 'computed != observed' : 'no value';
+    const failure = bad.length > 0 ? `\n      <failure message="${kind} at ${bad.length} cells${kind === 'computed != observed' ? ' (an enforcement fault)' : ''}" type="${kind}">${xml(bad.map(failureLine).join('\n'))}\n\n${body}</failure>` : '';
+    cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: observed = expected" time="${seconds(s.durationMs ?? 0)}">${failure}\n      <system-out>${body}</system-out>\n    </testcase>`);
+  }
+  if (report.error) {
+    failures++;
+    cases.push(`    <testcase classname="${cls}" name="run" time="0"><error message="${xml(report.error)}"/></testcase>`);
+  }
+  return {
+    tests: cases.length,
+    failures,
+    xml: [`  <testsuite name="${xml(report.scenario)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}" timestamp="${report.startedAt}" time="${seconds(total)}">`, ...cases, '  </testsuite>'].join('\n'),
   };
-  const head = `step ${index + 1} ${step.name}: ${step.passed ? 'PASS' : 'FAIL'} (${step.settled ? `settled after ${(step.durationMs / 1000).toFixed(1)} s` : `not settled within ${(step.durationMs / 1000).toFixed(1)} s`})`;
-  const mism = step.comparison.mismatches.map((m) => `  ${mismatchLine(m)}`);
-  const timing = step.edges
-    .filter((e) => e.changedAfterMs !== null)
-    .map((e) => `${e.from}->${e.to} ${(e.changedAfterMs! / 1000).toFixed(1)}s`)
-    .join(', ');
-  return [head, side(step.tables.expected, step.tables.observed, step.tables.mismatches), step.tables.summary, ...mism, ...(timing ? [`changes showed after: ${timing}`] : [])].join('\n');
 }

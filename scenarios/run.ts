@@ -1,29 +1,44 @@
-// Runs a scenario end to end against an orchestrator: deploys the apps as one group, follows the
-// deployment through the event stream, applies each step's policies, waits until the observed
-// reachability settles (or a deadline passes), and reports expected, observed and mismatches.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// Runs scenarios end to end against an orchestrator:
+// 1. before anything is deployed, computes every step's verdicts from its policies and compares
+//    them with the hand-written ones: a disagreement is a policy-writing mistake and stops the run
+//    there ("intended != computed", steps.ts), without waiting for any deadline;
+// 2. deploys the pods as one group, and repeats that check for cells that depended on addresses;
+// 3. per step applies the policies and labels in one change, waits until every cell has been
+//    checked since and the judged ones show their expected verdict (or a deadline passes), reads
+//    which side dropped what, and reports intended, computed and observed ("computed != observed"
+//    is an enforcement fault);
+// 4. removes what it deployed.
+// A set of scenarios with the same pods (the Kubernetes e2e set) shares one deployment, as the
+// upstream suite shares its pods between tests: each scenario's first step replaces the previous
+// scenario's policies and labels in one change.
+// Cells that cannot be observed here are "not run", never passed: SCTP (the probe cannot speak it),
+// and without enforcement every cell the policies block.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { groupDocument, groupId, planApps, type PlannedApp, type Programs } from './deploy-plan.ts';
-import { edgeKey, expectedVerdicts, renderTables, scenarioEdges, type Observation } from './matrix.ts';
-import type { ScenarioDoc } from './model.ts';
-import { observe, type Located } from './observe.ts';
-import type { OrchestratorClient, Task } from './orchestrator-client.ts';
+import { groupId, planApps, type Programs } from './deploy-plan.ts';
+import { deploy } from './deploy.ts';
+import { droppedBy, readDrops } from './drops.ts';
+import { expectStep } from './expect.ts';
+import { observe, type Located, type Observation } from './observe.ts';
+import type { OrchestratorClient } from './orchestrator-client.ts';
 import type { PolicyApplier } from './policies.ts';
-import { stepText, type ScenarioResult, type StepResult } from './report.ts';
+import { cellResults, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from './report.ts';
+import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
 import { settle } from './settle.ts';
+import { desiredState, emptyReport, notRunCells, policyMistakes, preflight, refuse, scenarioOutcome, settleBudgetMs } from './steps.ts';
+import { LEGEND } from './tables.ts';
 
 export interface RunOptions {
-  scenario: ScenarioDoc;
   client: OrchestratorClient;
   policies: PolicyApplier;
   programs: Programs;
   isolated: boolean;
-  /** loopback layout: free host ports, one per app. */
-  ports?: Map<string, number>;
+  /** loopback layout: host ports per pod and port number. */
+  hostPorts?: Map<string, Map<number, number>>;
   workDir: string;
-  /** Seconds a step may take to settle (default: 10 probe cycles + 10 s). */
+  /** Seconds a step may take to settle (default: the larger of 10 s and four settle budgets). */
   stepTimeoutSeconds?: number;
-  /** Seconds to linger after each settled step (so people can watch the UI). */
+  /** Seconds to linger after each step (so people can watch the UI). */
   pauseSeconds?: number;
   /** Leave the apps deployed at the end. */
   keep?: boolean;
@@ -32,144 +47,172 @@ export interface RunOptions {
   log: (line: string) => void;
   /** Progress lines that overwrite each other on a terminal. */
   progress?: (line: string) => void;
-  /** Called once the apps are up, with where each one is reached (the demo prints the UI address). */
+  /** Called once the pods are up, with where each one is reached (the demo prints the UI address). */
   onDeployed?: (located: Located[]) => void;
+  /** Called with each finished step (for live views). */
+  onStep?: (scenario: string, step: StepResultDoc) => void;
   signal?: AbortSignal;
 }
 
-function baseFor(task: Task, app: PlannedApp, isolated: boolean): string | undefined {
-  if (isolated) {
-    const ip = task.ipAddresses?.find((a) => a.protocol === 'IPv4')?.ipAddress ?? task.ipAddresses?.[0]?.ipAddress;
-    return ip ? `http://${ip.includes(':') ? `[${ip}]` : ip}:${app.port}` : undefined;
-  }
-  const port = task.ports[0] ?? app.port;
-  return `http://127.0.0.1:${port}`;
+/** What the pods, cells and timings of a scenario are: scenarios with the same topology can share one deployment. */
+export function topology(s: ResolvedScenario): string {
+  return JSON.stringify([s.probeSeconds, s.timeoutSeconds, s.pods.map((p) => [p.id, p.kind, p.labels, p.apiPort, p.ports, p.cmd ?? null]), s.cells.map((c) => c.key)]);
 }
 
-async function deploy(opts: RunOptions, plan: PlannedApp[]): Promise<Located[]> {
-  const { client, scenario: s, log } = opts;
-  const group = groupDocument(s, plan) as { id: string };
-  // Follow the deployment through the event stream (and poll /v2/deployments as a fallback).
-  let outcome: { ok: boolean; reason?: string } | undefined;
-  let deploymentId: string | undefined;
-  const events: { eventType: string; id?: unknown }[] = [];
-  const stream = await client
-    .events(['deployment_success', 'deployment_failed', 'status_update_event'], (e) => {
-      events.push(e);
-      if (e.eventType === 'status_update_event') opts.progress?.(`  ${String(e.appId)}: ${String(e.taskStatus)}`);
-      if (deploymentId && e.id === deploymentId) outcome = { ok: e.eventType === 'deployment_success', reason: e.eventType };
-    })
-    .catch((err: unknown) => {
-      log(`  (event stream unavailable: ${(err as Error).message}; polling /v2/deployments)`);
-      return undefined;
-    });
-  try {
-    deploymentId = await client.putGroup(group);
-    log(`deploying ${group.id} (deployment ${deploymentId})`);
-    for (const e of events) if (e.id === deploymentId) outcome = { ok: e.eventType === 'deployment_success' };
-    // Gone from /v2/deployments without an event seen: it finished.
-    await client.waitDeployment(deploymentId, 120_000, { done: () => outcome !== undefined, ...(opts.signal ? { signal: opts.signal } : {}) });
-    outcome ??= { ok: true };
-    if (!outcome.ok) throw new Error(`deployment ${deploymentId} failed`);
-  } finally {
-    stream?.stop();
-  }
-  const located: Located[] = [];
-  for (const app of plan) {
-    const tasks = await client.tasks(app.marathonId);
-    const running = tasks.find((t) => (t.state ?? 'TASK_RUNNING') === 'TASK_RUNNING') ?? tasks[0];
-    const base = running ? baseFor(running, app, opts.isolated) : undefined;
-    if (!base) throw new Error(`${app.marathonId} has no running task with an address`);
-    located.push({ app, base, targets: app.targets });
-  }
-  return located;
+function sctpNotice(s: ResolvedScenario): string | undefined {
+  const n = s.cells.filter((c) => c.protocol === 'SCTP').length;
+  if (n === 0) return undefined;
+  const kernel = existsSync('/proc/net/sctp') ? 'the kernel has SCTP' : 'this kernel has no SCTP module either';
+  return `${n} SCTP cells per step are not run: the probe cannot check SCTP (Node.js has no SCTP sockets; ${kernel}); they are never counted as passed`;
 }
 
-export async function runScenario(opts: RunOptions): Promise<ScenarioResult> {
-  const { scenario: s, log } = opts;
-  const startedAt = new Date().toISOString();
-  const result: ScenarioResult = { scenario: s.name, ...(s.description ? { description: s.description } : {}), isolated: opts.isolated, startedAt, finishedAt: startedAt, passed: false, steps: [] };
-  const scope = { groupId: groupId(s), prefix: s.name };
+export async function runScenario(opts: RunOptions & { scenario: ResolvedScenario }): Promise<ScenarioReportDoc> {
+  const refused = preflight(opts.scenario, opts.isolated, opts.policies.enforces, opts.log);
+  if (refused) return refused;
+  return (await runDeployment(opts, opts.scenario.name, [opts.scenario]))[0]!;
+}
+
+/**
+ * Runs scenarios that share one topology on one deployment named `name` (a Marathon id segment),
+ * one report per scenario; the caller has made the pre-flight check.
+ */
+export async function runDeployment(opts: RunOptions, name: string, scenarios: ResolvedScenario[]): Promise<ScenarioReportDoc[]> {
+  const { log, policies } = opts;
+  const base = { ...scenarios[0]!, name };
+  const reports = scenarios.map((s) => emptyReport(s, opts.isolated, policies.enforces));
+  const notices: string[] = [];
+  const sctp = sctpNotice(base);
+  if (sctp) notices.push(sctp);
+  if (!policies.enforces) notices.push(`policies are not enforced here (${policies.description}): the cells they block cannot be observed and are marked not run, not waited for; the expected tables are still computed and shown`);
+  for (const n of notices) log(`note: ${n}`);
+  for (const r of reports) r.notices.push(...notices);
+
   mkdirSync(opts.workDir, { recursive: true });
-  const plan = planApps(s, opts.programs, { isolated: opts.isolated, ...(opts.ports ? { ports: opts.ports } : {}) }, (content) => {
+  const plan = planApps(base, opts.programs, { isolated: opts.isolated, ...(opts.hostPorts ? { hostPorts: opts.hostPorts } : {}) }, (content) => {
     const f = join(opts.workDir, 'collector-resources.json');
     writeFileSync(f, content);
     return f;
   });
-  const edges = scenarioEdges(s);
-  const cycle = (s.probeSeconds ?? 1) + (s.timeoutSeconds ?? 0.5);
-  const stepTimeoutMs = (opts.stepTimeoutSeconds ?? cycle * 10 + 10) * 1000;
+  let current = 0;
   try {
-    await opts.policies.clear(scope);
-    const located = await deploy(opts, plan);
+    await policies.clear();
+    const { located, ips } = await deploy(opts.client, base, plan, { isolated: opts.isolated, log, ...(opts.progress ? { progress: opts.progress } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    for (const r of reports) for (const p of r.pods) p.ip = ips.get(p.id) ?? null;
     opts.onDeployed?.(located);
-    log(`apps running: ${located.map((l) => `${l.app.short}=${l.base}`).join(' ')}`);
+    log(`pods running: ${located.map((l) => `${l.app.pod.short}=${l.base}`).join(' ')}`);
+    log(LEGEND);
     let previous: Map<string, Observation> | undefined;
-    for (const [i, step] of s.steps.entries()) {
-      if (opts.signal?.aborted) throw new Error('interrupted');
-      const expected = expectedVerdicts(s, step, i);
-      const active = Object.fromEntries(step.policies.map((p) => [p, s.policies![p]!]));
-      log(`\nstep ${i + 1}/${s.steps.length} ${step.name}${step.description ? `: ${step.description}` : ''} (policies: ${step.policies.join(', ') || 'none'})`);
-      await opts.policies.apply(step.name, active, scope);
-      const appliedAt = Date.now();
-      const settled = await settle({
-        edges,
-        expected,
-        observe: () => observe(located),
-        appliedAt,
-        deadlineMs: step.timeoutSeconds ? step.timeoutSeconds * 1000 : stepTimeoutMs,
-        holdMs: cycle * 1000,
-        ...(previous ? { previous } : {}),
-        ...(opts.signal ? { signal: opts.signal } : {}),
-        onProgress: (cmp, ms) => opts.progress?.(`  waiting ${(ms / 1000).toFixed(1)} s: ${cmp.wrong} wrong, ${cmp.noValue} no value, ${cmp.correct} correct`),
-      });
-      if (opts.signal?.aborted) throw new Error('interrupted');
-      const { comparison } = settled;
-      const stepResult: StepResult = {
-        name: step.name,
-        ...(step.description ? { description: step.description } : {}),
-        passed: comparison.wrong === 0 && comparison.noValue === 0,
-        durationMs: settled.durationMs,
-        settled: settled.settled,
-        comparison,
-        tables: renderTables(s, expected, settled.observed, comparison),
-        edges: edges.map((e) => {
-          const k = edgeKey(e.from, e.to);
-          const o = settled.observed.get(k);
-          return { from: e.from, to: e.to, expected: expected.get(k) ?? null, observed: o?.verdict ?? 'unknown', reason: o?.reason ?? null, changedAfterMs: settled.changedAfterMs.get(k) ?? null };
-        }),
-      };
-      result.steps.push(stepResult);
-      log(stepText(i, stepResult));
-      previous = settled.observed;
-      if (opts.pauseSeconds && i < s.steps.length - 1) {
-        log(`  (next step in ${opts.pauseSeconds} s)`);
-        await new Promise<void>((res) => {
-          const t = setTimeout(res, opts.pauseSeconds! * 1000);
-          opts.signal?.addEventListener('abort', () => (clearTimeout(t), res()), { once: true });
-        });
-      }
+    for (const [k, s] of scenarios.entries()) {
+      current = k;
+      if (scenarios.length > 1) log(`\n== ${s.name}${s.description ? `: ${s.description}` : ''}`);
+      previous = await runSteps(opts, s, reports[k]!, located, ips, previous);
     }
-    result.passed = result.steps.every((st) => st.passed);
     if (opts.hold && !opts.signal?.aborted) {
       log('\nall steps done; everything keeps running so you can look around. Ctrl-C stops it and cleans up.');
       await new Promise<void>((res) => opts.signal?.addEventListener('abort', () => res(), { once: true }));
     }
   } catch (err) {
-    result.error = (err as Error).message;
-    if (!opts.signal?.aborted) log(`error: ${result.error}`);
+    const r = reports[current]!;
+    r.error = (err as Error).message;
+    r.failure = 'error';
+    r.outcome = 'fail';
+    r.passed = false;
+    if (!opts.signal?.aborted) log(`error: ${r.error}`);
+    for (const later of reports.slice(current + 1)) {
+      later.error = `not run: the run stopped at ${scenarios[current]!.name}`;
+      later.failure = 'error';
+      later.outcome = 'fail';
+    }
   } finally {
     if (!opts.keep) {
       try {
-        await opts.policies.clear(scope);
-        const id = await opts.client.deleteGroup(scope.groupId);
+        await policies.clear();
+        const id = await opts.client.deleteGroup(groupId(base));
         if (id) await opts.client.waitDeployment(id, 60_000);
       } catch (err) {
         log(`cleanup: ${(err as Error).message}`);
       }
     }
-    result.finishedAt = new Date().toISOString();
+    for (const r of reports) r.finishedAt = new Date().toISOString();
   }
-  return result;
+  return reports;
 }
 
+/** One scenario's steps on pods that run; fills `report`; returns the last observations. */
+async function runSteps(opts: RunOptions, s: ResolvedScenario, report: ScenarioReportDoc, located: Located[], ips: Map<string, string>, previous: Map<string, Observation> | undefined): Promise<Map<string, Observation> | undefined> {
+  const { log, policies } = opts;
+  report.startedAt = new Date().toISOString();
+  const budgetMs = settleBudgetMs(s);
+  const deadlineFor = (step: ResolvedStep) => (step.timeoutSeconds ?? opts.stepTimeoutSeconds ?? Math.max(10, (4 * budgetMs) / 1000)) * 1000;
+  // The same check as before deploying, for cells whose verdict needed the pods' addresses.
+  const exps = s.steps.map((st) => expectStep(s, st, ips));
+  const late = policyMistakes(s, exps, policies.enforces);
+  if (late) {
+    refuse(report, late, log, 'no policy was applied');
+    return previous;
+  }
+  for (const [i, step] of s.steps.entries()) {
+    if (opts.signal?.aborted) throw new Error('interrupted');
+    const exp = exps[i]!;
+    log(`\napplying step ${i + 1}/${s.steps.length} ${step.name}${step.description ? `: ${step.description}` : ''} (policies: ${exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).join(', ') || 'none'})`);
+    const writeAt = Date.now();
+    // Nothing to apply where nothing enforces (and no pod addresses to fill into ipBlocks there).
+    const applied = policies.enforces ? await policies.apply(desiredState(s, step, ips)) : { applied: 0, unchanged: 0, failed: [] };
+    const appliedAt = Date.now();
+    if (applied.failed.length > 0) {
+      const text = `step ${step.name}: the orchestrator could not apply everything: ${JSON.stringify(applied.failed).slice(0, 300)}`;
+      report.notices.push(text);
+      log(`note: ${text}`);
+    }
+    const before = policies.enforces && opts.isolated ? await readDrops(opts.client) : undefined;
+    const notRun = notRunCells(exp, policies.enforces);
+    const observable = exp.cells.filter((c) => !notRun.has(c.cell.key));
+    const expected = new Map(observable.filter((c) => c.expected !== null).map((c) => [c.cell.key, c.expected!]));
+    const settled = await settle({
+      cells: observable.map((c) => c.cell.key),
+      expected,
+      observe: () => observe(located),
+      appliedAt,
+      deadlineMs: deadlineFor(step),
+      ...(previous ? { previous } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      onProgress: (st, ms) => opts.progress?.(`  ${(ms / 1000).toFixed(1)} s: ${st.fresh}/${observable.length} cells checked since, ${st.matching}/${st.judged} as expected`),
+    });
+    if (opts.signal?.aborted) throw new Error('interrupted');
+    const after = before ? await readDrops(opts.client) : undefined;
+    const dropped = new Map<string, 'egress' | 'ingress' | 'both'>();
+    if (before && after) {
+      for (const c of observable) {
+        const side = settled.observed.get(c.cell.key)?.allowed === false ? droppedBy(before, after, c.cell, ips) : undefined;
+        if (side) dropped.set(c.cell.key, side);
+      }
+    }
+    const flips = [...settled.changedAfterMs.values()];
+    const result = stepResult(exp, s.pods, cellResults(exp, notRun, { ...settled, droppedBy: dropped }), {
+      settled: settled.settled,
+      durationMs: settled.durationMs,
+      budgetMs,
+      applyMs: appliedAt - writeAt,
+      lastFlipMs: flips.length > 0 ? Math.max(...flips) + (appliedAt - writeAt) : null,
+      observed: true,
+    });
+    report.steps.push(result);
+    opts.onStep?.(s.name, result);
+    log(stepText(result, s.steps.length));
+    previous = settled.observed;
+    if (opts.pauseSeconds && i < s.steps.length - 1) await pause(opts.pauseSeconds, log, opts.signal);
+  }
+  report.outcome = scenarioOutcome(report);
+  report.passed = report.outcome === 'pass';
+  report.failure = report.steps.find((st) => st.failure === 'computed != observed')?.failure ?? report.steps.find((st) => st.failure)?.failure ?? null;
+  report.finishedAt = new Date().toISOString();
+  return previous;
+}
+
+function pause(seconds: number, log: (line: string) => void, signal?: AbortSignal): Promise<void> {
+  log(`  (next step in ${seconds} s)`);
+  return new Promise<void>((res) => {
+    const t = setTimeout(res, seconds * 1000);
+    signal?.addEventListener('abort', () => (clearTimeout(t), res()), { once: true });
+  });
+}

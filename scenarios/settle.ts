@@ -1,20 +1,23 @@
-// Waits until the observed reachability matches the expected one (and holds), or a deadline
-// passes, reporting progress meanwhile; records per edge how long the change took to show.
-import { compare, edgeKey, type Comparison, type Edge, type Observation, type Verdict } from './matrix.ts';
+// Waits until every observable cell has been checked since the step's policies applied and every
+// judged cell shows its expected verdict, or a deadline passes. A value counts only when its check
+// started after the policies were in place (the probes report when each check started), so a
+// step settles one probe cycle after the change at the latest, without waiting for "stability".
+// Records per cell how long after the change its flip showed.
+import type { Observation } from './observe.ts';
 
 export interface SettleOptions {
-  edges: Edge[];
-  expected: Map<string, Verdict>;
+  /** Keys of the cells to observe. */
+  cells: readonly string[];
+  /** Judged cells: key → expected allowed. */
+  expected: ReadonlyMap<string, boolean>;
   observe: () => Promise<Map<string, Observation>>;
-  /** When the step's policies were applied (epoch ms): the zero of per-edge timings. */
+  /** When the step's policies were in place (epoch ms): the zero of the timings and the freshness bar. */
   appliedAt: number;
   deadlineMs: number;
-  /** The match must hold this long before the step counts as settled (one probe cycle is enough). */
-  holdMs: number;
   pollMs?: number;
-  /** Observations at the end of the previous step, to tell which edges changed. */
-  previous?: Map<string, Observation>;
-  onProgress?: (cmp: Comparison, elapsedMs: number) => void;
+  /** Observations at the end of the previous step, to tell which cells flipped. */
+  previous?: ReadonlyMap<string, Observation>;
+  onProgress?: (state: { fresh: number; matching: number; judged: number }, elapsedMs: number) => void;
   /** Stops waiting (the result is then not settled). */
   signal?: AbortSignal;
 }
@@ -22,45 +25,47 @@ export interface SettleOptions {
 export interface Settled {
   settled: boolean;
   durationMs: number;
-  comparison: Comparison;
+  /** The last observation of each cell, and whether it was checked since the policies applied. */
   observed: Map<string, Observation>;
-  /** edge key → ms after appliedAt at which the edge took its final value (only edges that changed). */
+  fresh: Set<string>;
+  /** Cell key → ms after appliedAt at which it flipped to its final value (only cells that flipped). */
   changedAfterMs: Map<string, number>;
 }
 
+const at = (iso: string | null) => (iso === null ? NaN : Date.parse(iso));
+
 export async function settle(opts: SettleOptions): Promise<Settled> {
   const poll = opts.pollMs ?? 250;
-  const firstSeen = new Map<string, { verdict: string; at: number }>();
-  let matchedSince: number | undefined;
+  const firstSeen = new Map<string, { allowed: boolean | null; at: number }>();
   for (;;) {
     const observed = await opts.observe();
     const now = Date.now();
-    for (const e of opts.edges) {
-      const k = edgeKey(e.from, e.to);
-      const v = observed.get(k)?.verdict ?? 'unknown';
+    const fresh = new Set<string>();
+    let matching = 0;
+    for (const k of opts.cells) {
+      const o = observed.get(k);
+      const v = o?.allowed ?? null;
       const seen = firstSeen.get(k);
-      if (!seen || seen.verdict !== v) firstSeen.set(k, { verdict: v, at: now });
+      if (!seen || seen.allowed !== v) firstSeen.set(k, { allowed: v, at: now });
+      if (o && v !== null && at(o.checkedAt) >= opts.appliedAt) fresh.add(k);
+      if (fresh.has(k) && opts.expected.get(k) === v) matching++;
     }
-    const cmp = compare(opts.edges, opts.expected, observed);
-    const ok = cmp.wrong === 0 && cmp.noValue === 0;
-    matchedSince = ok ? (matchedSince ?? now) : undefined;
+    const judged = opts.cells.filter((k) => opts.expected.has(k)).length;
     const elapsed = now - opts.appliedAt;
-    opts.onProgress?.(cmp, elapsed);
-    const settledNow = ok && now - matchedSince! >= opts.holdMs;
+    opts.onProgress?.({ fresh: fresh.size, matching, judged }, elapsed);
+    const settledNow = fresh.size === opts.cells.length && matching === judged;
     if (settledNow || elapsed >= opts.deadlineMs || opts.signal?.aborted) {
       const changedAfterMs = new Map<string, number>();
-      // The first step has nothing to change from: everything simply appears.
-      for (const e of opts.previous ? opts.edges : []) {
-        const k = edgeKey(e.from, e.to);
-        const before = opts.previous?.get(k)?.verdict;
+      for (const k of opts.previous ? opts.cells : []) {
+        const before = opts.previous!.get(k)?.allowed ?? null;
         const final = observed.get(k);
-        if (!final || final.verdict === 'unknown' || final.verdict === before) continue;
+        if (!final || final.allowed === null || final.allowed === before || !fresh.has(k)) continue;
         // The probe knows when it saw the flip; otherwise use when the runner first saw the value.
-        const probeAt = final.changedAt ? Date.parse(final.changedAt) : NaN;
-        const at = Number.isFinite(probeAt) && probeAt >= opts.appliedAt ? probeAt : firstSeen.get(k)!.at;
-        changedAfterMs.set(k, Math.max(0, at - opts.appliedAt));
+        const probeAt = at(final.changedAt);
+        const when = Number.isFinite(probeAt) && probeAt >= opts.appliedAt ? probeAt : firstSeen.get(k)!.at;
+        changedAfterMs.set(k, Math.max(0, when - opts.appliedAt));
       }
-      return { settled: settledNow, durationMs: elapsed, comparison: cmp, observed, changedAfterMs };
+      return { settled: settledNow, durationMs: elapsed, observed, fresh, changedAfterMs };
     }
     await new Promise((r) => setTimeout(r, poll));
   }

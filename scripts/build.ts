@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { build } from 'esbuild';
+import { collectBuiltinFiles } from '../scenarios/builtin.ts';
 import { PROGRAMS } from './lib/programs.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -100,11 +101,9 @@ function collectorDefines(): Record<string, string> {
   return { STARMAP_UI_ASSETS: JSON.stringify(assets), 'import.meta.dirname': 'undefined' };
 }
 
-/** The built-in scenarios (scenarios/builtin/*.yaml) as name → text, for scenarios/builtin.ts. */
+/** The built-in scenarios and the manifests they name (scenarios/builtin.ts collects them), for STARMAP_BUILTIN_FILES. */
 function scenarioDefines(): Record<string, string> {
-  const dir = join(root, 'scenarios', 'builtin');
-  const files = Object.fromEntries(readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => [f.replace(/\.yaml$/, ''), readFileSync(join(dir, f), 'utf8')]));
-  return { STARMAP_BUILTIN_SCENARIOS: JSON.stringify(files), 'import.meta.dirname': 'undefined' };
+  return { STARMAP_BUILTIN_FILES: JSON.stringify(collectBuiltinFiles(root)), 'import.meta.dirname': 'undefined' };
 }
 
 /** Build-time constants per program: the agent holds the collector, so it embeds the UI too. */

@@ -1,24 +1,26 @@
 // The scenario runner's view of the agents, on loopback with real probe processes started from
-// the planned app definitions (no orchestrator): observation, settling, and per-edge timing.
-import { readFileSync, writeFileSync } from 'node:fs';
+// the planned app definitions (no orchestrator): observation per cell, settling on values checked
+// since the change, and per-cell timing.
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { planApps } from '../scenarios/deploy-plan.ts';
-import { edgeKey, expectedVerdicts, scenarioEdges, type Verdict } from '../scenarios/matrix.ts';
-import { parseScenario } from '../scenarios/model.ts';
+import { assignHostPorts, planApps } from '../scenarios/deploy-plan.ts';
+import { loadScenario } from '../scenarios/load.ts';
 import { observe, type Located } from '../scenarios/observe.ts';
+import { cellKey } from '../scenarios/resolve.ts';
 import { settle } from '../scenarios/settle.ts';
-import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp, type Running } from './helpers/process.ts';
+import { NODE, freePort, start, stopAll, tempDir, waitForHttp, type Running } from './helpers/process.ts';
 
 afterAll(stopAll);
 
 describe('observing a scenario on loopback', () => {
-  it('sees every edge, then the edges of a stopped probe turn to deny, with timings', async () => {
-    const s = parseScenario(readFileSync(join(ROOT, 'scenarios', 'builtin', 'matrix-3x3.yaml'), 'utf8'));
-    const ports = new Map<string, number>();
-    for (const a of s.apps) ports.set(a.name, await freePort());
+  it('sees every cell, then the cells of a stopped probe turn blocked, with timings', async () => {
+    const s = loadScenario('matrix-3x3');
+    const free: number[] = [];
+    for (let i = 0; i < s.pods.length; i++) free.push(await freePort());
+    const hostPorts = assignHostPorts(s.pods, () => free.shift()!);
     const work = tempDir('starmap-scn-');
-    const plan = planApps(s, { probe: [NODE, 'probe/main.ts'], collector: [NODE, 'collector/main.ts'] }, { isolated: false, ports }, (c) => {
+    const plan = planApps(s, { probe: [NODE, 'probe/main.ts'], collector: [NODE, 'collector/main.ts'] }, { isolated: false, hostPorts }, (c) => {
       const f = join(work, 'resources.json');
       writeFileSync(f, c);
       return f;
@@ -27,42 +29,46 @@ describe('observing a scenario on loopback', () => {
     for (const p of plan) {
       const args = p.definition.args as string[];
       expect(p.definition.requirePorts).toBe(true);
-      procs.set(p.name, start(args[0]!, args.slice(1)));
+      expect(p.definition.labels).toMatchObject({ 'starmap.namespace': 'default', 'starmap.pod': p.pod.name, 'starmap.scenario': 'matrix-3x3' });
+      procs.set(p.pod.name, start(args[0]!, args.slice(1)));
     }
     for (const p of plan) await waitForHttp(`http://127.0.0.1:${p.port}/healthz`);
+    // The plan knows which target URL is which cell.
+    const a = plan.find((p) => p.pod.name === 'a')!;
+    expect(a.targets.get(`http://127.0.0.1:${hostPorts.get('default/b')!.get(8080)}/status`)?.key).toBe(cellKey('default/a', 'default/b', 8080, 'TCP'));
 
-    const located: Located[] = plan.map((p) => ({
-      app: p,
-      base: `http://127.0.0.1:${p.port}`,
-      targets: new Map((s.apps.find((a) => a.name === p.name) as { probes: string[] }).probes.map((t) => [`http://127.0.0.1:${ports.get(t)}/status`, t])),
-    }));
-    // The plan knows the same targets (the runner uses them rather than parsing --urls back).
-    for (const l of located) expect(l.app.targets).toEqual(l.targets);
-    const edges = scenarioEdges(s);
-    const allow = expectedVerdicts(s, s.steps[0]!, 0);
-    const first = await settle({ edges, expected: allow, observe: () => observe(located), appliedAt: Date.now(), deadlineMs: 15_000, holdMs: 500, pollMs: 100 });
+    const located: Located[] = plan.map((p) => ({ app: p, base: `http://127.0.0.1:${p.port}` }));
+    const keys = s.cells.map((c) => c.key);
+    const allow = new Map(keys.map((k) => [k, true]));
+    const first = await settle({ cells: keys, expected: allow, observe: () => observe(located), appliedAt: Date.now(), deadlineMs: 15_000, pollMs: 100 });
     expect(first.settled).toBe(true);
-    expect(first.comparison).toMatchObject({ wrong: 0, noValue: 0, correct: 9 });
+    expect(first.fresh.size).toBe(9);
 
-    // Stop c: a→c and b→c become refused; c's own edges have no value (ignored here).
+    // Stop c: a→c and b→c become refused; c's own cells are no longer observed.
     await procs.get('c')!.stop();
-    const expected = new Map<string, Verdict>([...allow].filter(([k]) => !k.startsWith('c->')));
-    expected.set(edgeKey('a', 'c'), 'deny');
-    expected.set(edgeKey('b', 'c'), 'deny');
+    const toC = [cellKey('default/a', 'default/c', 8080, 'TCP'), cellKey('default/b', 'default/c', 8080, 'TCP')];
+    const remaining = keys.filter((k) => !k.startsWith('default/c>'));
+    const expected = new Map(remaining.map((k) => [k, !toC.includes(k)]));
+    const located2 = located.filter((l) => l.app.pod.name !== 'c');
     const appliedAt = Date.now();
-    const located2 = located.filter((l) => l.app.name !== 'c');
-    const second = await settle({ edges: edges.filter((e) => e.from !== 'c'), expected, observe: () => observe(located2), appliedAt, deadlineMs: 15_000, holdMs: 500, pollMs: 100, previous: first.observed });
+    const second = await settle({ cells: remaining, expected, observe: () => observe(located2), appliedAt, deadlineMs: 15_000, pollMs: 100, previous: first.observed });
     expect(second.settled).toBe(true);
-    expect(second.observed.get(edgeKey('a', 'c'))).toMatchObject({ verdict: 'deny', reason: 'refused' });
-    // Only the two edges that flipped have a timing, within a probe cycle or so.
-    expect([...second.changedAfterMs.keys()].sort()).toEqual(['a->c', 'b->c']);
-    for (const ms of second.changedAfterMs.values()) expect(ms).toBeLessThan(5000);
+    expect(second.observed.get(toC[0]!)).toMatchObject({ allowed: false, reason: 'refused' });
+    // Only the two cells that flipped have a timing.
+    expect([...second.changedAfterMs.keys()].sort()).toEqual(toC.sort());
 
-    // A deliberately wrong expectation does not settle and names the mismatching edge.
+    // A deliberately wrong expectation does not settle; the cell stays as observed.
     const wrong = new Map(expected);
-    wrong.set(edgeKey('a', 'b'), 'deny');
-    const third = await settle({ edges: edges.filter((e) => e.from !== 'c'), expected: wrong, observe: () => observe(located2), appliedAt: Date.now(), deadlineMs: 1500, holdMs: 500, pollMs: 100 });
+    wrong.set(cellKey('default/a', 'default/b', 8080, 'TCP'), false);
+    const third = await settle({ cells: remaining, expected: wrong, observe: () => observe(located2), appliedAt: Date.now(), deadlineMs: 1500, pollMs: 100 });
     expect(third.settled).toBe(false);
-    expect(third.comparison.mismatches).toEqual([{ from: 'a', to: 'b', expected: 'deny', observed: 'allow', reason: 'ok' }]);
+    expect(third.observed.get(cellKey('default/a', 'default/b', 8080, 'TCP'))).toMatchObject({ allowed: true, reason: 'ok' });
   }, 60_000);
+
+  it('an observation checked before the change does not count', async () => {
+    const stale = { allowed: true, reason: 'ok', checkedAt: new Date(Date.now() - 5000).toISOString(), changedAt: null };
+    const r = await settle({ cells: ['k'], expected: new Map([['k', true]]), observe: async () => new Map([['k', stale]]), appliedAt: Date.now(), deadlineMs: 300, pollMs: 50 });
+    expect(r.settled).toBe(false);
+    expect(r.fresh.size).toBe(0);
+  });
 });

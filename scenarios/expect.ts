@@ -1,0 +1,50 @@
+// What a step's policies say, cell by cell: the evaluator's verdict and reasons beside the
+// author's intended verdict, and where the two disagree (a policy-writing mistake, found before
+// anything is deployed). Pure; the runner, `scenario explain` and the reports read this.
+import { Evaluator, type Cluster, type Verdict } from '../shared/netpol/evaluate.ts';
+import { reasonLine } from '../shared/netpol/explain.ts';
+import type { PodInfo } from '../shared/netpol/types.ts';
+import type { Cell, ResolvedScenario, ResolvedStep } from './resolve.ts';
+
+export interface CellExpectation {
+  cell: Cell;
+  /** The author's verdict; null when the step does not judge this cell (or expects `computed`). */
+  intended: boolean | null;
+  /** The evaluator's; null when it depends on addresses not known yet. */
+  computed: boolean | null;
+  /** What the observation is judged against: intended when hand-written, else computed; null: not judged. */
+  expected: boolean | null;
+  verdict: Verdict;
+  /** The verdict's reasons in one line. */
+  reason: string;
+}
+
+export interface StepExpectation {
+  step: ResolvedStep;
+  evaluator: Evaluator;
+  cluster: Cluster;
+  cells: CellExpectation[];
+  /** Cells where the intended verdict is not what the policies say: policy-writing mistakes. */
+  mistakes: CellExpectation[];
+}
+
+/** Namespaces and pods with the labels in force at a step, and the addresses known so far. */
+export function clusterAt(s: ResolvedScenario, step: ResolvedStep, ips: ReadonlyMap<string, string> = new Map()): Cluster {
+  return {
+    namespaces: s.namespaces.map((n) => ({ name: n.name, labels: step.namespaceLabels[n.name] ?? n.labels })),
+    pods: s.pods.map((p): PodInfo => ({ namespace: p.namespace, name: p.name, labels: step.podLabels[p.id] ?? p.labels, ports: p.ports, ...(ips.has(p.id) ? { ip: ips.get(p.id)! } : {}) })),
+  };
+}
+
+export function expectStep(s: ResolvedScenario, step: ResolvedStep, ips?: ReadonlyMap<string, string>): StepExpectation {
+  const cluster = clusterAt(s, step, ips);
+  const evaluator = new Evaluator(cluster, step.policies);
+  const podById = new Map(cluster.pods.map((p) => [`${p.namespace}/${p.name}`, p]));
+  const cells = s.cells.map((cell): CellExpectation => {
+    const verdict = evaluator.evaluate({ from: podById.get(cell.from)!, to: podById.get(cell.to)!, port: cell.port, protocol: cell.protocol });
+    const intended = step.intended?.get(cell.key) ?? null;
+    return { cell, intended, computed: verdict.allowed, expected: step.intended ? intended : verdict.allowed, verdict, reason: reasonLine(verdict) };
+  });
+  const mistakes = cells.filter((c) => c.intended !== null && c.computed !== null && c.intended !== c.computed);
+  return { step, evaluator, cluster, cells, mistakes };
+}

@@ -1,0 +1,146 @@
+// The JSON report of a scenario run (`scenario run --report-json FILE`): every cell of every step
+// with what was intended, what the policies say and why, what the packets did, and which side
+// dropped a blocked connection. One TypeBox schema drives the types and the published JSON Schema
+// (`scenario report-schema` prints it; scenarios/report.schema.json is the committed copy), so
+// other tools can read the report.
+import { type Static, Type } from '@sinclair/typebox';
+
+const Protocol = Type.Union([Type.Literal('TCP'), Type.Literal('UDP'), Type.Literal('SCTP')]);
+
+const RuleRef = Type.Object(
+  {
+    policy: Type.String({ description: 'namespace/name' }),
+    direction: Type.Union([Type.Literal('ingress'), Type.Literal('egress')]),
+    rule: Type.Integer({ description: 'index in spec.ingress or spec.egress' }),
+    peer: Type.Union([Type.Integer(), Type.Null()], { description: 'index in from/to; null: the rule has no peers (every peer)' }),
+    port: Type.Union([Type.Integer(), Type.Null()], { description: 'index in ports; null: the rule has no ports (every port)' }),
+  },
+  { additionalProperties: false },
+);
+const Policies = Type.Array(Type.String(), { description: 'the policies that select the pod for this direction (namespace/name)' });
+const Side = Type.Union(
+  [
+    Type.Object({ decision: Type.Literal('loopback'), allowed: Type.Literal(true) }, { additionalProperties: false, description: 'the same pod: loopback is never filtered' }),
+    Type.Object({ decision: Type.Literal('not-isolated'), allowed: Type.Literal(true) }, { additionalProperties: false, description: 'no policy selects the pod for this direction' }),
+    Type.Object({ decision: Type.Literal('allowed'), allowed: Type.Literal(true), isolatedBy: Policies, allowedBy: Type.Array(RuleRef, { description: 'every rule that allows it' }) }, { additionalProperties: false }),
+    Type.Object({ decision: Type.Literal('denied'), allowed: Type.Literal(false), isolatedBy: Policies }, { additionalProperties: false, description: 'isolated and no rule allows it' }),
+    Type.Object({ decision: Type.Literal('undecided'), allowed: Type.Null(), isolatedBy: Policies, pending: Type.Array(RuleRef) }, { additionalProperties: false, description: 'depends on addresses not known yet' }),
+  ],
+  { description: "one side's verdict: the source's egress or the destination's ingress" },
+);
+
+export const CellStatus = Type.Union(
+  [
+    Type.Literal('pass'),
+    Type.Literal('intended != computed'),
+    Type.Literal('computed != observed'),
+    Type.Literal('no value'),
+    Type.Literal('not run'),
+    Type.Literal('not judged'),
+  ],
+  {
+    description:
+      "pass; 'intended != computed': the author's verdict is not what the policies say (a policy-writing mistake); 'computed != observed': the packets did not do what the policies say (an enforcement fault); 'no value': judged but not observed in time; 'not run': cannot be observed here (SCTP, or no isolation for a blocked cell); 'not judged': the step does not judge it",
+  },
+);
+
+export const CellResult = Type.Object(
+  {
+    from: Type.String({ description: 'source pod, namespace/pod' }),
+    to: Type.String({ description: 'destination pod, namespace/pod' }),
+    port: Type.Integer(),
+    protocol: Protocol,
+    expected: Type.Union([Type.Boolean(), Type.Null()], { description: 'what the cell is judged against (intended when hand-written, else computed); null: not judged' }),
+    observed: Type.Union([Type.Boolean(), Type.Null()], { description: 'what the packets did; null: not observed' }),
+    reason: Type.String({ description: "the evaluator's reason in one line" }),
+    intended: Type.Union([Type.Boolean(), Type.Null()], { description: "the author's verdict; null: not given" }),
+    computed: Type.Union([Type.Boolean(), Type.Null()], { description: "the evaluator's verdict; null: undecided" }),
+    status: CellStatus,
+    evaluation: Type.Object({ egress: Side, ingress: Side }, { additionalProperties: false }),
+    observedReason: Type.Union([Type.String(), Type.Null()], { description: "the probe's reason: ok, timeout, refused, …; or why not observed" }),
+    droppedBy: Type.Union([Type.Literal('egress'), Type.Literal('ingress'), Type.Literal('both'), Type.Null()], {
+      description: "for a blocked observation, the side whose drop rule counted its packets during the step (GET /v2/starmap/drops); null when no drop was counted or counters are not available",
+    }),
+    changedAfterMs: Type.Union([Type.Number(), Type.Null()], { description: 'ms from the step applying to this cell showing its new value; null: it did not change' }),
+  },
+  { additionalProperties: false },
+);
+
+const Outcome = Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('not run')], {
+  description: "pass: nothing failed and something judged was observed; fail: a cell failed (or the run did); not run: nothing failed but nothing judged could be observed (SCTP here, blocked cells without isolation, or a run stopped before it) — never counted as passed",
+});
+
+const Counts = Type.Object(
+  {
+    cells: Type.Integer(),
+    pass: Type.Integer(),
+    intendedNotComputed: Type.Integer({ description: "cells 'intended != computed'" }),
+    computedNotObserved: Type.Integer({ description: "cells 'computed != observed'" }),
+    noValue: Type.Integer(),
+    notRun: Type.Integer(),
+    notJudged: Type.Integer(),
+  },
+  { additionalProperties: false },
+);
+
+export const StepResult = Type.Object(
+  {
+    index: Type.Integer(),
+    name: Type.String(),
+    description: Type.Optional(Type.String()),
+    policies: Type.Array(Type.String(), { description: 'the policies in force (namespace/name)' }),
+    expectation: Type.Union([Type.Literal('computed'), Type.Literal('intended')]),
+    outcome: Outcome,
+    passed: Type.Boolean({ description: "outcome is 'pass'" }),
+    failure: Type.Union([Type.Literal('intended != computed'), Type.Literal('computed != observed'), Type.Literal('no value'), Type.Null()], { description: 'what kind of failure, the policy-writing one first' }),
+    observed: Type.Boolean({ description: 'false when the step was not run (a policy-writing mistake stops the run before anything is deployed)' }),
+    settled: Type.Union([Type.Boolean(), Type.Null()]),
+    durationMs: Type.Union([Type.Number(), Type.Null()], { description: 'ms from the policies applying to settling (or to the deadline)' }),
+    budgetMs: Type.Number({ description: 'probe interval + check timeout + 1 s: the time a step should settle within' }),
+    applyMs: Type.Union([Type.Number(), Type.Null()], { description: 'ms from writing the change to the orchestrator answering that it is in force' }),
+    lastFlipMs: Type.Union([Type.Number(), Type.Null()], { description: 'ms from writing the policies to the last cell that flipped showing it' }),
+    counts: Counts,
+    cells: Type.Array(CellResult),
+    tables: Type.String({ description: 'the truth tables as text' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ScenarioReport = Type.Object(
+  {
+    scenario: Type.String(),
+    description: Type.Optional(Type.String()),
+    isolated: Type.Boolean({ description: 'tasks ran in their own network namespaces' }),
+    enforced: Type.Boolean({ description: 'policies were applied; false: blocked cells could not be observed' }),
+    startedAt: Type.String(),
+    finishedAt: Type.String(),
+    outcome: Outcome,
+    passed: Type.Boolean({ description: "outcome is 'pass'" }),
+    failure: Type.Union([Type.Literal('intended != computed'), Type.Literal('computed != observed'), Type.Literal('no value'), Type.Literal('error'), Type.Null()]),
+    notices: Type.Array(Type.String()),
+    pods: Type.Array(Type.Object({ id: Type.String(), short: Type.String(), namespace: Type.String(), name: Type.String(), kind: Type.String(), ip: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false })),
+    steps: Type.Array(StepResult),
+    error: Type.Optional(Type.String({ description: 'why the run could not be completed' })),
+  },
+  { additionalProperties: false, description: 'the report of one scenario' },
+);
+
+export const SetReport = Type.Object(
+  {
+    set: Type.String({ description: 'the set run (a built-in folder such as k8s-e2e, or a directory)' }),
+    startedAt: Type.String(),
+    finishedAt: Type.String(),
+    passed: Type.Boolean({ description: 'no scenario failed' }),
+    scenarios: Type.Array(ScenarioReport),
+  },
+  { additionalProperties: false, description: 'the report of a set of scenarios run together (`scenario run <folder>`)' },
+);
+
+/** What `--report-json` writes: one scenario's report, or a set's. */
+export const Report = Type.Union([ScenarioReport, SetReport], { $id: 'https://starmap.invalid/report.schema.json', title: 'Starmap scenario report' });
+
+export type CellResultDoc = Static<typeof CellResult>;
+export type CellStatusName = Static<typeof CellStatus>;
+export type StepResultDoc = Static<typeof StepResult>;
+export type ScenarioReportDoc = Static<typeof ScenarioReport>;
+export type SetReportDoc = Static<typeof SetReport>;

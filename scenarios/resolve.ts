@@ -1,0 +1,371 @@
+// What a scenario file means, worked out once: the namespaces, the pods (the model shorthand
+// expanded) with their labels and named ports, every cell the probes observe (source, destination,
+// port, protocol), the policies (manifests read from their files, dialect policies read as
+// NetworkPolicies) and, per step, the policies in force, the labels in force and the intended
+// verdicts. Pure but for reading the manifest files, which the caller supplies (so built-in
+// scenarios read theirs from the executable). Every problem is reported with its path and line.
+import { dirname, isAbsolute, join, normalize } from 'node:path';
+import { cidrTexts, templateRefs } from '../shared/netpol/ip-template.ts';
+import { checkPolicy, loadManifests, ManifestError, type LoadedPolicy } from '../shared/netpol/manifests.ts';
+import { NAMESPACE_NAME_LABEL, objectId, type NamedPort, type NamespaceInfo, type NetworkPolicyObject, type Protocol } from '../shared/netpol/types.ts';
+import { labelKeyErrors, labelValueErrors } from '../shared/netpol/validate.ts';
+import { dialectToNetworkPolicies } from './dialect.ts';
+import { intendedVerdicts, PodNames } from './matrix.ts';
+import { ScenarioError, type ParsedScenario } from './model.ts';
+import type { AppDoc, DialectPolicyDoc, ModelDoc, StepDoc } from './schema.ts';
+
+/** Bounds: each pod is a process on this machine, each cell a check every probe interval. */
+export const MAX_PODS = 100;
+export const MAX_CELLS = 10_000;
+
+export type CheckKind = 'http' | 'tcp' | 'udp' | 'sctp';
+
+export interface Cell {
+  key: string;
+  from: string;
+  to: string;
+  port: number;
+  protocol: Protocol;
+  /** How it is observed: an HTTP GET of the target's API, a TCP connect, a UDP echo, or not at all (SCTP). */
+  check: CheckKind;
+}
+
+export const cellKey = (from: string, to: string, port: number, protocol: Protocol): string => `${from}>${to}@${port}/${protocol}`;
+
+export interface PodSpec {
+  /** `namespace/name` */
+  id: string;
+  namespace: string;
+  name: string;
+  kind: AppDoc['kind'];
+  short: string;
+  labels: Record<string, string>;
+  /** Where its HTTP API (probe, collector) or its main port (app) listens. */
+  apiPort: number;
+  /** Declared (named) container ports. */
+  ports: NamedPort[];
+  cmd?: string;
+}
+
+export interface ResolvedStep {
+  index: number;
+  name: string;
+  description?: string;
+  /** The policies in force; ipBlocks may hold {{ip ns/pod}}. */
+  policies: NetworkPolicyObject[];
+  /** Labels in force per namespace (with the name label) and per pod. */
+  namespaceLabels: Record<string, Record<string, string>>;
+  podLabels: Record<string, Record<string, string>>;
+  /** Hand-written verdicts (cell key → allowed); null: `expect: computed`. */
+  intended: Map<string, boolean> | null;
+  timeoutSeconds?: number;
+  /** For --policy-hook: the dialect policies in force, by name, as the file wrote them. */
+  dialect?: Record<string, DialectPolicyDoc>;
+}
+
+export interface ResolvedScenario {
+  name: string;
+  description?: string;
+  file: string;
+  probeSeconds: number;
+  timeoutSeconds: number;
+  namespaces: NamespaceInfo[];
+  pods: PodSpec[];
+  cells: Cell[];
+  steps: ResolvedStep[];
+}
+
+export interface ResolveIo {
+  /** Reads a manifest file; `path` is the scenario's directory joined with the `file:` entry. */
+  readFile(path: string): string;
+}
+
+const DEFAULT_PORT = { probe: 9000, collector: 9001, app: 8080 } as const;
+const TARGET = /^(?:([a-z0-9-]+)\/)?([a-z0-9-]+)(?::(?:(\d{1,5})(?:\/(tcp|udp|sctp))?|([a-z0-9-]+)))?$/i;
+
+class Problems {
+  readonly list: string[] = [];
+  readonly parsed: ParsedScenario;
+  constructor(parsed: ParsedScenario) {
+    this.parsed = parsed;
+  }
+  add(pointer: string, message: string): void {
+    this.list.push(`${pointer}${this.parsed.at(pointer)}: ${message}`);
+  }
+  labels(pointer: string, labels: Record<string, string> | undefined): void {
+    for (const [k, v] of Object.entries(labels ?? {})) {
+      const at = `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      for (const m of labelKeyErrors(k)) this.add(at, `label key: ${m}`);
+      for (const m of labelValueErrors(v)) this.add(at, `label value: ${m}`);
+    }
+  }
+  throwIfAny(): void {
+    if (this.list.length > 0) throw new ScenarioError(`${this.parsed.file}: invalid scenario:\n  ${this.list.slice(0, 30).join('\n  ')}${this.list.length > 30 ? `\n  … and ${this.list.length - 30} more` : ''}`);
+  }
+}
+
+function modelPods(m: ModelDoc): PodSpec[] {
+  const ports: NamedPort[] = m.ports.flatMap((port) => m.protocols.map((protocol) => ({ name: `serve-${port}-${protocol.toLowerCase()}`, port, protocol })));
+  let apiPort = DEFAULT_PORT.probe;
+  while (m.ports.includes(apiPort)) apiPort++;
+  return m.namespaces.flatMap((namespace) => m.pods.map((name) => ({ id: `${namespace}/${name}`, namespace, name, kind: 'probe' as const, short: `${namespace}/${name}`, labels: { pod: name }, apiPort, ports })));
+}
+
+function appPod(a: AppDoc): PodSpec {
+  const namespace = a.namespace ?? a.group ?? 'default';
+  const apiPort = a.port ?? DEFAULT_PORT[a.kind];
+  const ports = a.ports ? a.ports.map((p) => ({ name: p.name ?? '', port: p.port, protocol: p.protocol ?? 'TCP' })) : [{ name: 'http', port: apiPort, protocol: 'TCP' as const }];
+  return {
+    id: `${namespace}/${a.name}`,
+    namespace,
+    name: a.name,
+    kind: a.kind,
+    short: a.short ?? (namespace === 'default' ? a.name : `${namespace}/${a.name}`),
+    labels: { ...(a.labels ?? {}) },
+    apiPort,
+    ports,
+    ...(a.kind === 'app' ? { cmd: a.cmd } : {}),
+  };
+}
+
+function checkOf(to: PodSpec, port: number, protocol: Protocol): CheckKind {
+  if (protocol === 'SCTP') return 'sctp';
+  if (protocol === 'UDP') return 'udp';
+  return port === to.apiPort && to.kind !== 'app' ? 'http' : 'tcp';
+}
+
+/** The cells a probe's `probes` entries and a collector's `collects` entries stand for. */
+function cellsOf(pods: PodSpec[], apps: AppDoc[], model: ModelDoc | undefined, names: PodNames, problems: Problems): Cell[] {
+  const cells = new Map<string, Cell>();
+  const add = (from: PodSpec, to: PodSpec, port: number, protocol: Protocol) => {
+    const key = cellKey(from.id, to.id, port, protocol);
+    if (!cells.has(key)) cells.set(key, { key, from: from.id, to: to.id, port, protocol, check: checkOf(to, port, protocol) });
+  };
+  const byId = new Map(pods.map((p) => [p.id, p]));
+  if (model) {
+    const mine = pods.filter((p) => model.namespaces.includes(p.namespace) && model.pods.includes(p.name));
+    for (const from of mine) for (const to of mine) if (from !== to) for (const np of to.ports) add(from, to, np.port, np.protocol);
+  }
+  apps.forEach((a, i) => {
+    const from = byId.get(appPod(a).id)!;
+    if (a.kind === 'probe') {
+      a.probes.forEach((t, j) => {
+        const at = `/apps/${i}/probes/${j}`;
+        const m = TARGET.exec(t);
+        const to = m ? names.resolve(m[1] ? `${m[1]}/${m[2]}` : m[2]!, from.namespace) : undefined;
+        if (!m || !to) return problems.add(at, `unknown pod "${t.split(':')[0]}" (known: ${pods.map((p) => p.id).join(', ')})`);
+        const target = byId.get(to)!;
+        if (m[5]) {
+          const np = target.ports.find((p) => p.name === m[5]);
+          if (!np) return problems.add(at, `${target.id} declares no port named "${m[5]}"`);
+          add(from, target, np.port, np.protocol);
+        } else if (m[3]) {
+          const port = Number(m[3]);
+          if (port < 1 || port > 65535) return problems.add(at, `port ${port} is outside 1-65535`);
+          const protocols: Protocol[] = m[4] ? [m[4].toUpperCase() as Protocol] : [...new Set(target.ports.filter((p) => p.port === port).map((p) => p.protocol))];
+          for (const protocol of protocols.length > 0 ? protocols : (['TCP'] as Protocol[])) add(from, target, port, protocol);
+        } else for (const np of target.ports) add(from, target, np.port, np.protocol);
+      });
+    } else if (a.kind === 'collector') {
+      a.collects.forEach((t, j) => {
+        const to = names.resolve(t, from.namespace);
+        const target = to ? byId.get(to) : undefined;
+        if (!target) return problems.add(`/apps/${i}/collects/${j}`, `unknown pod "${t}"`);
+        if (target.kind !== 'probe') return problems.add(`/apps/${i}/collects/${j}`, `"${t}" is not a probe`);
+        add(from, target, target.apiPort, 'TCP');
+      });
+    }
+  });
+  return [...cells.values()];
+}
+
+/** Manifests of one `policies` entry (a file, a List, or one policy), checked, with problems reported. */
+function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io: ResolveIo, problems: Problems): LoadedPolicy[] {
+  if (entry && typeof entry === 'object' && 'file' in entry) {
+    const rel = String((entry as { file: unknown }).file);
+    const path = isAbsolute(rel) ? rel : normalize(join(dirname(parsed.file), rel));
+    let text: string;
+    try {
+      text = io.readFile(path);
+    } catch (err) {
+      problems.add(`${pointer}/file`, `cannot read ${rel}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      return [];
+    }
+    try {
+      return loadManifests(text, rel, { templates: true });
+    } catch (err) {
+      if (!(err instanceof ManifestError)) throw err;
+      problems.add(`${pointer}/file`, err.message);
+      return [];
+    }
+  }
+  const kind = (entry as { kind?: unknown }).kind;
+  const items = kind === 'List' || kind === 'NetworkPolicyList' ? ((entry as { items?: unknown }).items as unknown[] | undefined) : undefined;
+  if (items !== undefined && !Array.isArray(items)) return problems.add(pointer, `a ${String(kind)} needs an items array`), [];
+  const out: LoadedPolicy[] = [];
+  (items ?? [entry]).forEach((value, i) => {
+    const at = items ? `${pointer}/items/${i}` : pointer;
+    const k = (value as { kind?: unknown } | null)?.kind;
+    if (k !== 'NetworkPolicy') return problems.add(at, `kind ${JSON.stringify(k ?? null)} is not a NetworkPolicy (networking.k8s.io/v1)`);
+    const r = checkPolicy(value, { templates: true });
+    if ('errors' in r) for (const e of r.errors) for (const m of e.errors) problems.add(`${at}${e.path === '/' ? '' : e.path}`, m);
+    else out.push({ policy: r.policy, origin: `${parsed.file} ${at}` });
+  });
+  return out;
+}
+
+export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): ResolvedScenario {
+  const { doc } = parsed;
+  const problems = new Problems(parsed);
+  const apps = doc.apps ?? [];
+  if (!doc.model && apps.length === 0) problems.add('/', 'give apps, a model or both');
+
+  // Pods: the model's, then the apps.
+  const pods = [...(doc.model ? modelPods(doc.model) : []), ...apps.map(appPod)];
+  const seen = new Map<string, string>();
+  pods.forEach((p, i) => {
+    const at = i < pods.length - apps.length ? '/model' : `/apps/${i - (pods.length - apps.length)}`;
+    if (seen.has(p.id)) problems.add(at, `duplicate pod "${p.id}" (also ${seen.get(p.id)})`);
+    seen.set(p.id, at);
+    const names = new Set<string>();
+    p.ports.forEach((np, j) => {
+      if (np.name && names.has(np.name)) problems.add(`${at}/ports/${j}/name`, `duplicate port name "${np.name}"`);
+      names.add(np.name);
+    });
+  });
+  apps.forEach((a, i) => problems.labels(`/apps/${i}/labels`, a.labels));
+  const shorts = new Map<string, string>();
+  pods.forEach((p) => {
+    if (shorts.has(p.short) && shorts.get(p.short) !== p.id) problems.add('/apps', `duplicate short label "${p.short}" (${shorts.get(p.short)} and ${p.id})`);
+    shorts.set(p.short, p.id);
+  });
+  if (pods.length > MAX_PODS) problems.add('/', `${pods.length} pods; at most ${MAX_PODS}`);
+  problems.throwIfAny();
+  const names = new PodNames(pods);
+  const cells = cellsOf(pods, apps, doc.model, names, problems);
+  if (cells.length > MAX_CELLS) problems.add('/', `${cells.length} cells; at most ${MAX_CELLS}`);
+
+  // Namespaces: declared, the model's, the pods', the policies' (below).
+  const declared = new Map<string, Record<string, string>>();
+  for (const [name, ns] of Object.entries(doc.namespaces ?? {})) {
+    problems.labels(`/namespaces/${name}/labels`, ns.labels);
+    const given = ns.labels?.[NAMESPACE_NAME_LABEL];
+    if (given !== undefined && given !== name) problems.add(`/namespaces/${name}/labels`, `${NAMESPACE_NAME_LABEL} is always the namespace's name ("${name}")`);
+    declared.set(name, { ...(ns.labels ?? {}), [NAMESPACE_NAME_LABEL]: name });
+  }
+  const ensureNs = (name: string) => declared.has(name) || declared.set(name, { [NAMESPACE_NAME_LABEL]: name });
+  for (const ns of doc.model?.namespaces ?? []) ensureNs(ns);
+  for (const p of pods) ensureNs(p.namespace);
+
+  // Policies: manifests by namespace/name, or dialect policies by name.
+  const catalog = new Map<string, LoadedPolicy>();
+  const dialect = doc.policies && !Array.isArray(doc.policies) ? doc.policies : undefined;
+  const checkTemplates = (lp: LoadedPolicy, at: string) => {
+    for (const c of cidrTexts(lp.policy)) for (const ref of templateRefs(c.text)) if (!seen.has(ref)) problems.add(at, `${objectId(lp.policy.metadata)} ${c.path}: {{ip ${ref}}} names no pod of this scenario`);
+  };
+  if (Array.isArray(doc.policies)) {
+    doc.policies.forEach((entry, i) => {
+      for (const lp of manifestsOf(entry, `/policies/${i}`, parsed, io, problems)) {
+        const id = objectId(lp.policy.metadata);
+        if (catalog.has(id)) problems.add(`/policies/${i}`, `policy ${id} is defined twice (also ${catalog.get(id)!.origin})`);
+        catalog.set(id, lp);
+        checkTemplates(lp, `/policies/${i}`);
+        ensureNs(lp.policy.metadata.namespace);
+      }
+    });
+  }
+  if (dialect) for (const p of Object.values(dialect)) if (p.selector.group) ensureNs(p.selector.group);
+  const nsNames = [...declared.keys()];
+  const fromDialect = (name: string) => dialectToNetworkPolicies(name, dialect![name]!, nsNames);
+
+  // Steps: policies and labels in force, intended verdicts.
+  const nsLabels: Record<string, Record<string, string>> = Object.fromEntries(declared);
+  const podLabels: Record<string, Record<string, string>> = Object.fromEntries(pods.map((p) => [p.id, p.labels]));
+  let previous: { policies: NetworkPolicyObject[]; dialect?: Record<string, DialectPolicyDoc> } = { policies: [] };
+  const steps = doc.steps.map((s: StepDoc, i): ResolvedStep => {
+    const at = `/steps/${i}`;
+    if (s.policies) {
+      const inForce = new Map<string, NetworkPolicyObject>();
+      const usedDialect: Record<string, DialectPolicyDoc> = {};
+      const put = (p: NetworkPolicyObject, where: string) => {
+        const id = objectId(p.metadata);
+        if (inForce.has(id)) problems.add(where, `policy ${id} is in force twice in this step`);
+        inForce.set(id, p);
+      };
+      s.policies.forEach((ref, j) => {
+        const where = `${at}/policies/${j}`;
+        if (typeof ref !== 'string') {
+          for (const lp of manifestsOf(ref, where, parsed, io, problems)) {
+            checkTemplates(lp, where);
+            ensureNs(lp.policy.metadata.namespace);
+            const id = objectId(lp.policy.metadata);
+            inForce.delete(id); // a step's own manifest replaces one of the same name
+            put(lp.policy, where);
+          }
+        } else if (dialect?.[ref]) {
+          usedDialect[ref] = dialect[ref];
+          for (const p of fromDialect(ref)) put(p, where);
+        } else if (catalog.has(ref)) put(catalog.get(ref)!.policy, where);
+        else problems.add(where, `unknown policy "${ref}" (known: ${[...(dialect ? Object.keys(dialect) : catalog.keys())].join(', ') || 'none'})`);
+      });
+      previous = { policies: [...inForce.values()], ...(dialect ? { dialect: usedDialect } : {}) };
+    }
+    for (const [ns, labels] of Object.entries(s.labels?.namespaces ?? {})) {
+      if (!declared.has(ns)) problems.add(`${at}/labels/namespaces/${ns}`, `unknown namespace "${ns}" (known: ${nsNames.join(', ')})`);
+      else if (labels === null) nsLabels[ns] = declared.get(ns)!;
+      else {
+        problems.labels(`${at}/labels/namespaces/${ns}`, labels);
+        nsLabels[ns] = { ...labels, [NAMESPACE_NAME_LABEL]: ns };
+      }
+    }
+    for (const [ref, labels] of Object.entries(s.labels?.pods ?? {})) {
+      const id = names.resolve(ref);
+      const where = `${at}/labels/pods/${ref.replace(/\//g, '~1')}`;
+      if (!id) problems.add(where, `unknown pod "${ref}"`);
+      else if (labels === null) podLabels[id] = pods.find((p) => p.id === id)!.labels;
+      else {
+        problems.labels(where, labels);
+        podLabels[id] = { ...labels };
+      }
+    }
+    let intended: Map<string, boolean> | null = null;
+    if (s.expect !== undefined && s.expect !== 'computed') {
+      if (Object.keys(s.expect).length === 0) problems.add(`${at}/expect`, 'give `computed`, a matrix, per-port matrices, edges or a default');
+      else {
+        try {
+          intended = intendedVerdicts(s.expect, cells, names);
+        } catch (err) {
+          problems.add(`${at}/expect`, (err as Error).message);
+        }
+      }
+    }
+    return {
+      index: i,
+      name: s.name,
+      ...(s.description ? { description: s.description } : {}),
+      policies: previous.policies,
+      namespaceLabels: { ...nsLabels },
+      podLabels: { ...podLabels },
+      intended,
+      ...(s.timeoutSeconds ? { timeoutSeconds: s.timeoutSeconds } : {}),
+      ...(previous.dialect ? { dialect: previous.dialect } : {}),
+    };
+  });
+  const stepNames = new Set<string>();
+  steps.forEach((s) => {
+    if (stepNames.has(s.name)) problems.add(`/steps/${s.index}/name`, `duplicate step name "${s.name}"`);
+    stepNames.add(s.name);
+  });
+  problems.throwIfAny();
+  return {
+    name: doc.name,
+    ...(doc.description ? { description: doc.description } : {}),
+    file: parsed.file,
+    probeSeconds: doc.probeSeconds ?? 1,
+    timeoutSeconds: doc.timeoutSeconds ?? 0.5,
+    namespaces: [...declared].map(([name, labels]) => ({ name, labels })),
+    pods,
+    cells,
+    steps,
+  };
+}

@@ -1,0 +1,256 @@
+// `scenario run`: one scenario or a set (a built-in folder such as k8s-e2e, or a directory). Finds
+// policy-writing mistakes before anything starts, starts the bundled orchestrator (with isolation
+// when the machine can) or logs in to the one given, runs the scenarios (those with the same pods
+// on one deployment), writes the reports and says how it went.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { createSocket } from 'node:dgram';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { startBundled, type Bundled } from './bundled.ts';
+import { assignHostPorts, groupId, portNumbers } from './deploy-plan.ts';
+import { loadTargets } from './load.ts';
+import { ScenarioError } from './model.ts';
+import { OrchestratorClient } from './orchestrator-client.ts';
+import { ChangesEndpoint, HookPolicies, NoPolicies, POLICY_PATH, type PolicyApplier } from './policies.ts';
+import { locatePrograms } from './programs.ts';
+import type { SetReportDoc } from './report-schema.ts';
+import { toJson, toJunit, type ScenarioReportDoc, type StepResultDoc } from './report.ts';
+import type { ResolvedScenario } from './resolve.ts';
+import { runDeployment, topology } from './run.ts';
+import { preflight } from './steps.ts';
+
+export interface RunArgs {
+  scenario: string;
+  orchestrator?: string;
+  uid: string;
+  password?: string;
+  token?: string;
+  isolation: 'auto' | 'netns' | 'off';
+  policyHook?: string;
+  reportJson?: string;
+  reportJunit?: string;
+  stepTimeout?: number;
+  pause: number;
+  keep: boolean;
+  hold: boolean;
+}
+
+export class RunError extends Error {}
+
+/** Why this machine cannot isolate tasks, or undefined when it can. */
+export function isolationMissing(): string | undefined {
+  if (process.getuid?.() !== 0) return 'it needs root';
+  const missing = ['ip', 'nft'].filter((cmd) => {
+    try {
+      execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length > 0) return `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (apt-get install ${missing.map((m) => (m === 'ip' ? 'iproute2' : 'nftables')).join(' ')})`;
+  return undefined;
+}
+
+/** A Marathon id segment for a set's deployment, from its folder name. */
+function deploymentName(set: string, index: number, count: number): string {
+  const base = basename(set).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 28) || 'set';
+  return count > 1 ? `${base}-${index + 1}` : base;
+}
+
+function summary(r: ScenarioReportDoc, total: number): string {
+  const passed = r.failure === 'intended != computed' ? 0 : r.steps.filter((s) => s.passed).length;
+  const notRun = r.steps.filter((s) => s.observed && s.outcome === 'not run').length;
+  const why = r.failure === 'intended != computed' ? ' (intended != computed: a policy-writing mistake, nothing observed)' : r.failure === 'computed != observed' ? ' (computed != observed: an enforcement fault)' : '';
+  const word = r.outcome === 'pass' ? 'PASS' : r.outcome === 'not run' ? 'NOT RUN' : 'FAIL';
+  return `${r.scenario}: ${word}: ${passed} of ${total} steps as expected${notRun ? `, ${notRun} not run (nothing they judge could be observed here)` : ''}${why}${r.error ? ` (${r.error})` : ''}${r.enforced ? '' : '; cells the policies block were not observed (no isolation)'}`;
+}
+
+/** For callers that run scenarios in process (npm start, live views): when the pods are up, and each finished step with its cells and reasons. */
+export interface RunHooks {
+  onReady?: (info: { bundled?: Bundled; uiUrl?: string }) => void;
+  onStep?: (scenario: string, step: StepResultDoc) => void;
+}
+
+export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> {
+  let targets: { set?: string; scenarios: ResolvedScenario[] };
+  try {
+    targets = loadTargets(args.scenario);
+  } catch (err) {
+    if (err instanceof ScenarioError) throw new RunError(err.message);
+    throw err;
+  }
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const startedAt = new Date().toISOString();
+  // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
+  const reports = new Map<ResolvedScenario, ScenarioReportDoc>();
+  for (const s of targets.scenarios) {
+    if (targets.set) log(`\n== ${s.name}: checking that the policies say what it intends`);
+    const refused = preflight(s, args.isolation !== 'off', args.isolation !== 'off' || !!args.policyHook, log);
+    if (refused) reports.set(s, refused);
+  }
+  const runnable = targets.scenarios.filter((s) => !reports.has(s));
+  const ac = new AbortController();
+  if (runnable.length > 0) await runAll(args, targets.set, runnable, reports, log, ac, hooks);
+
+  const ordered = targets.scenarios.map((s) => reports.get(s)!);
+  if (args.reportJson) {
+    const doc: ScenarioReportDoc | SetReportDoc = targets.set ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered } : ordered[0]!;
+    writeFileSync(args.reportJson, toJson(doc));
+  }
+  if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(ordered));
+  log('');
+  for (const [i, r] of ordered.entries()) log(summary(r, targets.scenarios[i]!.steps.length));
+  if (targets.set) {
+    const notRun = ordered.filter((r) => r.outcome === 'not run').length;
+    log(`${targets.set}: ${ordered.filter((r) => r.passed).length} of ${ordered.length} scenarios as expected${notRun ? `, ${notRun} not run` : ''}, ${ordered.filter((r) => r.outcome === 'fail').length} failed`);
+  }
+  if (ac.signal.aborted) {
+    log('stopped (Ctrl-C); everything it deployed is removed');
+    if (!args.hold) return 130;
+  }
+  // Not run is no failure (SCTP here, as upstream skips it without the feature), nor a pass.
+  return ordered.some((r) => r.outcome === 'fail') ? 1 : 0;
+}
+
+async function runAll(
+  args: RunArgs,
+  set: string | undefined,
+  scenarios: ResolvedScenario[],
+  reports: Map<ResolvedScenario, ScenarioReportDoc>,
+  log: (line: string) => void,
+  ac: AbortController,
+  hooks: RunHooks,
+): Promise<void> {
+  const workDir = mkdtempSync(join(tmpdir(), `starmap-${basename(set ?? scenarios[0]!.name)}-`));
+  const found = locatePrograms();
+  const tty = process.stdout.isTTY;
+  const progress = (line: string) => (tty ? process.stdout.write(`\r\x1b[2K${line}`) : undefined);
+  let bundled: Bundled | undefined;
+  const onSignal = () => ac.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    let client: OrchestratorClient;
+    let isolated: boolean;
+    let applier: (name: string, namespaces: string[]) => PolicyApplier;
+    if (args.orchestrator) {
+      client = new OrchestratorClient(args.orchestrator, args.token ?? process.env.STARMAP_TOKEN);
+      const password = args.password ?? process.env.STARMAP_PASSWORD;
+      if (!args.token && !process.env.STARMAP_TOKEN && password) await client.login(args.uid, password);
+      isolated = args.isolation !== 'off';
+      if (args.policyHook) applier = (name) => new HookPolicies(args.policyHook!, workDir, name, groupId({ name }));
+      else {
+        let endpoint = true;
+        try {
+          await client.call('GET', POLICY_PATH);
+        } catch {
+          log(`note: ${args.orchestrator} has no ${POLICY_PATH} endpoint and no --policy-hook was given: policies will not be applied`);
+          endpoint = false;
+        }
+        applier = (name, namespaces) => (endpoint ? new ChangesEndpoint(client, name, namespaces) : new NoPolicies());
+      }
+    } else {
+      const missing = isolationMissing();
+      if (args.isolation === 'netns' && missing) throw new RunError(`--isolation=netns: ${missing}`);
+      isolated = args.isolation === 'netns' || (args.isolation === 'auto' && !missing);
+      if (!isolated) log(`note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced (use --isolation=netns to require them)`);
+      try {
+        bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated });
+      } catch (err) {
+        // --isolation=auto: an orchestrator that cannot isolate here still runs the scenario on loopback.
+        if (!isolated || args.isolation !== 'auto') throw err;
+        log(`note: the orchestrator could not start with --isolation=netns, so this runs on loopback without isolation (network policies are not enforced): ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`);
+        isolated = false;
+        bundled = await startBundled(found.orchestrator, { workDir, isolation: false });
+      }
+      client = new OrchestratorClient(bundled.url);
+      await client.login(bundled.uid, bundled.password);
+      const enforcing = isolated;
+      applier = (name, namespaces) => (enforcing ? new ChangesEndpoint(client, name, namespaces) : new NoPolicies());
+      log(`orchestrator: ${bundled.url}  (login: ${bundled.uid} / ${bundled.password}; state in ${bundled.dataDir})`);
+    }
+    // Scenarios with the same pods share one deployment, in the order they first appear.
+    const groups = new Map<string, ResolvedScenario[]>();
+    for (const s of scenarios) groups.set(topology(s), [...(groups.get(topology(s)) ?? []), s]);
+    for (const [i, group] of [...groups.values()].entries()) {
+      if (ac.signal.aborted) break;
+      const name = set ? deploymentName(set, i, groups.size) : group[0]!.name;
+      const hostPorts = isolated ? undefined : await loopbackPorts(group[0]!);
+      const results = await runDeployment(
+        {
+          client,
+          policies: applier(name, [...new Set(group.flatMap((s) => s.namespaces.map((n) => n.name)))]),
+          programs: found.programs,
+          isolated,
+          ...(hostPorts ? { hostPorts } : {}),
+          workDir,
+          ...(args.stepTimeout ? { stepTimeoutSeconds: args.stepTimeout } : {}),
+          pauseSeconds: args.pause,
+          keep: args.keep,
+          hold: args.hold && i === groups.size - 1,
+          log,
+          progress,
+          signal: ac.signal,
+          ...(hooks.onStep ? { onStep: (scenario: string, step: StepResultDoc) => hooks.onStep!(scenario, step) } : {}),
+          onDeployed: (located) => {
+            const ui = located.find((l) => l.app.pod.kind === 'collector');
+            hooks.onReady?.({ ...(bundled ? { bundled } : {}), ...(ui ? { uiUrl: `${ui.base}/` } : {}) });
+            if (ui) log(`collector UI: ${ui.base}/`);
+          },
+        },
+        name,
+        group,
+      );
+      group.forEach((s, k) => reports.set(s, results[k]!));
+    }
+    if (tty) process.stdout.write('\r\x1b[2K');
+    await client.close();
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await bundled?.stop();
+    rmSync(workDir, { recursive: true, force: true });
+    // Scenarios an interruption kept from running still get a report.
+    for (const s of scenarios) if (!reports.has(s)) reports.set(s, { ...notRunReport(s), error: 'not run: the run was stopped' });
+  }
+}
+
+/** Whether a port is free on 127.0.0.1 for both TCP and UDP (a probe serves both on one number). */
+async function portFree(port: number): Promise<boolean> {
+  const tcp = await new Promise<boolean>((res) => {
+    const srv = createServer();
+    srv.once('error', () => res(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
+  });
+  if (!tcp) return false;
+  return new Promise<boolean>((res) => {
+    const sock = createSocket('udp4');
+    sock.once('error', () => (sock.close(), res(false)));
+    sock.bind(port, '127.0.0.1', () => sock.close(() => res(true)));
+  });
+}
+
+/**
+ * Host ports for the loopback layout, each free for TCP and UDP when chosen, below Linux's
+ * ephemeral range (32768+) so that outgoing connections do not take them meanwhile.
+ */
+async function loopbackPorts(s: ResolvedScenario): Promise<Map<string, Map<number, number>>> {
+  const taken = new Set<number>();
+  const free: number[] = [];
+  const needed = s.pods.reduce((n, p) => n + portNumbers(p).length, 0);
+  for (let tries = 0; free.length < needed && tries < needed * 20; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (!taken.has(port) && (await portFree(port))) free.push(port);
+    taken.add(port);
+  }
+  if (free.length < needed) throw new RunError(`could not find ${needed} free ports on 127.0.0.1 for the loopback layout`);
+  return assignHostPorts(s.pods, () => free.shift()!);
+}
+
+function notRunReport(s: ResolvedScenario): ScenarioReportDoc {
+  const now = new Date().toISOString();
+  return { scenario: s.name, isolated: false, enforced: false, startedAt: now, finishedAt: now, outcome: 'fail', passed: false, failure: 'error', notices: [], pods: [], steps: [] };
+}

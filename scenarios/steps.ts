@@ -1,0 +1,90 @@
+// The pure parts of running a scenario: the settle budget, which cells cannot be observed, the
+// state a step asks the orchestrator for, and the check that the policies say what each step
+// intends (made before anything starts), with its report.
+import { resolvePolicy } from '../shared/netpol/ip-template.ts';
+import { expectStep, type StepExpectation } from './expect.ts';
+import type { DesiredState } from './policies.ts';
+import { cellResults, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from './report.ts';
+import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
+import { LEGEND } from './tables.ts';
+
+/** The settle budget of a scenario: probe interval + check timeout + 1 s (issue #18). */
+export function settleBudgetMs(s: Pick<ResolvedScenario, 'probeSeconds' | 'timeoutSeconds'>): number {
+  return Math.round((s.probeSeconds + s.timeoutSeconds + 1) * 1000);
+}
+
+/** Cells that cannot be observed, and why. */
+export function notRunCells(exp: StepExpectation, enforced: boolean): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const c of exp.cells) {
+    if (c.cell.protocol === 'SCTP') out.set(c.cell.key, 'not run: the probe cannot check SCTP (Node.js has no SCTP sockets)');
+    else if (!enforced && (c.computed === false || c.expected === false)) out.set(c.cell.key, 'not run: policies are not enforced here (no isolation), so nothing can be blocked');
+  }
+  return out;
+}
+
+/** The state a step asks the orchestrator for, with addresses filled into the policies. */
+export function desiredState(s: ResolvedScenario, step: ResolvedStep, ips: ReadonlyMap<string, string>): DesiredState {
+  const same = (a: Record<string, string>, b: Record<string, string>) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+  return {
+    step: step.name,
+    policies: step.policies.map((p) => resolvePolicy(p, (ref) => ips.get(ref))),
+    namespaces: step.namespaceLabels,
+    podLabels: Object.fromEntries(s.pods.map((p) => [p.id, same(step.podLabels[p.id] ?? p.labels, p.labels) ? null : step.podLabels[p.id]!])),
+    ...(step.dialect ? { dialect: step.dialect } : {}),
+  };
+}
+
+/**
+ * The steps whose hand-written verdicts the policies contradict, as step results (not run), or
+ * [] when every step says what its policies say.
+ */
+export function policyMistakes(s: ResolvedScenario, exps: StepExpectation[], enforced: boolean): StepResultDoc[] | undefined {
+  if (!exps.some((e) => e.mistakes.length > 0)) return undefined;
+  return exps.map((e) => stepResult(e, s.pods, cellResults(e, notRunCells(e, enforced)), { settled: null, durationMs: null, budgetMs: settleBudgetMs(s), lastFlipMs: null, observed: false }));
+}
+
+export function emptyReport(s: ResolvedScenario, isolated: boolean, enforced: boolean): ScenarioReportDoc {
+  const startedAt = new Date().toISOString();
+  return {
+    scenario: s.name,
+    ...(s.description ? { description: s.description } : {}),
+    isolated,
+    enforced,
+    startedAt,
+    finishedAt: startedAt,
+    outcome: 'not run',
+    passed: false,
+    failure: null,
+    notices: [],
+    pods: s.pods.map((p) => ({ id: p.id, short: p.short, namespace: p.namespace, name: p.name, kind: p.kind, ip: null })),
+    steps: [],
+  };
+}
+
+/**
+ * The check made before anything starts: when some step's hand-written verdicts contradict its
+ * policies, the report of that (printed), else undefined.
+ */
+export function preflight(s: ResolvedScenario, isolated: boolean, enforced: boolean, log: (line: string) => void): ScenarioReportDoc | undefined {
+  const refused = policyMistakes(s, s.steps.map((st) => expectStep(s, st)), enforced);
+  return refused ? refuse(emptyReport(s, isolated, enforced), refused, log, 'nothing was deployed') : undefined;
+}
+
+/** A scenario fails when a step does, passes when a step passed and none failed, else was not run. */
+export function scenarioOutcome(r: Pick<ScenarioReportDoc, 'steps' | 'error'>): 'pass' | 'fail' | 'not run' {
+  if (r.error || r.steps.some((st) => st.outcome === 'fail')) return 'fail';
+  return r.steps.some((st) => st.outcome === 'pass') ? 'pass' : 'not run';
+}
+
+export function refuse(report: ScenarioReportDoc, steps: StepResultDoc[], log: (line: string) => void, what: string): ScenarioReportDoc {
+  report.steps = steps;
+  report.failure = 'intended != computed';
+  report.outcome = 'fail';
+  log(`\nintended != computed: the policies do not say what the scenario intends (a policy-writing mistake); ${what}.`);
+  log(LEGEND);
+  for (const st of steps) log(st.failure ? `\n${stepText(st, steps.length)}` : `step ${st.index + 1}/${steps.length} ${st.name}: intended = computed`);
+  report.finishedAt = new Date().toISOString();
+  return report;
+}
+
