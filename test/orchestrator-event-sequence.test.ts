@@ -26,7 +26,7 @@ type Ev = { eventType: string; timestamp: string; [k: string]: any };
 
 const APP = '/seq/web';
 const APP_GROUP = '/seq';
-const HC = { protocol: 'HTTP', path: '/health', portIndex: 0, gracePeriodSeconds: 5, intervalSeconds: 0.2, timeoutSeconds: 1, maxConsecutiveFailures: 2 };
+const HC = { protocol: 'HTTP', path: '/health', portIndex: 0, gracePeriodSeconds: 60, intervalSeconds: 0.2, timeoutSeconds: 5, maxConsecutiveFailures: 2 };
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TASK_ID = /^seq_web\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
