@@ -207,7 +207,7 @@ const boolMark = (v) => (v === true ? '.' : v === false ? 'X' : '-');
  * Joins published expectations to the model: per matrix cell (edge id `from->to`, and
  * `self->to` for the collector's own row) what is expected, what is observed here, whether they
  * differ, and why (the evaluator's reasons). A cell is judged only when the expectation says
- * true or false and something was observed ('.' or 'X'); a probe's edge is matched by the URL it
+ * true or false, the runner can observe it here, and something was observed ('.' or 'X'); a probe's edge is matched by the URL it
  * checks when the runner gave one (a pair can have several ports), else by the pair.
  * Returns null without expectations; sets `edge.expect` on every judged edge.
  */
@@ -228,7 +228,8 @@ export function compareExpectations(model, doc) {
     // Several cells for one pair (ports): the one whose URL the drawn edge checks, else the first.
     if (cells.has(key) && !(edge && c.url && c.url === edge.url)) continue;
     const observedMark = self ? model.matrix.self[c.to] : model.matrix.rows[c.from][c.to];
-    const judged = (c.expected === true || c.expected === false) && (observedMark === '.' || observedMark === 'X');
+    // Cells the runner cannot observe here ('not run': no isolation, SCTP) are shown, never judged.
+    const judged = (c.expected === true || c.expected === false) && c.status !== 'not run' && (observedMark === '.' || observedMark === 'X');
     const mismatch = judged && boolMark(c.expected) !== observedMark;
     cells.set(key, { from: self ? 'self' : c.from, to: c.to, expected: c.expected ?? null, expectedMark: boolMark(c.expected ?? null), observedMark, judged, mismatch, reason: c.reason ?? '', reasons: Array.isArray(c.reasons) ? c.reasons : [], port: c.port ?? null, protocol: c.protocol ?? null, status: c.status ?? null });
   }

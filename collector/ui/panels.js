@@ -26,7 +26,7 @@ const CLASSES = { '.': 'cell-ok', X: 'cell-bad', '?': 'cell-unknown', '-': 'cell
 /** An expectation in words, for titles and the details panel: "expected blocked: <reasons>". */
 export function expectationText(x) {
   if (!x) return '';
-  const head = x.expected === null ? 'not judged by the step' : `expected ${x.expected ? 'allowed' : 'blocked'}`;
+  const head = x.expected === null ? 'not judged by the step' : `expected ${x.expected ? 'allowed' : 'blocked'}${x.status === 'not run' ? ' (cannot be observed here: not judged)' : ''}`;
   const why = x.reasons.length > 0 ? x.reasons.join('; ') : x.reason;
   return `${x.mismatch ? 'MISMATCH: ' : ''}${head}${why ? ` (${why})` : ''}`;
 }
@@ -110,7 +110,7 @@ export function resourcesHtml(model) {
 export function detailsHtml(h, now) {
   const show = (s) => esc(s ?? '—'); // a missing value shows as a dash
   const kv = (pairs) => `<dl class="kv">${pairs.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl>`;
-  const expectRows = (ex) => (ex ? [['expected', `${ex.mismatch ? '<span class="bad">not as expected: </span>' : ''}${show(ex.expected === null ? 'not judged' : ex.expected ? 'allowed' : 'blocked')}`], ['why', ex.reasons.length > 0 ? ex.reasons.map((r) => `<div>${show(r)}</div>`).join('') : show(ex.reason)]] : []);
+  const expectRows = (ex) => (ex ? [['expected', `${ex.mismatch ? '<span class="bad">not as expected: </span>' : ''}${show(ex.expected === null ? 'not judged' : ex.expected ? 'allowed' : 'blocked')}${ex.status === 'not run' ? ' (cannot be observed here)' : ''}`], ['why', ex.reasons.length > 0 ? ex.reasons.map((r) => `<div>${show(r)}</div>`).join('') : show(ex.reason)]] : []);
   if (h.kind === 'node') {
     const n = h.item;
     const st = n.pending ? '<span class="unknown">pending (not fetched yet)</span>' : n.failing ? `<span class="bad">failing: ${show(n.reason)}</span>` : '<span class="ok">ok</span>';
