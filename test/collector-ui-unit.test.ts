@@ -75,7 +75,7 @@ describe('model.js', () => {
       ],
     });
     expect(x.mismatches).toBe(2);
-    expect([...x.cells.values()].filter((c: any) => c.mismatch).map((c: any) => `${c.from}->${c.to}`)).toEqual(['C->A', 'self->A']);
+    expect([...x.cells.values()].filter((c: any) => c.mismatch).map((c: any) => `${c.from}->${c.to}`)).toEqual(['C->A', '@self->A']);
     // Not observable here (not run), or nothing observed ('?'): shown, not judged.
     expect(x.cells.get('A->C')).toMatchObject({ judged: false, mismatch: false, expectedMark: 'X' });
     expect(x.cells.get('B->C')).toMatchObject({ judged: false, observedMark: '?' });

@@ -4,7 +4,7 @@
 // (draw.js on a canvas) and writes the side panels (panels.js: the matrix, the accessible view).
 // No framework, no CDN. Test hook: window.__starmap holds the current model (nodes, edges,
 // matrix, state, expectations) and where everything is drawn (geometry()).
-import { buildModel, compareExpectations, emptyModel, graphSignature, normalise } from './model.js';
+import { SELF, buildModel, compareExpectations, emptyModel, graphSignature, normalise } from './model.js';
 import { GraphView } from './draw.js';
 import { ago, detailsHtml, matrixHtml, resourcesHtml, stepHtml, summaryText } from './panels.js';
 
@@ -86,7 +86,7 @@ function rebuild(doc) {
 function refind(h) {
   if (h.kind === 'self') {
     const node = model.byId.get(h.item.node.id);
-    return node ? { kind: 'self', item: { ...h.item, node, expect: expectations?.cells.get(`self->${node.id}`) } } : null;
+    return node ? { kind: 'self', item: { ...h.item, node, expect: expectations?.cells.get(`${SELF}->${node.id}`) } } : null;
   }
   const item = h.kind === 'node' ? model.byId.get(h.item.id) : model.edges.find((e) => e.id === h.item.id);
   return item ? { kind: h.kind, item } : null;
@@ -290,10 +290,10 @@ $('matrix').addEventListener('focusin', (ev) => cellDetails(ev.target));
 $('matrix').addEventListener('click', (ev) => cellDetails(ev.target));
 function cellDetails(target) {
   const td = target instanceof window.HTMLElement ? target.closest('td') : null;
-  if (!td || !td.dataset.from) return;
-  if (td.dataset.from === 'self') {
+  if (!td || !td.dataset.to) return;
+  if (td.dataset.self) {
     const node = model.byId.get(td.dataset.to);
-    if (node) pinned = { kind: 'self', item: { node, label: expectations?.selfLabel ?? 'UI', expect: expectations?.cells.get(`self->${node.id}`) } };
+    if (node) pinned = { kind: 'self', item: { node, label: expectations?.selfLabel ?? 'UI', expect: expectations?.cells.get(`${SELF}->${node.id}`) } };
   } else {
     const e = model.edges.find((x) => x.from === td.dataset.from && x.to === td.dataset.to);
     if (e) pinned = { kind: 'edge', item: e };

@@ -8,6 +8,8 @@ export const PALETTE = ['#8e7cc3', '#4fb3d9', '#e06c9f', '#f0a14a', '#5cc9a7', '
 
 /** The matrix row of the collector itself (the management UI in a scenario), as the terminal's tables call it. */
 export const SELF_LABEL = 'UI';
+/** How the collector's own row is keyed (`@self->to`): '@' is in no resource id, so it cannot clash. */
+export const SELF = '@self';
 
 /** Normalises a URL or host:port into {scheme, host, port, key}; undefined when unparsable. */
 export function normalise(raw) {
@@ -205,7 +207,7 @@ const boolMark = (v) => (v === true ? '.' : v === false ? 'X' : '-');
 
 /**
  * Joins published expectations to the model: per matrix cell (edge id `from->to`, and
- * `self->to` for the collector's own row) what is expected, what is observed here, whether they
+ * `@self->to` for the collector's own row) what is expected, what is observed here, whether they
  * differ, and why (the evaluator's reasons). A cell is judged only when the expectation says
  * true or false, the runner can observe it here, and something was observed ('.' or 'X'); a probe's edge is matched by the URL it
  * checks when the runner gave one (a pair can have several ports), else by the pair.
@@ -223,7 +225,7 @@ export function compareExpectations(model, doc) {
     if (!known.has(c.to)) continue;
     const self = selfId !== null && c.from === selfId;
     if (!self && !known.has(c.from)) continue;
-    const key = `${self ? 'self' : c.from}->${c.to}`;
+    const key = `${self ? SELF : c.from}->${c.to}`;
     const edge = self ? undefined : edgeByPair.get(key);
     // Several cells for one pair (ports): the one whose URL the drawn edge checks, else the first.
     if (cells.has(key) && !(edge && c.url && c.url === edge.url)) continue;
@@ -231,7 +233,7 @@ export function compareExpectations(model, doc) {
     // Cells the runner cannot observe here ('not run': no isolation, SCTP) are shown, never judged.
     const judged = (c.expected === true || c.expected === false) && c.status !== 'not run' && (observedMark === '.' || observedMark === 'X');
     const mismatch = judged && boolMark(c.expected) !== observedMark;
-    cells.set(key, { from: self ? 'self' : c.from, to: c.to, expected: c.expected ?? null, expectedMark: boolMark(c.expected ?? null), observedMark, judged, mismatch, reason: c.reason ?? '', reasons: Array.isArray(c.reasons) ? c.reasons : [], port: c.port ?? null, protocol: c.protocol ?? null, status: c.status ?? null });
+    cells.set(key, { from: self ? SELF : c.from, to: c.to, expected: c.expected ?? null, expectedMark: boolMark(c.expected ?? null), observedMark, judged, mismatch, reason: c.reason ?? '', reasons: Array.isArray(c.reasons) ? c.reasons : [], port: c.port ?? null, protocol: c.protocol ?? null, status: c.status ?? null });
   }
   for (const [key, x] of cells) {
     if (x.mismatch) mismatches++;

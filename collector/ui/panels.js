@@ -2,7 +2,7 @@
 // collector's order, with the collector's own row last as in the terminal's truth tables), the
 // details of what is hovered or tapped, and the resource list. Pure functions of the model (and of
 // `now`, for "… s ago"); app.js writes their output into the page.
-import { stepLine, summaryOf } from './model.js';
+import { SELF, stepLine, summaryOf } from './model.js';
 
 export const COLOR_BAD = '#ff6b6b';
 
@@ -50,14 +50,15 @@ export function matrixHtml(model, x, now) {
     html += `<th scope="col" class="${byId.get(b)?.failing ? 'failing' : ''}" title="${esc(b)}: ${esc(byId.get(b)?.url ?? '')}">${esc(label.length > 18 ? `${label.slice(0, 17)}…` : label)}</th>`;
   }
   html += '</tr></thead><tbody>';
-  const cell = (from, to, mark, title, key) => {
+  const cell = (from, to, mark, title, key, self = false) => {
     const ex = x?.cells.get(key);
     let t = title;
     if (ex) t += ` · ${expectationText(ex)}`;
     const word = WORDS[mark];
     const cls = `${CLASSES[mark]}${ex?.mismatch ? ' cell-mismatch' : ''}`;
     const extra = ex ? ` data-expected="${ex.expectedMark}" data-mismatch="${ex.mismatch}"` : '';
-    return `<td class="${cls}" data-testid="cell-${esc(from)}-${esc(to)}" data-state="${word}" data-from="${esc(from)}" data-to="${esc(to)}"${extra} title="${esc(t)}" aria-label="${esc(t)}" tabindex="0">${mark}${ex?.mismatch ? `<span class="expected-mark" aria-hidden="true">${ex.expectedMark}</span>` : ''}</td>`;
+    const who = self ? 'data-self="true"' : `data-from="${esc(from)}"`;
+    return `<td class="${cls}" data-testid="cell-${esc(from)}-${esc(to)}" data-state="${word}" ${who} data-to="${esc(to)}"${extra} title="${esc(t)}" aria-label="${esc(t)}" tabindex="0">${mark}${ex?.mismatch ? `<span class="expected-mark" aria-hidden="true">${ex.expectedMark}</span>` : ''}</td>`;
   };
   for (const a of ids) {
     const an = byId.get(a);
@@ -78,7 +79,7 @@ export function matrixHtml(model, x, now) {
     const mark = self[b];
     const bn = byId.get(b);
     const title = `${selfName} (this collector) → ${b}: ${WORDS[mark]}${bn?.error ? ` (${bn.error.reason}${bn.error.message ? `: ${bn.error.message}` : ''})` : ''}`;
-    html += cell('self', b, mark, title, `self->${b}`);
+    html += cell('self', b, mark, title, `${SELF}->${b}`, true);
   }
   html += '</tr></tfoot></table>';
   return html;
