@@ -2,7 +2,7 @@
 // an opaque off-screen layer, redrawn only when the data, the layout, the toggles or the hover
 // change; each frame copies the layer and draws the travelling markers on top. That keeps 2,500
 // edges smooth. Where things go is layout.js; what they mean is model.js.
-import { curveBounds, edgeGeometry, hitTest, labelBox, layoutNodes, subQuad } from './layout.js';
+import { curveBounds, edgeGeometry, hitTest, labelBox, layoutNodes, overlaps, subQuad } from './layout.js';
 
 const COLOR_BAD = '#ff6b6b';
 const COLOR_UNKNOWN = '#8b949e';
@@ -92,14 +92,22 @@ export class GraphView {
     state.settled = !moving;
   }
 
-  /** Text on a dark pill centred at x, y, kept inside the canvas. */
-  tag(c, text, x, y, px, color, weight, border) {
+  /**
+   * Text on a dark pill centred at x, y, kept inside the canvas; not drawn where it would cover a
+   * pill already in `taken` (edges crossing at the centre would stack their reasons unreadably).
+   */
+  tag(c, text, x, y, px, color, weight, border, taken) {
     c.font = `${weight} ${px}px system-ui, sans-serif`;
     c.textAlign = 'center'; c.textBaseline = 'middle';
     const w = c.measureText(text).width + 10;
     const h = px * 1.5;
     const cx = Math.max(w / 2 + 1, Math.min(this.W - w / 2 - 1, x));
     const cy = Math.max(h / 2 + 1, Math.min(this.H - h / 2 - 1, y));
+    const box = { x: cx - w / 2, y: cy - h / 2, w, h };
+    if (taken) {
+      if (taken.some((b) => overlaps(b, box))) return;
+      taken.push(box);
+    }
     c.fillStyle = 'rgba(13,17,23,0.9)';
     c.fillRect(cx - w / 2, cy - h / 2, w, h);
     if (border) { c.strokeStyle = border; c.lineWidth = 1.5; c.strokeRect(cx - w / 2, cy - h / 2, w, h); }
@@ -142,14 +150,17 @@ export class GraphView {
     // mismatching edges what was expected.
     const fontPx = Math.max(10, Math.min(13, nodeR / 2.4));
     const h = focus;
+    const taken = [];
+    // As many as the canvas has room for (about one per 12,000 px²), else only the hovered one;
+    // what is not as expected first.
+    const room = Math.min(120, (W * H) / 12_000);
+    const marked = mismatched.length <= room ? mismatched : h?.kind === 'edge' && h.item.expect?.mismatch ? [h.item] : [];
+    for (const e of marked) this.tag(c, `≠ expected ${e.expect.expected ? 'allowed' : 'blocked'}`, e.geo.mid.x, e.geo.mid.y, fontPx, COLOR_MISMATCH, 700, COLOR_MISMATCH, taken);
     if (state.showUnreachable) {
       const bad = model.edges.filter((e) => e.status !== 'reachable' && e.geo && !e.expect?.mismatch);
-      // As many as the canvas has room for (about one per 12,000 px²), else only the hovered one.
-      const list = bad.length <= Math.min(120, (W * H) / 12_000) ? bad : h?.kind === 'edge' && h.item.geo && h.item.status !== 'reachable' ? [h.item] : [];
-      for (const e of list) this.tag(c, e.reason ?? 'unreachable', e.geo.mid.x, e.geo.mid.y, fontPx, e.status === 'unreachable' ? '#ffb3b3' : '#c9d1d9', 600);
+      const list = bad.length <= room ? bad : h?.kind === 'edge' && h.item.geo && h.item.status !== 'reachable' ? [h.item] : [];
+      for (const e of list) this.tag(c, e.reason ?? 'unreachable', e.geo.mid.x, e.geo.mid.y, fontPx, e.status === 'unreachable' ? '#ffb3b3' : '#c9d1d9', 600, undefined, taken);
     }
-    const marked = mismatched.length <= Math.min(120, (W * H) / 12_000) ? mismatched : h?.kind === 'edge' && h.item.expect?.mismatch ? [h.item] : [];
-    for (const e of marked) this.tag(c, `≠ expected ${e.expect.expected ? 'allowed' : 'blocked'}`, e.geo.mid.x, e.geo.mid.y, fontPx, COLOR_MISMATCH, 700, COLOR_MISMATCH);
     if (h?.kind === 'edge' && h.item.geo) {
       const g = h.item.geo;
       c.strokeStyle = '#ffffff'; c.lineWidth = lw + 2; c.globalAlpha = 0.5;
