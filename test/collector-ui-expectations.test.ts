@@ -108,6 +108,9 @@ describe.skipIf(!haveChromium)('collector UI: live expectations', () => {
     expect(tip).toContain('frontend → backend');
     expect(tip).toContain(DENY[1]);
     await page.screenshot({ path: join(SHOTS, 'expectations-3-nodes-1400x900.png') });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForFunction(() => window.__starmap.state.settled === true);
+    await page.screenshot({ path: join(SHOTS, 'expectations-3-nodes-390x844.png'), fullPage: true });
 
     // Deleted: the page is as it was.
     expect((await fetch(`${base}/starmap/expectations`, { method: 'DELETE' })).status).toBe(200);
