@@ -43,8 +43,9 @@ const server = http.createServer((req, res) => {
   const send = (type: string, body: string | Buffer) => res.writeHead(200, { 'content-type': type, 'cache-control': 'no-cache' }).end(body);
   if (url === '/' || url.startsWith('/?')) return send('text/html', readFileSync(join(UI, 'index.html')));
   if (url === '/baseline') return send('text/html', BASELINE);
-  if (url === '/assets/app.js') return send('text/javascript', readFileSync(join(UI, 'app.js')));
-  if (url === '/assets/style.css') return send('text/css', readFileSync(join(UI, 'style.css')));
+  // The UI's modules (app.js imports model.js, layout.js, draw.js, panels.js) and its style sheet.
+  const asset = /^\/assets\/([a-z-]+\.(js|css))$/.exec(url);
+  if (asset && existsSync(join(UI, asset[1]!))) return send(asset[2] === 'js' ? 'text/javascript' : 'text/css', readFileSync(join(UI, asset[1]!)));
   if (url === '/responses') return send('application/json', responses());
   if (url === '/healthz') return send('application/json', JSON.stringify({ status: 'ok', resources: N, intervalSeconds: 5 }));
   res.writeHead(404).end();

@@ -3,12 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from '../shared/logger.ts';
 import { createServer } from '../shared/server.ts';
 import type { Collector } from './collector.ts';
+import { ExpectationStore } from './expectations.ts';
+import { expectationRoutes } from './routes-expectations.ts';
 import { opsRoutes } from './routes-ops.ts';
 import { resourceRoutes } from './routes-resources.ts';
 import { responseRoutes } from './routes-responses.ts';
 import { uiRoutes } from './routes-ui.ts';
 
-/** Largest accepted request body: a resource is two short strings. */
+/** Largest accepted request body: a resource is two short strings (expectations have their own limit). */
 export const REQUEST_BODY_LIMIT = 64 * 1024;
 
 export async function createCollectorApp(collector: Collector, logger: Logger, opts: { uiDir?: string } = {}): Promise<FastifyInstance> {
@@ -16,6 +18,7 @@ export async function createCollectorApp(collector: Collector, logger: Logger, o
   await app.register(resourceRoutes, { store: collector.store });
   await app.register(responseRoutes, { responses: collector.responses });
   await app.register(opsRoutes, { store: collector.store, metrics: collector.metrics, intervalSeconds: collector.intervalMs / 1000, health: () => collector.health() });
+  await app.register(expectationRoutes, { expectations: new ExpectationStore() });
   await app.register(uiRoutes, opts.uiDir === undefined ? {} : { dir: opts.uiDir });
   return app;
 }

@@ -44,7 +44,7 @@ function ownOrigin(req: FastifyRequest): string | undefined {
  * a page elsewhere must not change the resources, whatever body it manages to send. Clients that
  * are not browsers (curl, scripts written for star) send neither header and are not affected.
  */
-function crossSite(req: FastifyRequest): string | undefined {
+export function crossSite(req: FastifyRequest): string | undefined {
   const origin = req.headers.origin;
   if (origin !== undefined) {
     let theirs: string | undefined;

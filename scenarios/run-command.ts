@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { startBundled, type Bundled } from './bundled.ts';
 import { assignHostPorts, groupId, portNumbers } from './deploy-plan.ts';
+import { collectorNaming, LiveExpectations } from './live-expectations.ts';
 import { loadTargets } from './load.ts';
 import { ScenarioError } from './model.ts';
 import { OrchestratorClient } from './orchestrator-client.ts';
@@ -179,6 +180,7 @@ async function runAll(
       if (ac.signal.aborted) break;
       const name = set ? deploymentName(set, i, groups.size) : group[0]!.name;
       const hostPorts = isolated ? undefined : await loopbackPorts(group[0]!);
+      let live: LiveExpectations | undefined; // the collector UI's live expectations, once it is up
       const results = await runDeployment(
         {
           client,
@@ -194,8 +196,11 @@ async function runAll(
           log,
           progress,
           signal: ac.signal,
-          ...(hooks.onStep ? { onStep: (scenario: string, step: StepResultDoc) => hooks.onStep!(scenario, step) } : {}),
+          onStep: (scenario: string, step: StepResultDoc) => (live?.judged(scenario, step), hooks.onStep?.(scenario, step)),
+          onStepStart: (scenario, exp, total, notRun) => live?.started(scenario, exp, total, notRun),
           onDeployed: (located) => {
+            const naming = collectorNaming(located);
+            if (naming) live = new LiveExpectations(naming, log);
             const ui = located.find((l) => l.app.pod.kind === 'collector');
             hooks.onReady?.({ ...(bundled ? { bundled } : {}), ...(ui ? { uiUrl: `${ui.base}/` } : {}) });
             if (ui) log(`collector UI: ${ui.base}/`);
@@ -204,6 +209,7 @@ async function runAll(
         name,
         group,
       );
+      await live?.flush();
       group.forEach((s, k) => reports.set(s, results[k]!));
     }
     if (tty) process.stdout.write('\r\x1b[2K');

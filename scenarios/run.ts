@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { groupId, planApps, type Programs } from './deploy-plan.ts';
 import { deploy } from './deploy.ts';
 import { droppedBy, readDrops } from './drops.ts';
-import { expectStep } from './expect.ts';
+import { expectStep, type StepExpectation } from './expect.ts';
 import { observe, type Located, type Observation } from './observe.ts';
 import type { OrchestratorClient } from './orchestrator-client.ts';
 import type { PolicyApplier } from './policies.ts';
@@ -51,6 +51,8 @@ export interface RunOptions {
   onDeployed?: (located: Located[]) => void;
   /** Called with each finished step (for live views). */
   onStep?: (scenario: string, step: StepResultDoc) => void;
+  /** Called as each step starts, with what it expects and the cells that cannot be observed here (live views). */
+  onStepStart?: (scenario: string, exp: StepExpectation, total: number, notRun: ReadonlyMap<string, string>) => void;
   signal?: AbortSignal;
 }
 
@@ -154,6 +156,7 @@ async function runSteps(opts: RunOptions, s: ResolvedScenario, report: ScenarioR
   for (const [i, step] of s.steps.entries()) {
     if (opts.signal?.aborted) throw new Error('interrupted');
     const exp = exps[i]!;
+    opts.onStepStart?.(s.name, exp, s.steps.length, notRunCells(exp, policies.enforces));
     log(`\napplying step ${i + 1}/${s.steps.length} ${step.name}${step.description ? `: ${step.description}` : ''} (policies: ${exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).join(', ') || 'none'})`);
     const writeAt = Date.now();
     // Nothing to apply where nothing enforces (and no pod addresses to fill into ipBlocks there).
