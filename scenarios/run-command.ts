@@ -16,6 +16,7 @@ import { OrchestratorClient } from './orchestrator-client.ts';
 import { ChangesEndpoint, HookPolicies, NoPolicies, POLICY_PATH, type PolicyApplier } from './policies.ts';
 import { locatePrograms } from './programs.ts';
 import type { SetReportDoc } from './report-schema.ts';
+import { reportHtml } from './report-html.ts';
 import { toJson, toJunit, type ScenarioReportDoc, type StepResultDoc } from './report.ts';
 import type { ResolvedScenario } from './resolve.ts';
 import { runDeployment, topology } from './run.ts';
@@ -31,6 +32,7 @@ export interface RunArgs {
   policyHook?: string;
   reportJson?: string;
   reportJunit?: string;
+  reportHtml?: string;
   stepTimeout?: number;
   pause: number;
   keep: boolean;
@@ -96,10 +98,9 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
   if (runnable.length > 0) await runAll(args, targets.set, runnable, reports, log, ac, hooks);
 
   const ordered = targets.scenarios.map((s) => reports.get(s)!);
-  if (args.reportJson) {
-    const doc: ScenarioReportDoc | SetReportDoc = targets.set ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered } : ordered[0]!;
-    writeFileSync(args.reportJson, toJson(doc));
-  }
+  const doc: ScenarioReportDoc | SetReportDoc = targets.set ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered } : ordered[0]!;
+  if (args.reportJson) writeFileSync(args.reportJson, toJson(doc));
+  if (args.reportHtml) writeFileSync(args.reportHtml, reportHtml(doc));
   if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(ordered));
   log('');
   for (const [i, r] of ordered.entries()) log(summary(r, targets.scenarios[i]!.steps.length));
