@@ -106,7 +106,7 @@ export function graphSvg(pods: readonly GraphPod[], cells: readonly CellResultDo
   const marker = (name: string, fill: string) =>
     `<marker id="${esc(opts.id)}-${name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="${fill}"/></marker>`;
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" class="graph" viewBox="0 0 ${f(size)} ${f(size)}" width="${f(size)}" height="${f(size)}" role="img" aria-label="${esc(`${opts.observed ? 'observed' : 'computed'} connections between ${n} pods`)}">`,
+    `<svg class="graph" viewBox="0 0 ${f(size)} ${f(size)}" width="${f(size)}" height="${f(size)}" role="img" aria-label="${esc(`${opts.observed ? 'observed' : 'computed'} connections between ${n} pods`)}">`,
     `<defs>${marker('g-ok', '#5a7')}${marker('g-m1', '#d97706')}${marker('g-m2', '#c1121f')}${marker('g-nv', '#a16207')}</defs>`,
     ...edges,
     ...nodes,

@@ -177,7 +177,7 @@ function stepHeadline(s: StepResultDoc, total: number): string {
 }
 
 function timing(s: StepResultDoc, r: ScenarioReportDoc): string {
-  if (!s.observed) return r.failure === 'intended != computed' ? 'not observed: the run stopped at a policy-writing mistake before anything was deployed or applied' : 'not observed';
+  if (!s.observed) return s.failure === 'intended != computed' || r.failure === 'intended != computed' ? 'not observed: the run stopped at a policy-writing mistake before anything was deployed or applied' : 'not observed';
   const parts = [s.settled ? `settled after ${secs(s.durationMs ?? 0)}` : `not settled within ${secs(s.durationMs ?? 0)}`, `budget ${secs(s.budgetMs)}`];
   if (s.applyMs !== null && r.enforced) parts.push(`change applied in ${s.applyMs} ms`);
   if (s.lastFlipMs !== null) parts.push(`last flip shown ${secs(s.lastFlipMs)} after writing the policies`);

@@ -3,11 +3,11 @@
 // when the machine can) or logs in to the one given, runs the scenarios (those with the same pods
 // on one deployment), writes the reports and says how it went.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createSocket } from 'node:dgram';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { startBundled, type Bundled } from './bundled.ts';
 import { assignHostPorts, groupId, portNumbers } from './deploy-plan.ts';
 import { loadTargets } from './load.ts';
@@ -84,6 +84,8 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     if (err instanceof ScenarioError) throw new RunError(err.message);
     throw err;
   }
+  // A report that cannot be written is said before the run, not after it.
+  for (const [flag, file] of [['--report-json', args.reportJson], ['--report-junit', args.reportJunit], ['--report-html', args.reportHtml]] as const) if (file && !existsSync(dirname(resolve(file)))) throw new RunError(`${flag}: no directory ${dirname(resolve(file))}`);
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const startedAt = new Date().toISOString();
   // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
