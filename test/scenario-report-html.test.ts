@@ -206,11 +206,12 @@ describe('a real run writes the page, and it opens in chromium with no network',
 
   beforeAll(async () => {
     const dir = tempDir('starmap-html-set-');
-    // a -> c: c is an app that does not listen, so the policies allow what the packets cannot do.
-    file(dir, '1-pair.yaml', `name: pair\ndescription: ${JSON.stringify(HOSTILE)}\nprobeSeconds: 0.5\ntimeoutSeconds: 0.3\napps:\n  - { name: a, kind: probe, probes: [b, c] }\n  - { name: b, kind: probe, probes: [a] }\n  - { name: c, kind: app, cmd: "sleep 600" }\nsteps:\n  - { name: open, policies: [] }\n`);
+    // a -> c: c is an app that does not listen, so the policies allow what the packets cannot do
+    // (refused at once; the 1 s check timeout keeps a loaded machine from failing a -> b too).
+    file(dir, '1-pair.yaml', `name: pair\ndescription: ${JSON.stringify(HOSTILE)}\nprobeSeconds: 0.5\ntimeoutSeconds: 1\napps:\n  - { name: a, kind: probe, probes: [b, c] }\n  - { name: b, kind: probe, probes: [a] }\n  - { name: c, kind: app, cmd: "sleep 600" }\nsteps:\n  - { name: open, policies: [] }\n`);
     // The author thinks a and b still reach each other under a default deny.
     file(dir, '2-wrong.yaml', `name: wrong\nprobeSeconds: 0.5\ntimeoutSeconds: 0.3\napps:\n  - { name: a, kind: probe, probes: [b] }\n  - { name: b, kind: probe, probes: [a] }\npolicies:\n  - { apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: { name: deny-all, namespace: default }, spec: { podSelector: {} } }\nsteps:\n  - { name: deny-all, policies: [default/deny-all], expect: { default: allow } }\n`);
-    run = await runToEnd(NODE, ['scenarios/main.ts', 'run', dir, '--isolation=off', '--step-timeout=3', `--report-html=${htmlFile}`, `--report-json=${jsonFile}`], { timeoutMs: 120_000 });
+    run = await runToEnd(NODE, ['scenarios/main.ts', 'run', dir, '--isolation=off', '--step-timeout=5', `--report-html=${htmlFile}`, `--report-json=${jsonFile}`], { timeoutMs: 120_000 });
     if (haveChromium) browser = await launchChromium();
   }, 150_000);
 
