@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createSocket } from 'node:dgram';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, join } from 'node:path';
 import { startBundled, type Bundled } from './bundled.ts';
 import { assignHostPorts, groupId, portNumbers } from './deploy-plan.ts';
 import { loadTargets } from './load.ts';
@@ -85,7 +85,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     throw err;
   }
   // A report that cannot be written is said before the run, not after it.
-  for (const [flag, file] of [['--report-json', args.reportJson], ['--report-junit', args.reportJunit], ['--report-html', args.reportHtml]] as const) if (file && !existsSync(dirname(resolve(file)))) throw new RunError(`${flag}: no directory ${dirname(resolve(file))}`);
+  for (const [flag, file] of [['--report-json', args.reportJson], ['--report-junit', args.reportJunit], ['--report-html', args.reportHtml]] as const) if (file && !existsSync(join(file, '..'))) throw new RunError(`${flag}: no directory ${join(file, '..')}`);
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const startedAt = new Date().toISOString();
   // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
