@@ -195,6 +195,20 @@ describe('the HTML report renderer (pure)', () => {
   });
 });
 
+describe('--report-html on the command line', () => {
+  it('a file in a directory that does not exist is refused before anything runs, naming the flag', async () => {
+    const r = await runToEnd(NODE, ['scenarios/main.ts', 'run', 'stars', `--report-html=${join(tempDir('starmap-html-'), 'missing', 'r.html')}`]);
+    expect(r.code).toBe(2);
+    expect(r.output).toMatch(/scenario: error: --report-html: no directory \S+\/missing\n/);
+    expect(r.output).not.toContain('orchestrator:');
+  });
+
+  it('is in the help', async () => {
+    const r = await runToEnd(NODE, ['scenarios/main.ts', 'run', '--help']);
+    expect(r.output).toMatch(/--report-html +write a self-contained HTML report here/);
+  });
+});
+
 warnIfNoChromium('HTML report browser test');
 
 describe('a real run writes the page, and it opens in chromium with no network', () => {
