@@ -261,7 +261,7 @@ function convergenceTable(g: PortGroup<CellResultDoc>, pods: readonly Pod[]): st
       const c = g.cells.get(`${f.id}>${t.id}`);
       const ms = c ? (typeof c.convergedAfterMs === 'number' ? c.convergedAfterMs : c.changedAfterMs) : null;
       if (!c || ms === null) return '<td></td>';
-      return `<td${c.changedAfterMs !== null ? ' class="flip"' : ''}>${(ms / 1000).toFixed(2)}</td>`;
+      return `<td${c.changedAfterMs !== null ? ' class="flip"' : ''}>${ms === 0 ? '0' : (ms / 1000).toFixed(2)}</td>`;
     });
     return `<tr>${head(f)}${tds.join('')}</tr>`;
   });
