@@ -210,7 +210,7 @@ function stepSection(s: StepResultDoc, r: ScenarioReportDoc, i: number, pods: re
   return out.filter(Boolean).join('\n');
 }
 
-function axes<T extends CellResultDoc>(g: PortGroup<T>, pods: readonly Pod[]): { sources: Pod[]; targets: Pod[] } {
+function axes(g: PortGroup<CellResultDoc>, pods: readonly Pod[]): { sources: Pod[]; targets: Pod[] } {
   const cells = [...g.cells.values()];
   const known = new Map(pods.map((p) => [p.id, p]));
   const order = (ids: Set<string>) => [...pods.filter((p) => ids.has(p.id)), ...[...ids].filter((x) => !known.has(x)).map((x) => ({ id: x, short: x, namespace: '', name: x, kind: 'probe', ip: null }))];
