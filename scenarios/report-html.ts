@@ -191,7 +191,9 @@ function stepSection(s: StepResultDoc, r: ScenarioReportDoc, i: number, pods: re
   const shown = all.length > 1 && judged.length > 0 ? judged : all;
   const hidden = all.filter((g) => !shown.includes(g)).map((g) => g.title);
   const kinds: TableKind[] = [...(s.expectation === 'intended' ? (['intended'] as const) : []), 'computed', ...(s.observed ? (['observed'] as const) : [])];
-  const withConvergence = s.observed && s.cells.some((c) => typeof c.convergedAfterMs === 'number' || c.changedAfterMs !== null);
+  const timed = (c: CellResultDoc) => typeof c.convergedAfterMs === 'number' || c.changedAfterMs !== null;
+  // Convergence tables for the groups shown that have a time in them (none for SCTP: not run).
+  const converged = s.observed ? shown.filter((g) => [...g.cells.values()].some(timed)) : [];
   const out = [
     `<section class="step" id="${id}">`,
     stepHeadline(s, r.steps.length),
@@ -202,7 +204,7 @@ function stepSection(s: StepResultDoc, r: ScenarioReportDoc, i: number, pods: re
     hidden.length > 0 ? `<p class="muted">not judged, not shown: ${hidden.map(esc).join(', ')}</p>` : '',
     ...shown.map((g) => `${g.title ? `<h4 class="mono">${esc(g.title)}</h4>` : ''}<div class="grid">${kinds.map((k) => truthTable(g, k, pods, dict)).join('')}</div>`),
     mismatches(s, max),
-    withConvergence ? `<h4>Convergence</h4><p class="muted">seconds from the step's policies applying to each cell's last flip to the value it ended with (0: it already had it); highlighted: the cells that changed from the previous step</p><div class="grid">${shown.map((g) => convergenceTable(g, pods)).join('')}</div>` : '',
+    converged.length > 0 ? `<h4>Convergence</h4><p class="muted">seconds from the step's policies applying to each cell's last flip to the value it ended with (0: it already had it); highlighted: the cells that changed from the previous step</p><div class="grid">${converged.map((g) => convergenceTable(g, pods)).join('')}</div>` : '',
     `<h4>Graph</h4><p class="muted">${s.observed ? 'arrows: observed allowed on some port' : 'arrows: computed allowed on some port (nothing observed)'}; coloured: mismatching pairs (dashed: no traffic where some was expected); hover an arrow for its cells and reasons</p>`,
     graphSvg(pods, s.cells, { id: `g-${id}`, observed: s.observed }),
     '</section>',

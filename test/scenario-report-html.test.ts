@@ -141,6 +141,16 @@ describe('the HTML report renderer (pure)', () => {
     expect(count(conv, /<td>0<\/td>/)).toBe(2);
   });
 
+  it('no convergence table where no cell shown was observed (SCTP: not run)', () => {
+    const s = loadScenario(file(tempDir('starmap-html-'), 'sctp.yaml', 'name: s\nmodel: { namespaces: [x], pods: [a, b], ports: [80], protocols: [SCTP] }\nsteps:\n  - { name: only-sctp }\n'));
+    const e = expectStep(s, s.steps[0]!);
+    const step = stepResult(e, s.pods, cellResults(e, notRunCells(e, true), { observed: new Map(), fresh: new Set(), changedAfterMs: new Map(), convergedAfterMs: new Map(), droppedBy: new Map() }), { settled: true, durationMs: 0, budgetMs: 2500, lastFlipMs: null, observed: true });
+    const page = reportHtml({ ...emptyReport(s, true, true), steps: [step] });
+    expect(count(page, /<td class="r" data-r="\d+" data-o="\d+">~<\/td>/)).toBe(2);
+    expect(page).not.toContain('class="tt conv"');
+    expect(page).toContain('NOT RUN');
+  });
+
   it('draws the graph as inline SVG: observed edges, mismatching pairs marked with their reasons', () => {
     expect(count(html, /<svg class="graph"/)).toBe(2);
     const edges = graphEdges(report.steps[0]!.cells, true);
