@@ -57,6 +57,7 @@ table.tt td{width:1.5rem;height:1.25rem;text-align:center;border:1px solid #fff;
 td.a{background:#d7f0dc}td.b{background:#f6d5d5}td.n{background:#f3f4f6;color:#9aa3ad}td.q{background:#fff1c2}td.r{background:#e1ebf7;color:#52657a}td.x{background:transparent}
 td.m1{outline:2px solid #d97706;outline-offset:-2px;font-weight:700}td.m2{outline:2px solid #c1121f;outline-offset:-2px;font-weight:700}td.nv{outline:2px dashed #a16207;outline-offset:-2px}
 table.conv td{width:auto;min-width:2.2rem;padding:0 .2rem;background:#f7f8fa}table.conv td.flip{background:#e7e0fa;font-weight:700}
+.why{white-space:pre-wrap;background:#f3f6fa;border-radius:.3rem;padding:.3rem .6rem;color:#44505c}
 .mm{margin:.3rem 0 .3rem 1.2rem;padding:0}.mm li{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:.78rem;margin:.15rem 0;white-space:pre-wrap;word-break:break-word}
 .k1{color:#9a4b00}.k2{color:#9b1c1c}.k3{color:#7a5a00}
 svg.graph{max-width:100%;height:auto;border:1px solid #eef0f3;border-radius:.4rem;background:#fcfcfd}
@@ -65,15 +66,21 @@ svg.graph{max-width:100%;height:auto;border:1px solid #eef0f3;border-radius:.4re
 .g-e:hover{stroke-width:4;opacity:1}
 `;
 
-// Builds a tooltip from the dictionary when a table cell is first hovered (titles of every cell
-// inline would make a 48-scenario page several times larger).
+// Builds a cell's tooltip from the dictionary when it is first hovered (titles of every cell
+// inline would make a 48-scenario page several times larger); a click or tap on a cell or an arrow
+// also writes its reasons under the step's tables, for touch screens.
 const SCRIPT = `(()=>{const R=JSON.parse(document.getElementById('starmap-reasons').textContent);
 const W={a:'allowed',b:'blocked',n:'not judged',q:'no value',r:'not run'};
-document.addEventListener('mouseover',(e)=>{const td=e.target instanceof Element?e.target.closest('td[data-r]'):null;if(!td||td.title)return;
+const tip=(td)=>{if(td.title||!td.dataset.r)return;
 const t=td.closest('table'),row=td.parentElement.firstElementChild,col=t.tHead.rows[0].cells[td.cellIndex],g=t.dataset.g;
 const v=Object.keys(W).find((k)=>td.classList.contains(k));
 const lines=[(row.title||row.textContent)+' -> '+(col.title||col.textContent)+(g?' '+g:'')+': '+t.dataset.kind+' '+(W[v]||''),'policies: '+R[+td.dataset.r]];
-if(td.dataset.o)lines.push('packets: '+R[+td.dataset.o]);td.title=lines.join('\\n');});})();`;
+if(td.dataset.o)lines.push('packets: '+R[+td.dataset.o]);td.title=lines.join('\\n');};
+const cell=(e)=>e.target instanceof Element?e.target.closest('table.tt td[data-r],table.tt td[title]'):null;
+document.addEventListener('mouseover',(e)=>{const td=cell(e);if(td)tip(td);});
+document.addEventListener('click',(e)=>{const td=cell(e),edge=e.target instanceof Element?e.target.closest('path.g-e'):null;if(!td&&!edge)return;
+if(td)tip(td);const why=(td||edge).closest('section.step').querySelector('.why');
+if(why)why.textContent=td?td.title:edge.querySelector('title').textContent;});})();`;
 
 const GLYPH = { a: '✓', b: '✗', n: '–', q: '?', r: '~', x: '' } as const;
 type Mark = keyof typeof GLYPH;
@@ -203,6 +210,7 @@ function stepSection(s: StepResultDoc, r: ScenarioReportDoc, i: number, pods: re
     '<h4>Truth tables</h4>',
     hidden.length > 0 ? `<p class="muted">not judged, not shown: ${hidden.map(esc).join(', ')}</p>` : '',
     ...shown.map((g) => `${g.title ? `<h4 class="mono">${esc(g.title)}</h4>` : ''}<div class="grid">${kinds.map((k) => truthTable(g, k, pods, dict)).join('')}</div>`),
+    '<p class="why mono" aria-live="polite">Click or tap a cell or an arrow to read its reasons here.</p>',
     mismatches(s, max),
     converged.length > 0 ? `<h4>Convergence</h4><p class="muted">seconds from the step's policies applying to each cell's last flip to the value it ended with (0: it already had it); highlighted: the cells that changed from the previous step</p><div class="grid">${converged.map((g) => convergenceTable(g, pods)).join('')}</div>` : '',
     `<h4>Graph</h4><p class="muted">${s.observed ? 'arrows: observed allowed on some port' : 'arrows: computed allowed on some port (nothing observed)'}; coloured: mismatching pairs (dashed: no traffic where some was expected); hover an arrow for its cells and reasons</p>`,

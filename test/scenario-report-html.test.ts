@@ -297,6 +297,14 @@ describe('a real run writes the page, and it opens in chromium with no network',
     await ok.hover();
     expect(await ok.getAttribute('title')).toMatch(/^default\/a -> default\/b: observed allowed\npolicies: egress not isolated; ingress not isolated\npackets: ok; converged after \d+\.\d\d s$/);
 
+    // A click (or tap) writes a cell's reasons under the tables, for screens without hover.
+    const why = page.locator('#sc0-st0 .why');
+    await bad.click();
+    expect(await why.textContent()).toMatch(/^computed != observed: default\/a -> default\/c 8080\/TCP: expected allowed, observed blocked \(refused\)/);
+    const fresh = page.locator('#sc0-st0 table[data-kind="computed"] td.a').first();
+    await fresh.click();
+    expect(await why.textContent()).toMatch(/^default\/a -> default\/b: computed allowed\npolicies: egress not isolated; ingress not isolated$/);
+
     // The graph: an SVG per step, drawn, with the mismatching edge marked and explained.
     expect(await page.locator('section.step svg.graph').count()).toBe(2);
     const box = await page.locator('#sc0-st0 svg.graph').boundingBox();
@@ -305,6 +313,8 @@ describe('a real run writes the page, and it opens in chromium with no network',
     expect(await edge.getAttribute('data-from')).toBe('default/a');
     expect(await edge.getAttribute('data-to')).toBe('default/c');
     expect(await edge.locator('title').textContent()).toContain('computed != observed at 8080/TCP: expected allowed, observed blocked (refused)');
+    await edge.dispatchEvent('click');
+    expect(await why.textContent()).toContain('default/a -> default/c: nothing observed allowed\ncomputed != observed at 8080/TCP');
     expect(await page.locator('#sc0-st0 svg.graph path.g-ok').count()).toBe(2);
     expect(await page.locator('#sc1-st0 svg.graph path.g-m1').count()).toBe(2);
     expect(await page.locator('#sc0-st0 table.conv').count()).toBe(1);
