@@ -137,7 +137,7 @@ function jsonForScript(value: unknown): string {
 
 function legend(): string {
   const item = (m: Mark, text: string) => `<span><code class="mono">${GLYPH[m]}</code> ${text}</span>`;
-  return `<p class="legend muted">${item('a', 'allowed')}${item('b', 'blocked')}${item('n', 'not judged')}${item('q', 'no value')}${item('r', 'not run')}<span style="outline:2px solid #d97706;padding:0 .2rem">intended != computed (a policy-writing mistake)</span> <span style="outline:2px solid #c1121f;padding:0 .2rem">computed != observed (an enforcement fault)</span> Hover a cell for its reasons.</p>`;
+  return `<p class="legend muted">${item('a', 'allowed')}${item('b', 'blocked')}${item('n', 'not judged')}${item('q', 'no value')}${item('r', 'not run')}<span style="outline:2px solid #d97706;padding:0 .2rem">intended != computed (a policy-writing mistake)</span> <span style="outline:2px solid #c1121f;padding:0 .2rem">computed != observed (an enforcement fault)</span> Hover, click or tap a cell or an arrow for its reasons.</p>`;
 }
 
 function indexTable(reports: readonly ScenarioReportDoc[]): string {
@@ -184,7 +184,7 @@ function stepHeadline(s: StepResultDoc, total: number): string {
 }
 
 function timing(s: StepResultDoc, r: ScenarioReportDoc): string {
-  if (!s.observed) return s.failure === 'intended != computed' || r.failure === 'intended != computed' ? 'not observed: the run stopped at a policy-writing mistake before anything was deployed or applied' : 'not observed';
+  if (!s.observed) return s.failure === 'intended != computed' || r.failure === 'intended != computed' ? 'not observed: the run stopped at a policy-writing mistake before applying any of its policies' : 'not observed';
   const parts = [s.settled ? `settled after ${secs(s.durationMs ?? 0)}` : `not settled within ${secs(s.durationMs ?? 0)}`, `budget ${secs(s.budgetMs)}`];
   if (s.applyMs !== null && r.enforced) parts.push(`change applied in ${s.applyMs} ms`);
   if (s.lastFlipMs !== null) parts.push(`last flip shown ${secs(s.lastFlipMs)} after writing the policies`);
