@@ -1,5 +1,5 @@
 // `scenario`: runs network-policy scenarios end to end.
-//   scenario run <file, directory, built-in or built-in set> [--orchestrator URL …] [--report-json F] [--report-junit F]
+//   scenario run <file, directory, built-in or built-in set> [--orchestrator URL …] [--report-json F] [--report-junit F] [--report-html F]
 //   scenario check <file>      the computed tables, intended = computed, without deploying
 //   scenario explain <file> --step S --from ns/pod --to ns/pod[:port/PROTO]   why one connection is allowed or not
 //   scenario list              the built-in scenarios
@@ -49,6 +49,7 @@ export async function main(argv: string[]): Promise<void> {
           .option('policy-hook', { type: 'string', describe: 'command that applies a step\'s policies on another orchestrator; gets the path of a JSON file' })
           .option('report-json', { type: 'string', describe: 'write the JSON report here' })
           .option('report-junit', { type: 'string', describe: 'write a JUnit XML report here' })
+          .option('report-html', { type: 'string', describe: 'write a self-contained HTML report here (opens without network): per step the intended, computed and observed tables, the mismatches with their reasons, convergence times and a graph' })
           .option('step-timeout', { type: 'number', describe: 'seconds a step may take to settle before it fails (default: the larger of 10 s and four times probe interval + timeout + 1 s)' })
           .option('pause', { type: 'number', default: 0, describe: 'seconds to linger after each step (for watching the UI)' })
           .option('keep', { type: 'boolean', default: false, describe: 'leave the apps deployed at the end' })

@@ -62,6 +62,12 @@ export const CellResult = Type.Object(
       description: "for a blocked observation, the side whose drop rule counted its packets during the step (GET /v2/starmap/drops); null when no drop was counted or counters are not available",
     }),
     changedAfterMs: Type.Union([Type.Number(), Type.Null()], { description: 'ms from the step applying to this cell showing its new value; null: it did not change' }),
+    convergedAfterMs: Type.Optional(
+      Type.Union([Type.Number(), Type.Null()], {
+        description:
+          "the cell's convergence time: ms from the step's policies applying to its last flip to the value it was observed with at the end of the step (0: it already had that value; its flip as the probe saw it, else as the runner first saw it); null: not observed in the step; absent: the step was not run",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -16,6 +16,8 @@ export interface StepObservation {
   /** Cells checked since the step's policies applied. */
   fresh: ReadonlySet<string>;
   changedAfterMs: ReadonlyMap<string, number>;
+  /** Cell key → ms from the step applying to its last flip to its final value (settle.ts). */
+  convergedAfterMs?: ReadonlyMap<string, number>;
   droppedBy: ReadonlyMap<string, 'egress' | 'ingress' | 'both'>;
 }
 
@@ -47,6 +49,7 @@ export function cellResults(exp: StepExpectation, notRun: ReadonlyMap<string, st
       observedReason: notRun.get(k) ?? (!obs ? 'not run: the policies do not say what was intended' : !fresh && o ? `no check since the step applied (last: ${o.reason ?? 'none'})` : (o?.reason ?? null)),
       droppedBy: observed === false ? (obs?.droppedBy.get(k) ?? null) : null,
       changedAfterMs: obs?.changedAfterMs.get(k) ?? null,
+      ...(obs?.convergedAfterMs ? { convergedAfterMs: observed === null ? null : (obs.convergedAfterMs.get(k) ?? null) } : {}),
     };
   });
 }

@@ -3,7 +3,7 @@
 // when the machine can) or logs in to the one given, runs the scenarios (those with the same pods
 // on one deployment), writes the reports and says how it went.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createSocket } from 'node:dgram';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { OrchestratorClient } from './orchestrator-client.ts';
 import { ChangesEndpoint, HookPolicies, NoPolicies, POLICY_PATH, type PolicyApplier } from './policies.ts';
 import { locatePrograms } from './programs.ts';
 import type { SetReportDoc } from './report-schema.ts';
+import { reportHtml } from './report-html.ts';
 import { toJson, toJunit, type ScenarioReportDoc, type StepResultDoc } from './report.ts';
 import type { ResolvedScenario } from './resolve.ts';
 import { runDeployment, topology } from './run.ts';
@@ -32,6 +33,7 @@ export interface RunArgs {
   policyHook?: string;
   reportJson?: string;
   reportJunit?: string;
+  reportHtml?: string;
   stepTimeout?: number;
   pause: number;
   keep: boolean;
@@ -83,6 +85,8 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     if (err instanceof ScenarioError) throw new RunError(err.message);
     throw err;
   }
+  // A report that cannot be written is said before the run, not after it.
+  for (const [flag, file] of [['--report-json', args.reportJson], ['--report-junit', args.reportJunit], ['--report-html', args.reportHtml]] as const) if (file && !existsSync(join(file, '..'))) throw new RunError(`${flag}: no directory ${join(file, '..')}`);
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const startedAt = new Date().toISOString();
   // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
@@ -97,10 +101,9 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
   if (runnable.length > 0) await runAll(args, targets.set, runnable, reports, log, ac, hooks);
 
   const ordered = targets.scenarios.map((s) => reports.get(s)!);
-  if (args.reportJson) {
-    const doc: ScenarioReportDoc | SetReportDoc = targets.set ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered } : ordered[0]!;
-    writeFileSync(args.reportJson, toJson(doc));
-  }
+  const doc: ScenarioReportDoc | SetReportDoc = targets.set ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered } : ordered[0]!;
+  if (args.reportJson) writeFileSync(args.reportJson, toJson(doc));
+  if (args.reportHtml) writeFileSync(args.reportHtml, reportHtml(doc));
   if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(ordered));
   log('');
   for (const [i, r] of ordered.entries()) log(summary(r, targets.scenarios[i]!.steps.length));

@@ -2,7 +2,8 @@
 // judged cell shows its expected verdict, or a deadline passes. A value counts only when its check
 // started after the policies were in place (the probes report when each check started), so a
 // step settles one probe cycle after the change at the latest, without waiting for "stability".
-// Records per cell how long after the change its flip showed.
+// Records per cell how long after the change its flip showed (relative to the previous step) and
+// when it converged: its last flip to the value it ended the step with.
 import type { Observation } from './observe.ts';
 
 export interface SettleOptions {
@@ -30,6 +31,11 @@ export interface Settled {
   fresh: Set<string>;
   /** Cell key → ms after appliedAt at which it flipped to its final value (only cells that flipped). */
   changedAfterMs: Map<string, number>;
+  /**
+   * Cell key → ms after appliedAt of its last flip to its final value (0: it had that value when
+   * the policies applied); only cells with a value checked since the policies applied.
+   */
+  convergedAfterMs: Map<string, number>;
 }
 
 const at = (iso: string | null) => (iso === null ? NaN : Date.parse(iso));
@@ -37,9 +43,11 @@ const at = (iso: string | null) => (iso === null ? NaN : Date.parse(iso));
 export async function settle(opts: SettleOptions): Promise<Settled> {
   const poll = opts.pollMs ?? 250;
   const firstSeen = new Map<string, { allowed: boolean | null; at: number }>();
+  let firstPollAt: number | undefined;
   for (;;) {
     const observed = await opts.observe();
     const now = Date.now();
+    firstPollAt ??= now;
     const fresh = new Set<string>();
     let matching = 0;
     for (const k of opts.cells) {
@@ -65,7 +73,17 @@ export async function settle(opts: SettleOptions): Promise<Settled> {
         const when = Number.isFinite(probeAt) && probeAt >= opts.appliedAt ? probeAt : firstSeen.get(k)!.at;
         changedAfterMs.set(k, Math.max(0, when - opts.appliedAt));
       }
-      return { settled: settledNow, durationMs: elapsed, observed, fresh, changedAfterMs };
+      const convergedAfterMs = new Map<string, number>();
+      for (const k of fresh) {
+        const final = observed.get(k)!;
+        // The probe knows when it last saw a flip; otherwise: when the runner first saw the final
+        // value, 0 when that was already in the first look after the change.
+        const probeAt = at(final.changedAt);
+        const seenAt = firstSeen.get(k)!.at;
+        const when = Number.isFinite(probeAt) ? probeAt : seenAt === firstPollAt ? opts.appliedAt : seenAt;
+        convergedAfterMs.set(k, Math.max(0, when - opts.appliedAt));
+      }
+      return { settled: settledNow, durationMs: elapsed, observed, fresh, changedAfterMs, convergedAfterMs };
     }
     await new Promise((r) => setTimeout(r, poll));
   }

@@ -88,3 +88,18 @@ export function refuse(report: ScenarioReportDoc, steps: StepResultDoc[], log: (
   return report;
 }
 
+
+/**
+ * What a run's report would hold before anything is observed: every step's intended and computed
+ * verdicts, nothing observed (as `scenario check` sees it); for the HTML report's measurements.
+ */
+export function computedReport(s: ResolvedScenario): ScenarioReportDoc {
+  const report = emptyReport(s, false, true);
+  report.steps = s.steps.map((st) => {
+    const exp = expectStep(s, st);
+    return stepResult(exp, s.pods, cellResults(exp, notRunCells(exp, true)), { settled: null, durationMs: null, budgetMs: settleBudgetMs(s), lastFlipMs: null, observed: false });
+  });
+  report.outcome = report.steps.some((st) => st.failure) ? 'fail' : 'not run';
+  report.failure = report.steps.find((st) => st.failure)?.failure ?? null;
+  return report;
+}

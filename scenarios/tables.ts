@@ -19,23 +19,31 @@ export const LEGEND = ". allowed  X blocked  - not judged  ? no value  ~ not run
 
 const mark = (v: boolean | null | 'not-run' | undefined): string => (v === true ? '.' : v === false ? 'X' : v === null ? '?' : v === 'not-run' ? '~' : '-');
 
-interface Group {
+/** The cells of one port/protocol (title '80/TCP'), or of every port (title '') by `from>to`. */
+export interface PortGroup<T> {
   title: string;
-  cells: Map<string, TableCell>;
+  cells: Map<string, T>;
 }
 
-/** One group per port/protocol, or one group when every (source, destination) pair has a single cell. */
-function groups(rows: readonly TableCell[]): Group[] {
+type Where = Pick<Cell, 'from' | 'to' | 'port' | 'protocol'>;
+
+/**
+ * One group per port/protocol, ordered by port then TCP, UDP, SCTP, or one group when every
+ * (source, destination) pair has a single cell (as in the stars demo).
+ */
+export function portGroups<T>(rows: readonly T[], where: (r: T) => Where): PortGroup<T>[] {
+  const pair = (r: T) => `${where(r).from}>${where(r).to}`;
   const pairs = new Map<string, number>();
-  for (const r of rows) pairs.set(`${r.cell.from}>${r.cell.to}`, (pairs.get(`${r.cell.from}>${r.cell.to}`) ?? 0) + 1);
-  if ([...pairs.values()].every((n) => n === 1)) return [{ title: '', cells: new Map(rows.map((r) => [`${r.cell.from}>${r.cell.to}`, r])) }];
+  for (const r of rows) pairs.set(pair(r), (pairs.get(pair(r)) ?? 0) + 1);
+  if ([...pairs.values()].every((n) => n === 1)) return [{ title: '', cells: new Map(rows.map((r) => [pair(r), r])) }];
   const order = ['TCP', 'UDP', 'SCTP'];
-  const keys = [...new Set(rows.map((r) => `${r.cell.port}/${r.cell.protocol}`))].sort((a, b) => {
+  const title = (r: T) => `${where(r).port}/${where(r).protocol}`;
+  const keys = [...new Set(rows.map(title))].sort((a, b) => {
     const [pa, xa] = a.split('/');
     const [pb, xb] = b.split('/');
     return Number(pa) - Number(pb) || order.indexOf(xa!) - order.indexOf(xb!);
   });
-  return keys.map((k) => ({ title: k, cells: new Map(rows.filter((r) => `${r.cell.port}/${r.cell.protocol}` === k).map((r) => [`${r.cell.from}>${r.cell.to}`, r])) }));
+  return keys.map((k) => ({ title: k, cells: new Map(rows.filter((r) => title(r) === k).map((r) => [pair(r), r])) }));
 }
 
 function sideBySide(blocks: string[][], gap = 3): string[] {
@@ -54,7 +62,7 @@ export function renderTables(pods: readonly PodSpec[], rows: readonly TableCell[
   const pad = (x: string) => x.padEnd(width);
   const out: string[] = [];
   // Ports and protocols a step does not judge at all only add noise (a k8s-e2e step judges one or two of four).
-  const all = groups(rows);
+  const all = portGroups(rows, (r) => r.cell);
   const judged = all.filter((g) => [...g.cells.values()].some((r) => r.expected !== null));
   const shown = all.length > 1 && judged.length > 0 ? judged : all;
   if (shown.length < all.length) out.push(`(not judged, not shown: ${all.filter((g) => !shown.includes(g)).map((g) => g.title).join(', ')})`);

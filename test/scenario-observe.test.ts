@@ -56,6 +56,12 @@ describe('observing a scenario on loopback', () => {
     expect(second.observed.get(toC[0]!)).toMatchObject({ allowed: false, reason: 'refused' });
     // Only the two cells that flipped have a timing.
     expect([...second.changedAfterMs.keys()].sort()).toEqual(toC.sort());
+    // Every cell has a convergence time: 0 for the cells that kept their value; for the two, their
+    // flip (as the probe saw it, which may be before the runner looked, even before appliedAt).
+    expect([...second.convergedAfterMs.keys()].sort()).toEqual([...remaining].sort());
+    // (A check that timed out under load and recovered is a flip too: then its recovery counts.)
+    for (const k of remaining.filter((x) => !toC.includes(x))) expect(second.convergedAfterMs.get(k)).toBe(Math.max(0, Date.parse(second.observed.get(k)!.changedAt!) - appliedAt));
+    for (const k of toC) expect(second.convergedAfterMs.get(k)).toBeLessThanOrEqual(second.changedAfterMs.get(k)!);
 
     // A deliberately wrong expectation does not settle; the cell stays as observed.
     const wrong = new Map(expected);
