@@ -1,15 +1,22 @@
 // /v2/apps: create, list (cmd, id, label, embed), group listing, get, versions, update (PUT/PATCH,
 // single and array), restart, delete, and the app's tasks (JSON, text/plain, kill).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, canonicalPath, invalidJson, parseApp, safePath, toMergeBase, type AppDefinition, type JsonObject, type ParseOptions } from '../state/app-definition.ts';
+import { ApiError, canonicalPath, invalidJson, parseApp, toMergeBase, type AppDefinition, type JsonObject, type ParseOptions } from '../state/app-definition.ts';
 import { groupNotFound, isWithin, pathId } from '../state/group.ts';
-import type { Scheduler } from '../scheduler.ts';
-import type { TaskRecord } from '../state/store.ts';
-import { configVersionOf } from '../launch-queue/backoff.ts';
-import { bool, clientIp, embeds, many, one, parseLabelSelector, q, requireBody, sendDeployment, uriNotFound } from './common.ts';
+import type { GroupManager } from '../state/group-manager.ts';
+import type { TaskTracker } from '../tasks/tracker.ts';
+import type { Deployer } from '../deployment/deployer.ts';
+import type { EventCatalogue } from '../events/catalogue.ts';
+import { textListing } from '../formats/json.ts';
+import type { AppInfoService } from './app-info.ts';
+import { bool, clientIp, embeds, many, one, parseLabelSelector, q, requireBody, sendDeployment, uriNotFound, wantsText } from './common.ts';
 
 export interface AppsApiOptions {
-  scheduler: Scheduler;
+  groups: GroupManager;
+  tasks: TaskTracker;
+  info: AppInfoService;
+  deployer: Deployer;
+  events: Pick<EventCatalogue, 'apiPost'>;
   parseDefaults: Omit<ParseOptions, 'now' | 'pathId'>;
 }
 
@@ -18,76 +25,15 @@ function notFound(id: string): ApiError {
 }
 
 
-export function wantsText(req: FastifyRequest): boolean {
-  const accept = req.headers.accept ?? '';
-  return accept.includes('text/plain') && !accept.includes('application/json');
-}
-
-/** The plain-text listing (api/EndpointsHelper): TAB-separated, one line per service port. */
-export function textListing(s: Scheduler, apps: AppDefinition[]): string {
-  let out = '';
-  for (const app of apps) {
-    const running = s.appTasks(app.id).filter((t) => t.state === 'TASK_RUNNING');
-    const sps = app.ports ?? [];
-    if (sps.length === 0) {
-      out += `${safePath(app.id)}\t \t${running.map((t) => t.host).join(' ')} \n`;
-      continue;
-    }
-    sps.forEach((sp, i) => {
-      out += `${safePath(app.id)}\t${sp}\t${running.map((t) => `${t.host}:${t.ports[i] ?? 0}\t`).join('')}\n`;
-    });
-  }
-  return out;
-}
-
-function lifeTime(tasks: TaskRecord[]): { averageSeconds: number; medianSeconds: number } | undefined {
-  const now = Date.now();
-  const xs = tasks.filter((t) => t.startedAt).map((t) => (now - Date.parse(t.startedAt!)) / 1000).sort((a, b) => a - b);
-  if (xs.length === 0) return undefined;
-  const mid = Math.floor(xs.length / 2);
-  const median = xs.length % 2 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2;
-  return { averageSeconds: xs.reduce((a, b) => a + b, 0) / xs.length, medianSeconds: median };
-}
-
-export function appInfo(s: Scheduler, app: AppDefinition, want: Set<string>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...app };
-  if (want.has('counts')) Object.assign(out, s.counts(app.id));
-  if (want.has('deployments')) out.deployments = s.deploymentsOf(app.id).map((d) => ({ id: d.id }));
-  if (want.has('readiness')) out.readinessCheckResults = s.deploymentsOf(app.id).length > 0 ? s.readinessOf(app.id) : [];
-  if (want.has('tasks')) out.tasks = s.appTasks(app.id).map((t) => s.taskJson(t));
-  if (want.has('lastTaskFailure')) {
-    const f = s.failures.get(app.id);
-    if (f) out.lastTaskFailure = f;
-  }
-  if (want.has('taskStats')) {
-    const tasks = s.appTasks(app.id);
-    const stats = (ts: TaskRecord[]) => {
-      const lt = lifeTime(ts);
-      return { stats: { counts: s.countTasks(ts), ...(lt ? { lifeTime: lt } : {}) } };
-    };
-    const cfg = configVersionOf(app);
-    const scaledAt = app.versionInfo?.lastScalingAt ?? app.version;
-    const groups: Record<string, TaskRecord[]> = {
-      startedAfterLastScaling: tasks.filter((t) => t.stagedAt >= scaledAt),
-      withLatestConfig: tasks.filter((t) => t.configVersion === cfg),
-      withOutdatedConfig: tasks.filter((t) => t.configVersion !== cfg),
-      totalSummary: tasks,
-    };
-    const ts: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(groups)) if (v.length) ts[k] = stats(v);
-    out.taskStats = ts;
-  }
-  return out;
-}
-
 export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promise<void> {
-  const s = opts.scheduler;
+  const { groups: s, tasks: tracker, info, deployer } = opts;
+  const listing = (apps: AppDefinition[]) => textListing(apps, (id) => tracker.appTasks(id));
   const parse = (body: unknown, pid?: string) => parseApp(body, { ...opts.parseDefaults, now: new Date().toISOString(), ...(pid !== undefined ? { pathId: pid } : {}) });
 
   /** The definition a PUT/PATCH asks for: merged onto the existing app (partial update), or as given. */
   const definitionOf = (existing: AppDefinition | undefined, o: JsonObject, id: string, merge: boolean) => (existing && merge ? parse(toMergeBase(existing, o), id) : parse(o, id));
 
-  const apiPost = (req: FastifyRequest, def: AppDefinition) => s.events.apiPost({ clientIp: clientIp(req), uri: req.url.split('?')[0] ?? req.url, appDefinition: def });
+  const apiPost = (req: FastifyRequest, def: AppDefinition) => opts.events.apiPost({ clientIp: clientIp(req), uri: req.url.split('?')[0] ?? req.url, appDefinition: def });
 
   const list = async (req: FastifyRequest) => {
     const query = q(req);
@@ -101,7 +47,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       .filter((a) => !id || a.id.toLowerCase().includes(id))
       .filter((a) => !selector || selector(a.labels))
       .sort((a, b) => a.id.localeCompare(b.id));
-    return { apps: apps.map((a) => appInfo(s, a, want)) };
+    return { apps: apps.map((a) => info.info(a, want)) };
   };
   app.get('/v2/apps', list);
 
@@ -110,7 +56,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
     const def = parse(body);
     if (s.apps.has(def.id)) throw new ApiError(409, { message: `An app with id [${def.id}] already exists.` });
     const target = s.versioned(undefined, def);
-    const r = s.deploy([{ id: def.id, target }], bool(q(req).force));
+    const r = deployer.deploy([{ id: def.id, target }], bool(q(req).force));
     const echo: Record<string, unknown> = { ...def, version: target.version };
     apiPost(req, target);
     void reply.header('Location', `/v2/apps${def.id}`).header('Marathon-Deployment-Id', r.deploymentId);
@@ -133,7 +79,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       const def = definitionOf(existing, o, id, partial || patch);
       return { id, target: s.versioned(existing, def, false, version) };
     });
-    const r = s.deploy(changes, bool(q(req).force));
+    const r = deployer.deploy(changes, bool(q(req).force));
     return sendDeployment(reply, r);
   };
   app.put('/v2/apps', multi(false));
@@ -167,19 +113,19 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       const want = embeds(many(query.embed)).add('counts').add('deployments');
       if (group !== '/' && apps.length === 0) throw groupNotFound(group);
       // Document 1 and Marathon's REST docs say {apps: […]} (Marathon 1.4's code answered {"*": […]}).
-      return { apps: apps.map((a) => appInfo(s, a, want)) };
+      return { apps: apps.map((a) => info.info(a, want)) };
     }
     if (r.kind === 'tasks' && (r.id === '*' || r.id.endsWith('/*'))) {
       const { apps } = appsUnder(r.id.slice(0, -1));
-      if (wantsText(req)) return reply.type('text/plain; charset=utf-8').send(textListing(s, apps));
-      return { tasks: apps.flatMap((x) => s.appTasks(x.id).map((t) => s.taskJson(t))) };
+      if (wantsText(req)) return reply.type('text/plain; charset=utf-8').send(listing(apps));
+      return { tasks: apps.flatMap((x) => info.tasksOf(x.id)) };
     }
     const id = pathId(r.id);
     const a = s.apps.get(id);
     if (r.kind === 'app') {
       if (!a) throw notFound(id);
       const want = embeds(many(query.embed)).add('counts').add('tasks').add('lastTaskFailure').add('deployments');
-      return { app: appInfo(s, a, want) };
+      return { app: info.info(a, want) };
     }
     if (!a) throw notFound(id);
     if (r.kind === 'versions') return { versions: s.versionsOf(id) };
@@ -189,8 +135,8 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       return v;
     }
     if (r.kind === 'tasks') {
-      if (wantsText(req)) return reply.type('text/plain; charset=utf-8').send(textListing(s, [a]));
-      return { tasks: s.appTasks(id).map((t) => s.taskJson(t)) };
+      if (wantsText(req)) return reply.type('text/plain; charset=utf-8').send(listing([a]));
+      return { tasks: info.tasksOf(id) };
     }
     throw uriNotFound(req);
   });
@@ -214,7 +160,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       def = { ...rest, ports: existing.ports ?? rest.ports } as AppDefinition;
     } else def = definitionOf(existing, o, id, patch || bool(query.partialUpdate, true));
     const target = s.versioned(existing, def);
-    const result = s.deploy([{ id, target }], force);
+    const result = deployer.deploy([{ id, target }], force);
     apiPost(req, target);
     if (!existing) void reply.header('Location', `/v2/apps${id}`);
     return sendDeployment(reply, result, existing ? 200 : 201);
@@ -229,7 +175,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
     const a = s.apps.get(id);
     if (!a) throw notFound(id);
     const target = s.versioned(a, a, true);
-    return sendDeployment(reply, s.deploy([{ id, target }], bool(q(req).force)));
+    return sendDeployment(reply, deployer.deploy([{ id, target }], bool(q(req).force)));
   });
 
   app.delete('/v2/apps/*', async (req, reply) => {
@@ -239,7 +185,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
     const a = s.apps.get(id);
     if (r.kind === 'app') {
       if (!a) throw notFound(id);
-      return sendDeployment(reply, s.deploy([{ id, target: null }], bool(query.force, true)));
+      return sendDeployment(reply, deployer.deploy([{ id, target: null }], bool(query.force, true)));
     }
     if (!a) throw notFound(id);
     const scale = bool(query.scale);
@@ -248,17 +194,17 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
     if (scale && wipe) throw new ApiError(400, { message: 'You cannot use scale and wipe at the same time.' });
     if (r.kind === 'tasks') {
       const host = one(query.host);
-      const victims = s.appTasks(id).filter((t) => !host || host === '*' || t.host === host);
-      const snapshot = victims.map((t) => s.taskJson(t));
-      const res = s.killTasks(victims, { scale, force });
+      const victims = tracker.appTasks(id).filter((t) => !host || host === '*' || t.host === host);
+      const snapshot = victims.map((t) => info.task(t));
+      const res = deployer.killTasks(victims, { scale, force });
       if (res) return sendDeployment(reply, res);
       return { tasks: snapshot };
     }
     if (r.kind === 'task') {
-      const t = s.tasks.get(r.extra!);
+      const t = tracker.get(r.extra!);
       if (!t || t.appId !== id) throw new ApiError(404, { message: `Task '${r.extra}' does not exist` });
-      const snapshot = s.taskJson(t);
-      const res = s.killTasks([t], { scale, force });
+      const snapshot = info.task(t);
+      const res = deployer.killTasks([t], { scale, force });
       if (res) return sendDeployment(reply, res);
       return { task: snapshot };
     }
