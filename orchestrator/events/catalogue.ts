@@ -7,6 +7,7 @@
 // Every event also gets `eventType` and `timestamp` (ISO, milliseconds) from the bus. Fields that
 // are optional here are omitted when undefined (Marathon's generated writers omit None options).
 import type { EventBus, MarathonEvent } from './bus.ts';
+import type { TaskState } from '../tasks/types.ts';
 
 /** Event types this orchestrator can emit (document 2 minus the ones listed in NOT_EMITTED). */
 export const EVENT_TYPES = [
@@ -47,8 +48,6 @@ export const NOT_EMITTED: Record<string, string> = {
   scheduler_reregistered_event: 'there is no Mesos master to re-register with',
   scheduler_disconnected_event: 'there is no Mesos master to lose',
 };
-
-export type TaskStatus = 'TASK_STAGING' | 'TASK_STARTING' | 'TASK_RUNNING' | 'TASK_KILLING' | 'TASK_FINISHED' | 'TASK_FAILED' | 'TASK_KILLED' | 'TASK_LOST' | 'TASK_ERROR';
 
 export type InstanceCondition =
   | 'Reserved' | 'Created' | 'Error' | 'Failed' | 'Finished' | 'Killed' | 'Killing' | 'Running' | 'Staging' | 'Starting'
@@ -93,7 +92,7 @@ export interface ApiPost { clientIp: string; uri: string; appDefinition: object 
 export interface StatusUpdate {
   slaveId: string;
   taskId: string;
-  taskStatus: TaskStatus | string;
+  taskStatus: TaskState | string;
   message: string;
   appId: string;
   host: string;
