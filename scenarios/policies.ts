@@ -1,5 +1,5 @@
 // Applying a step: the NetworkPolicies in force, the namespaces' labels and the pods' labels. On
-// Starmap's orchestrator that is one atomic POST /v2/starmap/changes per step (contract §2),
+// Starmap's orchestrator that is one atomic POST /v2/starmap/changes per step (orchestrator/isolation/cluster-routes.ts),
 // enforced with nftables in the task namespaces. Anywhere else (a real Marathon on DC/OS with
 // Calico, say) the runner cannot apply them itself: a hook command given with --policy-hook
 // receives a JSON file with the step's state and applies it there.
