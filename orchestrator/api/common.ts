@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError } from '../state/app-definition.ts';
 import { hasLabel } from '../state/labels.ts';
 import { LIMITS, nestedDeeperThan } from '../state/bounds.ts';
-import type { DeploymentResult } from '../scheduler.ts';
+import type { DeploymentResult } from '../deployment/deployer.ts';
 
 /** Installs the JSON parser, cache headers, error handler and 404 handler on `app`. */
 export function installMarathonHttp(app: FastifyInstance): void {
@@ -97,6 +97,12 @@ export function embeds(values: string[]): Set<string> {
 export function sendDeployment(reply: FastifyReply, r: DeploymentResult, status = 200): FastifyReply {
   void reply.header('Marathon-Deployment-Id', r.deploymentId);
   return reply.code(status).send({ version: r.version, deploymentId: r.deploymentId });
+}
+
+/** True when the client asks for text/plain and not JSON (the task listings' text form). */
+export function wantsText(req: FastifyRequest): boolean {
+  const accept = req.headers.accept ?? '';
+  return accept.includes('text/plain') && !accept.includes('application/json');
 }
 
 export function clientIp(req: FastifyRequest): string {

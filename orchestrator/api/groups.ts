@@ -5,12 +5,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ParseOptions } from '../state/app-definition.ts';
 import { groupNotFound, groupPathId, parseGroupUpdate, type GroupTree, type GroupUpdate } from '../state/group.ts';
 import { GroupEditor, treeAsUpdate } from '../deployment/group-change.ts';
-import type { DeploymentResult, Scheduler } from '../scheduler.ts';
-import { appInfo } from './apps.ts';
+import type { GroupManager } from '../state/group-manager.ts';
+import type { Deployer, DeploymentResult } from '../deployment/deployer.ts';
+import type { AppInfoService } from './app-info.ts';
 import { bool, embeds, many, q, requireBody, sendDeployment } from './common.ts';
 
 export interface GroupsApiOptions {
-  scheduler: Scheduler;
+  groups: GroupManager;
+  info: AppInfoService;
+  deployer: Deployer;
   parseDefaults: Omit<ParseOptions, 'now' | 'pathId'>;
 }
 
@@ -26,14 +29,14 @@ function groupEmbeds(values: string[]): { apps: boolean; groups: boolean; app: S
 }
 
 export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): Promise<void> {
-  const s = opts.scheduler;
+  const { groups: s, info, deployer } = opts;
   const rest = (req: FastifyRequest) => ((req.params as { '*'?: string })['*'] ?? '').replace(/\/+$/, '');
 
   const render = (t: GroupTree, want: ReturnType<typeof groupEmbeds>): Record<string, unknown> => ({
     id: t.id,
     dependencies: t.dependencies,
     version: t.version,
-    ...(want.apps ? { apps: t.apps.map((a) => (want.app.size ? appInfo(s, a, want.app) : a)) } : {}),
+    ...(want.apps ? { apps: t.apps.map((a) => (want.app.size ? info.info(a, want.app) : a)) } : {}),
     ...(want.groups ? { groups: t.groups.map((g) => render(g, want)) } : {}),
   });
 
@@ -67,7 +70,7 @@ export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): P
     const editor = new GroupEditor(s.apps, s.groups, version);
     edit(editor);
     const r = editor.result((before, next, restart, v) => s.versioned(before, next, restart, v));
-    return s.deploy(r.changes, o.force, version, {
+    return deployer.deploy(r.changes, o.force, version, {
       groupId,
       putGroups: r.putGroups,
       removeGroups: r.removeGroups,

@@ -2,25 +2,35 @@
 // /v2/tasks/delete ({ids}, scale, wipe).
 import type { FastifyInstance } from 'fastify';
 import { ApiError, invalidJson } from '../state/app-definition.ts';
-import type { Scheduler } from '../scheduler.ts';
 import type { TaskRecord } from '../state/store.ts';
-import { bool, many, q, requireBody, sendDeployment } from './common.ts';
-import { textListing, wantsText } from './apps.ts';
+import type { GroupManager } from '../state/group-manager.ts';
+import type { TaskTracker } from '../tasks/tracker.ts';
+import type { Deployer } from '../deployment/deployer.ts';
+import { textListing } from '../formats/json.ts';
+import type { AppInfoService } from './app-info.ts';
+import { bool, many, q, requireBody, sendDeployment, wantsText } from './common.ts';
 
 const TASK_ID = /^([a-z0-9_.-]+)[._]([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
-export async function tasksApi(app: FastifyInstance, opts: { scheduler: Scheduler }): Promise<void> {
-  const s = opts.scheduler;
+export interface TasksApiOptions {
+  groups: GroupManager;
+  tasks: TaskTracker;
+  info: AppInfoService;
+  deployer: Deployer;
+}
+
+export async function tasksApi(app: FastifyInstance, opts: TasksApiOptions): Promise<void> {
+  const { groups, tasks: tracker, info, deployer } = opts;
   app.get('/v2/tasks', async (req, reply) => {
     if (wantsText(req)) {
-      const apps = [...s.apps.values()].sort((a, b) => a.id.localeCompare(b.id));
-      return reply.type('text/plain; charset=utf-8').send(textListing(s, apps));
+      const apps = [...groups.apps.values()].sort((a, b) => a.id.localeCompare(b.id));
+      return reply.type('text/plain; charset=utf-8').send(textListing(apps, (id) => tracker.appTasks(id)));
     }
     const query = q(req);
     const wanted = [...many(query.status), ...many(query['status[]'])].map((x) => x.toLowerCase()).filter((x) => x === 'running' || x === 'staging');
     const states = new Set(wanted.flatMap((w) => (w === 'running' ? ['TASK_RUNNING'] : ['TASK_STAGING', 'TASK_STARTING'])));
-    const tasks = [...s.tasks.values()].filter((t) => states.size === 0 || states.has(t.state));
-    return { tasks: tasks.map((t) => s.taskJson(t)) };
+    const tasks = [...tracker.all()].filter((t) => states.size === 0 || states.has(t.state));
+    return { tasks: tasks.map((t) => info.task(t)) };
   });
 
   app.post('/v2/tasks/delete', async (req, reply) => {
@@ -39,11 +49,11 @@ export async function tasksApi(app: FastifyInstance, opts: { scheduler: Schedule
     const found: TaskRecord[] = [];
     for (const id of ids as string[]) {
       if (!TASK_ID.test(id)) throw new ApiError(400, { message: `Invalid task id '${id}'. [${id}]` });
-      const t = s.tasks.get(id);
+      const t = tracker.get(id);
       if (t) found.push(t);
     }
-    const snapshot = found.map((t) => s.taskJson(t));
-    const res = s.killTasks(found, { scale, force: bool(query.force) });
+    const snapshot = found.map((t) => info.task(t));
+    const res = deployer.killTasks(found, { scale, force: bool(query.force) });
     if (res) return sendDeployment(reply, res);
     return { tasks: snapshot };
   });
