@@ -66,7 +66,7 @@ export class Scheduler implements Deployer {
   readonly tasks: TaskTracker;
   readonly deployments: DeploymentManager;
   readonly launcher: Launcher;
-  /** Every event the scheduler publishes goes through the catalogue's typed publishers (document 2's fields). */
+  /** Every event the scheduler publishes goes through the catalogue's typed publishers (Marathon 1.4's fields). */
   readonly events: EventCatalogue;
   readonly stats: SchedulerStats = { launched: 0, killed: 0, failed: 0, deployments: 0, statusUpdates: 0 };
   readonly #o: SchedulerOptions;

@@ -16,8 +16,8 @@ import { HealthMonitor } from './health/monitor.ts';
 import { healthCallbacks } from './health/wire.ts';
 import type { Executor } from './tasks/types.ts';
 import { ProcessExecutor } from './tasks/executor.ts';
-import { registerEvents } from './events/plugin.ts';
-import { createAuth, type Auth } from './auth/plugin.ts';
+import { registerEvents } from './events/routes.ts';
+import { createAuth, type Auth } from './auth/routes.ts';
 import { installMarathonHttp } from './api/common.ts';
 import { holdWritesUntil } from './api/recovery-gate.ts';
 import { AppInfoService } from './api/app-info.ts';
@@ -129,7 +129,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
     isolation,
     taskKilling: (opts.features ?? []).includes('task_killing'),
   });
-  // Like shared/server.ts createServer, but with Marathon's own 404 and error shapes.
+  // Like shared/http-server.ts createServer, but with Marathon's own 404 and error shapes.
   const app = Fastify({
     loggerInstance: opts.logger,
     logController: new LogController({ disableRequestLogging: true }),

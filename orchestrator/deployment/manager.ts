@@ -161,7 +161,7 @@ export class DeploymentManager {
 
   /**
    * Ends a deployment. A cancelled or overridden one (not success) fails its current step. Then,
-   * as document 1 says, the outcome of the group change: group_change_success or _failed.
+   * the outcome of the group change (README, Events): group_change_success or _failed.
    */
   #finish(d: StoredDeployment, success: boolean, reason = 'deployment cancelled'): void {
     this.#deployments.delete(d.id);
@@ -206,7 +206,7 @@ export class DeploymentManager {
     this.#finishStepIfDone(d, done);
   }
 
-  /** One evaluation of the rolling restart (§4.3); true when finished. */
+  /** One evaluation of the rolling restart (deployment/plan.ts restartStrategy); true when finished. */
   #restart(d: StoredDeployment, app: AppDefinition): boolean {
     const tracker = this.#tracker;
     const n = app.instances;

@@ -37,7 +37,7 @@ export function deploymentJson(d: StoredDeployment, readinessOf: (appId: string)
     affectedApps: d.affectedApps,
     affectedPods: [],
     steps: d.steps,
-    // Marathon 1.4 names the results readinessCheckResults, document 1 readinessChecks: both are there.
+    // Marathon 1.4 names the results readinessCheckResults, clients of older versions read readinessChecks: both are there.
     currentActions: (step?.actions ?? []).map((a) => {
       const results = a.action === 'StopApplication' ? [] : readinessOf(a.app);
       return { action: a.action, app: a.app, readinessCheckResults: results, readinessChecks: results };

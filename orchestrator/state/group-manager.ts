@@ -68,7 +68,7 @@ export class GroupManager {
 
   /** Versions an updated app: scale-only moves lastScalingAt, anything else both. */
   versioned(before: AppDefinition | undefined, next: AppDefinition, restart = false, v = this.newVersion()): AppDefinition {
-    // An app keeps its service ports across updates (reference §7.2): a definition asking for 0 is
+    // An app keeps its service ports across updates (Marathon's rule): a definition asking for 0 is
     // no configuration change on that account.
     const kept = before ? keepServicePorts(before, next) : next;
     const out: AppDefinition = { ...kept, version: v };
@@ -116,7 +116,7 @@ export class GroupManager {
     return { put: [...put.values()], remove };
   }
 
-  /** Service ports (§7.2): zeros get the lowest free port in [min, max) (versioned() has kept an app's own). */
+  /** Service ports: zeros get the lowest free port in [min, max) (versioned() has kept an app's own). */
   assignServicePorts(app: AppDefinition, changes: AppChange[]): AppDefinition {
     const { min, max } = this.#servicePorts;
     const used = new Set<number>();
