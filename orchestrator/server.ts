@@ -11,6 +11,7 @@ import { EventCatalogue } from './events/catalogue.ts';
 import { openDatabase } from './state/db.ts';
 import { Store } from './state/store.ts';
 import { Scheduler } from './scheduler.ts';
+import type { Deployer } from './deployment/deployer.ts';
 import { SLAVE_ID } from './tasks/ids.ts';
 import { HealthMonitor } from './health/monitor.ts';
 import { healthCallbacks } from './health/wire.ts';
@@ -161,7 +162,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
   // Each resource is given the parts it reads, and the scheduler only as the Deployer of its changes.
   const { groups, tasks, deployments, launcher } = scheduler;
   const info = new AppInfoService(tasks, deployments);
-  const deployer = scheduler;
+  const deployer: Deployer = scheduler;
   await app.register(appsApi, { groups, tasks, info, deployer, events: scheduler.events, parseDefaults });
   await app.register(groupsApi, { groups, info, deployer, parseDefaults });
   await app.register(tasksApi, { groups, tasks, info, deployer });
