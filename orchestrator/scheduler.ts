@@ -11,7 +11,7 @@ import type { Executor, TaskStatusUpdate } from './tasks/types.ts';
 import { TERMINAL_STATES } from './tasks/types.ts';
 import { TaskTracker, killOrder, type HealthResult } from './tasks/tracker.ts';
 import type { Logger } from '../shared/logger.ts';
-import { ApiError, bridgedMappings, notValid, type AppDefinition } from './state/app-definition.ts';
+import { bridgedMappings, type AppDefinition } from './state/app-definition.ts';
 import { instanceViolations } from './state/bounds.ts';
 import { isWithin, parentOf, type GroupTree } from './state/group.ts';
 import { GroupManager, type GroupChangeOptions, type GroupRecordChanges } from './state/group-manager.ts';
@@ -25,6 +25,7 @@ import { Launcher, type TaskIsolation } from './launch-queue/launcher.ts';
 import { buildPlan, type AppChange } from './deployment/plan.ts';
 import { withChanges } from './formats/json.ts';
 import type { HealthMonitor } from './health/monitor.ts';
+import { InvalidObject, MalformedJson } from './errors.ts';
 
 export interface SchedulerOptions {
   store: Store;
@@ -75,7 +76,7 @@ function readinessPort(app: AppDefinition, t: TaskRecord, portName: string): num
 
 /** An error as one line: Marathon's message plus the violations' paths and errors. */
 function reasonOf(err: unknown): string {
-  const details = err instanceof ApiError && Array.isArray(err.body.details) ? (err.body.details as { path: string; errors: string[] }[]) : [];
+  const details = (err instanceof MalformedJson || err instanceof InvalidObject) && Array.isArray(err.details) ? err.details : [];
   const message = err instanceof Error ? err.message : String(err);
   return details.length ? `${message}: ${details.map((d) => `${d.path} ${d.errors.join(', ')}`).join('; ')}` : message;
 }
@@ -237,13 +238,13 @@ export class Scheduler implements Deployer {
       for (const c of changes) if (c.target) c.target = current.assignServicePorts(c.target, changes);
       const targetApps = withChanges(current.apps, changes.map((c) => [c.id, c.target]));
       const overload = instanceViolations(current.apps, targetApps);
-      if (overload.length > 0) throw notValid(overload);
+      if (overload.length > 0) throw new InvalidObject(overload);
       groups = current.targetGroups(changes, group, version);
       const targetGroups = new Map(current.groups);
       for (const id of groups.remove) targetGroups.delete(id);
       for (const g of groups.put) targetGroups.set(g.id, g);
       const clash = [...changes.filter((c) => c.target && targetGroups.has(c.id)).map((c) => c.id), ...groups.put.filter((g) => targetApps.has(g.id)).map((g) => g.id)];
-      if (clash.length > 0) throw notValid([{ path: '/', errors: [`Groups and Applications may not have the same identifier: ${clash[0]}`] }]);
+      if (clash.length > 0) throw new InvalidObject([{ path: '/', errors: [`Groups and Applications may not have the same identifier: ${clash[0]}`] }]);
       const depths = new DependencyGraph(targetApps, targetGroups).depths();
       plan = buildPlan(changes, (id) => current.apps.get(id), version, (id) => depths.get(id) ?? 1, groupId);
       const touched = [...groups.remove, ...groups.put.map((g) => g.id)];
