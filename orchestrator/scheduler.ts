@@ -6,7 +6,7 @@
 import type { Logger } from '../shared/logger.ts';
 import type { EventBus } from './events/bus.ts';
 import { EventCatalogue, conditionOf } from './events/catalogue.ts';
-import { ApiError, type AppDefinition } from './state/app-definition.ts';
+import type { AppDefinition } from './state/app-definition.ts';
 import type { GroupTree } from './state/group.ts';
 import { GroupManager, type GroupChangeOptions, type GroupRecordChanges } from './state/group-manager.ts';
 import type { Store, StoredDeployment, TaskRecord } from './state/store.ts';
@@ -22,6 +22,7 @@ import { BACKOFF_STATES } from './launch-queue/backoff.ts';
 import { Launcher, type TaskIsolation } from './launch-queue/launcher.ts';
 import type { HealthMonitor } from './health/monitor.ts';
 import { checkHost, healthCheckPorts, readinessPort } from './health/targets.ts';
+import { InvalidObject, MalformedJson } from './errors.ts';
 
 export interface SchedulerOptions {
   store: Store;
@@ -56,7 +57,7 @@ export interface SchedulerStats {
 
 /** An error as one line: Marathon's message plus the violations' paths and errors. */
 function reasonOf(err: unknown): string {
-  const details = err instanceof ApiError && Array.isArray(err.body.details) ? (err.body.details as { path: string; errors: string[] }[]) : [];
+  const details = (err instanceof MalformedJson || err instanceof InvalidObject) && Array.isArray(err.details) ? err.details : [];
   const message = err instanceof Error ? err.message : String(err);
   return details.length ? `${message}: ${details.map((d) => `${d.path} ${d.errors.join(', ')}`).join('; ')}` : message;
 }

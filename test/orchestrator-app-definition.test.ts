@@ -3,6 +3,8 @@
 // ones 422 `Object is not valid`, each with {path, errors} details; the messages are Marathon's
 // and part of the contract, so every case here states its answer in full.
 import { describe, expect, it } from 'vitest';
+import { OrchestratorError } from '../orchestrator/errors.ts';
+import { answerFor } from '../orchestrator/http/errors.ts';
 import { appPortNames, bridgedMappings, canonicalPath, idErrors, parseApp, readApp, type AppDefinition } from '../orchestrator/state/app-definition.ts';
 
 const NOW = '2024-05-01T10:00:00.000Z';
@@ -47,13 +49,14 @@ const PLAIN: Record<string, unknown> = {
 
 type Answer = { app: Record<string, unknown> } | { status: number; body: { message: string; details: unknown } };
 
-/** The outcome of reading `body`: the app (as a difference from PLAIN; '<absent>' = key missing) or the error. */
+/** The outcome of reading `body`: the app, or the error as the API answers it (http/errors.ts). */
 function outcome(body: unknown, opts: Record<string, unknown>): Answer {
   try {
     return { app: parseApp(body, { now: NOW, ...opts }) as unknown as Record<string, unknown> };
   } catch (err) {
-    const e = err as { statusCode: number; body: { message: string; details: unknown } };
-    return { status: e.statusCode, body: e.body };
+    if (!(err instanceof OrchestratorError)) throw err;
+    const { status, body } = answerFor(err);
+    return { status, body: body as { message: string; details: unknown } };
   }
 }
 

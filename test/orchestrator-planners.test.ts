@@ -5,6 +5,8 @@
 // renderer's label selectors (isolation/selectors.ts).
 import { describe, expect, it } from 'vitest';
 import { parseLabelSelector } from '../orchestrator/api/common.ts';
+import { InvalidObject, Unprocessable } from '../orchestrator/errors.ts';
+import { answerFor } from '../orchestrator/http/errors.ts';
 import { DependencyGraph } from '../orchestrator/deployment/dependencies.ts';
 import { GroupEditor, groupTree, treeAsUpdate, type Versioner } from '../orchestrator/deployment/group-change.ts';
 import { buildPlan, restartStrategy, type AppChange } from '../orchestrator/deployment/plan.ts';
@@ -130,7 +132,8 @@ describe('dependency graph', () => {
     } catch (err) {
       caught = err;
     }
-    expect(caught).toMatchObject({ statusCode: 422, body: { message: 'Object is not valid', details: [{ path: '/', errors: ['Dependency graph has cyclic dependencies.'] }] } });
+    expect(caught).toBeInstanceOf(InvalidObject);
+    expect(answerFor(caught as InvalidObject)).toEqual({ status: 422, body: { message: 'Object is not valid', details: [{ path: '/', errors: ['Dependency graph has cyclic dependencies.'] }] }, headers: {} });
   });
 
   it('gives a chain its longest path', () => {
@@ -300,7 +303,9 @@ describe('label selectors', () => {
   it('refuses what it cannot parse with 422', () => {
     for (const text of ['tier=web', 'tier in web', 'tier in (a', ',', '']) {
       expect(() => parseLabelSelector(text), text).toThrow(`Can not parse label selector ${text}`);
+      expect(() => parseLabelSelector(text), text).toThrow(Unprocessable);
     }
+    expect(answerFor(new Unprocessable('x')).status).toBe(422);
   });
 
   it('matches Kubernetes selectors', () => {

@@ -2,7 +2,7 @@
 // single and array), restart, delete, and the app's tasks (JSON, text/plain, kill). One named
 // handler per path; see appPath() for why the paths under an app id share one route per method.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, canonicalPath, invalidJson, parseApp, toMergeBase, type AppDefinition, type JsonObject, type ParseOptions } from '../state/app-definition.ts';
+import { canonicalPath, parseApp, toMergeBase, type AppDefinition, type JsonObject, type ParseOptions } from '../state/app-definition.ts';
 import { groupNotFound, isWithin, pathId } from '../state/group.ts';
 import type { GroupManager } from '../state/group-manager.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
@@ -11,6 +11,7 @@ import type { EventCatalogue } from '../events/catalogue.ts';
 import { textListing } from '../formats/json.ts';
 import type { AppInfoService } from './app-info.ts';
 import { bool, clientIp, embeds, many, one, parseLabelSelector, q, requireBody, sendDeployment, uriNotFound, wantsText } from './common.ts';
+import { BadRequest, Conflict, MalformedJson, NotFound } from '../errors.ts';
 
 export interface AppsApiOptions {
   groups: GroupManager;
@@ -52,8 +53,8 @@ function isGroupWildcard(id: string): boolean {
   return id === '*' || id.endsWith('/*');
 }
 
-function notFound(id: string): ApiError {
-  return new ApiError(404, { message: `App '${id}' does not exist` });
+function notFound(id: string): NotFound {
+  return new NotFound(`App '${id}' does not exist`);
 }
 
 const TEXT = 'text/plain; charset=utf-8';
@@ -101,7 +102,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   const createApp = async (req: FastifyRequest, reply: FastifyReply) => {
     const body = requireBody(req.body);
     const def = parse(body);
-    if (groups.apps.has(def.id)) throw new ApiError(409, { message: `An app with id [${def.id}] already exists.` });
+    if (groups.apps.has(def.id)) throw new Conflict(`An app with id [${def.id}] already exists.`);
     const target = groups.versioned(undefined, def);
     const r = deployer.deploy([{ id: def.id, target }], bool(q(req).force));
     const echo: Record<string, unknown> = { ...def, version: target.version };
@@ -113,13 +114,13 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   /** PUT/PATCH /v2/apps: many apps at once, one deployment for all. */
   const updateApps = (patch: boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
     const body = requireBody(req.body);
-    if (!Array.isArray(body)) throw invalidJson([{ path: '/', errors: ['error.expected.jsarray'] }]);
+    if (!Array.isArray(body)) throw new MalformedJson([{ path: '/', errors: ['error.expected.jsarray'] }]);
     const partial = bool(q(req).partialUpdate, true);
     const version = groups.newVersion();
     const changes = body.map((item: unknown, i: number) => {
-      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw invalidJson([{ path: `(${i})`, errors: ['error.expected.jsobject'] }]);
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new MalformedJson([{ path: `(${i})`, errors: ['error.expected.jsobject'] }]);
       const o = item as JsonObject;
-      if (typeof o.id !== 'string') throw invalidJson([{ path: `(${i})/id`, errors: ['error.path.missing'] }]);
+      if (typeof o.id !== 'string') throw new MalformedJson([{ path: `(${i})/id`, errors: ['error.path.missing'] }]);
       const id = pathId(o.id);
       const existing = groups.apps.get(id);
       if (patch && !existing) throw notFound(id);
@@ -162,7 +163,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   /** GET /v2/apps/{id}/versions/{version} */
   const getVersion = (a: AppDefinition, version: string) => {
     const v = groups.appVersion(a.id, version);
-    if (!v) throw new ApiError(404, { message: `App '${a.id}' does not exist in version ${version}` });
+    if (!v) throw new NotFound(`App '${a.id}' does not exist in version ${version}`);
     return v;
   };
 
@@ -175,7 +176,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   /** PUT/PATCH /v2/apps/{id}: update (or create) one app; a PUT of {version} rolls back to that version. */
   const updateApp = (patch: boolean) => async (req: FastifyRequest, reply: FastifyReply, id: string) => {
     const body = requireBody(req.body);
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidJson([{ path: '/', errors: ['error.expected.jsobject'] }]);
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new MalformedJson([{ path: '/', errors: ['error.expected.jsobject'] }]);
     const o = body as JsonObject;
     const query = q(req);
     const force = bool(query.force);
@@ -209,7 +210,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
     const query = q(req);
     const scale = bool(query.scale);
     const wipe = bool(query.wipe);
-    if (scale && wipe) throw new ApiError(400, { message: 'You cannot use scale and wipe at the same time.' });
+    if (scale && wipe) throw new BadRequest('You cannot use scale and wipe at the same time.');
     return { scale, force: bool(query.force) };
   };
 
@@ -226,7 +227,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   /** DELETE /v2/apps/{id}/tasks/{taskId} */
   const killAppTask = (reply: FastifyReply, a: AppDefinition, taskId: string, kill: { scale: boolean; force: boolean }) => {
     const t = tasks.get(taskId);
-    if (!t || t.appId !== a.id) throw new ApiError(404, { message: `Task '${taskId}' does not exist` });
+    if (!t || t.appId !== a.id) throw new NotFound(`Task '${taskId}' does not exist`);
     const snapshot = info.task(t);
     const res = deployer.killTasks([t], kill);
     if (res) return sendDeployment(reply, res);

@@ -2,13 +2,14 @@
 // update (full definitions, scaleBy, rollback to a version), delete; each is one deployment whose
 // steps follow the apps' dependencies. dryRun answers with the plan and changes nothing.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ParseOptions } from '../state/app-definition.ts';
+import { type ParseOptions } from '../state/app-definition.ts';
 import { groupNotFound, groupPathId, parseGroupUpdate, type GroupTree, type GroupUpdate } from '../state/group.ts';
 import { GroupEditor, treeAsUpdate } from '../deployment/group-change.ts';
 import type { GroupManager } from '../state/group-manager.ts';
 import type { Deployer, DeploymentResult } from '../deployment/deployer.ts';
 import type { AppInfoService } from './app-info.ts';
 import { bool, embeds, many, q, requireBody, sendDeployment } from './common.ts';
+import { Conflict, Unprocessable } from '../errors.ts';
 
 export interface GroupsApiOptions {
   groups: GroupManager;
@@ -83,8 +84,8 @@ export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): P
   const create = async (req: FastifyRequest, reply: FastifyReply) => {
     const version = s.newVersion();
     const u = parse(req, groupPathId(rest(req)), version);
-    if (s.apps.has(u.id)) throw new ApiError(409, { message: `An app with the path ${u.id} already exists.` });
-    if (s.groupExists(u.id)) throw new ApiError(409, { message: `Group ${u.id} is already created. Use PUT to change this group.` });
+    if (s.apps.has(u.id)) throw new Conflict(`An app with the path ${u.id} already exists.`);
+    if (s.groupExists(u.id)) throw new Conflict(`Group ${u.id} is already created. Use PUT to change this group.`);
     const r = change(u.id, version, (e) => e.update(u), { force: bool(q(req).force), snapshot: true });
     void reply.header('Location', `/v2/groups${u.id}`);
     return sendDeployment(reply, r, 201);
@@ -105,7 +106,7 @@ export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): P
       // as it is (Marathon has every root version stored; here only group changes are).
       const current = s.groupExists(u.id) ? s.groupTree(u.id) : undefined;
       const old = current?.version === u.version ? current : s.groupVersion(u.id, u.version);
-      if (!old) throw new ApiError(422, { message: `Group '${u.id}' does not exist in version ${u.version}` });
+      if (!old) throw new Unprocessable(`Group '${u.id}' does not exist in version ${u.version}`);
       const restore = treeAsUpdate(old);
       edit = (e) => e.update(restore);
     } else if (u.scaleBy !== undefined) {

@@ -1,6 +1,6 @@
 // /v2/queue: apps with instances waiting to launch, their back-off delay; DELETE .../delay resets it.
 import type { FastifyInstance } from 'fastify';
-import { ApiError, canonicalPath, type AppDefinition } from '../state/app-definition.ts';
+import { canonicalPath, type AppDefinition } from '../state/app-definition.ts';
 import { uriNotFound } from './common.ts';
 import type { GroupManager } from '../state/group-manager.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
@@ -8,6 +8,7 @@ import type { DeploymentManager } from '../deployment/manager.ts';
 import type { Deployer } from '../deployment/deployer.ts';
 import type { Launcher } from '../launch-queue/launcher.ts';
 import { configVersionOf } from '../launch-queue/backoff.ts';
+import { NotFound } from '../errors.ts';
 
 /** What the queue shows: apps, their tasks and deployments, and the launcher's delays. */
 export interface QueueApiOptions {
@@ -52,7 +53,7 @@ export async function queueApi(app: FastifyInstance, opts: QueueApiOptions): Pro
     if (!m) throw uriNotFound(req);
     const id = canonicalPath(m[1]!) ?? `/${m[1]}`;
     const queued = s.groups.apps.get(id);
-    if (!queued || !queueEntry(s, queued, Date.now())) throw new ApiError(404, { message: `Application ${id} not found in tasks queue.` });
+    if (!queued || !queueEntry(s, queued, Date.now())) throw new NotFound(`Application ${id} not found in tasks queue.`);
     s.deployer.resetDelay(id);
     return reply.code(204).send();
   });

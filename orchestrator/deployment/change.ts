@@ -1,7 +1,8 @@
 // Checking and planning one change against the current state (pure: the scheduler's deploy()
 // stores and starts what this returns). The target state must hold no app where a group is, no
-// dependency cycle, and stay within the instance bounds; a failed check throws Marathon's 422.
-import { notValid, type AppDefinition } from '../state/app-definition.ts';
+// dependency cycle, and stay within the instance bounds; a failed check throws InvalidObject.
+import type { AppDefinition } from '../state/app-definition.ts';
+import { InvalidObject } from '../errors.ts';
 import { instanceViolations } from '../state/bounds.ts';
 import { isWithin, parentOf, type GroupRecord, type GroupTree } from '../state/group.ts';
 import type { StoredDeployment } from '../state/store.ts';
@@ -36,12 +37,12 @@ export interface ChangeToPlan {
 export function planChange(apps: ReadonlyMap<string, AppDefinition>, groups: ReadonlyMap<string, GroupRecord>, c: ChangeToPlan): { plan: StoredDeployment; snapshot: GroupTree | undefined } {
   const targetApps = withChanges(apps, c.changes.map((x) => [x.id, x.target]));
   const overload = instanceViolations(apps, targetApps);
-  if (overload.length > 0) throw notValid(overload);
+  if (overload.length > 0) throw new InvalidObject(overload);
   const targetGroups = new Map(groups);
   for (const id of c.groups.remove) targetGroups.delete(id);
   for (const g of c.groups.put) targetGroups.set(g.id, g);
   const clash = [...c.changes.filter((x) => x.target && targetGroups.has(x.id)).map((x) => x.id), ...c.groups.put.filter((g) => targetApps.has(g.id)).map((g) => g.id)];
-  if (clash.length > 0) throw notValid([{ path: '/', errors: [`Groups and Applications may not have the same identifier: ${clash[0]}`] }]);
+  if (clash.length > 0) throw new InvalidObject([{ path: '/', errors: [`Groups and Applications may not have the same identifier: ${clash[0]}`] }]);
   const depths = new DependencyGraph(targetApps, targetGroups).depths();
   const plan = buildPlan(c.changes, (id) => apps.get(id), c.version, (id) => depths.get(id) ?? 1, c.groupId);
   const touched = [...c.groups.remove, ...c.groups.put.map((g) => g.id)];

@@ -2,7 +2,7 @@
 // hold on their apps, their steps' progress (start, scale, rolling restart, stop) and events. It
 // changes tasks only through the StepActions the scheduler gives it; a cancel returns the
 // rollback's changes for the scheduler to deploy rather than deploying from in here.
-import { ApiError, type AppDefinition } from '../state/app-definition.ts';
+import { type AppDefinition } from '../state/app-definition.ts';
 import type { Store, StoredDeployment, TaskRecord } from '../state/store.ts';
 import { isWithin } from '../state/group.ts';
 import type { GroupChangeOptions, GroupManager } from '../state/group-manager.ts';
@@ -11,6 +11,7 @@ import { killOrder, type TaskTracker } from '../tasks/tracker.ts';
 import { configVersionOf } from '../launch-queue/backoff.ts';
 import { deploymentJson, planJson } from '../formats/json.ts';
 import { restartStrategy, type AppChange } from './plan.ts';
+import { Conflict, NotFound } from '../errors.ts';
 
 /** What a deployment's steps do to tasks (the scheduler provides them). */
 export interface StepActions {
@@ -91,7 +92,7 @@ export class DeploymentManager {
   checkLocks(ids: string[], force: boolean): void {
     const conflicting = this.all().filter((d) => d.affectedApps.some((a) => ids.includes(a)));
     if (conflicting.length === 0) return;
-    if (!force) throw new ApiError(409, { message: LOCK_MESSAGE, deployments: conflicting.map((d) => ({ id: d.id })) });
+    if (!force) throw new Conflict(LOCK_MESSAGE, { deployments: conflicting.map((d) => ({ id: d.id })) });
     for (const d of conflicting) this.#finish(d, false, 'overridden by a forced change');
   }
 
@@ -121,7 +122,7 @@ export class DeploymentManager {
    */
   cancel(id: string, force: boolean): Rollback | null {
     const d = this.#deployments.get(id);
-    if (!d) throw new ApiError(404, { message: `DeploymentPlan ${id} does not exist` });
+    if (!d) throw new NotFound(`DeploymentPlan ${id} does not exist`);
     this.#finish(d, false, force ? 'deployment cancelled (force: no rollback)' : 'deployment cancelled: rolled back');
     if (force) return null;
     const changes: AppChange[] = d.affectedApps.map((appId) => ({ id: appId, target: d.original[appId] ?? null }));

@@ -14,4 +14,3 @@ export { parseApp, readApp } from './app-definition/read.ts';
 export { canonicalPath, idErrors, safePath } from './app-definition/ids.ts';
 export { appPortNames, bridgedMappings } from './app-definition/ports.ts';
 export { isConfigChange, keepServicePorts, toMergeBase } from './app-update.ts';
-export { ApiError, invalidJson, notValid } from '../errors.ts';

@@ -3,7 +3,7 @@
 // planned by the scheduler's deploy(); this module prepares its parts (service ports, the group
 // records it implies) and applies it once it is on disk.
 import type { Logger } from '../../shared/logger.ts';
-import { ApiError, bridgedMappings, isConfigChange, keepServicePorts, type AppDefinition } from './app-definition.ts';
+import { bridgedMappings, isConfigChange, keepServicePorts, type AppDefinition } from './app-definition.ts';
 import { ancestorsOf, isWithin, type GroupRecord, type GroupTree } from './group.ts';
 import { withPlainMaps } from './labels.ts';
 import { reviveApp } from './stored-app.ts';
@@ -11,6 +11,7 @@ import type { Store } from './store.ts';
 import { groupTree } from '../deployment/group-change.ts';
 import { configVersionOf } from '../launch-queue/backoff.ts';
 import type { AppChange } from '../deployment/plan.ts';
+import { Unprocessable } from '../errors.ts';
 
 /** What a change through the group API adds to its app changes. */
 export interface GroupChangeOptions {
@@ -130,7 +131,7 @@ export class GroupManager {
           return p;
         }
       }
-      throw new ApiError(422, { message: `All ports in the range [${min}-${max}) are already in use` });
+      throw new Unprocessable(`All ports in the range [${min}-${max}) are already in use`);
     };
     const out: AppDefinition = withPlainMaps(JSON.parse(JSON.stringify(app)) as AppDefinition);
     const mappings = bridgedMappings(out);

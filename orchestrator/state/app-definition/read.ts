@@ -3,7 +3,7 @@
 // that depend on other fields: ports, health check ports, fetch from uris, dependencies resolved
 // against the app's group), then validation (validate.ts: 422 Object is not valid). The order in
 // which fields are read is the order of Marathon's error details, and is kept on purpose.
-import { invalidJson, notValid } from '../../errors.ts';
+import { InvalidObject, MalformedJson } from '../../errors.ts';
 import { plainMap } from '../labels.ts';
 import { readContainer } from './container.ts';
 import { checkFetchGiven, normaliseFetch, readFetch } from './fetch.ts';
@@ -21,7 +21,7 @@ import { Violations } from './violations.ts';
 /** Parses and validates a full app definition (POST, PUT with partialUpdate=false, merged PUT). */
 export function parseApp(body: unknown, opts: ParseOptions): AppDefinition {
   const { app, violations } = readApp(body, opts);
-  if (violations.length) throw notValid(violations);
+  if (violations.length) throw new InvalidObject(violations);
   return app;
 }
 
@@ -30,7 +30,7 @@ export function parseApp(body: unknown, opts: ParseOptions): AppDefinition {
  * violations (422) are returned with the app, which is well-formed either way.
  */
 export function readApp(body: unknown, opts: ParseOptions): { app: AppDefinition; violations: Violation[] } {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidJson([{ path: '/', errors: ['error.expected.jsobject'] }]);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new MalformedJson([{ path: '/', errors: ['error.expected.jsobject'] }]);
   const o = body as JsonObject;
   const r = new FieldReader();
   const p = '';
@@ -71,7 +71,7 @@ export function readApp(body: unknown, opts: ParseOptions): { app: AppDefinition
   checkFetchGiven(r, uris, fetch.given);
   checkPortsGiven(r, ports, ipAddress !== null);
   const healthChecks = healthChecksGiven.map((h, i) => readHealthCheck(r, h, `/healthChecks(${i})`));
-  if (r.errors.length) throw invalidJson(r.errors);
+  if (r.errors.length) throw new MalformedJson(r.errors);
 
   const id = opts.pathId !== undefined ? opts.pathId : rawId;
   const v = new Violations();
