@@ -1,6 +1,6 @@
 // Entry point of the orchestrator program.
 import { createLogger } from '../shared/logger.ts';
-import { closeOnSignals, listenOrExit } from '../shared/server.ts';
+import { closeOnSignals, listenOrExit } from '../shared/http-server.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseOrchestratorFlags } from './flags.ts';
 import { buildOrchestrator } from './server.ts';

@@ -10,15 +10,18 @@ import { EventBus } from './events/bus.ts';
 import { EventCatalogue } from './events/catalogue.ts';
 import { openDatabase } from './state/db.ts';
 import { Store } from './state/store.ts';
-import { SLAVE_ID, Scheduler } from './scheduler.ts';
+import { Scheduler } from './scheduler.ts';
+import type { Deployer } from './deployment/deployer.ts';
+import { SLAVE_ID } from './tasks/ids.ts';
 import { HealthMonitor } from './health/monitor.ts';
 import { healthCallbacks } from './health/wire.ts';
 import type { Executor } from './tasks/types.ts';
 import { ProcessExecutor } from './tasks/executor.ts';
-import { registerEvents } from './events/plugin.ts';
-import { createAuth, type Auth } from './auth/plugin.ts';
+import { registerEvents } from './events/routes.ts';
+import { createAuth, type Auth } from './auth/routes.ts';
 import { installMarathonHttp } from './api/common.ts';
 import { holdWritesUntil } from './api/recovery-gate.ts';
+import { AppInfoService } from './api/app-info.ts';
 import { appsApi } from './api/apps.ts';
 import { groupsApi } from './api/groups.ts';
 import { tasksApi } from './api/tasks.ts';
@@ -127,7 +130,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
     isolation,
     taskKilling: (opts.features ?? []).includes('task_killing'),
   });
-  // Like shared/server.ts createServer, but with Marathon's own 404 and error shapes.
+  // Like shared/http-server.ts createServer, but with Marathon's own 404 and error shapes.
   const app = Fastify({
     loggerInstance: opts.logger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -156,12 +159,16 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
   }
   registerEvents(app, { bus, db, logger: opts.logger, eventSubscriber: opts.eventSubscriber, httpEndpoints: opts.httpEndpoints });
   const parseDefaults = { defaultNetworkName: opts.defaultNetworkName, defaultAcceptedResourceRoles: opts.defaultAcceptedResourceRoles };
-  await app.register(appsApi, { scheduler, parseDefaults });
-  await app.register(groupsApi, { scheduler, parseDefaults });
-  await app.register(tasksApi, { scheduler });
-  await app.register(deploymentsApi, { scheduler });
-  await app.register(queueApi, { scheduler });
-  await app.register(miscApi, { scheduler, config, leadership, metrics });
+  // Each resource is given the parts it reads, and the scheduler only as the Deployer of its changes.
+  const { groups, tasks, deployments, launcher } = scheduler;
+  const info = new AppInfoService(tasks, deployments);
+  const deployer: Deployer = scheduler;
+  await app.register(appsApi, { groups, tasks, info, deployer, events: scheduler.events, parseDefaults });
+  await app.register(groupsApi, { groups, info, deployer, parseDefaults });
+  await app.register(tasksApi, { groups, tasks, info, deployer });
+  await app.register(deploymentsApi, { deployments, deployer });
+  await app.register(queueApi, { groups, tasks, deployments, launcher, deployer });
+  await app.register(miscApi, { sources: { groups, tasks, deployments, stats: scheduler.stats }, config, leadership, metrics });
   // /v2/starmap/policies and /v2/starmap/network (behind the auth hook like every API route).
   if (isolation) await app.register(policyPlugin, { engine: isolation.engine });
   else await app.register(noPolicyPlugin);

@@ -1,7 +1,7 @@
 // Without --isolation=netns there is nothing to enforce policies on: the extension paths answer
 // 501 with a JSON message instead of a bare 404, so clients (the scenario runner, curl) learn why.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { STARMAP_PATHS } from '../isolation/policy-plugin.ts';
+import { STARMAP_PATHS } from '../isolation/policy-routes.ts';
 
 export const NO_ISOLATION_MESSAGE = 'network policies need --isolation=netns (this orchestrator runs tasks on the host network)';
 

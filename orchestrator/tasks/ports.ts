@@ -1,4 +1,4 @@
-// Host ports for tasks (reference §7.2): `requirePorts=false` → random ports from the range (random
+// Host ports for tasks (Marathon's rule): `requirePorts=false` → random ports from the range (random
 // start, walking the range), `requirePorts=true` → exactly the declared ports or a clear failure.
 // A port is handed out only when no other task holds it; allocate() and require() also check that a
 // short bind on the probe addresses succeeds (something outside the orchestrator may listen there),
