@@ -26,6 +26,7 @@ import { buildPlan, type AppChange } from './deployment/plan.ts';
 import { withChanges } from './formats/json.ts';
 import type { HealthMonitor } from './health/monitor.ts';
 import { InvalidObject, MalformedJson } from './errors.ts';
+import { DEFAULTS } from './config.ts';
 
 export interface SchedulerOptions {
   store: Store;
@@ -184,7 +185,7 @@ export class Scheduler implements Deployer {
     }
     this.#recovered = true;
     this.#markRecovered();
-    this.#timer = setInterval(() => this.tick(), this.#o.tickMs ?? 200);
+    this.#timer = setInterval(() => this.tick(), this.#o.tickMs ?? DEFAULTS.tickMs);
     this.#timer.unref();
     this.tick();
   }

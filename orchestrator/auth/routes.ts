@@ -20,6 +20,7 @@ import { makePrivate } from '../state/db.ts';
 import { loadOrCreateSigningKey } from './keys.ts';
 import { BadRequest, Conflict, NotFound, OrchestratorError, RateLimited, Unauthenticated } from '../errors.ts';
 import { sendError } from '../http/errors.ts';
+import { DEFAULTS } from '../config.ts';
 import { DEFAULT_SCRYPT, hashPassword, verifyPassword, type ScryptCost } from './passwords.ts';
 import { LoginThrottle } from './login-throttle.ts';
 import { Gate, type LockoutOptions } from './rate-limit.ts';
@@ -27,7 +28,7 @@ import { MAX_TOKEN_CHARS, TokenError, TokenService, verifyLoginToken } from './t
 
 export const ADMIN_UID = 'admin';
 export const ADMIN_PASSWORD_FILE = 'admin-password';
-export const DEFAULT_TOKEN_LIFETIME_SECONDS = 5 * 24 * 3600;
+export const DEFAULT_TOKEN_LIFETIME_SECONDS = DEFAULTS.tokenLifetimeSeconds;
 export const DEFAULT_MAX_LOGIN_TOKEN_LIFETIME_SECONDS = 600;
 export const MIN_PASSWORD_LENGTH = 8;
 const MAX_PASSWORD_LENGTH = 1024;
