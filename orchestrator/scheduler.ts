@@ -3,28 +3,25 @@
 // their steps) and the launcher (launch queue, back-off, launching). Every change is mirrored to
 // SQLite before it is acknowledged and announced on the EventBus. Here: recovery at start, the
 // reconcile tick, deploy (check, store, start a deployment), and the executor's status updates.
-import { findTaskProcesses } from './tasks/process-group.ts';
+import type { Logger } from '../shared/logger.ts';
 import type { EventBus } from './events/bus.ts';
 import { EventCatalogue, conditionOf } from './events/catalogue.ts';
-import { SLAVE_ID, appIdOfTask, instanceIdOf } from './tasks/ids.ts';
-import type { Executor, TaskStatusUpdate } from './tasks/types.ts';
-import { TERMINAL_STATES } from './tasks/types.ts';
-import { TaskTracker, killOrder, type HealthResult } from './tasks/tracker.ts';
-import type { Logger } from '../shared/logger.ts';
-import { bridgedMappings, type AppDefinition } from './state/app-definition.ts';
-import { instanceViolations } from './state/bounds.ts';
-import { isWithin, parentOf, type GroupTree } from './state/group.ts';
+import type { AppDefinition } from './state/app-definition.ts';
+import type { GroupTree } from './state/group.ts';
 import { GroupManager, type GroupChangeOptions, type GroupRecordChanges } from './state/group-manager.ts';
-import { groupTree } from './deployment/group-change.ts';
-import { DependencyGraph } from './deployment/dependencies.ts';
-import { DeploymentManager } from './deployment/manager.ts';
-import type { Deployer, DeploymentResult } from './deployment/deployer.ts';
 import type { Store, StoredDeployment, TaskRecord } from './state/store.ts';
+import { SLAVE_ID, appIdOfTask, instanceIdOf } from './tasks/ids.ts';
+import { killLeftoverTasks } from './tasks/leftovers.ts';
+import { TaskTracker, killOrder, type HealthResult } from './tasks/tracker.ts';
+import { TERMINAL_STATES, type Executor, type TaskStatusUpdate } from './tasks/types.ts';
+import { commonGroupOf, planChange } from './deployment/change.ts';
+import type { Deployer, DeploymentResult } from './deployment/deployer.ts';
+import { DeploymentManager } from './deployment/manager.ts';
+import type { AppChange } from './deployment/plan.ts';
 import { BACKOFF_STATES } from './launch-queue/backoff.ts';
 import { Launcher, type TaskIsolation } from './launch-queue/launcher.ts';
-import { buildPlan, type AppChange } from './deployment/plan.ts';
-import { withChanges } from './formats/json.ts';
 import type { HealthMonitor } from './health/monitor.ts';
+import { checkHost, healthCheckPorts, readinessPort } from './health/targets.ts';
 import { InvalidObject, MalformedJson } from './errors.ts';
 import { DEFAULTS } from './config.ts';
 
@@ -59,38 +56,11 @@ export interface SchedulerStats {
   statusUpdates: number;
 }
 
-/** Ports of an app with ipAddress (its `ipAddress.discovery.ports`): health checks' portIndex counts in these. */
-function discoveryPorts(app: AppDefinition): number[] {
-  return (app.ipAddress?.discovery.ports ?? []).map((p) => (typeof p.number === 'number' ? p.number : 0));
-}
-
-/** The port a readiness check's portName names, for this task. */
-function readinessPort(app: AppDefinition, t: TaskRecord, portName: string): number | undefined {
-  if (app.ipAddress) {
-    const p = app.ipAddress.discovery.ports.find((x) => x.name === portName);
-    return typeof p?.number === 'number' ? p.number : undefined;
-  }
-  const names = (bridgedMappings(app) ?? app.portDefinitions ?? []).map((x) => x.name);
-  const i = names.indexOf(portName);
-  return i < 0 ? undefined : t.ports[i];
-}
-
 /** An error as one line: Marathon's message plus the violations' paths and errors. */
 function reasonOf(err: unknown): string {
   const details = (err instanceof MalformedJson || err instanceof InvalidObject) && Array.isArray(err.details) ? err.details : [];
   const message = err instanceof Error ? err.message : String(err);
   return details.length ? `${message}: ${details.map((d) => `${d.path} ${d.errors.join(', ')}`).join('; ')}` : message;
-}
-
-/** The deepest group that holds every one of `ids`. */
-function commonGroupOf(ids: string[]): string {
-  let common: string | undefined;
-  for (const id of ids) {
-    const g = parentOf(id);
-    if (common === undefined) common = g;
-    else while (!isWithin(g, common)) common = parentOf(common);
-  }
-  return common ?? '/';
 }
 
 export class Scheduler implements Deployer {
@@ -151,31 +121,7 @@ export class Scheduler implements Deployer {
     // Subscribed before anything can launch: a status lost here left tasks TASK_STAGING forever.
     this.#unsubscribe = this.#o.executor.onStatus((u) => this.#onStatus(u));
     const leftovers = this.#store.loadTasks();
-    if (leftovers.length > 0) {
-      // Only processes that carry the task's MESOS_TASK_ID are killed (a recorded pid may have been
-      // reused by an unrelated process); processes whose pid was never recorded are found the same way.
-      const found = findTaskProcesses(new Set(leftovers.map((t) => t.id)));
-      await Promise.all(leftovers.map(async (t) => {
-        const pids = found.get(t.id) ?? [];
-        try {
-          if (t.pid && pids.includes(t.pid)) await this.#o.executor.killOrphan(t.pid, { taskId: t.id, gracePeriodSeconds: this.groups.apps.get(t.appId)?.taskKillGracePeriodSeconds ?? null });
-        } catch (err) {
-          this.#o.logger.warn({ err, taskId: t.id }, 'stopping a task left by the previous run failed; killing it');
-        }
-        for (const pid of pids) {
-          try {
-            process.kill(pid, 'SIGKILL');
-          } catch {
-            /* gone */
-          }
-        }
-      }));
-    }
-    try {
-      await this.#o.executor.killLeftovers?.(); // what detached from those tasks (cgroups)
-    } catch (err) {
-      this.#o.logger.error({ err }, 'killing what the previous run left in its task cgroups failed');
-    }
+    await killLeftoverTasks(leftovers, this.#o.executor, this.#o.logger, (appId) => this.groups.apps.get(appId)?.taskKillGracePeriodSeconds ?? null);
     if (this.#closed) return;
     this.#store.tx(() => {
       for (const t of leftovers) this.#store.deleteTask(t.id);
@@ -237,20 +183,8 @@ export class Scheduler implements Deployer {
     try {
       if (!group.dryRun) this.deployments.checkLocks(changes.map((c) => c.id), force);
       for (const c of changes) if (c.target) c.target = current.assignServicePorts(c.target, changes);
-      const targetApps = withChanges(current.apps, changes.map((c) => [c.id, c.target]));
-      const overload = instanceViolations(current.apps, targetApps);
-      if (overload.length > 0) throw new InvalidObject(overload);
       groups = current.targetGroups(changes, group, version);
-      const targetGroups = new Map(current.groups);
-      for (const id of groups.remove) targetGroups.delete(id);
-      for (const g of groups.put) targetGroups.set(g.id, g);
-      const clash = [...changes.filter((c) => c.target && targetGroups.has(c.id)).map((c) => c.id), ...groups.put.filter((g) => targetApps.has(g.id)).map((g) => g.id)];
-      if (clash.length > 0) throw new InvalidObject([{ path: '/', errors: [`Groups and Applications may not have the same identifier: ${clash[0]}`] }]);
-      const depths = new DependencyGraph(targetApps, targetGroups).depths();
-      plan = buildPlan(changes, (id) => current.apps.get(id), version, (id) => depths.get(id) ?? 1, groupId);
-      const touched = [...groups.remove, ...groups.put.map((g) => g.id)];
-      if (touched.length > 0) plan.originalGroups = Object.fromEntries(touched.map((id) => [id, current.groups.get(id) ?? null]));
-      if (group.snapshotGroup) snapshot = groupTree(group.snapshotGroup, targetApps, targetGroups);
+      ({ plan, snapshot } = planChange(current.apps, current.groups, { changes, groups, version, groupId, snapshotGroup: group.snapshotGroup }));
     } catch (err) {
       if (!group.dryRun) this.events.groupChangeFailed({ groupId, version, reason: reasonOf(err) });
       throw err;
@@ -379,16 +313,13 @@ export class Scheduler implements Deployer {
     const monitor = this.#o.healthMonitor;
     if (monitor && app.healthChecks.length > 0) {
       const info = this.launcher.launchInfoOf(t.id);
-      // Isolated tasks are checked at their own address (COMMAND checks inside their namespace);
-      // for apps with ipAddress, portIndex counts in ipAddress.discovery.ports (they have no host ports).
-      const host = t.ipAddresses?.[0]?.ipAddress ?? '127.0.0.1';
-      const ports = app.ipAddress ? discoveryPorts(app) : t.ports;
-      monitor.add({ taskId: t.id, appId: t.appId, version: t.version, host, ports, netns: t.netns, env: info?.env, sandboxDir: info?.sandboxDir, runningSince }, app.healthChecks);
+      // Isolated tasks are checked at their own address (COMMAND checks inside their namespace).
+      monitor.add({ taskId: t.id, appId: t.appId, version: t.version, host: checkHost(t), ports: healthCheckPorts(app, t), netns: t.netns, env: info?.env, sandboxDir: info?.sandboxDir, runningSince }, app.healthChecks);
     }
     const rc = app.readinessChecks[0];
     if (rc) {
       const port = readinessPort(app, t, rc.portName);
-      if (port !== undefined) this.tasks.readiness.add({ taskId: t.id, host: t.ipAddresses?.[0]?.ipAddress ?? '127.0.0.1', port, check: rc });
+      if (port !== undefined) this.tasks.readiness.add({ taskId: t.id, host: checkHost(t), port, check: rc });
     }
   }
 

@@ -11,6 +11,7 @@ import { EventCatalogue } from './events/catalogue.ts';
 import { openDatabase } from './state/db.ts';
 import { Store } from './state/store.ts';
 import { Scheduler } from './scheduler.ts';
+import type { Deployer } from './deployment/deployer.ts';
 import { SLAVE_ID } from './tasks/ids.ts';
 import { HealthMonitor } from './health/monitor.ts';
 import { healthCallbacks } from './health/wire.ts';
@@ -141,7 +142,7 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
   // Each resource is given the parts it reads, and the scheduler only as the Deployer of its changes.
   const { groups, tasks, deployments, launcher } = scheduler;
   const appInfo = new AppInfoService(tasks, deployments);
-  const deployer = scheduler;
+  const deployer: Deployer = scheduler;
   await app.register(appsApi, { groups, tasks, info: appInfo, deployer, events: scheduler.events, parseDefaults });
   await app.register(groupsApi, { groups, info: appInfo, deployer, parseDefaults });
   await app.register(tasksApi, { groups, tasks, info: appInfo, deployer });

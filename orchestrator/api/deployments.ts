@@ -5,8 +5,8 @@ import type { Deployer } from '../deployment/deployer.ts';
 import { bool, q, sendDeployment } from './common.ts';
 
 export interface DeploymentsApiOptions {
-  deployments: DeploymentManager;
-  deployer: Deployer;
+  deployments: Pick<DeploymentManager, 'all' | 'json'>;
+  deployer: Pick<Deployer, 'cancelDeployment'>;
 }
 
 export async function deploymentsApi(app: FastifyInstance, opts: DeploymentsApiOptions): Promise<void> {

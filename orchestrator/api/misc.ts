@@ -66,9 +66,9 @@ const page = (title: string, body: string) => `<!DOCTYPE html>\n<html><head><met
 
 /** What /metrics counts: apps, tasks by state, deployments, and the scheduler's counters. */
 export interface MetricsSources {
-  groups: GroupManager;
-  tasks: TaskTracker;
-  deployments: DeploymentManager;
+  groups: Pick<GroupManager, 'apps'>;
+  tasks: Pick<TaskTracker, 'all'>;
+  deployments: Pick<DeploymentManager, 'size'>;
   stats: { readonly launched: number; readonly killed: number; readonly failed: number; readonly deployments: number; readonly statusUpdates: number };
 }
 

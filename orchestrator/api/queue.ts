@@ -12,11 +12,11 @@ import { NotFound } from '../errors.ts';
 
 /** What the queue shows: apps, their tasks and deployments, and the launcher's delays. */
 export interface QueueApiOptions {
-  groups: GroupManager;
-  tasks: TaskTracker;
-  deployments: DeploymentManager;
-  launcher: Launcher;
-  deployer: Deployer;
+  groups: Pick<GroupManager, 'apps'>;
+  tasks: Pick<TaskTracker, 'appTasks'>;
+  deployments: Pick<DeploymentManager, 'deploymentsOf'>;
+  launcher: Pick<Launcher, 'delayOf' | 'queuedSince'>;
+  deployer: Pick<Deployer, 'resetDelay'>;
 }
 
 type QueueParts = Omit<QueueApiOptions, 'deployer'>;

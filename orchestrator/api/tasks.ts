@@ -13,10 +13,10 @@ import { BadRequest, MalformedJson } from '../errors.ts';
 const TASK_ID = /^([a-z0-9_.-]+)[._]([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 export interface TasksApiOptions {
-  groups: GroupManager;
-  tasks: TaskTracker;
+  groups: Pick<GroupManager, 'apps'>;
+  tasks: Pick<TaskTracker, 'all' | 'get' | 'appTasks'>;
   info: AppInfoService;
-  deployer: Deployer;
+  deployer: Pick<Deployer, 'killTasks'>;
 }
 
 export async function tasksApi(app: FastifyInstance, opts: TasksApiOptions): Promise<void> {
