@@ -1,6 +1,6 @@
 // The orchestrator's configuration, declared once: its shape and its defaults. The flag parser
 // (flags.ts) fills it from the command line, taking every default from DEFAULTS; buildOrchestrator
-// (server.ts) takes it as it is and hands each module its own slice: the scheduler its port ranges
+// (orchestrator.ts) takes it as it is and hands each module its own slice: the scheduler its port ranges
 // and task environment, auth its section, the event routes theirs, the app parsers their defaults,
 // /v2/info what Marathon reports. No other module holds a default for these settings.
 import { join } from 'node:path';

@@ -3,7 +3,7 @@ import { createLogger } from '../shared/logger.ts';
 import { closeOnSignals, listenOrExit } from '../shared/http-server.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseOrchestratorFlags } from './flags.ts';
-import { buildOrchestrator } from './server.ts';
+import { buildOrchestrator } from './orchestrator.ts';
 import { DataDirLockedError, lockDataDir } from './state/lock.ts';
 import { IsolationUnavailable } from './isolation/index.ts';
 

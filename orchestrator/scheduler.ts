@@ -78,7 +78,7 @@ export class Scheduler implements Deployer {
   /** Set once start() has removed what a previous run left: nothing launches before. */
   #recovered = false;
   #markRecovered!: () => void;
-  /** Resolves once start() has recovered; the API holds writes until then (server.ts). */
+  /** Resolves once start() has recovered; the API holds writes until then (api/recovery-gate.ts). */
   readonly recovered = new Promise<void>((resolve) => (this.#markRecovered = resolve));
   #closed = false;
   #unsubscribe: (() => void) | undefined;
