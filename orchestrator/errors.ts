@@ -68,6 +68,9 @@ export class Unavailable extends OrchestratorError {
 /** This orchestrator does not do that (policies without --isolation=netns). */
 export class NotSupported extends OrchestratorError {}
 
+/** The resource exists but not in the form asked (GET /v2/events without Accept: text/event-stream). */
+export class WrongForm extends OrchestratorError {}
+
 /** No valid credentials: a missing or bad token, a failed login. `challenge` is the WWW-Authenticate value. */
 export class Unauthenticated extends OrchestratorError {
   readonly challenge: string;

@@ -23,6 +23,7 @@ import { Launcher, type TaskIsolation } from './launch-queue/launcher.ts';
 import type { HealthMonitor } from './health/monitor.ts';
 import { checkHost, healthCheckPorts, readinessPort } from './health/targets.ts';
 import { InvalidObject, MalformedJson } from './errors.ts';
+import { DEFAULTS } from './config.ts';
 
 export interface SchedulerOptions {
   store: Store;
@@ -77,7 +78,7 @@ export class Scheduler implements Deployer {
   /** Set once start() has removed what a previous run left: nothing launches before. */
   #recovered = false;
   #markRecovered!: () => void;
-  /** Resolves once start() has recovered; the API holds writes until then (server.ts). */
+  /** Resolves once start() has recovered; the API holds writes until then (api/recovery-gate.ts). */
   readonly recovered = new Promise<void>((resolve) => (this.#markRecovered = resolve));
   #closed = false;
   #unsubscribe: (() => void) | undefined;
@@ -130,7 +131,7 @@ export class Scheduler implements Deployer {
     }
     this.#recovered = true;
     this.#markRecovered();
-    this.#timer = setInterval(() => this.tick(), this.#o.tickMs ?? 200);
+    this.#timer = setInterval(() => this.tick(), this.#o.tickMs ?? DEFAULTS.tickMs);
     this.#timer.unref();
     this.tick();
   }

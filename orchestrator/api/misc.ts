@@ -4,6 +4,7 @@ import type { GroupManager } from '../state/group-manager.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
 import type { DeploymentManager } from '../deployment/manager.ts';
 import { VERSION } from '../../shared/version.ts';
+import { NotFound } from '../errors.ts';
 
 export interface InfoConfig {
   hostname: string;
@@ -98,9 +99,12 @@ export async function miscApi(app: FastifyInstance, opts: { sources: MetricsSour
     http_config: { http_port: c.httpPort, https_port: 8443 },
   }));
 
-  app.get('/v2/leader', async (_req, reply) => (leadership.elected ? { leader: leaderName() } : reply.code(404).send({ message: 'There is no leader' })));
-  app.delete('/v2/leader', async (_req, reply) => {
-    if (!leadership.elected) return reply.code(404).send({ message: 'There is no leader' });
+  app.get('/v2/leader', async () => {
+    if (!leadership.elected) throw new NotFound('There is no leader');
+    return { leader: leaderName() };
+  });
+  app.delete('/v2/leader', async () => {
+    if (!leadership.elected) throw new NotFound('There is no leader');
     leadership.abdicate();
     return { message: 'Leadership abdicated' };
   });

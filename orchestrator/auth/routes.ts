@@ -18,8 +18,11 @@ import type { Logger } from '../../shared/logger.ts';
 import { AccountStore, UID_RE, parseServicePublicKey, toJson, type Account } from './accounts.ts';
 import { makePrivate } from '../state/db.ts';
 import { loadOrCreateSigningKey } from './keys.ts';
-import { BadRequest, Conflict, NotFound, OrchestratorError, RateLimited, Unauthenticated } from '../errors.ts';
-import { sendError } from '../http/errors.ts';
+import { BadRequest, Conflict, NotFound, RateLimited, Unauthenticated } from '../errors.ts';
+import { mapOrchestratorErrors, sendError } from '../http/errors.ts';
+import type { TSchema } from '@sinclair/typebox';
+import { authSchemaCompiler, CreateUserBody, LoginBody, UidParams, UpdateUserBody } from './bodies.ts';
+import { DEFAULTS } from '../config.ts';
 import { DEFAULT_SCRYPT, hashPassword, verifyPassword, type ScryptCost } from './passwords.ts';
 import { LoginThrottle } from './login-throttle.ts';
 import { Gate, type LockoutOptions } from './rate-limit.ts';
@@ -27,10 +30,9 @@ import { MAX_TOKEN_CHARS, TokenError, TokenService, verifyLoginToken } from './t
 
 export const ADMIN_UID = 'admin';
 export const ADMIN_PASSWORD_FILE = 'admin-password';
-export const DEFAULT_TOKEN_LIFETIME_SECONDS = 5 * 24 * 3600;
+export const DEFAULT_TOKEN_LIFETIME_SECONDS = DEFAULTS.tokenLifetimeSeconds;
 export const DEFAULT_MAX_LOGIN_TOKEN_LIFETIME_SECONDS = 600;
 export const MIN_PASSWORD_LENGTH = 8;
-const MAX_PASSWORD_LENGTH = 1024;
 const BODY_LIMIT = 64 * 1024;
 const INVALID_PASSWORD = 'Invalid username or password.';
 const INVALID_LOGIN_TOKEN = 'Invalid uid or login token.';
@@ -92,29 +94,15 @@ function tooMany(ms: number, why: string): RateLimited {
   return new RateLimited(`${why}; retry in ${secs} s`, secs, 'ERR_RATE_LIMITED');
 }
 
-function objectBody(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null) throw new BadRequest('Request body must be a JSON object', { code: 'ERR_INVALID_DATA' });
-  if (typeof body !== 'object' || Array.isArray(body)) throw new BadRequest('Request body must be a JSON object', { code: 'ERR_INVALID_DATA' });
-  return body as Record<string, unknown>;
-}
-
-function optString(o: Record<string, unknown>, key: string, max: number): string | undefined {
-  const v = o[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string') throw new BadRequest(`'${key}' must be a string`, { code: 'ERR_INVALID_DATA' });
-  if (v.length > max) throw new BadRequest(`'${key}' is longer than ${max} characters`, { code: 'ERR_INVALID_DATA' });
-  return v;
-}
-
 /**
  * DC/OS's optional `exp` in the login body (marathon-lb sends it): when the authorization token
  * should expire, in Unix seconds. It may shorten the token's life, never lengthen it; 0 means the
  * default lifetime.
  */
-function loginExp(body: Record<string, unknown>, nowSeconds: number): number | undefined {
+function loginExp(body: LoginBody, nowSeconds: number): number | undefined {
   const v = body.exp;
   if (v === undefined || v === null || v === 0) return undefined;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new BadRequest("'exp' must be an integer (Unix seconds)", { code: 'ERR_INVALID_DATA' });
+  // Its type is checked by the route schema (bodies.ts).
   if (v <= nowSeconds) throw new BadRequest("'exp' is not in the future", { code: 'ERR_INVALID_DATA' });
   return v;
 }
@@ -129,10 +117,6 @@ export function authCookie(token: string, maxAgeSeconds: number, secure: boolean
   const age = Math.max(0, Math.floor(maxAgeSeconds));
   const expires = new Date(Date.now() + age * 1000).toUTCString();
   return `${AUTH_COOKIE}=${token}; Path=/; Max-Age=${age}; Expires=${expires}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
-}
-
-function checkUid(uid: string): void {
-  if (!UID_RE.test(uid)) throw new BadRequest('Invalid uid: use 1-96 letters, digits, ".", "_", "-" or "@", starting with a letter or digit', { code: 'ERR_INVALID_USER_ID' });
 }
 
 function checkNewPassword(pw: string): void {
@@ -244,11 +228,9 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
   };
 
   async function login(req: FastifyRequest, reply: FastifyReply): Promise<{ token: string }> {
-    const body = objectBody(req.body);
+    const body = req.body as LoginBody;
     const requestedExp = loginExp(body, tokens.nowSeconds());
-    const uid = optString(body, 'uid', 256);
-    const password = optString(body, 'password', MAX_PASSWORD_LENGTH);
-    const loginToken = optString(body, 'token', MAX_TOKEN_CHARS);
+    const { uid, password, token: loginToken } = body;
     if (uid === undefined || uid === '') throw new BadRequest("'uid' is required", { code: 'ERR_INVALID_DATA' });
     if ((password === undefined) === (loginToken === undefined)) throw new BadRequest("Send either 'password' (local account) or 'token' (service account login token)", { code: 'ERR_INVALID_DATA' });
     const ip = req.ip;
@@ -279,10 +261,9 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
   }
 
   // ---- users
+  /** The {uid} of the path (checked by the route schema, UidParams). */
   function uidParam(req: FastifyRequest): string {
-    const uid = (req.params as { uid?: string }).uid ?? '';
-    checkUid(uid);
-    return uid;
+    return (req.params as { uid: string }).uid;
   }
   function notFound(uid: string): NotFound {
     return new NotFound(`User with uid \`${uid}\` not found.`, 'ERR_UNKNOWN_USER_ID');
@@ -290,10 +271,7 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
 
   async function createUser(req: FastifyRequest): Promise<Record<string, unknown>> {
     const uid = uidParam(req);
-    const body = objectBody(req.body);
-    const publicKey = optString(body, 'public_key', 32 * 1024);
-    const password = optString(body, 'password', MAX_PASSWORD_LENGTH);
-    const description = optString(body, 'description', 512) ?? '';
+    const { public_key: publicKey, password, description = '' } = req.body as CreateUserBody;
     if ((publicKey === undefined) === (password === undefined)) {
       throw new BadRequest("Send either 'public_key' (PEM, creates a service account) or 'password' (creates a local account)", { code: 'ERR_INVALID_DATA' });
     }
@@ -318,9 +296,7 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
 
   async function updateUser(req: FastifyRequest): Promise<void> {
     const uid = uidParam(req);
-    const body = objectBody(req.body);
-    const password = optString(body, 'password', MAX_PASSWORD_LENGTH);
-    const description = optString(body, 'description', 512);
+    const { password, description } = req.body as UpdateUserBody;
     const account = accounts.get(uid);
     if (!account) throw notFound(uid);
     if (password !== undefined) {
@@ -348,31 +324,31 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
 
   const wrap = <T>(fn: (req: FastifyRequest, reply: FastifyReply) => Promise<T> | T, status = 200) =>
     async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-      try {
-        const out = await fn(req, reply);
-        if (out === undefined) return reply.code(204).send();
-        return reply.code(status).send(out);
-      } catch (err) {
-        if (err instanceof OrchestratorError) return sendError(reply, err);
-        throw err;
-      }
+      const out = await fn(req, reply);
+      if (out === undefined) return reply.code(204).send();
+      return reply.code(status).send(out);
     };
 
   const jwks = { keys: [key.jwk] };
   const plugin = async (app: FastifyInstance): Promise<void> => {
-    const routeOpts = { bodyLimit: BODY_LIMIT };
-    app.post('/acs/api/v1/auth/login', routeOpts, wrap(login));
+    // Bodies and the {uid} are checked against bodies.ts's schemas before a handler runs; errors,
+    // thrown or found there, are answered by http/errors.ts whatever app this plugin is on.
+    app.setValidatorCompiler(authSchemaCompiler);
+    app.setErrorHandler(mapOrchestratorErrors);
+    const withBody = (body: TSchema, params?: TSchema) => ({ bodyLimit: BODY_LIMIT, schema: { body, ...(params ? { params } : {}) } });
+    const withUid = { schema: { params: UidParams } };
+    app.post('/acs/api/v1/auth/login', withBody(LoginBody), wrap(login));
     app.get('/acs/api/v1/auth/jwks', async () => jwks);
     app.get('/acs/api/v1/users', wrap(() => ({ array: accounts.list().map(toJson) })));
-    app.get('/acs/api/v1/users/:uid', wrap((req) => {
+    app.get('/acs/api/v1/users/:uid', withUid, wrap((req) => {
       const uid = uidParam(req);
       const a = accounts.get(uid);
       if (!a) throw notFound(uid);
       return toJson(a);
     }));
-    app.put('/acs/api/v1/users/:uid', routeOpts, wrap(createUser, 201));
-    app.patch('/acs/api/v1/users/:uid', routeOpts, wrap(updateUser));
-    app.delete('/acs/api/v1/users/:uid', wrap(deleteUser));
+    app.put('/acs/api/v1/users/:uid', withBody(CreateUserBody, UidParams), wrap(createUser, 201));
+    app.patch('/acs/api/v1/users/:uid', withBody(UpdateUserBody, UidParams), wrap(updateUser));
+    app.delete('/acs/api/v1/users/:uid', withUid, wrap(deleteUser));
   };
 
   const result: Auth = {

@@ -4,7 +4,7 @@
 // {message}; the auth endpoints add DC/OS IAM's `code`. Anything else a handler throws is fastify's
 // (413 for a body too large, its own 4xx) or a bug: logged, and answered 500 without details.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { BadRequest, Conflict, InvalidObject, MalformedJson, NotFound, NotSupported, OrchestratorError, RateLimited, Unauthenticated, Unavailable, Unprocessable } from '../errors.ts';
+import { BadRequest, Conflict, InvalidObject, MalformedJson, NotFound, NotSupported, OrchestratorError, RateLimited, Unauthenticated, Unavailable, Unprocessable, WrongForm } from '../errors.ts';
 
 export interface HttpAnswer {
   status: number;
@@ -16,6 +16,8 @@ function statusOf(err: OrchestratorError): number {
   if (err instanceof MalformedJson || err instanceof BadRequest) return 400;
   if (err instanceof Unauthenticated) return 401;
   if (err instanceof NotFound) return 404;
+  // Marathon's event stream answers 405 (Jetty's "method not supported") when it is not asked for a stream.
+  if (err instanceof WrongForm) return 405;
   if (err instanceof Conflict) return 409;
   if (err instanceof InvalidObject || err instanceof Unprocessable) return 422;
   if (err instanceof RateLimited) return 429;

@@ -4,6 +4,7 @@
 // short bind on the probe addresses succeeds (something outside the orchestrator may listen there),
 // while take(), the scheduler's synchronous choice in its launch pass, cannot wait for that.
 import net from 'node:net';
+import { DEFAULTS } from '../config.ts';
 
 export class PortsUnavailableError extends Error {
   readonly ports: number[];
@@ -15,7 +16,7 @@ export class PortsUnavailableError extends Error {
 }
 
 export interface HostPortAllocatorOptions {
-  /** Inclusive range. Default 31000-32000 (Mesos' default agent port resource is [31000-32000]). */
+  /** Inclusive range. Default config.ts's task ports (Mesos' default agent port resource, [31000-32000]). */
   min?: number;
   max?: number;
   /** Addresses the bind test uses (default 127.0.0.1; a listener on 0.0.0.0 conflicts with it too). */
@@ -53,8 +54,8 @@ export class HostPortAllocator {
   readonly #random: () => number;
 
   constructor(opts: HostPortAllocatorOptions = {}) {
-    this.min = opts.min ?? 31000;
-    this.max = opts.max ?? 32000;
+    this.min = opts.min ?? DEFAULTS.taskPorts.min;
+    this.max = opts.max ?? DEFAULTS.taskPorts.max;
     if (!(Number.isInteger(this.min) && Number.isInteger(this.max) && this.min >= 1 && this.max <= 65535 && this.min <= this.max)) {
       throw new Error(`invalid host port range ${this.min}-${this.max}`);
     }
