@@ -118,5 +118,6 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
     isolation: f.isolation,
     netnsSubnet: f.netnsSubnet,
     netnsPrefix: f.netnsPrefix,
+    publishAddress: f.publishAddress,
   };
 }

@@ -40,7 +40,7 @@ export async function main(argv: string[]): Promise<void> {
     auth: flags.auth === 'on',
     adminPassword: flags.adminPassword,
     tokenLifetimeSeconds: flags.tokenLifetime,
-    isolation: flags.isolation === 'netns' ? { prefix: flags.netnsPrefix, subnet: flags.netnsSubnet } : undefined,
+    isolation: flags.isolation === 'netns' ? { prefix: flags.netnsPrefix, subnet: flags.netnsSubnet, publishAddress: flags.publishAddress } : undefined,
   }).catch((err: unknown) => {
     // --isolation=netns on a machine that cannot do it: say what is missing (root, iproute2, nftables).
     if (err instanceof IsolationUnavailable) {

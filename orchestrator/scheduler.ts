@@ -61,8 +61,8 @@ export interface SchedulerOptions {
 
 /** What the scheduler needs from network isolation (orchestrator/isolation's Isolation provides it). */
 export interface TaskIsolation {
-  /** Namespace and address for a task about to start, with every task's rules applied. */
-  taskStarting(task: IsolatedTask): Promise<{ netns: string; ip: string }>;
+  /** Namespace and address for a task about to start, with every task's rules applied; `ports`: its host ports (--publish-address). */
+  taskStarting(task: IsolatedTask): Promise<{ netns: string; ip: string; ports?: number[] }>;
   /** Removes the task's namespace (and whatever still runs in it) once the task is terminal. */
   taskStopped(taskId: string): Promise<unknown>;
 }
@@ -970,7 +970,7 @@ export class Scheduler {
     const taskId = spec.taskId;
     const now = () => new Date().toISOString();
     const setup = (async () => {
-      let net: { netns: string; ip: string };
+      let net: { netns: string; ip: string; ports?: number[] };
       try {
         net = await iso.taskStarting(task);
       } catch (err) {
@@ -987,6 +987,7 @@ export class Scheduler {
       t.host = net.ip;
       t.netns = net.netns;
       t.ipAddresses = [{ ipAddress: net.ip, protocol: 'IPv4' }];
+      if (net.ports) t.ports = net.ports;
       spec.netns = net.netns;
       spec.env[`${this.#o.envVarsPrefix ?? ''}HOST`] = net.ip;
       this.#dirty.set(taskId, t);

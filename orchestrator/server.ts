@@ -26,6 +26,7 @@ import { deploymentsApi } from './api/deployments.ts';
 import { queueApi } from './api/queue.ts';
 import { Leadership, RequestMetrics, miscApi } from './api/misc.ts';
 import { Isolation, IsolationUnavailable, policyPlugin } from './isolation/index.ts';
+import { publishAddressOf } from './isolation/published-ports.ts';
 import { noPolicyPlugin } from './api/no-isolation.ts';
 
 export interface OrchestratorOptions {
@@ -56,7 +57,7 @@ export interface OrchestratorOptions {
    * --isolation=netns: tasks of apps with ipAddress get their own network namespace, and the
    * policy endpoint is served. Throws IsolationUnavailable (naming what is missing) when it cannot start.
    */
-  isolation?: { prefix: string; subnet: string } | undefined;
+  isolation?: { prefix: string; subnet: string; publishAddress?: string | undefined } | undefined;
 }
 
 export interface Orchestrator {
@@ -87,7 +88,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
     const log = opts.logger.child({ module: 'isolation' });
     try {
       // Checks root, iproute2 and nftables, removes what a crashed run left, creates the bridge.
-      isolation = await Isolation.open({ prefix: opts.isolation.prefix, subnet: opts.isolation.subnet, db, log: (msg, err) => (err ? log.warn({ err }, msg) : log.info(msg)) });
+      isolation = await Isolation.open({ prefix: opts.isolation.prefix, subnet: opts.isolation.subnet, publishAddress: publishAddressOf(opts.isolation.publishAddress), db, log: (msg, err) => (err ? log.warn({ err }, msg) : log.info(msg)) });
     } catch (err) {
       db.close();
       if (err instanceof IsolationUnavailable) throw err;
