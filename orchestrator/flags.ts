@@ -29,8 +29,10 @@ export interface OrchestratorFlags extends IsolationFlags {
   logLevel: string;
 }
 
+/** The XDG state folder (never the current folder, which is often a clone of this repository). */
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.XDG_STATE_HOME ? join(env.XDG_STATE_HOME, 'starmap', 'orchestrator') : join('data', 'orchestrator');
+  const state = env.XDG_STATE_HOME || (env.HOME ? join(env.HOME, '.local', 'state') : undefined);
+  return state ? join(state, 'starmap', 'orchestrator') : join('data', 'orchestrator');
 }
 
 const list = (flag: string) => (v: unknown) => (v === undefined ? undefined : stringFlag(flag)(v).split(',').map((s) => s.trim()).filter(Boolean));
@@ -65,7 +67,7 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
         isolationOptions(y
           .option('http-address', { alias: 'http_address', type: 'string', default: '127.0.0.1', describe: 'listen address', coerce: addressFlag('http-address') })
           .option('http-port', { alias: 'http_port', default: 8080, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
-          .option('data-dir', { alias: 'data_dir', type: 'string', default: defaultDataDir(), describe: 'folder for the state database, the lock file and task sandboxes (default $XDG_STATE_HOME/starmap/orchestrator, else ./data/orchestrator)', coerce: stringFlag('data-dir') })
+          .option('data-dir', { alias: 'data_dir', type: 'string', default: defaultDataDir(), describe: 'folder for the state database, the lock file and task sandboxes (default $XDG_STATE_HOME/starmap/orchestrator, else ~/.local/state/starmap/orchestrator)', coerce: stringFlag('data-dir') })
           .option('hostname', { type: 'string', default: hostname(), describe: 'host name that tasks (HOST, task.host) and /v2/info report', coerce: stringFlag('hostname') })
           .option('local-port-min', { alias: 'local_port_min', default: 10000, describe: 'lowest service port handed out to apps', coerce: portFlag('local-port-min') })
           .option('local-port-max', { alias: 'local_port_max', default: 20000, describe: 'end (exclusive) of the service port range', coerce: portFlag('local-port-max') })
