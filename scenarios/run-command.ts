@@ -161,6 +161,7 @@ async function runAll(
       if (args.isolation === 'netns' && missing) throw new RunError(`--isolation=netns: ${missing}`);
       isolated = args.isolation === 'netns' || (args.isolation === 'auto' && !missing);
       if (!isolated) log(`note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced (use --isolation=netns to require them)`);
+      log(`starting the orchestrator${isolated ? ' with network isolation' : ''} …`);
       try {
         bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated, publishAddress: args.publishAddress ?? DEFAULT_PUBLISH_ADDRESS });
       } catch (err) {
