@@ -48,7 +48,8 @@ describe('npm start in a fresh clone', () => {
     // Nothing left: processes, namespaces and rules, temporary state, files in the clone.
     expect(processesMentioning(clone.dir)).toEqual([]);
     if (isolated) expect(await leftovers(DEFAULT_PREFIX, DEFAULT_SUBNET)).toEqual({ namespaces: [], links: [], tables: [], routes: [] });
-    expect(readdirSync(clone.tmp)).toEqual([]);
+    // (Node's compile cache is a cache, kept by design.)
+    expect(readdirSync(clone.tmp).filter((f) => f !== 'node-compile-cache')).toEqual([]);
     expect(execFileSync('git', ['-C', clone.dir, 'status', '--porcelain', '--untracked-files=all'], { encoding: 'utf8' })).toBe('');
     expect(await fetch(url).then(() => 'answers', () => 'gone')).toBe('gone');
   }, 420_000);
