@@ -27,7 +27,8 @@ export function cloneWorktree(): Clone {
   execFileSync('cp', ['-al', join(ROOT, 'node_modules'), join(dir, 'node_modules')]);
   const lock = join(dir, 'package-lock.json');
   if (readFileSync(lock, 'utf8') !== readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) throw new Error('the worktree has an uncommitted package-lock.json: commit it first');
-  const installed = statSync(join(ROOT, 'node_modules', '.package-lock.json')).mtime;
+  // Whole milliseconds, rounded down: a Date would round up past the installed tree's time.
+  const installed = Math.floor(statSync(join(ROOT, 'node_modules', '.package-lock.json')).mtimeMs) / 1000;
   utimesSync(lock, installed, installed);
   const bin = join(ROOT, 'dist', 'bin');
   if (existsSync(bin)) {
