@@ -29,9 +29,12 @@ export default class SkipSummaryReporter implements Reporter {
     for (const m of modules) {
       const suites = new Map<string, number>();
       for (const t of m.children.allTests()) {
-        if (t.result().state !== 'skipped') continue;
+        const result = t.result();
+        if (result.state !== 'skipped') continue;
         total++;
         const name = skippedPart(t);
+        // ctx.skip(note): the test says why itself.
+        if (result.note) this.#reasons.add(`${relative(process.cwd(), m.moduleId)}: ${result.note}`);
         suites.set(name, (suites.get(name) ?? 0) + 1);
       }
       const file = relative(process.cwd(), m.moduleId);
