@@ -5,7 +5,7 @@
 //    else, what is missing, what that costs and the one command that fixes it;
 // 2. the npm dependencies, including the Node 24 runtime from the npm registry (npm ci), when
 //    node_modules is missing or older than package-lock.json.
-// `--system` does step 1 only (.ci/run). Plain JavaScript on purpose: it may run on an old Node.
+// `--system` does step 1 only; `--strict` exits 1 when a package is still missing (.ci/run). Plain JavaScript on purpose: it may run on an old Node.
 import { existsSync, statSync } from 'node:fs';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -73,6 +73,8 @@ function systemPackages() {
     const fix = `apt-get install -y --no-install-recommends ${still.flatMap((n) => n.packages).join(' ')}`;
     say(`fix: ${isRoot ? fix : `sudo ${fix}`}${isRoot && !apt ? ' (or the same packages with your package manager)' : ''}`);
   }
+  // CI wants every suite: a package it could not install fails the run instead of skipping suites.
+  if (still.length > 0 && args.includes('--strict')) process.exit(1);
   if (!isRoot) say(mode === 'start' ? `not root: ${DEMO_ON_LOOPBACK} (as root: sudo npm start)` : `not root: ${ISOLATION_SUITES} (as root: sudo npm test)`);
 }
 

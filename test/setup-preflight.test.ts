@@ -59,6 +59,13 @@ describe.skipIf(!isRoot)('set-up preflight as root (run as root; CI does)', () =
     expect(r.out).toMatch(/\[starmap\] fix: apt-get install -y --no-install-recommends iproute2 nftables .*podman buildah .*openssl python3 curl jq\n/);
   });
 
+  it('--strict (CI): a package still missing after apt-get fails the run', () => {
+    const { bin } = machine(true);
+    const r = spawnSync(NODE, [join(ROOT, 'scripts', 'ensure-installed.mjs'), 'test', '--system', '--strict'], { env: { PATH: bin }, encoding: 'utf8', timeout: 20_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('[starmap] fix: apt-get install');
+  });
+
   it('without apt-get it names the packages for another package manager', () => {
     const { bin } = machine(false);
     const r = preflight('start', bin);
