@@ -2,8 +2,8 @@
 // in a fresh clone of HEAD (test/helpers/npm-start.ts), the time from `npm start` to the printed
 // collector UI address answering, and to the first passing step of the stars demo. Baseline in
 // the same run: npm's own cost, `npm run` of a script that does nothing, from the same clone.
-// Runs under `flock /tmp/starmap-netns.lock` when it can isolate (the bundled orchestrator's
-// default prefix and subnet). Usage: node bench/start.bench.ts [runs, default 3]
+// Runs under `flock /tmp/starmap-netns.lock` when it can isolate (its own prefix smsb and subnet
+// 10.213.141.0/24). Usage: node bench/start.bench.ts [runs, default 3]
 import { spawnSync } from 'node:child_process';
 import { cloneWorktree, npmStart } from '../test/helpers/npm-start.ts';
 import { isolationSkipReason } from '../test/helpers/isolation.ts';
@@ -23,7 +23,7 @@ try {
     npmAlone.push(performance.now() - t0);
 
     const t1 = performance.now();
-    const run = npmStart(clone);
+    const run = npmStart(clone, ['--netns-prefix=smsb', '--netns-subnet=10.213.141.0/24']);
     try {
       const shown = await run.waitFor(/collector UI: (http:\/\/\S+)/, 240_000);
       const url = shown.match[1]!;

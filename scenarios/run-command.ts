@@ -39,6 +39,9 @@ export interface RunArgs {
   hold: boolean;
   /** Where the bundled orchestrator publishes isolated tasks' ports (default 127.0.0.1; off: none). */
   publishAddress?: string;
+  /** The bundled orchestrator's --netns-prefix and --netns-subnet (its defaults when absent). */
+  netnsPrefix?: string;
+  netnsSubnet?: string;
 }
 
 export class RunError extends Error {}
@@ -163,7 +166,7 @@ async function runAll(
       if (!isolated) log(`note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced (use --isolation=netns to require them)`);
       log(`starting the orchestrator${isolated ? ' with network isolation' : ''} …`);
       try {
-        bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated, publishAddress: args.publishAddress ?? DEFAULT_PUBLISH_ADDRESS });
+        bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated, publishAddress: args.publishAddress ?? DEFAULT_PUBLISH_ADDRESS, netnsPrefix: args.netnsPrefix, netnsSubnet: args.netnsSubnet });
       } catch (err) {
         // --isolation=auto: an orchestrator that cannot isolate here still runs the scenario on loopback.
         if (!isolated || args.isolation !== 'auto') throw err;
