@@ -19,7 +19,7 @@ import type { SetReportDoc } from './report-schema.ts';
 import { toJson, toJunit, type ScenarioReportDoc, type StepResultDoc } from './report.ts';
 import type { ResolvedScenario } from './resolve.ts';
 import type { Located } from './observe.ts';
-import { DEFAULT_PUBLISH_ADDRESS } from '../orchestrator/isolation/flags.ts';
+import { DEFAULTS } from '../orchestrator/config.ts';
 import { runDeployment, topology } from './run.ts';
 import { preflight } from './steps.ts';
 
@@ -166,7 +166,7 @@ async function runAll(
       if (!isolated) log(`note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced (use --isolation=netns to require them)`);
       log(`starting the orchestrator${isolated ? ' with network isolation' : ''} …`);
       try {
-        bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated, publishAddress: args.publishAddress ?? DEFAULT_PUBLISH_ADDRESS, netnsPrefix: args.netnsPrefix, netnsSubnet: args.netnsSubnet });
+        bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated, publishAddress: args.publishAddress ?? DEFAULTS.publishAddress, netnsPrefix: args.netnsPrefix, netnsSubnet: args.netnsSubnet });
       } catch (err) {
         // --isolation=auto: an orchestrator that cannot isolate here still runs the scenario on loopback.
         if (!isolated || args.isolation !== 'auto') throw err;
@@ -205,7 +205,7 @@ async function runAll(
           ...(hooks.onStep ? { onStep: (scenario: string, step: StepResultDoc) => hooks.onStep!(scenario, step) } : {}),
           onDeployed: (located) => {
             const ui = located.find((l) => l.app.pod.kind === 'collector');
-            const where = ui ? uiAddress(ui, bundled ? (args.publishAddress ?? DEFAULT_PUBLISH_ADDRESS) : undefined) : undefined;
+            const where = ui ? uiAddress(ui, bundled ? (args.publishAddress ?? DEFAULTS.publishAddress) : undefined) : undefined;
             hooks.onReady?.({ ...(bundled ? { bundled } : {}), ...(where ? { uiUrl: where.url } : {}) });
             if (where) log(`collector UI: ${where.url}${where.note ? `\n  ${where.note}` : ''}`);
           },

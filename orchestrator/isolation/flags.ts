@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import type { Argv } from 'yargs';
 import { FlagError, stringFlag } from '../../shared/cli.ts';
 import { parseSubnet } from './ipam.ts';
-import { DEFAULT_PREFIX, DEFAULT_SUBNET } from './netns.ts';
+import { DEFAULTS } from '../config.ts';
 import { PREFIX_PATTERN } from './names.ts';
 
 export interface IsolationFlags {
@@ -17,8 +17,6 @@ export interface IsolationFlags {
   netnsPrefix: string;
   publishAddress: string;
 }
-
-export const DEFAULT_PUBLISH_ADDRESS = '127.0.0.1';
 
 /** An IP address (never a name: nothing is looked up) or `off`. */
 export function publishAddressFlag(flag: string) {
@@ -54,15 +52,15 @@ export function isolationOptions<T>(y: Argv<T>): Argv<T> {
     .option('isolation', {
       type: 'string',
       choices: ['off', 'netns'],
-      default: 'off',
+      default: DEFAULTS.isolation,
       describe: 'netns: every task of an app with ipAddress gets its own network namespace and address on a bridge owned by the orchestrator, with network policies enforced by nftables (needs root, iproute2 and nftables)',
     })
-    .option('netns-subnet', { alias: 'netns_subnet', type: 'string', default: DEFAULT_SUBNET, describe: 'private IPv4 subnet of the task network (the host is its first address); nothing is routed outside it', coerce: subnetFlag('netns-subnet') })
-    .option('netns-prefix', { alias: 'netns_prefix', type: 'string', default: DEFAULT_PREFIX, describe: 'prefix of the namespaces, links and nftables tables this orchestrator creates (and removes at stop and after a crash)', coerce: prefixFlag('netns-prefix') })
+    .option('netns-subnet', { alias: 'netns_subnet', type: 'string', default: DEFAULTS.netnsSubnet, describe: 'private IPv4 subnet of the task network (the host is its first address); nothing is routed outside it', coerce: subnetFlag('netns-subnet') })
+    .option('netns-prefix', { alias: 'netns_prefix', type: 'string', default: DEFAULTS.netnsPrefix, describe: 'prefix of the namespaces, links and nftables tables this orchestrator creates (and removes at stop and after a crash)', coerce: prefixFlag('netns-prefix') })
     .option('publish-address', {
       alias: 'publish_address',
       type: 'string',
-      default: DEFAULT_PUBLISH_ADDRESS,
+      default: DEFAULTS.publishAddress,
       describe: "with --isolation=netns: every TCP port in an isolated task's ipAddress.discovery.ports gets a port on the host at this address (the task's `ports`) forwarding to the task; 0.0.0.0 opens them to the network, off publishes none. Forwarded connections come from the host, which ingress policies always accept",
       coerce: publishAddressFlag('publish-address'),
     }) as unknown as Argv<T>;

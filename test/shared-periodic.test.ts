@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ItemClocks, Scheduler, runBounded } from '../shared/scheduler.ts';
+import { ItemClocks, PeriodicRunner, runBounded } from '../shared/periodic.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -39,10 +39,10 @@ describe('bounded runs', () => {
   });
 });
 
-describe('Scheduler', () => {
+describe('PeriodicRunner', () => {
   it('runs a cycle at once and then every interval', async () => {
     const starts: number[] = [];
-    const s = new Scheduler({ intervalMs: 40, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()), jitter: 0 });
+    const s = new PeriodicRunner({ intervalMs: 40, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()), jitter: 0 });
     s.start();
     await waitFor(() => starts.length >= 4, { timeoutMs: 2000 });
     await s.stop();
@@ -55,7 +55,7 @@ describe('Scheduler', () => {
     let active = 0;
     let overlap = false;
     let cycles = 0;
-    const s = new Scheduler({
+    const s = new PeriodicRunner({
       intervalMs: 10,
       concurrency: 4,
       items: () => [1, 2, 3, 4],
@@ -75,7 +75,7 @@ describe('Scheduler', () => {
 
   it('applies jitter around the interval', async () => {
     const starts: number[] = [];
-    const s = new Scheduler({ intervalMs: 50, jitter: 0.8, random: () => 0, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()) });
+    const s = new PeriodicRunner({ intervalMs: 50, jitter: 0.8, random: () => 0, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()) });
     s.start();
     await waitFor(() => starts.length >= 3, { timeoutMs: 2000 });
     await s.stop();
@@ -86,7 +86,7 @@ describe('Scheduler', () => {
 
   it('stop waits for the cycle in flight and schedules nothing more', async () => {
     let runs = 0;
-    const s = new Scheduler({ intervalMs: 5, concurrency: 1, items: () => [1, 2, 3], run: async () => {
+    const s = new PeriodicRunner({ intervalMs: 5, concurrency: 1, items: () => [1, 2, 3], run: async () => {
       runs++;
       await delay(20);
     } });
@@ -100,8 +100,8 @@ describe('Scheduler', () => {
   });
 
   it('rejects nonsense options', () => {
-    expect(() => new Scheduler({ intervalMs: 0, concurrency: 1, items: () => [], run: async () => {} })).toThrow(/intervalMs/);
-    expect(() => new Scheduler({ intervalMs: 1, concurrency: 0, items: () => [], run: async () => {} })).toThrow(/concurrency/);
+    expect(() => new PeriodicRunner({ intervalMs: 0, concurrency: 1, items: () => [], run: async () => {} })).toThrow(/intervalMs/);
+    expect(() => new PeriodicRunner({ intervalMs: 1, concurrency: 0, items: () => [], run: async () => {} })).toThrow(/concurrency/);
   });
 });
 
