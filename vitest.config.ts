@@ -7,6 +7,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Two cores: real processes, sockets and namespaces are heavy; keep parallelism modest.
     maxWorkers: 2,
-    reporters: ['default'],
+    // The default output, then every skipped suite and why (test/helpers/skip-summary-reporter.ts).
+    reporters: ['default', './test/helpers/skip-summary-reporter.ts'],
   },
 });

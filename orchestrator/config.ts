@@ -32,8 +32,8 @@ export interface OrchestratorConfig {
   mesosRole: string | undefined;
   /** --enable_features: reported in /v2/info; task_killing is also honoured by the scheduler. */
   features: string[];
-  /** --isolation=netns: the task network's namespace prefix and subnet; undefined when off. */
-  isolation: { prefix: string; subnet: string } | undefined;
+  /** --isolation=netns: the task network's namespace prefix and subnet, and where tasks' ports are published (none when absent); undefined when off. */
+  isolation: { prefix: string; subnet: string; publishAddress?: string | undefined } | undefined;
   log: { file: string | undefined; level: string };
   /** The scheduler's reconcile period (back-off deadlines, deployment progress); not a flag. */
   tickMs: number;
@@ -51,12 +51,18 @@ export const DEFAULTS = {
   isolation: 'off',
   netnsSubnet: DEFAULT_SUBNET,
   netnsPrefix: DEFAULT_PREFIX,
+  /** --publish-address: isolated tasks' TCP ports on the host, loopback only (the collector has no login). */
+  publishAddress: '127.0.0.1',
   tickMs: 200,
 } as const;
 
-/** $XDG_STATE_HOME/starmap/orchestrator, else ./data/orchestrator. */
+/**
+ * $XDG_STATE_HOME/starmap/orchestrator, else ~/.local/state/starmap/orchestrator (the XDG default):
+ * never the current folder, which is often a clone of this repository.
+ */
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.XDG_STATE_HOME ? join(env.XDG_STATE_HOME, 'starmap', 'orchestrator') : join('data', 'orchestrator');
+  const state = env.XDG_STATE_HOME || (env.HOME ? join(env.HOME, '.local', 'state') : undefined);
+  return state ? join(state, 'starmap', 'orchestrator') : join('data', 'orchestrator');
 }
 
 /** This machine's host name. */

@@ -5,6 +5,7 @@ import { addressFlag, LOG_LEVELS, numberFlag, parseFlags, portFlag, stringFlag }
 import { DEFAULTS, defaultDataDir, defaultHostname, type OrchestratorConfig } from './config.ts';
 import { callbackUrlProblem } from './events/subscriptions.ts';
 import { isolationOptions, type IsolationFlags } from './isolation/flags.ts';
+import { publishAddressOf } from './isolation/published-ports.ts';
 
 /** The flags as yargs reads them (camel-cased). */
 interface OrchestratorFlags extends IsolationFlags {
@@ -58,11 +59,11 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorConfig {
       ],
       epilogue: 'Marathon startup options are accepted with underscores or dashes. Docs: README.md.',
       options: (y) =>
-        // The isolation flags (--isolation, --netns-subnet, --netns-prefix) come last in --help.
+        // The isolation flags (--isolation, --netns-subnet, --netns-prefix, --publish-address) come last in --help.
         isolationOptions(y
           .option('http-address', { alias: 'http_address', type: 'string', default: DEFAULTS.httpAddress, describe: 'listen address', coerce: addressFlag('http-address') })
           .option('http-port', { alias: 'http_port', default: DEFAULTS.httpPort, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
-          .option('data-dir', { alias: 'data_dir', type: 'string', default: defaultDataDir(), describe: 'folder for the state database, the lock file and task sandboxes (default $XDG_STATE_HOME/starmap/orchestrator, else ./data/orchestrator)', coerce: stringFlag('data-dir') })
+          .option('data-dir', { alias: 'data_dir', type: 'string', default: defaultDataDir(), describe: 'folder for the state database, the lock file and task sandboxes (default $XDG_STATE_HOME/starmap/orchestrator, else ~/.local/state/starmap/orchestrator)', coerce: stringFlag('data-dir') })
           .option('hostname', { type: 'string', default: defaultHostname(), describe: 'host name that tasks (HOST, task.host) and /v2/info report', coerce: stringFlag('hostname') })
           .option('local-port-min', { alias: 'local_port_min', default: DEFAULTS.servicePorts.min, describe: 'lowest service port handed out to apps', coerce: portFlag('local-port-min') })
           .option('local-port-max', { alias: 'local_port_max', default: DEFAULTS.servicePorts.max, describe: 'end (exclusive) of the service port range', coerce: portFlag('local-port-max') })
@@ -103,7 +104,7 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorConfig {
     events: { subscriber: f.eventSubscriber, httpEndpoints: (f.httpEndpoints as string[] | undefined) ?? [] },
     mesosRole: f.mesosRole,
     features: (f.enableFeatures as string[] | undefined) ?? [],
-    isolation: f.isolation === 'netns' ? { prefix: f.netnsPrefix, subnet: f.netnsSubnet } : undefined,
+    isolation: f.isolation === 'netns' ? { prefix: f.netnsPrefix, subnet: f.netnsSubnet, publishAddress: publishAddressOf(f.publishAddress) } : undefined,
     log: { file: f.logfile, level: f.logLevel },
     tickMs: DEFAULTS.tickMs,
   };

@@ -72,7 +72,7 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
     const log = logger.child({ module: 'isolation' });
     try {
       // Checks root, iproute2 and nftables, removes what a crashed run left, creates the bridge.
-      isolation = await Isolation.open({ prefix: config.isolation.prefix, subnet: config.isolation.subnet, db, log: (msg, err) => (err ? log.warn({ err }, msg) : log.info(msg)) });
+      isolation = await Isolation.open({ prefix: config.isolation.prefix, subnet: config.isolation.subnet, publishAddress: config.isolation.publishAddress, db, log: (msg, err) => (err ? log.warn({ err }, msg) : log.info(msg)) });
     } catch (err) {
       db.close();
       if (err instanceof IsolationUnavailable) throw err;

@@ -36,7 +36,7 @@ function freePort(): Promise<number> {
  * Starts the orchestrator and waits until it answers GET /ping (`readyTimeoutMs`, default 30 s;
  * it is killed when it does not).
  */
-export async function startBundled(command: string[], opts: { workDir: string; isolation: boolean; port?: number; address?: string; readyTimeoutMs?: number }): Promise<Bundled> {
+export async function startBundled(command: string[], opts: { workDir: string; isolation: boolean; port?: number; address?: string; publishAddress?: string; netnsPrefix?: string | undefined; netnsSubnet?: string | undefined; readyTimeoutMs?: number }): Promise<Bundled> {
   const port = opts.port ?? (await freePort());
   const address = opts.address ?? '127.0.0.1';
   const dataDir = join(opts.workDir, 'orchestrator-data');
@@ -46,7 +46,9 @@ export async function startBundled(command: string[], opts: { workDir: string; i
     `--http-address=${address}`,
     `--http-port=${port}`,
     `--data-dir=${dataDir}`,
-    ...(opts.isolation ? ['--isolation=netns'] : []),
+    ...(opts.isolation
+      ? ['--isolation=netns', ...(opts.publishAddress ? [`--publish-address=${opts.publishAddress}`] : []), ...(opts.netnsPrefix ? [`--netns-prefix=${opts.netnsPrefix}`] : []), ...(opts.netnsSubnet ? [`--netns-subnet=${opts.netnsSubnet}`] : [])]
+      : []),
   ];
   // Its own process group: a Ctrl-C in the terminal reaches the runner only, which first removes
   // what it deployed through the orchestrator and then stops it. Should the runner die anyway,

@@ -16,6 +16,17 @@ function addressOf(task: Task): string | undefined {
   return task.ipAddresses?.find((a) => a.protocol === 'IPv4')?.ipAddress ?? task.ipAddresses?.[0]?.ipAddress;
 }
 
+/**
+ * The host port the orchestrator published the app's API port on (--publish-address): the task's
+ * `ports` follow its TCP discovery ports in order, each number once. An orchestrator that
+ * publishes nothing (or another Marathon) reports none.
+ */
+export function publishedPort(app: PlannedApp, task: Pick<Task, 'ports'>): number | undefined {
+  const tcp = [...new Set(app.pod.ports.filter((p) => p.protocol === 'TCP').map((p) => p.port))];
+  const i = tcp.indexOf(app.port);
+  return i < 0 ? undefined : task.ports?.[i];
+}
+
 export async function deploy(
   client: OrchestratorClient,
   s: ResolvedScenario,
@@ -66,7 +77,8 @@ export async function deploy(
     const base = !running ? undefined : opts.isolated ? (ip ? `http://${ip.includes(':') ? `[${ip}]` : ip}:${app.port}` : undefined) : `http://127.0.0.1:${running.ports[0] ?? app.port}`;
     if (!base) throw new Error(`${app.marathonId} has no running task with an address`);
     if (ip) ips.set(app.pod.id, ip);
-    located.push({ app, base });
+    const published = opts.isolated && running ? publishedPort(app, running) : undefined;
+    located.push({ app, base, ...(published ? { published } : {}) });
   }
   return { located, ips };
 }

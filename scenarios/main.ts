@@ -4,8 +4,11 @@
 //   scenario explain <file> --step S --from ns/pod --to ns/pod[:port/PROTO]   why one connection is allowed or not
 //   scenario list              the built-in scenarios
 //   scenario schema | report-schema   the JSON Schemas of scenario files and reports
+import { isIP } from 'node:net';
 import yargs from 'yargs';
 import { VERSION } from '../shared/version.ts';
+import { DEFAULTS } from '../orchestrator/config.ts';
+import { prefixFlag, subnetFlag } from '../orchestrator/isolation/flags.ts';
 import { BUILTIN, builtinNames } from './builtin.ts';
 import { checkScenario, explainConnection, InspectError } from './inspect.ts';
 import { loadScenario } from './load.ts';
@@ -53,10 +56,14 @@ export async function main(argv: string[]): Promise<void> {
           .option('step-timeout', { type: 'number', describe: 'seconds a step may take to settle before it fails (default: the larger of 10 s and four times probe interval + timeout + 1 s)' })
           .option('pause', { type: 'number', default: 0, describe: 'seconds to linger after each step (for watching the UI)' })
           .option('keep', { type: 'boolean', default: false, describe: 'leave the apps deployed at the end' })
+          .option('publish-address', { type: 'string', default: DEFAULTS.publishAddress, describe: "isolated runs: where the bundled orchestrator publishes the pods' TCP ports on the host (the collector UI is printed there); 0.0.0.0 opens them to the network (the collector has no login), off publishes none", coerce: (v: string) => String(v).replace(/^\[(.*)\]$/, '$1') })
+          .option('netns-prefix', { type: 'string', describe: 'isolated runs: prefix of what the bundled orchestrator creates (default smap; another for a second run on the same machine, with --netns-subnet)', coerce: prefixFlag('netns-prefix') })
+          .option('netns-subnet', { type: 'string', describe: 'isolated runs: the task subnet of the bundled orchestrator (default 10.213.0.0/24)', coerce: subnetFlag('netns-subnet') })
           .option('hold', { type: 'boolean', default: false, describe: 'after the last step keep everything running until Ctrl-C, then clean up (demos)' })
           .check((a) => {
             if (a.stepTimeout != null && !(Number(a.stepTimeout) > 0)) throw new Error('invalid value for --step-timeout: expected seconds > 0');
             if (!(a.pause >= 0)) throw new Error('invalid value for --pause: expected seconds >= 0');
+            if (a.publishAddress !== 'off' && isIP(String(a.publishAddress)) === 0) throw new Error(`invalid value for --publish-address: ${JSON.stringify(a.publishAddress)} (expected an IP address such as 127.0.0.1 or 0.0.0.0, or off)`);
             return true;
           }),
       async (a) => {

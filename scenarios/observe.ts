@@ -7,6 +7,8 @@ export interface Located {
   app: PlannedApp;
   /** Base URL where the runner reaches the app, e.g. http://10.213.0.5:80 or http://127.0.0.1:41000. */
   base: string;
+  /** Isolated: the host port the orchestrator published the pod's API port on (its --publish-address), when it did. */
+  published?: number;
 }
 
 export interface Observation {

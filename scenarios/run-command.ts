@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createSocket } from 'node:dgram';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { startBundled, type Bundled } from './bundled.ts';
 import { assignHostPorts, groupId, portNumbers } from './deploy-plan.ts';
@@ -20,6 +20,8 @@ import type { SetReportDoc } from './report-schema.ts';
 import { reportHtml } from './report-html.ts';
 import { toJson, toJunit, type ScenarioReportDoc, type StepResultDoc } from './report.ts';
 import type { ResolvedScenario } from './resolve.ts';
+import type { Located } from './observe.ts';
+import { DEFAULTS } from '../orchestrator/config.ts';
 import { runDeployment, topology } from './run.ts';
 import { preflight } from './steps.ts';
 
@@ -38,6 +40,11 @@ export interface RunArgs {
   pause: number;
   keep: boolean;
   hold: boolean;
+  /** Where the bundled orchestrator publishes isolated tasks' ports (default 127.0.0.1; off: none). */
+  publishAddress?: string;
+  /** The bundled orchestrator's --netns-prefix and --netns-subnet (its defaults when absent). */
+  netnsPrefix?: string;
+  netnsSubnet?: string;
 }
 
 export class RunError extends Error {}
@@ -161,8 +168,9 @@ async function runAll(
       if (args.isolation === 'netns' && missing) throw new RunError(`--isolation=netns: ${missing}`);
       isolated = args.isolation === 'netns' || (args.isolation === 'auto' && !missing);
       if (!isolated) log(`note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced (use --isolation=netns to require them)`);
+      log(`starting the orchestrator${isolated ? ' with network isolation' : ''} …`);
       try {
-        bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated });
+        bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated, publishAddress: args.publishAddress ?? DEFAULTS.publishAddress, netnsPrefix: args.netnsPrefix, netnsSubnet: args.netnsSubnet });
       } catch (err) {
         // --isolation=auto: an orchestrator that cannot isolate here still runs the scenario on loopback.
         if (!isolated || args.isolation !== 'auto') throw err;
@@ -205,8 +213,9 @@ async function runAll(
             const naming = collectorNaming(located);
             if (naming) live = new LiveExpectations(naming, log);
             const ui = located.find((l) => l.app.pod.kind === 'collector');
-            hooks.onReady?.({ ...(bundled ? { bundled } : {}), ...(ui ? { uiUrl: `${ui.base}/` } : {}) });
-            if (ui) log(`collector UI: ${ui.base}/`);
+            const where = ui ? uiAddress(ui, bundled ? (args.publishAddress ?? DEFAULTS.publishAddress) : undefined) : undefined;
+            hooks.onReady?.({ ...(bundled ? { bundled } : {}), ...(where ? { uiUrl: where.url } : {}) });
+            if (where) log(`collector UI: ${where.url}${where.note ? `\n  ${where.note}` : ''}`);
           },
         },
         name,
@@ -225,6 +234,27 @@ async function runAll(
     // Scenarios an interruption kept from running still get a report.
     for (const s of scenarios) if (!reports.has(s)) reports.set(s, { ...notRunReport(s), error: 'not run: the run was stopped' });
   }
+}
+
+/**
+ * Where people open the collector UI: the port the orchestrator published (--publish-address) when
+ * it did, else the task's own address (this machine only). For a loopback address, one line on how
+ * to reach it from elsewhere; for 0.0.0.0, this machine's addresses (nothing is looked up).
+ */
+export function uiAddress(ui: Located, publishAddress: string | undefined): { url: string; note?: string } {
+  if (!ui.published || !publishAddress || publishAddress === 'off') return { url: `${ui.base}/` };
+  const port = ui.published;
+  const host = (a: string) => (a.includes(':') ? `[${a}]` : a);
+  if (publishAddress === '0.0.0.0' || publishAddress === '::') {
+    const mine = Object.values(networkInterfaces()).flatMap((l) => l ?? []).filter((i) => !i.internal && (publishAddress === '::' || i.family === 'IPv4'));
+    const others = mine.map((i) => `http://${host(i.address)}:${port}/`);
+    return { url: `http://127.0.0.1:${port}/`, note: `open to the network (the collector has no login)${others.length ? `: ${others.join('  ')}` : ''}` };
+  }
+  const url = `http://${host(publishAddress)}:${port}/`;
+  if (publishAddress.startsWith('127.') || publishAddress === '::1') {
+    return { url, note: `this machine only; from another: ssh -L ${port}:${host(publishAddress)}:${port} <user>@<this machine>, then open http://localhost:${port}/ (or npm start -- --publish-address=0.0.0.0 to open it to the network)` };
+  }
+  return { url };
 }
 
 /** Whether a port is free on 127.0.0.1 for both TCP and UDP (a probe serves both on one number). */

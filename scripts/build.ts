@@ -140,6 +140,7 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
   const stamp = join(cache, `${binName}.sha256`);
   const key = sha256(readFileSync(bundlePath), nodeVersion, arch, String(statSync(runtime).size), JSON.stringify(EXEC_ARGV[name] ?? []));
   if (existsSync(out) && existsSync(stamp) && readFileSync(stamp, 'utf8') === key) return { path: out, built: false };
+  console.log(`building ${relative(root, out)} …`);
 
   const work = join(cache, `sea-${binName}`);
   mkdirSync(work, { recursive: true });

@@ -43,7 +43,7 @@ describe('orchestrator configuration', () => {
       events: { subscriber: 'http_callback', httpEndpoints: ['http://127.0.0.1:9/cb'] },
       mesosRole: 'r',
       features: ['task_killing', 'x'],
-      isolation: { prefix: 'tst', subnet: '10.99.0.0/24' },
+      isolation: { prefix: 'tst', subnet: '10.99.0.0/24', publishAddress: '127.0.0.1' },
       log: { file: '/tmp/l', level: 'debug' },
       tickMs: DEFAULTS.tickMs,
     });

@@ -2,7 +2,9 @@
 //   --isolation=off|netns   (default off)
 //   --netns-subnet=CIDR     private IPv4 subnet of the task network (default 10.213.0.0/24)
 //   --netns-prefix=NAME     prefix of every namespace, link and table (default smap; one per orchestrator)
+//   --publish-address=IP    where isolated tasks' TCP ports are published on the host (default 127.0.0.1; off: none)
 // Bad values exit 2 naming the flag (FlagError from shared/cli.ts).
+import { isIP } from 'node:net';
 import type { Argv } from 'yargs';
 import { FlagError, stringFlag } from '../../shared/cli.ts';
 import { parseSubnet } from './ipam.ts';
@@ -13,6 +15,16 @@ export interface IsolationFlags {
   isolation: 'off' | 'netns';
   netnsSubnet: string;
   netnsPrefix: string;
+  publishAddress: string;
+}
+
+/** An IP address (never a name: nothing is looked up) or `off`. */
+export function publishAddressFlag(flag: string) {
+  return (value: unknown): string => {
+    const s = stringFlag(flag)(value).replace(/^\[(.*)\]$/, '$1');
+    if (s !== 'off' && isIP(s) === 0) throw new FlagError(`invalid value for --${flag}: ${JSON.stringify(s)} (expected an IP address such as 127.0.0.1 or 0.0.0.0, or off)`);
+    return s;
+  };
 }
 
 export function subnetFlag(flag: string) {
@@ -44,5 +56,12 @@ export function isolationOptions<T>(y: Argv<T>): Argv<T> {
       describe: 'netns: every task of an app with ipAddress gets its own network namespace and address on a bridge owned by the orchestrator, with network policies enforced by nftables (needs root, iproute2 and nftables)',
     })
     .option('netns-subnet', { alias: 'netns_subnet', type: 'string', default: DEFAULTS.netnsSubnet, describe: 'private IPv4 subnet of the task network (the host is its first address); nothing is routed outside it', coerce: subnetFlag('netns-subnet') })
-    .option('netns-prefix', { alias: 'netns_prefix', type: 'string', default: DEFAULTS.netnsPrefix, describe: 'prefix of the namespaces, links and nftables tables this orchestrator creates (and removes at stop and after a crash)', coerce: prefixFlag('netns-prefix') }) as unknown as Argv<T>;
+    .option('netns-prefix', { alias: 'netns_prefix', type: 'string', default: DEFAULTS.netnsPrefix, describe: 'prefix of the namespaces, links and nftables tables this orchestrator creates (and removes at stop and after a crash)', coerce: prefixFlag('netns-prefix') })
+    .option('publish-address', {
+      alias: 'publish_address',
+      type: 'string',
+      default: DEFAULTS.publishAddress,
+      describe: "with --isolation=netns: every TCP port in an isolated task's ipAddress.discovery.ports gets a port on the host at this address (the task's `ports`) forwarding to the task; 0.0.0.0 opens them to the network, off publishes none. Forwarded connections come from the host, which ingress policies always accept",
+      coerce: publishAddressFlag('publish-address'),
+    }) as unknown as Argv<T>;
 }

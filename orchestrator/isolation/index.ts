@@ -3,7 +3,8 @@
 //
 //   const iso = await Isolation.open({ prefix, subnet, db, log });   // orchestrator start: preflight, crash cleanup, bridge
 //   app.register(policyPlugin, { engine: iso.engine });             // the /v2/starmap/… endpoints
-//   const { netns, ip } = await iso.taskStarting({ taskId, appId, labels, groups, hostnames, ports });
+//   const { netns, ip, ports } = await iso.taskStarting({ taskId, appId, labels, groups, hostnames, ports });
+//                                                                    // ports: host ports at --publish-address
 //   executor.launch({ ...spec, netns });                             // HOST=ip, ipAddresses=[{ipAddress: ip, protocol: 'IPv4'}]
 //   await iso.taskStopped(taskId);                                   // after the task's process is gone (terminal state)
 //   await iso.close();                                               // orchestrator stop: removes everything
@@ -15,6 +16,7 @@ import { parseFault, type RuleFault } from './compile.ts';
 import { PolicyEngine, type SyncResult } from './policy-engine.ts';
 import type { TaskNetInfo } from './policy.ts';
 import { checkIsolationSupport, describeProblems } from './preflight.ts';
+import { PublishedPorts } from './published-ports.ts';
 
 export { checkIsolationSupport, describeProblems } from './preflight.ts';
 export { cleanupAll, leftovers } from './cleanup.ts';
@@ -31,6 +33,8 @@ export interface IsolationOptions extends TaskNetworkOptions {
   log?: (msg: string, err?: unknown) => void;
   /** Test-only fault (default: STARMAP_TEST_FAULT_DROP_RULE from the environment). */
   faultDropRule?: string | undefined;
+  /** --publish-address: where tasks' TCP ports are published on the host (published-ports.ts); none when absent. */
+  publishAddress?: string | undefined;
 }
 
 /** A task about to start; `ports` are the app's raw ipAddress.discovery.ports (named ports). */
@@ -49,12 +53,14 @@ export class Isolation {
   readonly network: TaskNetwork;
   readonly engine: PolicyEngine;
   readonly #tasks = new Map<string, TaskNetInfo>();
+  readonly published: PublishedPorts | undefined;
   /** What the crash cleanup at start removed (a previous run's leftovers). */
   leftovers: CleanupReport | undefined;
 
   private constructor(opts: IsolationOptions) {
     this.network = new TaskNetwork(opts);
     const log = opts.log ?? (() => undefined);
+    if (opts.publishAddress) this.published = new PublishedPorts(opts.publishAddress, log);
     this.engine = new PolicyEngine({
       target: this.network,
       listTasks: () => [...this.#tasks.values()],
@@ -81,9 +87,10 @@ export class Isolation {
    * Gives the task its namespace and address and applies every task's rules; call before launching
    * it. Throws (and undoes the attachment) when the task's own rules cannot be applied.
    */
-  async taskStarting(task: TaskIdentity): Promise<{ netns: string; ip: string; sync: SyncResult }> {
+  async taskStarting(task: TaskIdentity): Promise<{ netns: string; ip: string; sync: SyncResult; ports?: number[] }> {
     const { netns, ip } = await this.network.attachTask(task.taskId);
-    this.#tasks.set(task.taskId, { ...task, ports: parseDiscoveryPorts(task.ports), netns, ip });
+    const named = parseDiscoveryPorts(task.ports);
+    this.#tasks.set(task.taskId, { ...task, ports: named, netns, ip });
     const sync = await this.engine.sync();
     const failed = sync.failed.find((f) => f.taskId === task.taskId);
     if (failed) {
@@ -91,13 +98,21 @@ export class Isolation {
       await this.taskStopped(task.taskId);
       throw new Error(`cannot enforce the network policies of task ${task.taskId}: ${failed.error}`);
     }
-    return { netns, ip, sync };
+    if (!this.published) return { netns, ip, sync };
+    try {
+      const published = await this.published.publish(task.taskId, ip, named.filter((p) => p.protocol === 'TCP').map((p) => p.port));
+      return { netns, ip, sync, ports: published.map((p) => p.hostPort) };
+    } catch (err) {
+      await this.taskStopped(task.taskId);
+      throw err;
+    }
   }
 
   /** Removes the task's namespace (killing what still runs in it), frees its address, updates the others' rules. */
   async taskStopped(taskId: string): Promise<SyncResult | undefined> {
     const t = this.#tasks.get(taskId);
     this.#tasks.delete(taskId);
+    await this.published?.release(taskId);
     await this.network.detachTask(taskId);
     if (!t) return undefined;
     this.engine.forget(t.netns);
@@ -111,6 +126,7 @@ export class Isolation {
   /** Removes every namespace, link, rule and route of this instance. */
   async close(): Promise<CleanupReport> {
     this.#tasks.clear();
+    await this.published?.close();
     return this.network.stop();
   }
 }

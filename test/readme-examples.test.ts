@@ -1,0 +1,84 @@
+// The README's orchestrator examples, run as written: the commands are read out of README.md and
+// run by bash in a fresh HOME (no XDG_STATE_HOME), so a reader who copies them gets an orchestrator,
+// its admin password, a token, the app list and a service account. The only change: port 8080 is
+// replaced by a free one (other orchestrators may run on this machine). Also: nothing is written
+// into the clone.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT, freePort, runToEnd, start, stopAll, tempDir } from './helpers/process.ts';
+import { waitFor } from './helpers/wait.ts';
+
+afterAll(stopAll);
+
+/** The shell code blocks of the README section that starts with `heading` (up to the next heading of any level). */
+function shellBlocks(heading: string): string[] {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const at = readme.indexOf(`\n${heading}\n`);
+  if (at < 0) throw new Error(`README.md has no section "${heading}"`);
+  const rest = readme.slice(at + heading.length + 2);
+  const section = rest.slice(0, rest.search(/\n#{2,4} /) + 1 || undefined);
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+}
+
+function missing(...cmds: string[]): string[] {
+  return cmds.filter((c) => {
+    try {
+      execFileSync('sh', ['-c', `command -v ${c}`], { stdio: 'ignore' });
+      return false;
+    } catch {
+      return true;
+    }
+  });
+}
+
+const tools = missing('curl', 'jq', 'openssl', 'npm');
+if (tools.length) console.warn(`readme-examples tests skipped: ${tools.join(', ')} missing (apt-get install curl jq openssl npm)`);
+
+function gitStatus(): string {
+  return execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ROOT, encoding: 'utf8' });
+}
+
+describe.skipIf(tools.length > 0)("the README's orchestrator examples", () => {
+  it('start it, read the admin password, log in, list apps, add a service account; the clone stays clean', async () => {
+    const [startBlock, passwordBlock] = shellBlocks('## The orchestrator');
+    const [loginBlock] = shellBlocks('### Login and tokens');
+    expect(startBlock).toMatch(/^npm run orchestrator\b/);
+    expect(passwordBlock).toContain('admin-password');
+    expect(loginBlock).toContain('auth/login');
+    const port = await freePort();
+    const home = tempDir('readme-home-');
+    const env = { HOME: home, XDG_STATE_HOME: '' };
+    const before = gitStatus();
+    const localPort = (code: string) => code.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
+
+    const orch = start('bash', ['-c', startBlock!.replace(/^npm run orchestrator\b/m, `npm run --silent orchestrator -- --http-port=${port}`)], { env });
+    await waitFor(async () => {
+      if (orch.child.exitCode !== null) throw new Error(`the orchestrator exited: ${orch.output()}`);
+      return (await fetch(`http://127.0.0.1:${port}/ping`).catch(() => undefined))?.ok;
+    }, { timeoutMs: 30_000, message: 'the orchestrator answers' });
+
+    const password = await runToEnd('bash', ['-euo', 'pipefail', '-c', passwordBlock!], { env });
+    expect(password.code, password.output).toBe(0);
+    const file = join(home, '.local/state/starmap/orchestrator/admin-password');
+    expect(password.output.trim()).toBe(readFileSync(file, 'utf8').trim());
+    expect(statSync(file).mode & 0o077).toBe(0);
+
+    // The login block in a scratch folder (it writes bot.key and bot.pub where it runs).
+    const work = tempDir('readme-work-');
+    const login = await runToEnd('bash', ['-euo', 'pipefail', '-c', `cd ${JSON.stringify(work)}\n${localPort(loginBlock!)}\necho "TOKEN=$TOKEN"`], { env, timeoutMs: 60_000 });
+    expect(login.code, login.output).toBe(0);
+    expect(login.output).toMatch(/TOKEN=ey[\w-]+\.[\w-]+\.[\w-]+/); // a JWT, not "null"
+    expect(login.output).toContain('"apps"');
+    expect(existsSync(join(work, 'bot.pub'))).toBe(true);
+    const token = /TOKEN=(\S+)/.exec(login.output)![1]!;
+    const bot = await fetch(`http://127.0.0.1:${port}/acs/api/v1/users/bot`, { headers: { authorization: `token=${token}` } });
+    expect(bot.status).toBe(200);
+
+    // Ctrl-C in the terminal: the whole process group (bash, npm, the orchestrator) gets SIGINT.
+    await orch.stop('SIGINT');
+    expect(await fetch(`http://127.0.0.1:${port}/ping`).then(() => 'answers', () => 'gone')).toBe('gone');
+    expect(gitStatus()).toBe(before);
+  }, 120_000);
+});
