@@ -41,7 +41,7 @@ function lastObserved(output: string): string[] {
 
 describe.skipIf(skipReason !== undefined)('stars with isolation, in the collector UI', () => {
   it('the UI matrix is the terminal\'s observed table, cell for cell, and the page names the step in force', async () => {
-    const run = start(NODE, ['scenarios/main.ts', 'run', 'stars', '--isolation=netns', '--hold']);
+    const run = start(NODE, ['scenarios/main.ts', 'run', 'stars', '--isolation=netns', '--netns-prefix=smui', '--netns-subnet=10.213.151.0/24', '--hold']);
     await waitFor(() => run.output().includes('all steps done'), { timeoutMs: 240_000, message: `the run did not finish its steps: ${run.output().slice(-2000)}` });
     const ui = /collector UI: (\S+)/.exec(run.output())![1]!;
     const page = await chromiumHandle!.context.newPage();
@@ -59,6 +59,6 @@ describe.skipIf(skipReason !== undefined)('stars with isolation, in the collecto
     await page.close();
     await run.stop('SIGINT');
     expect(run.output()).toContain('stars: PASS: 5 of 5 steps as expected');
-    expect(execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').filter((l) => l.startsWith('smap-'))).toEqual([]);
+    expect(execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').filter((l) => l.startsWith('smui-'))).toEqual([]);
   }, 300_000);
 });

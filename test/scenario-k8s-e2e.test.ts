@@ -15,13 +15,16 @@ import { isolationSkip } from './helpers/isolation.ts';
 import { NODE, ROOT, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 
 const skipReason = isolationSkip('k8s-e2e set with real isolation');
+// Its own prefix and subnet: other isolated scenario tests may run at the same time (two workers).
+const PREFIX = 'smke';
+const SUBNET = '10.213.150.0/24';
 
 afterAll(stopAll);
 
 describe.skipIf(skipReason !== undefined)('the upstream Kubernetes e2e network-policy suite on real packets', () => {
   it('passes cell for cell: every judged TCP and UDP cell observed as computed, SCTP not run, nothing left behind', async () => {
     const json = join(tempDir('starmap-k8s-e2e-'), 'report.json');
-    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', 'k8s-e2e', '--isolation=netns', `--report-json=${json}`], { timeoutMs: 900_000 });
+    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', 'k8s-e2e', '--isolation=netns', `--netns-prefix=${PREFIX}`, `--netns-subnet=${SUBNET}`, `--report-json=${json}`], { timeoutMs: 900_000 });
     const report = JSON.parse(readFileSync(json, 'utf8')) as SetReportDoc;
     expect([...Value.Errors(SetReport, report)]).toEqual([]);
 
@@ -54,6 +57,6 @@ describe.skipIf(skipReason !== undefined)('the upstream Kubernetes e2e network-p
     expect(judged).toBeGreaterThan(4_000);
     expect(report.passed).toBe(true);
     expect(code).toBe(0);
-    expect(await leftovers('smap', '10.213.0.0/24')).toEqual({ namespaces: [], links: [], tables: [], routes: [] });
+    expect(await leftovers(PREFIX, SUBNET)).toEqual({ namespaces: [], links: [], tables: [], routes: [] });
   }, 960_000);
 });
