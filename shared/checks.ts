@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import dgram from 'node:dgram';
 import { lookup as systemLookup } from 'node:dns/promises';
 import net from 'node:net';
-import { Client, type Dispatcher } from 'undici';
+import type * as Undici from 'undici';
+import type { Client, Dispatcher } from 'undici';
 import type { NameResolver } from './resolver.ts';
 import type { Target } from './targets.ts';
 
@@ -198,11 +199,23 @@ async function addressOf(host: string, resolver: NameResolver | undefined): Prom
   return systemLookup(host);
 }
 
+let undici: Promise<typeof Undici> | undefined;
+
+/**
+ * undici (the largest module of the agents) is loaded when the first HTTP exchange starts, not at
+ * start-up: a probe with only TCP and UDP targets never loads it, and the others answer their first
+ * request before paying for it (bench/startup.bench.ts).
+ */
+export function loadUndici(): Promise<typeof Undici> {
+  undici ??= import('undici');
+  return undici;
+}
+
 /**
  * An HTTP client for exactly one request on a brand-new connection (destroy it afterwards), with
  * the deadline applied to connect, headers and body.
  */
-function freshClient(origin: string, timeoutMs: number, verifyTls: boolean, lookup: TrackedLookup['lookup']): Client {
+function freshClient(Client: typeof Undici.Client, origin: string, timeoutMs: number, verifyTls: boolean, lookup: TrackedLookup['lookup']): Client {
   return new Client(origin, {
     connect: { timeout: timeoutMs, rejectUnauthorized: verifyTls, ...(lookup ? { lookup: lookup as net.LookupFunction } : {}) },
     pipelining: 0,
@@ -232,7 +245,9 @@ export async function getOnce<T>(
   opts: { timeoutMs: number; verifyTls: boolean; headers?: Record<string, string>; lookup?: TrackedLookup['lookup'] },
   read: (res: Dispatcher.ResponseData) => Promise<T>,
 ): Promise<T> {
-  const client = freshClient(url.origin, opts.timeoutMs, opts.verifyTls, opts.lookup);
+  // Loaded before the clock starts: loading is this process' one-time cost, not the target's.
+  const { Client } = await loadUndici();
+  const client = freshClient(Client, url.origin, opts.timeoutMs, opts.verifyTls, opts.lookup);
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {
@@ -241,9 +256,7 @@ export async function getOnce<T>(
       abort.abort();
     }, opts.timeoutMs);
   });
-  const exchange = client
-    .request({ method: 'GET', path: `${url.pathname}${url.search}`, ...(opts.headers ? { headers: opts.headers } : {}), reset: true, signal: abort.signal })
-    .then(read);
+  const exchange = client.request({ method: 'GET', path: `${url.pathname}${url.search}`, ...(opts.headers ? { headers: opts.headers } : {}), reset: true, signal: abort.signal }).then(read);
   try {
     return await Promise.race([exchange, deadline]);
   } catch (err) {
@@ -262,6 +275,7 @@ export async function getOnce<T>(
  * narrows it, in which case other codes are `http-status`. The body is not read.
  */
 export async function checkHttp(target: Target, opts: CheckOptions): Promise<CheckResult> {
+  await loadUndici(); // before the clock starts (the first check would count the loading)
   const checkedAt = new Date().toISOString();
   const start = process.hrtime.bigint();
   const tracked = trackLookup(opts.resolver, target.host);
