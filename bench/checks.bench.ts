@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   const httpRuns: Record<'probe' | 'bare', WorkerResult[]> = { probe: [], bare: [] };
   for (let r = 0; r < REPEATS; r++) {
     for (const mode of r % 2 === 0 ? (['probe', 'bare'] as const) : (['bare', 'probe'] as const)) {
-      const flags = mode === 'probe' ? ['--optimize-for-size'] : [];
+      const flags: string[] = []; // both sides with V8's defaults, as dist/bin/probe (scripts/build.ts)
       httpRuns[mode].push(await side(flags, mode, httpFile, HTTP_TIMEOUT, HTTP_N, 2));
     }
   }
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     const cycle = median(runs.map((x) => x.cycleMs.at(-1)!));
     return { name, cycle, late50: percentile(late, 50), late99: percentile(late, 99), lateMax: Math.max(...late), timedOut: median(runs.map((x) => x.lateMs.length)) };
   };
-  const hp = httpRow('probe engine (probe/probe.ts, --optimize-for-size)', httpRuns.probe);
+  const hp = httpRow('probe engine (probe/probe.ts)', httpRuns.probe);
   const hb = httpRow('bare http.request loop (baseline)', httpRuns.bare);
   console.log(`HTTP cycle: probe ${ms(hp.cycle)} (late p99 ${signed(hp.late99)}), bare ${ms(hb.cycle)} (late p99 ${signed(hb.late99)})`);
 
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const tcpFile = targetsFile(Array.from({ length: TCP_N }, (_, i) => `${address(i)}:${i % 2 === 0 ? tcpPort : refusedPort}`));
   const variants = [
     { name: 'probe engine, --optimize-for-size (as dist/bin/probe before)', mode: 'probe' as const, flags: ['--optimize-for-size'] },
-    { name: 'probe engine, default V8 flags', mode: 'probe' as const, flags: [] },
+    { name: 'probe engine, default V8 flags (as dist/bin/probe now)', mode: 'probe' as const, flags: [] },
     { name: 'probe engine, --max-semi-space-size=2', mode: 'probe' as const, flags: ['--max-semi-space-size=2'] },
     { name: 'bare net.connect loop (baseline)', mode: 'bare' as const, flags: [] },
   ];

@@ -19,16 +19,17 @@ const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const nodeVersion = process.version.slice(1);
 
 /**
- * Node/V8 options baked into an executable. The agents run many small, short-lived checks: without
- * --optimize-for-size the heap of a probe with 10,000 targets grows to ~180 MB although ~25 MB are
- * live (V8 defers collection); with it RSS stays near 100 MB (bench/probe.bench.ts). Setting the
- * flag at run time with v8.setFlagsFromString instead made process.exit hang now and then.
+ * Node/V8 options baked into an executable, chosen per program from bench/checks.bench.ts,
+ * bench/serving.bench.ts and bench/collector-hostile.bench.ts (figures in bench/RESULTS.md).
+ * --optimize-for-size trades CPU for heap: it made a TCP check cost 2.4× the CPU of a bare
+ * net.connect (1.2× without), a collector fetch of a 1 MiB document 1.9× the CPU and GET /responses
+ * far slower, for a smaller peak heap (a probe at 10,000 targets: 116 MiB instead of 188 MiB, where
+ * a bare net.connect loop needs 172 MiB) and ~4 MiB less when idle. The agents' work is checks and
+ * fetches, so they run with V8's defaults; the orchestrator too (see the RESULTS section
+ * "Orchestrator: launching and memory"). Setting a flag at run time with v8.setFlagsFromString
+ * instead made process.exit hang now and then.
  */
-const EXEC_ARGV: Record<string, string[]> = {
-  probe: ['--optimize-for-size'],
-  collector: ['--optimize-for-size'],
-  agent: ['--optimize-for-size'],
-};
+const EXEC_ARGV: Record<string, string[]> = {};
 
 function sha256(...parts: (string | Buffer)[]): string {
   const h = createHash('sha256');
