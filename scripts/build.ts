@@ -25,11 +25,14 @@ const nodeVersion = process.version.slice(1);
  * net.connect (1.2× without), a collector fetch of a 1 MiB document 1.9× the CPU and GET /responses
  * far slower, for a smaller peak heap (a probe at 10,000 targets: 116 MiB instead of 188 MiB, where
  * a bare net.connect loop needs 172 MiB) and ~4 MiB less when idle. The agents' work is checks and
- * fetches, so they run with V8's defaults; the orchestrator too (see the RESULTS section
- * "Orchestrator: launching and memory"). Setting a flag at run time with v8.setFlagsFromString
- * instead made process.exit hang now and then.
+ * fetches, so they run with V8's defaults. The orchestrator keeps the flag: its state (1,000 apps)
+ * took 215 MiB of RSS without it and 138 MiB with it (bench/orchestrator-launch-memory.bench.ts),
+ * and its API is not CPU-bound. Setting a flag at run time with v8.setFlagsFromString instead made
+ * process.exit hang now and then.
  */
-const EXEC_ARGV: Record<string, string[]> = {};
+const EXEC_ARGV: Record<string, string[]> = {
+  orchestrator: ['--optimize-for-size'],
+};
 
 function sha256(...parts: (string | Buffer)[]): string {
   const h = createHash('sha256');
