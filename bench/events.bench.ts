@@ -8,9 +8,9 @@ import { createServer as createHttpServer, request as httpRequest, type ServerRe
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
-import { createServer, listen } from '../shared/server.ts';
+import { createServer, listen } from '../shared/http-server.ts';
 import { EventBus } from '../orchestrator/events/bus.ts';
-import { registerEvents } from '../orchestrator/events/plugin.ts';
+import { registerEvents } from '../orchestrator/events/routes.ts';
 import type { EventStreamOptions } from '../orchestrator/events/sse.ts';
 import { openSse, type SseClient } from '../test/orchestrator-events-sse-client.ts';
 import { median, percentile, table, writeSection } from './lib/results.ts';

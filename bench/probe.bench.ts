@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import pino from 'pino';
-import { runBounded } from '../shared/scheduler.ts';
+import { runBounded } from '../shared/periodic.ts';
 import { parseTarget, type Target } from '../shared/targets.ts';
 import { Probe } from '../probe/probe.ts';
 import { blackhole } from '../test/helpers/blackhole.ts';

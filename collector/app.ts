@@ -1,7 +1,7 @@
 // The collector's HTTP server: every route plugin on the shared fastify factory.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from '../shared/logger.ts';
-import { createServer } from '../shared/server.ts';
+import { createServer } from '../shared/http-server.ts';
 import type { Collector } from './collector.ts';
 import { opsRoutes } from './routes-ops.ts';
 import { resourceRoutes } from './routes-resources.ts';

@@ -2,7 +2,7 @@
 // added, then every interval with jitter; resources whose fetches time out cannot take the slots
 // of those that answer) and records the results. A resource added or replaced through the API is
 // therefore fetched at once, not at the next interval, so the UI shows it quickly.
-import { runBounded, ItemClocks } from '../shared/scheduler.ts';
+import { runBounded, ItemClocks } from '../shared/periodic.ts';
 import type { Logger } from '../shared/logger.ts';
 import { fetchResource, type FetchOptions } from './fetcher.ts';
 import { createCollectorMetrics, type CollectorMetrics } from './metrics.ts';

@@ -2,7 +2,7 @@
 import { createLogger } from '../shared/logger.ts';
 import { NameResolver } from '../shared/resolver.ts';
 import { isMultiCall, runMain } from '../shared/multicall.ts';
-import { closeOnSignals, listenOrExit } from '../shared/server.ts';
+import { closeOnSignals, listenOrExit } from '../shared/http-server.ts';
 import { VERSION } from '../shared/version.ts';
 import { createCollectorApp } from './app.ts';
 import { assetSource } from './assets.ts';

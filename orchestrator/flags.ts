@@ -1,12 +1,13 @@
 // The orchestrator's flags. Marathon's startup options are accepted in both spellings
-// (--event_subscriber and --event-subscriber).
-import { join } from 'node:path';
-import { hostname } from 'node:os';
+// (--event_subscriber and --event-subscriber). The parser returns the configuration the
+// orchestrator is built from (config.ts), with config.ts's defaults.
 import { addressFlag, LOG_LEVELS, numberFlag, parseFlags, portFlag, stringFlag } from '../shared/cli.ts';
+import { DEFAULTS, defaultDataDir, defaultHostname, type OrchestratorConfig } from './config.ts';
 import { callbackUrlProblem } from './events/subscriptions.ts';
 import { isolationOptions, type IsolationFlags } from './isolation/flags.ts';
 
-export interface OrchestratorFlags extends IsolationFlags {
+/** The flags as yargs reads them (camel-cased). */
+interface OrchestratorFlags extends IsolationFlags {
   httpAddress: string;
   httpPort: number;
   dataDir: string;
@@ -29,10 +30,6 @@ export interface OrchestratorFlags extends IsolationFlags {
   logLevel: string;
 }
 
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.XDG_STATE_HOME ? join(env.XDG_STATE_HOME, 'starmap', 'orchestrator') : join('data', 'orchestrator');
-}
-
 const list = (flag: string) => (v: unknown) => (v === undefined ? undefined : stringFlag(flag)(v).split(',').map((s) => s.trim()).filter(Boolean));
 
 /** --http_endpoints: each URL must be one /v2/eventSubscriptions would accept. */
@@ -45,7 +42,7 @@ const callbackUrls = (v: unknown): string[] | undefined => {
   return urls;
 };
 
-export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
+export function parseOrchestratorFlags(argv: string[]): OrchestratorConfig {
   const f = parseFlags<OrchestratorFlags & Record<string, unknown>>(
     {
       name: 'orchestrator',
@@ -63,16 +60,16 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
       options: (y) =>
         // The isolation flags (--isolation, --netns-subnet, --netns-prefix) come last in --help.
         isolationOptions(y
-          .option('http-address', { alias: 'http_address', type: 'string', default: '127.0.0.1', describe: 'listen address', coerce: addressFlag('http-address') })
-          .option('http-port', { alias: 'http_port', default: 8080, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
+          .option('http-address', { alias: 'http_address', type: 'string', default: DEFAULTS.httpAddress, describe: 'listen address', coerce: addressFlag('http-address') })
+          .option('http-port', { alias: 'http_port', default: DEFAULTS.httpPort, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
           .option('data-dir', { alias: 'data_dir', type: 'string', default: defaultDataDir(), describe: 'folder for the state database, the lock file and task sandboxes (default $XDG_STATE_HOME/starmap/orchestrator, else ./data/orchestrator)', coerce: stringFlag('data-dir') })
-          .option('hostname', { type: 'string', default: hostname(), describe: 'host name that tasks (HOST, task.host) and /v2/info report', coerce: stringFlag('hostname') })
-          .option('local-port-min', { alias: 'local_port_min', default: 10000, describe: 'lowest service port handed out to apps', coerce: portFlag('local-port-min') })
-          .option('local-port-max', { alias: 'local_port_max', default: 20000, describe: 'end (exclusive) of the service port range', coerce: portFlag('local-port-max') })
-          .option('task-port-min', { alias: 'task_port_min', default: 31000, describe: 'lowest host port given to tasks (PORT0…)', coerce: portFlag('task-port-min') })
-          .option('task-port-max', { alias: 'task_port_max', default: 32000, describe: 'highest host port given to tasks', coerce: portFlag('task-port-max') })
-          .option('auth', { type: 'string', default: 'on', choices: ['on', 'off'], describe: 'on (default): every endpoint except /ping, the login and the JWKS needs a token (Authorization: token=…, from POST /acs/api/v1/auth/login); off: everything open, for local experiments only (logged as a warning)' })
-          .option('token-lifetime', { alias: 'token_lifetime', default: 432_000, describe: 'seconds an authorization token stays valid (default 5 days)', coerce: numberFlag('token-lifetime', 60, 31_536_000, true) })
+          .option('hostname', { type: 'string', default: defaultHostname(), describe: 'host name that tasks (HOST, task.host) and /v2/info report', coerce: stringFlag('hostname') })
+          .option('local-port-min', { alias: 'local_port_min', default: DEFAULTS.servicePorts.min, describe: 'lowest service port handed out to apps', coerce: portFlag('local-port-min') })
+          .option('local-port-max', { alias: 'local_port_max', default: DEFAULTS.servicePorts.max, describe: 'end (exclusive) of the service port range', coerce: portFlag('local-port-max') })
+          .option('task-port-min', { alias: 'task_port_min', default: DEFAULTS.taskPorts.min, describe: 'lowest host port given to tasks (PORT0…)', coerce: portFlag('task-port-min') })
+          .option('task-port-max', { alias: 'task_port_max', default: DEFAULTS.taskPorts.max, describe: 'highest host port given to tasks', coerce: portFlag('task-port-max') })
+          .option('auth', { type: 'string', default: DEFAULTS.auth, choices: ['on', 'off'], describe: 'on (default): every endpoint except /ping, the login and the JWKS needs a token (Authorization: token=…, from POST /acs/api/v1/auth/login); off: everything open, for local experiments only (logged as a warning)' })
+          .option('token-lifetime', { alias: 'token_lifetime', default: DEFAULTS.tokenLifetimeSeconds, describe: 'seconds an authorization token stays valid (default 5 days)', coerce: numberFlag('token-lifetime', 60, 31_536_000, true) })
           .option('admin-password', { alias: 'admin_password', type: 'string', describe: 'password of the first account "admin" with --auth=on (else $STARMAP_ADMIN_PASSWORD, else a random one written to <data-dir>/admin-password)' })
           .option('event-subscriber', { alias: 'event_subscriber', type: 'string', describe: 'event subscriber module: http_callback enables /v2/eventSubscriptions', coerce: (v: unknown) => (v === undefined ? undefined : stringFlag('event-subscriber')(v)) })
           .option('http-endpoints', { alias: 'http_endpoints', type: 'string', describe: 'comma-separated callback URLs subscribed at start (with --event_subscriber http_callback)', coerce: callbackUrls })
@@ -85,7 +82,7 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
           .option('zk', { type: 'string', describe: 'accepted for compatibility; ignored (state is in --data-dir)' })
           .option('framework-name', { alias: 'framework_name', type: 'string', describe: 'accepted for compatibility; ignored' })
           .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout' })
-          .option('log-level', { alias: 'log_level', type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'log level' })
+          .option('log-level', { alias: 'log_level', type: 'string', default: DEFAULTS.logLevel, choices: LOG_LEVELS, describe: 'log level' })
           .check((a) => {
             if ((a['local-port-min'] as number) >= (a['local-port-max'] as number)) throw new Error('invalid value for --local-port-min: must be below --local-port-max');
             if ((a['task-port-min'] as number) > (a['task-port-max'] as number)) throw new Error('invalid value for --task-port-min: must not exceed --task-port-max');
@@ -95,28 +92,19 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorFlags {
     argv,
   );
   return {
-    httpAddress: f.httpAddress,
-    httpPort: f.httpPort,
     dataDir: f.dataDir,
     hostname: f.hostname,
-    localPortMin: f.localPortMin,
-    localPortMax: f.localPortMax,
-    taskPortMin: f.taskPortMin,
-    taskPortMax: f.taskPortMax,
-    auth: f.auth,
-    adminPassword: f.adminPassword,
-    tokenLifetime: f.tokenLifetime,
-    eventSubscriber: f.eventSubscriber,
-    httpEndpoints: (f.httpEndpoints as string[] | undefined) ?? [],
-    defaultNetworkName: f.defaultNetworkName,
-    defaultAcceptedResourceRoles: f.defaultAcceptedResourceRoles,
-    mesosRole: f.mesosRole,
+    http: { address: f.httpAddress, port: f.httpPort },
+    servicePorts: { min: f.localPortMin, max: f.localPortMax },
+    taskPorts: { min: f.taskPortMin, max: f.taskPortMax },
     envVarsPrefix: f.envVarsPrefix,
-    enableFeatures: (f.enableFeatures as string[] | undefined) ?? [],
-    logfile: f.logfile,
-    logLevel: f.logLevel,
-    isolation: f.isolation,
-    netnsSubnet: f.netnsSubnet,
-    netnsPrefix: f.netnsPrefix,
+    apps: { defaultNetworkName: f.defaultNetworkName, defaultAcceptedResourceRoles: f.defaultAcceptedResourceRoles },
+    auth: { enabled: f.auth === 'on', adminPassword: f.adminPassword, tokenLifetimeSeconds: f.tokenLifetime },
+    events: { subscriber: f.eventSubscriber, httpEndpoints: (f.httpEndpoints as string[] | undefined) ?? [] },
+    mesosRole: f.mesosRole,
+    features: (f.enableFeatures as string[] | undefined) ?? [],
+    isolation: f.isolation === 'netns' ? { prefix: f.netnsPrefix, subnet: f.netnsSubnet } : undefined,
+    log: { file: f.logfile, level: f.logLevel },
+    tickMs: DEFAULTS.tickMs,
   };
 }

@@ -1,18 +1,18 @@
 // Entry point of the orchestrator program.
 import { createLogger } from '../shared/logger.ts';
-import { closeOnSignals, listenOrExit } from '../shared/server.ts';
+import { closeOnSignals, listenOrExit } from '../shared/http-server.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseOrchestratorFlags } from './flags.ts';
-import { buildOrchestrator } from './server.ts';
+import { buildOrchestrator } from './orchestrator.ts';
 import { DataDirLockedError, lockDataDir } from './state/lock.ts';
 import { IsolationUnavailable } from './isolation/index.ts';
 
 export async function main(argv: string[]): Promise<void> {
-  const flags = parseOrchestratorFlags(argv);
-  const logger = createLogger({ name: 'orchestrator', logfile: flags.logfile, level: flags.logLevel });
+  const config = parseOrchestratorFlags(argv);
+  const logger = createLogger({ name: 'orchestrator', logfile: config.log.file, level: config.log.level });
   let unlock: () => void;
   try {
-    unlock = lockDataDir(flags.dataDir);
+    unlock = lockDataDir(config.dataDir);
   } catch (err) {
     if (err instanceof DataDirLockedError) {
       process.stderr.write(`orchestrator: error: ${err.message}\n`);
@@ -21,27 +21,7 @@ export async function main(argv: string[]): Promise<void> {
     throw err;
   }
   process.on('exit', () => unlock());
-  const orch = await buildOrchestrator({
-    logger,
-    dataDir: flags.dataDir,
-    hostname: flags.hostname,
-    httpPort: flags.httpPort,
-    localPortMin: flags.localPortMin,
-    localPortMax: flags.localPortMax,
-    taskPortMin: flags.taskPortMin,
-    taskPortMax: flags.taskPortMax,
-    eventSubscriber: flags.eventSubscriber,
-    httpEndpoints: flags.httpEndpoints,
-    defaultNetworkName: flags.defaultNetworkName,
-    defaultAcceptedResourceRoles: flags.defaultAcceptedResourceRoles,
-    mesosRole: flags.mesosRole,
-    envVarsPrefix: flags.envVarsPrefix,
-    features: flags.enableFeatures,
-    auth: flags.auth === 'on',
-    adminPassword: flags.adminPassword,
-    tokenLifetimeSeconds: flags.tokenLifetime,
-    isolation: flags.isolation === 'netns' ? { prefix: flags.netnsPrefix, subnet: flags.netnsSubnet } : undefined,
-  }).catch((err: unknown) => {
+  const orch = await buildOrchestrator(config, { logger }).catch((err: unknown) => {
     // --isolation=netns on a machine that cannot do it: say what is missing (root, iproute2, nftables).
     if (err instanceof IsolationUnavailable) {
       process.stderr.write(`orchestrator: error: ${err.message}\n`);
@@ -53,11 +33,11 @@ export async function main(argv: string[]): Promise<void> {
   // The state is loaded before the port opens; leftovers of a crashed run are stopped while reads
   // are already served (writes wait for it: api/recovery-gate.ts).
   const recovering = orch.start();
-  const url = await listenOrExit(orch.app, 'orchestrator', flags.httpAddress, flags.httpPort, () => orch.close());
+  const url = await listenOrExit(orch.app, 'orchestrator', config.http.address, config.http.port, () => orch.close());
   const addr = orch.app.server.address();
   if (addr && typeof addr === 'object') orch.setHttpPort(addr.port);
   await recovering;
-  logger.info({ version: VERSION, url, dataDir: flags.dataDir, hostname: flags.hostname }, 'orchestrator listening');
+  logger.info({ version: VERSION, url, dataDir: config.dataDir, hostname: config.hostname }, 'orchestrator listening');
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -2,12 +2,12 @@
 import { createLogger } from '../shared/logger.ts';
 import { NameResolver } from '../shared/resolver.ts';
 import { isMultiCall, runMain } from '../shared/multicall.ts';
-import { closeOnSignals, createServer, listenOrExit } from '../shared/server.ts';
+import { closeOnSignals, createServer, listenOrExit } from '../shared/http-server.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseProbeFlags } from './flags.ts';
 import { Probe } from './probe.ts';
 import { ServeError, startServing, type Serving } from './serve.ts';
-import { probeRoutes } from './server.ts';
+import { probeRoutes } from './routes.ts';
 
 export async function main(argv: string[]): Promise<void> {
   const flags = parseProbeFlags(argv);

@@ -1,7 +1,7 @@
 // The probe engine: checks every target each cycle and records the results.
 import { check, type CheckOptions } from '../shared/checks.ts';
 import type { Logger } from '../shared/logger.ts';
-import { Scheduler, type CycleStats } from '../shared/scheduler.ts';
+import { PeriodicRunner, type CycleStats } from '../shared/periodic.ts';
 import type { Target } from '../shared/targets.ts';
 import { createProbeMetrics, type ProbeMetrics } from './metrics.ts';
 import { ProbeState } from './state.ts';
@@ -19,7 +19,7 @@ export interface ProbeOptions {
 export class Probe {
   readonly state: ProbeState;
   readonly metrics: ProbeMetrics;
-  readonly #scheduler: Scheduler<Target>;
+  readonly #runner: PeriodicRunner<Target>;
   readonly #logger: Logger;
   #cycles = 0;
   #lastCycleAt: string | null = null;
@@ -28,7 +28,7 @@ export class Probe {
     this.state = new ProbeState(opts.targets);
     this.metrics = createProbeMetrics(this.state);
     this.#logger = opts.logger;
-    this.#scheduler = new Scheduler<Target>({
+    this.#runner = new PeriodicRunner<Target>({
       intervalMs: opts.intervalMs,
       concurrency: opts.concurrency,
       items: () => this.state.targets,
@@ -56,11 +56,11 @@ export class Probe {
   }
 
   start(): void {
-    this.#scheduler.start();
+    this.#runner.start();
   }
 
   stop(): Promise<void> {
-    return this.#scheduler.stop();
+    return this.#runner.stop();
   }
 
   health(): { cycles: number; lastCycleAt: string | null } {

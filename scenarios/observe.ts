@@ -28,7 +28,7 @@ interface ProbeTarget {
   changedAt?: string | null;
 }
 
-/** The collector's per-resource state: Starmap's `details` map (contract §4), or the older inline form. */
+/** The collector's per-resource state: Starmap's `details` map (collector/responses.ts), or the older inline form. */
 interface CollectorEntry {
   error?: { reason?: string } | null;
   fetchedAt?: string | null;

@@ -1,5 +1,5 @@
 // Applying a step: the NetworkPolicies in force, the namespaces' labels and the pods' labels. On
-// Starmap's orchestrator that is one atomic POST /v2/starmap/changes per step (contract §2),
+// Starmap's orchestrator that is one atomic POST /v2/starmap/changes per step (orchestrator/isolation/cluster-routes.ts),
 // enforced with nftables in the task namespaces. Anywhere else (a real Marathon on DC/OS with
 // Calico, say) the runner cannot apply them itself: a hook command given with --policy-hook
 // receives a JSON file with the step's state and applies it there.
@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { POLICY_PATH } from '../orchestrator/isolation/policy-plugin.ts';
+import { POLICY_PATH } from '../orchestrator/isolation/policy-routes.ts';
 import { objectId, type NetworkPolicyObject } from '../shared/netpol/types.ts';
 import type { OrchestratorClient } from './orchestrator-client.ts';
 import type { DialectPolicyDoc } from './schema.ts';

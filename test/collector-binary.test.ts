@@ -1,5 +1,5 @@
 // The collector executable as a user gets it (copied alone into an empty folder, no Node on PATH),
-// together with the probe executable: document 3's combination end to end. `npm test` builds
+// together with the probe executable: the README's probe-and-collector set-up end to end. `npm test` builds
 // both first (npm run build).
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -50,7 +50,7 @@ describe('dist/bin/collector', () => {
     expect(bad.output).toContain(`${file}: entry at index 1: field "url"`);
   });
 
-  it('collects a probe\'s /status (document 3 end to end) and serves the embedded UI', async () => {
+  it('collects a probe\'s /status (end to end) and serves the embedded UI', async () => {
     // What the probe checks: one open HTTP server and one closed port, all on loopback.
     const web = http.createServer((_q, r) => r.end('ok'));
     await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
@@ -68,7 +68,7 @@ describe('dist/bin/collector', () => {
     start(bin, ['--http-address=127.0.0.1', `--http-port=${port}`, `--resources-file=${file}`, '--http-request-seconds=0.3'], { env: { PATH: '/nonexistent' }, cwd: dir });
     await waitForHttp(`${base}/healthz`);
 
-    // Registering the probe's status URL through the API, as document 3 describes.
+    // Registering the probe's status URL through the API, as the README describes.
     const post = await fetch(`${base}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'probe', url: `${probe.url}/status` }) });
     expect(post.status).toBe(201);
     expect(await post.json()).toEqual({ resource: { id: 'probe', url: `${probe.url}/status` } });

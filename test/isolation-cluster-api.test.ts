@@ -9,7 +9,7 @@ import { DatabaseSync } from 'node:sqlite';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PolicyEngine, type RulesetTarget } from '../orchestrator/isolation/policy-engine.ts';
-import { policyPlugin, STARMAP_PATHS } from '../orchestrator/isolation/policy-plugin.ts';
+import { policyPlugin, STARMAP_PATHS } from '../orchestrator/isolation/policy-routes.ts';
 import type { TaskNetInfo } from '../orchestrator/isolation/policy.ts';
 
 const GW = '10.213.0.1';

@@ -13,7 +13,7 @@ import { Ipam, parseSubnet } from '../orchestrator/isolation/ipam.ts';
 import { checkPrefix, namesFor, ownedName } from '../orchestrator/isolation/names.ts';
 import { allows, computeRules, renderRuleset, validatePolicy, type NetworkPolicy, type TaskNetInfo } from '../orchestrator/isolation/policy.ts';
 import { PolicyEngine, type RulesetTarget } from '../orchestrator/isolation/policy-engine.ts';
-import { policyPlugin, POLICY_PATH } from '../orchestrator/isolation/policy-plugin.ts';
+import { policyPlugin, POLICY_PATH } from '../orchestrator/isolation/policy-routes.ts';
 import { policyId } from '../orchestrator/isolation/policy-store.ts';
 
 const GW = '10.213.0.1';

@@ -3,7 +3,7 @@
 // HTTP): create, scale, rolling restart, a failing health check, delete. Every event is checked field
 // by field (documented fields only, plus eventType and timestamp) and orders are asserted only where
 // Marathon guarantees them: within one deployment (deployment_info → deployment_step_success per
-// step → deployment_success, then group_change_success as document 1 places it) and per task
+// step → deployment_success, then group_change_success, as the README's Events section places it) and per task
 // (STAGING → STARTING → RUNNING → KILLED). Also: the
 // repeatable event_type filter, attach/detach, and callback receivers that are slow, down, and back
 // (plus, on an in-process bus with a small queue, one that answers slower than events arrive).
@@ -13,9 +13,9 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, listen } from '../shared/server.ts';
+import { createServer, listen } from '../shared/http-server.ts';
 import { EventBus } from '../orchestrator/events/bus.ts';
-import { registerEvents } from '../orchestrator/events/plugin.ts';
+import { registerEvents } from '../orchestrator/events/routes.ts';
 import { openDatabase } from '../orchestrator/state/db.ts';
 import { NODE, freePort, stopAll, tempDir } from './helpers/process.ts';
 import { startOrchestrator, type StartedOrchestrator } from './helpers/orchestrator.ts';
@@ -35,7 +35,7 @@ const CONDITION: Record<string, string> = { TASK_STAGING: 'Staging', TASK_STARTI
 const TERMINAL = new Set(['TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_LOST', 'TASK_ERROR']);
 const instanceIdOf = (taskId: string) => taskId.replace('.', '.marathon-');
 
-// --- Field checks: every documented field with its type (document 2, reference §9.3) ---------------
+// --- Field checks: every documented field with its type (Marathon 1.4's catalogue) ------------------
 
 type Check = (v: any, e?: any) => boolean;
 const str: Check = (v) => typeof v === 'string' && v !== '';
@@ -168,7 +168,7 @@ const deploymentDone = (id: string) => waitFor(() => events().some((e) => e.even
 /**
  * The deployment's own events, in stream order: deployment_info and deployment_step_success for each
  * step of the plan in turn, then deployment_success, then group_change_success with the deployment's
- * version and the app's group: document 1's state table signals the group change when the deployment
+ * version and the app's group: the group change is signalled when the deployment
  * ends (Marathon 1.4 published it when the change was accepted; the README states the choice).
  */
 function expectDeploymentOrder(list: Ev[], id: string, version: string, actions: string[][]): { infos: number[]; stepSuccesses: number[]; end: number } {
@@ -391,7 +391,7 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     await waitFor(() => events().slice(start).some(of('app_terminated_event')), { message: 'app_terminated_event' });
     const list = events().slice(start);
     const { stepSuccesses } = expectDeploymentOrder(list, r.body.deploymentId, r.body.version, [[`StopApplication ${APP}`]]);
-    // Marathon 1.4 publishes no api_post_event for a DELETE (reference §10.3).
+    // Marathon 1.4 publishes no api_post_event for a DELETE (it publishes one for POST, PUT and PATCH).
     expect(list.filter(of('api_post_event'))).toEqual([]);
     expect(list.filter(of('remove_health_check_event'))).toEqual([expect.objectContaining({ appId: APP })]);
     expect(list.filter(of('app_terminated_event'))).toEqual([expect.objectContaining({ appId: APP })]);
@@ -483,7 +483,7 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     expect(plainEvents.filter(of('remove_health_check_event'))).toEqual([]);
   });
 
-  // plan.original and plan.target are root Group snapshots (document 2, reference §9.1): the whole
+  // plan.original and plan.target are root Group snapshots (as Marathon's deployment events carry them): the whole
   // tree, apps inside their groups, so a client mirroring state from them keeps /other/keep.
   it('deployment events carry the whole root group as plan.original and plan.target', () => {
     const info = plainEvents.find((e) => e.eventType === 'deployment_info' && e.plan.id === plainDeployment)!;

@@ -4,9 +4,9 @@ import { createServer as createHttpServer, type IncomingHttpHeaders, type Server
 import type { DatabaseSync } from 'node:sqlite';
 import pino from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createServer, listen } from '../shared/server.ts';
+import { createServer, listen } from '../shared/http-server.ts';
 import { EventBus, type MarathonEvent } from '../orchestrator/events/bus.ts';
-import { CALLBACKS_DISABLED_MESSAGE, registerEvents, type EventsHandle, type EventsOptions } from '../orchestrator/events/plugin.ts';
+import { CALLBACKS_DISABLED_MESSAGE, registerEvents, type EventsHandle, type EventsOptions } from '../orchestrator/events/routes.ts';
 import { eventJson } from '../orchestrator/events/json.ts';
 import { openDatabase } from '../orchestrator/state/db.ts';
 import { freePort, removeTempDirs, tempDir } from './helpers/process.ts';

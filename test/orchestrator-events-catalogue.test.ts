@@ -1,4 +1,4 @@
-// The typed event publishers: names and field sets of reference §9.3, undefined fields omitted.
+// The typed event publishers: names and field sets of Marathon 1.4, undefined fields omitted.
 import { describe, expect, it } from 'vitest';
 import { EventBus, type MarathonEvent } from '../orchestrator/events/bus.ts';
 import { EVENT_TYPES, EventCatalogue, NOT_EMITTED, conditionOf } from '../orchestrator/events/catalogue.ts';

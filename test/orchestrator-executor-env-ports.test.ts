@@ -1,4 +1,4 @@
-// Task environment (reference §7.3) and host port allocation, checked through a real task that
+// Task environment (orchestrator/tasks/env.ts) and host port allocation, checked through a real task that
 // writes its environment to a file.
 import { afterEach, describe, expect, it } from 'vitest';
 import net from 'node:net';

@@ -48,7 +48,7 @@ describe('/v2/groups', () => {
       ['ScaleApplication /shop/svc/api'],
       ['ScaleApplication /shop/svc/web'],
     ]);
-    // Marathon 1.4 answers `action`, document 1 `type`: both keys carry the action.
+    // Marathon 1.4 answers `action`, older clients read `type`: both keys carry the action.
     expect(dry.body.steps[1].actions[0]).toEqual({ action: 'ScaleApplication', type: 'ScaleApplication', app: '/shop/db/mongo' });
     expect((await o.call('GET', '/v2/groups/shop')).status).toBe(404); // the dry run changed nothing
 

@@ -1,4 +1,4 @@
-// Health checks (reference §8) against real local servers and real commands.
+// Health checks (Marathon's rules, orchestrator/health/) against real local servers and real commands.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import https from 'node:https';
@@ -81,7 +81,7 @@ function monitor(extra: Partial<HealthMonitorOptions> = {}): { m: HealthMonitor;
 
 const TASK = { taskId: 'web.11111111-2222-11e4-b05e-56847afe9799', appId: '/web', version: '2026-11-21T00:00:00.000Z' };
 
-describe('Health (the rules of reference §8)', () => {
+describe('Health (Marathon\'s rules)', () => {
   const ctx = { running: true, runningSince: 0, gracePeriodSeconds: 10, maxConsecutiveFailures: 3 };
   it('ignores failures while not running, or before a first success during the grace period', () => {
     const h = new Health('i');

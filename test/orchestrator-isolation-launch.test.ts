@@ -6,7 +6,9 @@
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EventBus, type MarathonEvent } from '../orchestrator/events/bus.ts';
-import { Scheduler, taskHostnames, type IsolatedTask, type TaskIsolation } from '../orchestrator/scheduler.ts';
+import { Scheduler } from '../orchestrator/scheduler.ts';
+import { taskHostnames, type IsolatedTask, type TaskIsolation } from '../orchestrator/launch-queue/launcher.ts';
+import { taskJson } from '../orchestrator/formats/json.ts';
 import { parseApp } from '../orchestrator/state/app-definition.ts';
 import { openDatabase } from '../orchestrator/state/db.ts';
 import { Store } from '../orchestrator/state/store.ts';
@@ -74,7 +76,7 @@ function setup() {
   const scheduler = new Scheduler({ store: new Store(db), bus, executor, logger, hostname: 'host.test', dataDir, localPortMin: 10000, localPortMax: 20000, taskPortMin: 31000, taskPortMax: 32000, tickMs: 50, isolation });
   const deploy = (body: Record<string, unknown>) => {
     const def = parseApp(body, { now: new Date().toISOString() });
-    return scheduler.deploy([{ id: def.id, target: scheduler.versioned(scheduler.apps.get(def.id), def) }], true);
+    return scheduler.deploy([{ id: def.id, target: scheduler.groups.versioned(scheduler.groups.apps.get(def.id), def) }], true);
   };
   return { db, scheduler, executor, isolation, events, deploy };
 }
@@ -104,10 +106,10 @@ describe('scheduler launch path with network isolation', () => {
     expect(plain.env.HOST).toBe('host.test');
     expect(plain.ports).toHaveLength(1);
     await waitFor(() => scheduler.tasks.get(web.taskId)?.state === 'TASK_RUNNING');
-    const json = scheduler.taskJson(scheduler.tasks.get(web.taskId)!);
+    const json = taskJson(scheduler.tasks.get(web.taskId)!, scheduler.tasks.health.get(web.taskId));
     expect(json.host).toBe('10.99.0.2');
     expect(json.ipAddresses).toEqual([{ ipAddress: '10.99.0.2', protocol: 'IPv4' }]);
-    expect(scheduler.taskJson(scheduler.tasks.get(plain.taskId)!).ipAddresses).toBeUndefined();
+    expect(taskJson(scheduler.tasks.get(plain.taskId)!, scheduler.tasks.health.get(plain.taskId)).ipAddresses).toBeUndefined();
     const running = events.find((e) => e.eventType === 'status_update_event' && (e as any).taskId === web.taskId && (e as any).taskStatus === 'TASK_RUNNING') as any;
     expect(running.ipAddresses).toEqual([{ ipAddress: '10.99.0.2', protocol: 'IPv4' }]);
     expect(running.host).toBe('10.99.0.2');
@@ -124,7 +126,7 @@ describe('scheduler launch path with network isolation', () => {
     isolation.fail = 'nft: no such file';
     await scheduler.start();
     deploy({ id: '/broken', cmd: 'sleep 100', ipAddress: {}, backoffSeconds: 60 });
-    const failure = await waitFor(() => scheduler.failures.get('/broken'), { message: 'failure recorded' });
+    const failure = await waitFor(() => scheduler.tasks.failures.get('/broken'), { message: 'failure recorded' });
     expect(failure.state).toBe('TASK_FAILED');
     expect(String(failure.message)).toMatch(/network isolation \(--isolation=netns\) failed for the task: nft: no such file/);
     expect(executor.launched).toEqual([]);

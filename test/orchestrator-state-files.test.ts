@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createAuth } from '../orchestrator/auth/plugin.ts';
+import { createAuth } from '../orchestrator/auth/routes.ts';
 import { openDatabase } from '../orchestrator/state/db.ts';
 import { DataDirLockedError, LOCK_FILE, lockDataDir } from '../orchestrator/state/lock.ts';
 import { procInfo } from '../orchestrator/tasks/process-group.ts';

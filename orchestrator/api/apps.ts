@@ -1,267 +1,283 @@
 // /v2/apps: create, list (cmd, id, label, embed), group listing, get, versions, update (PUT/PATCH,
-// single and array), restart, delete, and the app's tasks (JSON, text/plain, kill).
+// single and array), restart, delete, and the app's tasks (JSON, text/plain, kill). One named
+// handler per path; see appPath() for why the paths under an app id share one route per method.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, canonicalPath, invalidJson, parseApp, safePath, toMergeBase, type AppDefinition, type JsonObject, type ParseOptions } from '../state/app-definition.ts';
+import { canonicalPath, parseApp, toMergeBase, type AppDefinition, type JsonObject, type ParseOptions } from '../state/app-definition.ts';
 import { groupNotFound, isWithin, pathId } from '../state/group.ts';
-import type { Scheduler } from '../scheduler.ts';
-import type { TaskRecord } from '../state/store.ts';
-import { configVersionOf } from '../launch-queue/backoff.ts';
-import { bool, clientIp, embeds, many, one, parseLabelSelector, q, requireBody, sendDeployment, uriNotFound } from './common.ts';
+import type { GroupManager } from '../state/group-manager.ts';
+import type { TaskTracker } from '../tasks/tracker.ts';
+import type { Deployer } from '../deployment/deployer.ts';
+import type { EventCatalogue } from '../events/catalogue.ts';
+import { textListing } from '../formats/json.ts';
+import type { AppInfoService } from './app-info.ts';
+import { bool, clientIp, embeds, many, one, parseLabelSelector, q, requireBody, sendDeployment, uriNotFound, wantsText } from './common.ts';
+import { BadRequest, Conflict, MalformedJson, NotFound } from '../errors.ts';
 
 export interface AppsApiOptions {
-  scheduler: Scheduler;
+  groups: GroupManager;
+  tasks: TaskTracker;
+  info: AppInfoService;
+  deployer: Deployer;
+  events: Pick<EventCatalogue, 'apiPost'>;
   parseDefaults: Omit<ParseOptions, 'now' | 'pathId'>;
 }
 
-function notFound(id: string): ApiError {
-  return new ApiError(404, { message: `App '${id}' does not exist` });
+/** What a path under /v2/apps/ names: an app (or group) id and the resource beneath it. */
+export interface AppPath {
+  kind: 'app' | 'versions' | 'version' | 'tasks' | 'task' | 'restart' | 'group';
+  id: string;
+  /** The version of `version`, the task id of `task`. */
+  extra?: string;
 }
 
-
-export function wantsText(req: FastifyRequest): boolean {
-  const accept = req.headers.accept ?? '';
-  return accept.includes('text/plain') && !accept.includes('application/json');
+/**
+ * Splits the path after /v2/apps/. App ids span segments (`/a/b/c`) and fastify's router matches
+ * no fixed suffix after a wildcard, so each method has one `/v2/apps/*` route that splits the
+ * path here and calls the handler named for it.
+ */
+export function appPath(rest: string): AppPath {
+  const r = rest.replace(/\/+$/, '');
+  let m: RegExpMatchArray | null;
+  if (r === '*' || r.endsWith('/*')) return { kind: 'group', id: r.slice(0, -1) };
+  if ((m = r.match(/^(.*)\/versions\/([^/]+)$/))) return { kind: 'version', id: m[1]!, extra: m[2]! };
+  if ((m = r.match(/^(.*)\/versions$/))) return { kind: 'versions', id: m[1]! };
+  // The router has decoded the path already: decoding again broke on a task id `%` (URIError, a 500).
+  if ((m = r.match(/^(.*)\/tasks\/([^/]+)$/))) return { kind: 'task', id: m[1]!, extra: m[2]! };
+  if ((m = r.match(/^(.*)\/tasks$/))) return { kind: 'tasks', id: m[1]! };
+  if ((m = r.match(/^(.*)\/restart$/))) return { kind: 'restart', id: m[1]! };
+  return { kind: 'app', id: r };
 }
 
-/** The plain-text listing (api/EndpointsHelper): TAB-separated, one line per service port. */
-export function textListing(s: Scheduler, apps: AppDefinition[]): string {
-  let out = '';
-  for (const app of apps) {
-    const running = s.appTasks(app.id).filter((t) => t.state === 'TASK_RUNNING');
-    const sps = app.ports ?? [];
-    if (sps.length === 0) {
-      out += `${safePath(app.id)}\t \t${running.map((t) => t.host).join(' ')} \n`;
-      continue;
-    }
-    sps.forEach((sp, i) => {
-      out += `${safePath(app.id)}\t${sp}\t${running.map((t) => `${t.host}:${t.ports[i] ?? 0}\t`).join('')}\n`;
-    });
-  }
-  return out;
+/** `*` or `/a/b/*`: every app beneath a group. */
+function isGroupWildcard(id: string): boolean {
+  return id === '*' || id.endsWith('/*');
 }
 
-function lifeTime(tasks: TaskRecord[]): { averageSeconds: number; medianSeconds: number } | undefined {
-  const now = Date.now();
-  const xs = tasks.filter((t) => t.startedAt).map((t) => (now - Date.parse(t.startedAt!)) / 1000).sort((a, b) => a - b);
-  if (xs.length === 0) return undefined;
-  const mid = Math.floor(xs.length / 2);
-  const median = xs.length % 2 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2;
-  return { averageSeconds: xs.reduce((a, b) => a + b, 0) / xs.length, medianSeconds: median };
+function notFound(id: string): NotFound {
+  return new NotFound(`App '${id}' does not exist`);
 }
 
-export function appInfo(s: Scheduler, app: AppDefinition, want: Set<string>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...app };
-  if (want.has('counts')) Object.assign(out, s.counts(app.id));
-  if (want.has('deployments')) out.deployments = s.deploymentsOf(app.id).map((d) => ({ id: d.id }));
-  if (want.has('readiness')) out.readinessCheckResults = s.deploymentsOf(app.id).length > 0 ? s.readinessOf(app.id) : [];
-  if (want.has('tasks')) out.tasks = s.appTasks(app.id).map((t) => s.taskJson(t));
-  if (want.has('lastTaskFailure')) {
-    const f = s.failures.get(app.id);
-    if (f) out.lastTaskFailure = f;
-  }
-  if (want.has('taskStats')) {
-    const tasks = s.appTasks(app.id);
-    const stats = (ts: TaskRecord[]) => {
-      const lt = lifeTime(ts);
-      return { stats: { counts: s.countTasks(ts), ...(lt ? { lifeTime: lt } : {}) } };
-    };
-    const cfg = configVersionOf(app);
-    const scaledAt = app.versionInfo?.lastScalingAt ?? app.version;
-    const groups: Record<string, TaskRecord[]> = {
-      startedAfterLastScaling: tasks.filter((t) => t.stagedAt >= scaledAt),
-      withLatestConfig: tasks.filter((t) => t.configVersion === cfg),
-      withOutdatedConfig: tasks.filter((t) => t.configVersion !== cfg),
-      totalSummary: tasks,
-    };
-    const ts: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(groups)) if (v.length) ts[k] = stats(v);
-    out.taskStats = ts;
-  }
-  return out;
-}
+const TEXT = 'text/plain; charset=utf-8';
 
 export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promise<void> {
-  const s = opts.scheduler;
+  const { groups, tasks, info, deployer } = opts;
   const parse = (body: unknown, pid?: string) => parseApp(body, { ...opts.parseDefaults, now: new Date().toISOString(), ...(pid !== undefined ? { pathId: pid } : {}) });
-
   /** The definition a PUT/PATCH asks for: merged onto the existing app (partial update), or as given. */
   const definitionOf = (existing: AppDefinition | undefined, o: JsonObject, id: string, merge: boolean) => (existing && merge ? parse(toMergeBase(existing, o), id) : parse(o, id));
+  const apiPost = (req: FastifyRequest, def: AppDefinition) => opts.events.apiPost({ clientIp: clientIp(req), uri: req.url.split('?')[0] ?? req.url, appDefinition: def });
+  const listing = (apps: AppDefinition[]) => textListing(apps, (id) => tasks.appTasks(id));
+  const rest = (req: FastifyRequest) => (req.params as { '*': string })['*'];
+  /** The app at a path id (422 when the id is malformed, 404 when there is none). */
+  const existingApp = (raw: string): AppDefinition => {
+    const id = pathId(raw);
+    const a = groups.apps.get(id);
+    if (!a) throw notFound(id);
+    return a;
+  };
+  /** The apps beneath group path `raw` (`/a/b`, `a/b/`, `` for all), by id. */
+  const appsUnder = (raw: string) => {
+    const group = canonicalPath(raw) ?? '/';
+    return { group, apps: [...groups.apps.values()].filter((a) => isWithin(a.id, group) && a.id !== group).sort((a, b) => a.id.localeCompare(b.id)) };
+  };
 
-  const apiPost = (req: FastifyRequest, def: AppDefinition) => s.events.apiPost({ clientIp: clientIp(req), uri: req.url.split('?')[0] ?? req.url, appDefinition: def });
+  // ---- /v2/apps
 
-  const list = async (req: FastifyRequest) => {
+  /** GET /v2/apps: every app, filtered by cmd, id and label, with what embed asks for. */
+  const listApps = async (req: FastifyRequest) => {
     const query = q(req);
     const cmd = one(query.cmd)?.toLowerCase();
     const id = one(query.id)?.toLowerCase();
     const label = one(query.label);
     const selector = label ? parseLabelSelector(label) : undefined;
     const want = embeds(many(query.embed)).add('counts').add('deployments');
-    const apps = [...s.apps.values()]
+    const apps = [...groups.apps.values()]
       .filter((a) => !cmd || (a.cmd ?? '').toLowerCase().includes(cmd))
       .filter((a) => !id || a.id.toLowerCase().includes(id))
       .filter((a) => !selector || selector(a.labels))
       .sort((a, b) => a.id.localeCompare(b.id));
-    return { apps: apps.map((a) => appInfo(s, a, want)) };
+    return { apps: apps.map((a) => info.info(a, want)) };
   };
-  app.get('/v2/apps', list);
 
-  app.post('/v2/apps', async (req, reply) => {
+  /** POST /v2/apps: a new app (409 when its id is taken), 201 with the app as created. */
+  const createApp = async (req: FastifyRequest, reply: FastifyReply) => {
     const body = requireBody(req.body);
     const def = parse(body);
-    if (s.apps.has(def.id)) throw new ApiError(409, { message: `An app with id [${def.id}] already exists.` });
-    const target = s.versioned(undefined, def);
-    const r = s.deploy([{ id: def.id, target }], bool(q(req).force));
+    if (groups.apps.has(def.id)) throw new Conflict(`An app with id [${def.id}] already exists.`);
+    const target = groups.versioned(undefined, def);
+    const r = deployer.deploy([{ id: def.id, target }], bool(q(req).force));
     const echo: Record<string, unknown> = { ...def, version: target.version };
     apiPost(req, target);
     void reply.header('Location', `/v2/apps${def.id}`).header('Marathon-Deployment-Id', r.deploymentId);
     return reply.code(201).send({ ...echo, tasksStaged: 0, tasksRunning: 0, tasksHealthy: 0, tasksUnhealthy: 0, tasks: [], deployments: [{ id: r.deploymentId }] });
-  });
+  };
 
-  // PUT/PATCH of many apps: one deployment for all.
-  const multi = (patch: boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
+  /** PUT/PATCH /v2/apps: many apps at once, one deployment for all. */
+  const updateApps = (patch: boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
     const body = requireBody(req.body);
-    if (!Array.isArray(body)) throw invalidJson([{ path: '/', errors: ['error.expected.jsarray'] }]);
+    if (!Array.isArray(body)) throw new MalformedJson([{ path: '/', errors: ['error.expected.jsarray'] }]);
     const partial = bool(q(req).partialUpdate, true);
-    const version = s.newVersion();
+    const version = groups.newVersion();
     const changes = body.map((item: unknown, i: number) => {
-      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw invalidJson([{ path: `(${i})`, errors: ['error.expected.jsobject'] }]);
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new MalformedJson([{ path: `(${i})`, errors: ['error.expected.jsobject'] }]);
       const o = item as JsonObject;
-      if (typeof o.id !== 'string') throw invalidJson([{ path: `(${i})/id`, errors: ['error.path.missing'] }]);
+      if (typeof o.id !== 'string') throw new MalformedJson([{ path: `(${i})/id`, errors: ['error.path.missing'] }]);
       const id = pathId(o.id);
-      const existing = s.apps.get(id);
+      const existing = groups.apps.get(id);
       if (patch && !existing) throw notFound(id);
       const def = definitionOf(existing, o, id, partial || patch);
-      return { id, target: s.versioned(existing, def, false, version) };
+      return { id, target: groups.versioned(existing, def, false, version) };
     });
-    const r = s.deploy(changes, bool(q(req).force));
+    const r = deployer.deploy(changes, bool(q(req).force));
     return sendDeployment(reply, r);
   };
-  app.put('/v2/apps', multi(false));
-  app.patch('/v2/apps', multi(true));
 
-  const route = (rest: string): { kind: string; id: string; extra?: string } => {
-    const r = rest.replace(/\/+$/, '');
-    let m: RegExpMatchArray | null;
-    if (r === '*' || r.endsWith('/*')) return { kind: 'group', id: r.slice(0, -1) };
-    if ((m = r.match(/^(.*)\/versions\/([^/]+)$/))) return { kind: 'version', id: m[1]!, extra: m[2]! };
-    if ((m = r.match(/^(.*)\/versions$/))) return { kind: 'versions', id: m[1]! };
-    // The router has decoded the path already: decoding again broke on a task id `%` (URIError, a 500).
-    if ((m = r.match(/^(.*)\/tasks\/([^/]+)$/))) return { kind: 'task', id: m[1]!, extra: m[2]! };
-    if ((m = r.match(/^(.*)\/tasks$/))) return { kind: 'tasks', id: m[1]! };
-    if ((m = r.match(/^(.*)\/restart$/))) return { kind: 'restart', id: m[1]! };
-    return { kind: 'app', id: r };
-  };
-  const rest = (req: FastifyRequest) => (req.params as { '*': string })['*'];
-  /** The apps beneath group path `raw` (`/a/b`, `a/b/`, `` for all), by id. */
-  const appsUnder = (raw: string) => {
-    const group = canonicalPath(raw) ?? '/';
-    return { group, apps: [...s.apps.values()].filter((a) => isWithin(a.id, group) && a.id !== group).sort((a, b) => a.id.localeCompare(b.id)) };
+  // ---- /v2/apps/{group}/* and /v2/apps/{group}/*/tasks
+
+  /** GET /v2/apps/{group}/*: the apps beneath a group. */
+  const listGroupApps = (req: FastifyRequest, raw: string) => {
+    const { group, apps } = appsUnder(raw);
+    const want = embeds(many(q(req).embed)).add('counts').add('deployments');
+    if (group !== '/' && apps.length === 0) throw groupNotFound(group);
+    // Document 1 and Marathon's REST docs say {apps: […]} (Marathon 1.4's code answered {"*": […]}).
+    return { apps: apps.map((a) => info.info(a, want)) };
   };
 
-  app.get('/v2/apps/*', async (req, reply) => {
-    if (rest(req).replace(/\/+$/, '') === '') return list(req);
-    const r = route(rest(req));
-    const query = q(req);
-    if (r.kind === 'group') {
-      const { group, apps } = appsUnder(r.id);
-      const want = embeds(many(query.embed)).add('counts').add('deployments');
-      if (group !== '/' && apps.length === 0) throw groupNotFound(group);
-      // Document 1 and Marathon's REST docs say {apps: […]} (Marathon 1.4's code answered {"*": […]}).
-      return { apps: apps.map((a) => appInfo(s, a, want)) };
-    }
-    if (r.kind === 'tasks' && (r.id === '*' || r.id.endsWith('/*'))) {
-      const { apps } = appsUnder(r.id.slice(0, -1));
-      if (wantsText(req)) return reply.type('text/plain; charset=utf-8').send(textListing(s, apps));
-      return { tasks: apps.flatMap((x) => s.appTasks(x.id).map((t) => s.taskJson(t))) };
-    }
-    const id = pathId(r.id);
-    const a = s.apps.get(id);
-    if (r.kind === 'app') {
-      if (!a) throw notFound(id);
-      const want = embeds(many(query.embed)).add('counts').add('tasks').add('lastTaskFailure').add('deployments');
-      return { app: appInfo(s, a, want) };
-    }
-    if (!a) throw notFound(id);
-    if (r.kind === 'versions') return { versions: s.versionsOf(id) };
-    if (r.kind === 'version') {
-      const v = s.appVersion(id, r.extra!);
-      if (!v) throw new ApiError(404, { message: `App '${id}' does not exist in version ${r.extra}` });
-      return v;
-    }
-    if (r.kind === 'tasks') {
-      if (wantsText(req)) return reply.type('text/plain; charset=utf-8').send(textListing(s, [a]));
-      return { tasks: s.appTasks(id).map((t) => s.taskJson(t)) };
-    }
-    throw uriNotFound(req);
-  });
+  /** GET /v2/apps/{group}/*\/tasks: the tasks of every app beneath a group (JSON or text). */
+  const listGroupTasks = (req: FastifyRequest, reply: FastifyReply, raw: string) => {
+    const { apps } = appsUnder(raw);
+    if (wantsText(req)) return reply.type(TEXT).send(listing(apps));
+    return { tasks: apps.flatMap((x) => info.tasksOf(x.id)) };
+  };
 
-  const update = (patch: boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
-    const r = route(rest(req));
-    if (r.kind !== 'app') throw uriNotFound(req);
-    const id = pathId(r.id);
+  // ---- /v2/apps/{id}...
+
+  /** GET /v2/apps/{id}: the app with its counts, tasks, last failure and deployments (and what embed adds). */
+  const getApp = (req: FastifyRequest, a: AppDefinition) => {
+    const want = embeds(many(q(req).embed)).add('counts').add('tasks').add('lastTaskFailure').add('deployments');
+    return { app: info.info(a, want) };
+  };
+
+  /** GET /v2/apps/{id}/versions */
+  const listVersions = (a: AppDefinition) => ({ versions: groups.versionsOf(a.id) });
+
+  /** GET /v2/apps/{id}/versions/{version} */
+  const getVersion = (a: AppDefinition, version: string) => {
+    const v = groups.appVersion(a.id, version);
+    if (!v) throw new NotFound(`App '${a.id}' does not exist in version ${version}`);
+    return v;
+  };
+
+  /** GET /v2/apps/{id}/tasks (JSON or text). */
+  const listAppTasks = (req: FastifyRequest, reply: FastifyReply, a: AppDefinition) => {
+    if (wantsText(req)) return reply.type(TEXT).send(listing([a]));
+    return { tasks: info.tasksOf(a.id) };
+  };
+
+  /** PUT/PATCH /v2/apps/{id}: update (or create) one app; a PUT of {version} rolls back to that version. */
+  const updateApp = (patch: boolean) => async (req: FastifyRequest, reply: FastifyReply, id: string) => {
     const body = requireBody(req.body);
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidJson([{ path: '/', errors: ['error.expected.jsobject'] }]);
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new MalformedJson([{ path: '/', errors: ['error.expected.jsobject'] }]);
     const o = body as JsonObject;
     const query = q(req);
     const force = bool(query.force);
-    const existing = s.apps.get(id);
+    const existing = groups.apps.get(id);
     if (patch && !existing) throw notFound(id);
     let def: AppDefinition;
     if (existing && typeof o.version === 'string' && !patch) {
-      const old = s.appVersion(id, o.version);
+      const old = groups.appVersion(id, o.version);
       if (!old) throw notFound(id);
       const { versionInfo: _vi, ...rest } = old;
       def = { ...rest, ports: existing.ports ?? rest.ports } as AppDefinition;
     } else def = definitionOf(existing, o, id, patch || bool(query.partialUpdate, true));
-    const target = s.versioned(existing, def);
-    const result = s.deploy([{ id, target }], force);
+    const target = groups.versioned(existing, def);
+    const result = deployer.deploy([{ id, target }], force);
     apiPost(req, target);
     if (!existing) void reply.header('Location', `/v2/apps${id}`);
     return sendDeployment(reply, result, existing ? 200 : 201);
+  };
+
+  /** POST /v2/apps/{id}/restart: a rolling restart (a new version of the same definition). */
+  const restartApp = (req: FastifyRequest, reply: FastifyReply, a: AppDefinition) => {
+    const target = groups.versioned(a, a, true);
+    return sendDeployment(reply, deployer.deploy([{ id: a.id, target }], bool(q(req).force)));
+  };
+
+  /** DELETE /v2/apps/{id}: stops and removes the app (force by default: Marathon's). */
+  const deleteApp = (req: FastifyRequest, reply: FastifyReply, a: AppDefinition) => sendDeployment(reply, deployer.deploy([{ id: a.id, target: null }], bool(q(req).force, true)));
+
+  /** The kill options of DELETE .../tasks[/{taskId}] (400 for scale with wipe). */
+  const killOptions = (req: FastifyRequest) => {
+    const query = q(req);
+    const scale = bool(query.scale);
+    const wipe = bool(query.wipe);
+    if (scale && wipe) throw new BadRequest('You cannot use scale and wipe at the same time.');
+    return { scale, force: bool(query.force) };
+  };
+
+  /** DELETE /v2/apps/{id}/tasks: kills the app's tasks (on one host with ?host=); with scale, a deployment. */
+  const killAppTasks = (req: FastifyRequest, reply: FastifyReply, a: AppDefinition, kill: { scale: boolean; force: boolean }) => {
+    const host = one(q(req).host);
+    const victims = tasks.appTasks(a.id).filter((t) => !host || host === '*' || t.host === host);
+    const snapshot = victims.map((t) => info.task(t));
+    const res = deployer.killTasks(victims, kill);
+    if (res) return sendDeployment(reply, res);
+    return { tasks: snapshot };
+  };
+
+  /** DELETE /v2/apps/{id}/tasks/{taskId} */
+  const killAppTask = (reply: FastifyReply, a: AppDefinition, taskId: string, kill: { scale: boolean; force: boolean }) => {
+    const t = tasks.get(taskId);
+    if (!t || t.appId !== a.id) throw new NotFound(`Task '${taskId}' does not exist`);
+    const snapshot = info.task(t);
+    const res = deployer.killTasks([t], kill);
+    if (res) return sendDeployment(reply, res);
+    return { task: snapshot };
+  };
+
+  // ---- Routes
+
+  app.get('/v2/apps', listApps);
+  app.post('/v2/apps', createApp);
+  app.put('/v2/apps', updateApps(false));
+  app.patch('/v2/apps', updateApps(true));
+
+  app.get('/v2/apps/*', async (req, reply) => {
+    if (rest(req).replace(/\/+$/, '') === '') return listApps(req);
+    const p = appPath(rest(req));
+    if (p.kind === 'group') return listGroupApps(req, p.id);
+    if (p.kind === 'tasks' && isGroupWildcard(p.id)) return listGroupTasks(req, reply, p.id.slice(0, -1));
+    const a = existingApp(p.id);
+    if (p.kind === 'app') return getApp(req, a);
+    if (p.kind === 'versions') return listVersions(a);
+    if (p.kind === 'version') return getVersion(a, p.extra!);
+    if (p.kind === 'tasks') return listAppTasks(req, reply, a);
+    throw uriNotFound(req);
+  });
+
+  const update = (patch: boolean) => {
+    const handler = updateApp(patch);
+    return async (req: FastifyRequest, reply: FastifyReply) => {
+      const p = appPath(rest(req));
+      if (p.kind !== 'app') throw uriNotFound(req);
+      return handler(req, reply, pathId(p.id));
+    };
   };
   app.put('/v2/apps/*', update(false));
   app.patch('/v2/apps/*', update(true));
 
   app.post('/v2/apps/*', async (req, reply) => {
-    const r = route(rest(req));
-    if (r.kind !== 'restart') throw uriNotFound(req);
-    const id = pathId(r.id);
-    const a = s.apps.get(id);
-    if (!a) throw notFound(id);
-    const target = s.versioned(a, a, true);
-    return sendDeployment(reply, s.deploy([{ id, target }], bool(q(req).force)));
+    const p = appPath(rest(req));
+    if (p.kind !== 'restart') throw uriNotFound(req);
+    return restartApp(req, reply, existingApp(p.id));
   });
 
   app.delete('/v2/apps/*', async (req, reply) => {
-    const r = route(rest(req));
-    const query = q(req);
-    const id = pathId(r.id);
-    const a = s.apps.get(id);
-    if (r.kind === 'app') {
-      if (!a) throw notFound(id);
-      return sendDeployment(reply, s.deploy([{ id, target: null }], bool(query.force, true)));
-    }
-    if (!a) throw notFound(id);
-    const scale = bool(query.scale);
-    const wipe = bool(query.wipe);
-    const force = bool(query.force);
-    if (scale && wipe) throw new ApiError(400, { message: 'You cannot use scale and wipe at the same time.' });
-    if (r.kind === 'tasks') {
-      const host = one(query.host);
-      const victims = s.appTasks(id).filter((t) => !host || host === '*' || t.host === host);
-      const snapshot = victims.map((t) => s.taskJson(t));
-      const res = s.killTasks(victims, { scale, force });
-      if (res) return sendDeployment(reply, res);
-      return { tasks: snapshot };
-    }
-    if (r.kind === 'task') {
-      const t = s.tasks.get(r.extra!);
-      if (!t || t.appId !== id) throw new ApiError(404, { message: `Task '${r.extra}' does not exist` });
-      const snapshot = s.taskJson(t);
-      const res = s.killTasks([t], { scale, force });
-      if (res) return sendDeployment(reply, res);
-      return { task: snapshot };
-    }
+    const p = appPath(rest(req));
+    const a = existingApp(p.id);
+    if (p.kind === 'app') return deleteApp(req, reply, a);
+    const kill = killOptions(req);
+    if (p.kind === 'tasks') return killAppTasks(req, reply, a, kill);
+    if (p.kind === 'task') return killAppTask(reply, a, p.extra!, kill);
     throw uriNotFound(req);
   });
 }

@@ -1,10 +1,11 @@
-// Shared pieces of the orchestrator's HTTP API: Marathon's error shapes, JSON body parsing, cache
+// Shared pieces of the orchestrator's HTTP API: the error handler (http/errors.ts), JSON body parsing, cache
 // headers, query helpers (booleans, embed), and the label selector grammar.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../state/app-definition.ts';
 import { hasLabel } from '../state/labels.ts';
 import { LIMITS, nestedDeeperThan } from '../state/bounds.ts';
-import type { DeploymentResult } from '../scheduler.ts';
+import type { DeploymentResult } from '../deployment/deployer.ts';
+import { BadRequest, MalformedJson, NotFound, Unprocessable } from '../errors.ts';
+import { orchestratorErrorHandler, sendError } from '../http/errors.ts';
 
 /** Installs the JSON parser, cache headers, error handler and 404 handler on `app`. */
 export function installMarathonHttp(app: FastifyInstance): void {
@@ -17,12 +18,12 @@ export function installMarathonHttp(app: FastifyInstance): void {
     try {
       value = JSON.parse(text) as unknown; // V8's parser is iterative: depth costs it no stack
     } catch (err) {
-      return done(new ApiError(400, { message: 'Invalid JSON', details: (err as Error).message }) as unknown as FastifyError, undefined);
+      return done(new MalformedJson((err as Error).message) as unknown as FastifyError, undefined);
     }
     // Everything after parsing (validation, JSON.stringify when storing, group trees) may recurse:
     // a body nested 10,000 deep is refused here, once, before any of it runs.
     if (nestedDeeperThan(value, LIMITS.jsonDepth)) {
-      return done(new ApiError(400, { message: 'Invalid JSON', details: `nested too deep: more than ${LIMITS.jsonDepth} arrays and objects inside one another` }) as unknown as FastifyError, undefined);
+      return done(new MalformedJson(`nested too deep: more than ${LIMITS.jsonDepth} arrays and objects inside one another`) as unknown as FastifyError, undefined);
     }
     done(null, value);
   });
@@ -33,30 +34,18 @@ export function installMarathonHttp(app: FastifyInstance): void {
     return payload;
   });
   app.setNotFoundHandler((req, reply) => {
-    void reply.code(404).send(uriNotFound(req).body);
+    void sendError(reply, uriNotFound(req));
   });
-  app.setErrorHandler((err: FastifyError | ApiError, req, reply) => {
-    if (err instanceof ApiError) {
-      for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
-      return reply.code(err.statusCode).send(err.body);
-    }
-    const code = (err as FastifyError).code;
-    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ message: 'Request body is too large' });
-    if (err instanceof SyntaxError) return reply.code(400).send({ message: 'Invalid JSON', details: err.message });
-    const status = (err as FastifyError).statusCode ?? 500;
-    if (status >= 400 && status < 500) return reply.code(status).send({ message: err.message });
-    req.log.error({ err, url: req.url }, 'request failed');
-    return reply.code(500).send({ message: 'An unexpected error occurred' });
-  });
+  app.setErrorHandler(orchestratorErrorHandler);
 }
 
 /** Marathon's 404 for a path no route serves. */
-export function uriNotFound(req: FastifyRequest): ApiError {
-  return new ApiError(404, { message: `URI not found: ${req.url.split('?')[0]}` });
+export function uriNotFound(req: FastifyRequest): NotFound {
+  return new NotFound(`URI not found: ${req.url.split('?')[0]}`);
 }
 
 export function requireBody(body: unknown): unknown {
-  if (body === undefined) throw new ApiError(400, { message: 'Please specify data in JSON format', details: 'Request body is empty' });
+  if (body === undefined) throw new BadRequest('Please specify data in JSON format', { details: 'Request body is empty' });
   return body;
 }
 
@@ -99,6 +88,12 @@ export function sendDeployment(reply: FastifyReply, r: DeploymentResult, status 
   return reply.code(status).send({ version: r.version, deploymentId: r.deploymentId });
 }
 
+/** True when the client asks for text/plain and not JSON (the task listings' text form). */
+export function wantsText(req: FastifyRequest): boolean {
+  const accept = req.headers.accept ?? '';
+  return accept.includes('text/plain') && !accept.includes('application/json');
+}
+
 export function clientIp(req: FastifyRequest): string {
   return req.ip;
 }
@@ -113,7 +108,7 @@ export function parseLabelSelector(text: string): LabelSelector {
   const has = hasLabel;
   let i = 0;
   const fail = (): never => {
-    throw new ApiError(422, { message: `Can not parse label selector ${text}` });
+    throw new Unprocessable(`Can not parse label selector ${text}`);
   };
   const ws = () => {
     while (i < text.length && /\s/.test(text[i]!)) i++;

@@ -2,15 +2,19 @@
 // update (full definitions, scaleBy, rollback to a version), delete; each is one deployment whose
 // steps follow the apps' dependencies. dryRun answers with the plan and changes nothing.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ParseOptions } from '../state/app-definition.ts';
+import { type ParseOptions } from '../state/app-definition.ts';
 import { groupNotFound, groupPathId, parseGroupUpdate, type GroupTree, type GroupUpdate } from '../state/group.ts';
 import { GroupEditor, treeAsUpdate } from '../deployment/group-change.ts';
-import type { DeploymentResult, Scheduler } from '../scheduler.ts';
-import { appInfo } from './apps.ts';
+import type { GroupManager } from '../state/group-manager.ts';
+import type { Deployer, DeploymentResult } from '../deployment/deployer.ts';
+import type { AppInfoService } from './app-info.ts';
 import { bool, embeds, many, q, requireBody, sendDeployment } from './common.ts';
+import { Conflict, Unprocessable } from '../errors.ts';
 
 export interface GroupsApiOptions {
-  scheduler: Scheduler;
+  groups: GroupManager;
+  info: AppInfoService;
+  deployer: Deployer;
   parseDefaults: Omit<ParseOptions, 'now' | 'pathId'>;
 }
 
@@ -26,14 +30,14 @@ function groupEmbeds(values: string[]): { apps: boolean; groups: boolean; app: S
 }
 
 export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): Promise<void> {
-  const s = opts.scheduler;
+  const { groups: s, info, deployer } = opts;
   const rest = (req: FastifyRequest) => ((req.params as { '*'?: string })['*'] ?? '').replace(/\/+$/, '');
 
   const render = (t: GroupTree, want: ReturnType<typeof groupEmbeds>): Record<string, unknown> => ({
     id: t.id,
     dependencies: t.dependencies,
     version: t.version,
-    ...(want.apps ? { apps: t.apps.map((a) => (want.app.size ? appInfo(s, a, want.app) : a)) } : {}),
+    ...(want.apps ? { apps: t.apps.map((a) => (want.app.size ? info.info(a, want.app) : a)) } : {}),
     ...(want.groups ? { groups: t.groups.map((g) => render(g, want)) } : {}),
   });
 
@@ -67,7 +71,7 @@ export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): P
     const editor = new GroupEditor(s.apps, s.groups, version);
     edit(editor);
     const r = editor.result((before, next, restart, v) => s.versioned(before, next, restart, v));
-    return s.deploy(r.changes, o.force, version, {
+    return deployer.deploy(r.changes, o.force, version, {
       groupId,
       putGroups: r.putGroups,
       removeGroups: r.removeGroups,
@@ -80,8 +84,8 @@ export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): P
   const create = async (req: FastifyRequest, reply: FastifyReply) => {
     const version = s.newVersion();
     const u = parse(req, groupPathId(rest(req)), version);
-    if (s.apps.has(u.id)) throw new ApiError(409, { message: `An app with the path ${u.id} already exists.` });
-    if (s.groupExists(u.id)) throw new ApiError(409, { message: `Group ${u.id} is already created. Use PUT to change this group.` });
+    if (s.apps.has(u.id)) throw new Conflict(`An app with the path ${u.id} already exists.`);
+    if (s.groupExists(u.id)) throw new Conflict(`Group ${u.id} is already created. Use PUT to change this group.`);
     const r = change(u.id, version, (e) => e.update(u), { force: bool(q(req).force), snapshot: true });
     void reply.header('Location', `/v2/groups${u.id}`);
     return sendDeployment(reply, r, 201);
@@ -102,7 +106,7 @@ export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): P
       // as it is (Marathon has every root version stored; here only group changes are).
       const current = s.groupExists(u.id) ? s.groupTree(u.id) : undefined;
       const old = current?.version === u.version ? current : s.groupVersion(u.id, u.version);
-      if (!old) throw new ApiError(422, { message: `Group '${u.id}' does not exist in version ${u.version}` });
+      if (!old) throw new Unprocessable(`Group '${u.id}' does not exist in version ${u.version}`);
       const restore = treeAsUpdate(old);
       edit = (e) => e.update(restore);
     } else if (u.scaleBy !== undefined) {

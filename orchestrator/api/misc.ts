@@ -1,7 +1,10 @@
 // /v2/info, /v2/leader, /ping, /metrics, /help, /logging.
 import type { FastifyInstance } from 'fastify';
-import type { Scheduler } from '../scheduler.ts';
+import type { GroupManager } from '../state/group-manager.ts';
+import type { TaskTracker } from '../tasks/tracker.ts';
+import type { DeploymentManager } from '../deployment/manager.ts';
 import { VERSION } from '../../shared/version.ts';
+import { NotFound } from '../errors.ts';
 
 export interface InfoConfig {
   hostname: string;
@@ -61,8 +64,16 @@ function timer(xs: number[], count: number, started: number): Record<string, num
 
 const page = (title: string, body: string) => `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>\n`;
 
-export async function miscApi(app: FastifyInstance, opts: { scheduler: Scheduler; config: InfoConfig; leadership: Leadership; metrics: RequestMetrics }): Promise<void> {
-  const { scheduler: s, config: c, leadership, metrics } = opts;
+/** What /metrics counts: apps, tasks by state, deployments, and the scheduler's counters. */
+export interface MetricsSources {
+  groups: Pick<GroupManager, 'apps'>;
+  tasks: Pick<TaskTracker, 'all'>;
+  deployments: Pick<DeploymentManager, 'size'>;
+  stats: { readonly launched: number; readonly killed: number; readonly failed: number; readonly deployments: number; readonly statusUpdates: number };
+}
+
+export async function miscApi(app: FastifyInstance, opts: { sources: MetricsSources; config: InfoConfig; leadership: Leadership; metrics: RequestMetrics }): Promise<void> {
+  const { sources: s, config: c, leadership, metrics } = opts;
   const leaderName = () => `${c.hostname}:${c.httpPort}`;
 
   app.get('/v2/info', async () => ({
@@ -88,9 +99,12 @@ export async function miscApi(app: FastifyInstance, opts: { scheduler: Scheduler
     http_config: { http_port: c.httpPort, https_port: 8443 },
   }));
 
-  app.get('/v2/leader', async (_req, reply) => (leadership.elected ? { leader: leaderName() } : reply.code(404).send({ message: 'There is no leader' })));
-  app.delete('/v2/leader', async (_req, reply) => {
-    if (!leadership.elected) return reply.code(404).send({ message: 'There is no leader' });
+  app.get('/v2/leader', async () => {
+    if (!leadership.elected) throw new NotFound('There is no leader');
+    return { leader: leaderName() };
+  });
+  app.delete('/v2/leader', async () => {
+    if (!leadership.elected) throw new NotFound('There is no leader');
     leadership.abdicate();
     return { message: 'Leadership abdicated' };
   });
@@ -105,9 +119,9 @@ export async function miscApi(app: FastifyInstance, opts: { scheduler: Scheduler
   app.get('/metrics', async () => {
     const mem = process.memoryUsage();
     const taskStates = new Map<string, number>();
-    for (const t of s.tasks.values()) taskStates.set(t.state, (taskStates.get(t.state) ?? 0) + 1);
+    for (const t of s.tasks.all()) taskStates.set(t.state, (taskStates.get(t.state) ?? 0) + 1);
     const gauges: Record<string, { value: number }> = {
-      'service.mesosphere.marathon.app.count': { value: s.apps.size },
+      'service.mesosphere.marathon.app.count': { value: s.groups.apps.size },
       'service.mesosphere.marathon.task.running.count': { value: taskStates.get('TASK_RUNNING') ?? 0 },
       'service.mesosphere.marathon.task.staged.count': { value: (taskStates.get('TASK_STAGING') ?? 0) + (taskStates.get('TASK_STARTING') ?? 0) },
       'service.mesosphere.marathon.deployments.count': { value: s.deployments.size },

@@ -1,44 +1,60 @@
 // /v2/queue: apps with instances waiting to launch, their back-off delay; DELETE .../delay resets it.
 import type { FastifyInstance } from 'fastify';
-import { ApiError, canonicalPath, type AppDefinition } from '../state/app-definition.ts';
+import { canonicalPath, type AppDefinition } from '../state/app-definition.ts';
 import { uriNotFound } from './common.ts';
-import type { Scheduler } from '../scheduler.ts';
+import type { GroupManager } from '../state/group-manager.ts';
+import type { TaskTracker } from '../tasks/tracker.ts';
+import type { DeploymentManager } from '../deployment/manager.ts';
+import type { Deployer } from '../deployment/deployer.ts';
+import type { Launcher } from '../launch-queue/launcher.ts';
 import { configVersionOf } from '../launch-queue/backoff.ts';
+import { NotFound } from '../errors.ts';
+
+/** What the queue shows: apps, their tasks and deployments, and the launcher's delays. */
+export interface QueueApiOptions {
+  groups: Pick<GroupManager, 'apps'>;
+  tasks: Pick<TaskTracker, 'appTasks'>;
+  deployments: Pick<DeploymentManager, 'deploymentsOf'>;
+  launcher: Pick<Launcher, 'delayOf' | 'queuedSince'>;
+  deployer: Pick<Deployer, 'resetDelay'>;
+}
+
+type QueueParts = Omit<QueueApiOptions, 'deployer'>;
 
 /** The queue entry of an app with instances waiting to launch, or undefined when none wait. */
-function queueEntry(s: Scheduler, app: AppDefinition, now: number): Record<string, unknown> | undefined {
+function queueEntry(s: QueueParts, app: AppDefinition, now: number): Record<string, unknown> | undefined {
   const cfg = configVersionOf(app);
-  const inRestart = s.deploymentsOf(app.id).some((d) => d.steps[d.currentStep]?.actions.some((a) => a.app === app.id && a.action === 'RestartApplication'));
-  const live = s.appTasks(app.id).filter((t) => !t.killing && (!inRestart || t.configVersion === cfg)).length;
+  const inRestart = s.deployments.deploymentsOf(app.id).some((d) => d.steps[d.currentStep]?.actions.some((a) => a.app === app.id && a.action === 'RestartApplication'));
+  const live = s.tasks.appTasks(app.id).filter((t) => !t.killing && (!inRestart || t.configVersion === cfg)).length;
   const count = app.instances - live;
   if (count <= 0) return undefined;
-  const d = s.delays.get(app.id);
+  const d = s.launcher.delayOf(app.id);
   const deadline = d && d.configVersion === cfg ? d.deadline : now;
   return {
     count,
     delay: { timeLeftSeconds: Math.max(0, Math.ceil((deadline - now) / 1000)), overdue: deadline <= now },
-    since: s.queueSince.get(app.id) ?? new Date(now).toISOString(),
+    since: s.launcher.queuedSince(app.id) ?? new Date(now).toISOString(),
     processedOffersSummary: { processedOffersCount: 0, unusedOffersCount: 0, rejectSummaryLastOffers: [], rejectSummaryLaunchAttempt: [] },
     app,
   };
 }
 
-export function queueEntries(s: Scheduler): Record<string, unknown>[] {
+export function queueEntries(s: QueueParts): Record<string, unknown>[] {
   const now = Date.now();
-  return [...s.apps.values()].sort((a, b) => a.id.localeCompare(b.id)).flatMap((app) => { const e = queueEntry(s, app, now); return e ? [e] : []; });
+  return [...s.groups.apps.values()].sort((a, b) => a.id.localeCompare(b.id)).flatMap((app) => { const e = queueEntry(s, app, now); return e ? [e] : []; });
 }
 
-export async function queueApi(app: FastifyInstance, opts: { scheduler: Scheduler }): Promise<void> {
-  const s = opts.scheduler;
+export async function queueApi(app: FastifyInstance, opts: QueueApiOptions): Promise<void> {
+  const s = opts;
   app.get('/v2/queue', async () => ({ queue: queueEntries(s) }));
   app.delete('/v2/queue/*', async (req, reply) => {
     const rest = (req.params as { '*': string })['*'];
     const m = rest.match(/^(.*)\/delay\/?$/);
     if (!m) throw uriNotFound(req);
     const id = canonicalPath(m[1]!) ?? `/${m[1]}`;
-    const queued = s.apps.get(id);
-    if (!queued || !queueEntry(s, queued, Date.now())) throw new ApiError(404, { message: `Application ${id} not found in tasks queue.` });
-    s.resetDelay(id);
+    const queued = s.groups.apps.get(id);
+    if (!queued || !queueEntry(s, queued, Date.now())) throw new NotFound(`Application ${id} not found in tasks queue.`);
+    s.deployer.resetDelay(id);
     return reply.code(204).send();
   });
 }

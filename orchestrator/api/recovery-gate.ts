@@ -4,7 +4,7 @@
 // write in that window once left new tasks TASK_STAGING forever and their app locked). A write
 // that would wait longer than `maxWaitMs` gets 503 with Retry-After instead of an open-ended wait.
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../state/app-definition.ts';
+import { Unavailable } from '../errors.ts';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -18,7 +18,7 @@ export function holdWritesUntil(app: FastifyInstance, recovered: Promise<void>, 
     const outcome = await Promise.race([recovered, late]);
     clearTimeout(timer);
     if (outcome === 'late') {
-      throw new ApiError(503, { message: 'The orchestrator is still stopping the tasks of its previous run (restart after a crash): retry shortly' }, { 'Retry-After': '5' });
+      throw new Unavailable('The orchestrator is still stopping the tasks of its previous run (restart after a crash): retry shortly', 5);
     }
   });
 }

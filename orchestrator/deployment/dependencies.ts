@@ -4,7 +4,7 @@
 // whose graph has a cycle is refused.
 import type { AppDefinition } from '../state/app-definition.ts';
 import { ancestorsOf, isWithin, type GroupRecord } from '../state/group.ts';
-import { notValid } from '../state/app-definition.ts';
+import { InvalidObject } from '../errors.ts';
 
 export class DependencyGraph {
   readonly #edges = new Map<string, string[]>();
@@ -31,7 +31,7 @@ export class DependencyGraph {
     const visit = (id: string): number => {
       const known = depth.get(id);
       if (known !== undefined) return known;
-      if (visiting.has(id)) throw notValid([{ path: '/', errors: ['Dependency graph has cyclic dependencies.'] }]);
+      if (visiting.has(id)) throw new InvalidObject([{ path: '/', errors: ['Dependency graph has cyclic dependencies.'] }]);
       visiting.add(id);
       let d = 1;
       for (const dep of this.dependenciesOf(id)) d = Math.max(d, 1 + visit(dep));

@@ -49,7 +49,11 @@ export interface RestartStrategy {
   maxCapacity: number;
 }
 
-/** §4.3: n target instances, `running` active instances when the step starts. */
+/**
+ * Marathon's restart rule: of n target instances, keep at least ceil(n × minimumHealthCapacity)
+ * running and run at most floor(n × (1 + maximumOverCapacity)), one more when the two are equal and
+ * already reached (so that a new instance can start). `running`: the active instances when the step starts.
+ */
 export function restartStrategy(n: number, running: number, minimumHealthCapacity: number, maximumOverCapacity: number): RestartStrategy {
   const minHealthy = Math.ceil(n * minimumHealthCapacity);
   let maxCapacity = Math.floor(n * (1 + maximumOverCapacity));

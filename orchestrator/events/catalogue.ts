@@ -1,4 +1,4 @@
-// The event catalogue (document 2, with Marathon 1.4's field names from reference §9.3): one typed
+// The event catalogue (the README's Events section, with Marathon 1.4's field names): one typed
 // publisher per event type, so every producer emits the same fields in the same shape.
 //
 //   const events = new EventCatalogue(bus);
@@ -7,8 +7,9 @@
 // Every event also gets `eventType` and `timestamp` (ISO, milliseconds) from the bus. Fields that
 // are optional here are omitted when undefined (Marathon's generated writers omit None options).
 import type { EventBus, MarathonEvent } from './bus.ts';
+import type { TaskState } from '../tasks/types.ts';
 
-/** Event types this orchestrator can emit (document 2 minus the ones listed in NOT_EMITTED). */
+/** Event types this orchestrator can emit (Marathon's catalogue minus the ones listed in NOT_EMITTED). */
 export const EVENT_TYPES = [
   'api_post_event',
   'status_update_event',
@@ -37,9 +38,9 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** Event types of document 2 / Marathon that cannot occur here, and why (for the README and /help). */
+/** Event types of Marathon's catalogue that cannot occur here, and why (for the README and /help). */
 export const NOT_EMITTED: Record<string, string> = {
-  pod_created_event: 'there are no pods: the pod endpoints are not part of this orchestrator (document 1 does not show them)',
+  pod_created_event: 'there are no pods: the pod endpoints are not part of this orchestrator',
   pod_updated_event: 'there are no pods',
   pod_deleted_event: 'there are no pods',
   framework_message_event: 'tasks run as local processes, not under a Mesos executor, so no executor ever sends a framework message',
@@ -47,8 +48,6 @@ export const NOT_EMITTED: Record<string, string> = {
   scheduler_reregistered_event: 'there is no Mesos master to re-register with',
   scheduler_disconnected_event: 'there is no Mesos master to lose',
 };
-
-export type TaskStatus = 'TASK_STAGING' | 'TASK_STARTING' | 'TASK_RUNNING' | 'TASK_KILLING' | 'TASK_FINISHED' | 'TASK_FAILED' | 'TASK_KILLED' | 'TASK_LOST' | 'TASK_ERROR';
 
 export type InstanceCondition =
   | 'Reserved' | 'Created' | 'Error' | 'Failed' | 'Finished' | 'Killed' | 'Killing' | 'Running' | 'Staging' | 'Starting'
@@ -78,7 +77,7 @@ export interface PlanJson {
   [field: string]: unknown;
 }
 
-/** `action`, never `type` (reference §10.7). */
+/** `action`, never `type` (Marathon 1.4's field name). */
 export interface DeploymentAction {
   action: 'StartApplication' | 'StopApplication' | 'ScaleApplication' | 'RestartApplication' | 'ResolveArtifacts' | string;
   app: string;
@@ -93,7 +92,7 @@ export interface ApiPost { clientIp: string; uri: string; appDefinition: object 
 export interface StatusUpdate {
   slaveId: string;
   taskId: string;
-  taskStatus: TaskStatus | string;
+  taskStatus: TaskState | string;
   message: string;
   appId: string;
   host: string;
@@ -153,19 +152,19 @@ export class EventCatalogue {
   addHealthCheck(f: AddHealthCheck): MarathonEvent { return this.#emit('add_health_check_event', f); }
   /** Checks of an app removed: `appId` only. */
   removeHealthCheck(f: RemoveHealthCheck): MarathonEvent { return this.#emit('remove_health_check_event', f); }
-  /** A counted health check failure. 1.4 sends instanceId; `taskId` is kept for document 2 readers. */
+  /** A counted health check failure. 1.4 sends instanceId; `taskId` is kept for clients of Marathon ≤ 1.3. */
   failedHealthCheck(f: FailedHealthCheck): MarathonEvent { return this.#emit('failed_health_check_event', f); }
   /** Alive flips. */
   healthStatusChanged(f: HealthStatusChanged): MarathonEvent { return this.#emit('health_status_changed_event', f); }
   /**
-   * A health kill: emits unhealthy_task_kill_event (document 1 and ≤1.3 clients) and
+   * A health kill: emits unhealthy_task_kill_event (Marathon ≤ 1.3 clients) and
    * unhealthy_instance_kill_event (1.4) together. `timestamp` = the last failure's time, like Marathon.
    */
   unhealthyKill(f: UnhealthyInstanceKill, timestamp?: string): MarathonEvent[] {
     const { instanceId, ...task } = f;
     return [this.#emit('unhealthy_task_kill_event', task, timestamp), this.#emit('unhealthy_instance_kill_event', { ...task, instanceId }, timestamp)];
   }
-  /** A group change's deployment ended well (document 1: the outcome, not the acceptance). */
+  /** A group change's deployment ended well (the outcome, not the acceptance: the README's Events section). */
   groupChangeSuccess(f: GroupChangeSuccess): MarathonEvent { return this.#emit('group_change_success', f); }
   groupChangeFailed(f: GroupChangeFailed): MarathonEvent { return this.#emit('group_change_failed', f); }
   /** A deployment step starts. */

@@ -8,6 +8,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EventBus, MarathonEvent } from './bus.ts';
 import { eventJson } from './json.ts';
 import { EventCatalogue } from './catalogue.ts';
+import { WrongForm } from '../errors.ts';
+import { sendError } from '../http/errors.ts';
 
 export interface EventStreamOptions {
   bus: EventBus;
@@ -103,9 +105,7 @@ export function registerEventStream(app: FastifyInstance, opts: EventStreamOptio
     if (!acceptsEventStream(req.headers.accept)) {
       // 405 as Marathon (Jetty's EventSourceServlet falls through to "method not supported"),
       // which clients written for it expect; the body says what to send instead.
-      return reply.code(405).send({
-        message: 'HTTP method GET is not supported by this URL without the header "Accept: text/event-stream": GET /v2/events is a server-sent event stream',
-      });
+      return sendError(reply, new WrongForm('HTTP method GET is not supported by this URL without the header "Accept: text/event-stream": GET /v2/events is a server-sent event stream'));
     }
     const filter = eventTypes(req.query);
     const planFormat = (req.query as Record<string, unknown> | undefined)?.['plan-format'];

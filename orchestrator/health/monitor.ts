@@ -9,8 +9,8 @@
 // Checks of one task never overlap: the next run starts `intervalSeconds` after the previous one
 // started, or right after it ended when it took longer. The first run is immediate (failures are
 // ignored during the grace period anyway), so a healthy task is known healthy within a moment
-// instead of after one full interval as in Marathon (document 1: "checks start immediately at task
-// launch"; delaySeconds is therefore not applied).
+// instead of after one full interval as in Marathon (checks start immediately at task launch;
+// delaySeconds is therefore not applied).
 import type { Logger } from '../../shared/logger.ts';
 import { Health } from './health.ts';
 import { runCheck, type CheckTarget } from './checks.ts';

@@ -1,4 +1,4 @@
-// Health checks (reference §8): the definition an app carries and the per-task result Marathon shows.
+// Health checks (Marathon's rules): the definition an app carries and the per-task result Marathon shows.
 
 /** A Marathon health check definition (same shape as the app definition's healthChecks[]). */
 export interface HealthCheckDefinition {
@@ -25,7 +25,7 @@ export interface HealthCheckResult {
   lastFailureCause: string | null;
   /** Marathon 1.4 field. */
   instanceId: string;
-  /** The field document 1 names (Marathon ≤ 1.3); both are given so either kind of client works. */
+  /** The field Marathon ≤ 1.3 names; both are given so either kind of client works. */
   taskId: string;
 }
 

@@ -1,4 +1,4 @@
-// Ready-made HealthMonitor callbacks that publish Marathon's events (document 2 names and fields,
+// Ready-made HealthMonitor callbacks that publish Marathon's events (Marathon's names and fields,
 // plus Marathon 1.4's instance ids) and feed the scheduler. Use:
 //   const health = new HealthMonitor({ logger, ...healthCallbacks({ events: new EventCatalogue(bus),
 //     setHealth: (id, r) => scheduler.setHealth(id, r), kill: (id, reason) => killById(id, reason),

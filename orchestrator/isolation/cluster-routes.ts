@@ -16,6 +16,7 @@ import { podIdErrors, validateChanges, validateLabelsBody } from './changes.ts';
 import { namespaceLabels } from './cluster.ts';
 import { TooMuchState, type PolicyEngine, type SyncResult } from './policy-engine.ts';
 import type { StateWrite } from './policy-store.ts';
+import { BadRequest, InvalidObject, NotFound, Unavailable } from '../errors.ts';
 
 export const NAMESPACES_PATH = '/v2/starmap/namespaces';
 export const PODS_PATH = '/v2/starmap/pods';
@@ -25,69 +26,69 @@ export function enforcement(reply: FastifyReply, s: SyncResult | undefined): voi
   if (s) void reply.header('Starmap-Enforcement', `applied=${s.applied.length} unchanged=${s.unchanged.length} failed=${s.failed.length}`);
 }
 
-export function invalid(reply: FastifyReply, details: FieldErrors[]): FastifyReply {
-  return reply.code(422).send({ message: 'Object is not valid', details });
+/** The body, or the error for a request without one (null and '' count as none). */
+export function requireBody(body: unknown): unknown {
+  if (body === undefined || body === null || body === '') throw new BadRequest('Please specify data in JSON format', { details: 'Request body is empty' });
+  return body;
 }
 
-export function isBodyMissing(body: unknown): boolean {
-  return body === undefined || body === null || body === '';
-}
-
-export function missingBody(reply: FastifyReply): FastifyReply {
-  return reply.code(400).send({ message: 'Please specify data in JSON format', details: 'Request body is empty' });
+/** The value of a validation, or its violations thrown (422 Object is not valid). */
+export function validated<T>(v: { value: T } | { errors: FieldErrors[] }): T {
+  if ('errors' in v) throw new InvalidObject(v.errors);
+  return v.value;
 }
 
 /**
- * Runs a state change; a bound it would exceed is a 422, a database that cannot take the write a
- * 503 (nothing was changed then). Undefined when the reply has been sent.
+ * Runs a state change; a bound it would exceed is refused (InvalidObject), a database that cannot
+ * take the write is Unavailable (nothing was changed then).
  */
-export async function stored<T>(reply: FastifyReply, change: () => Promise<T>): Promise<T | undefined> {
+export async function stored<T>(change: () => Promise<T>): Promise<T> {
   try {
     return await change();
   } catch (err) {
-    if (err instanceof TooMuchState) invalid(reply, [{ path: err.path, errors: [err.message] }]);
-    else reply.code(503).send({ message: `the change could not be stored, nothing was changed: ${(err as Error).message}` });
-    return undefined;
+    if (err instanceof TooMuchState) throw new InvalidObject([{ path: err.path, errors: [err.message] }]);
+    throw new Unavailable(`the change could not be stored, nothing was changed: ${(err as Error).message}`);
   }
 }
 
 const write = (w: Partial<StateWrite>): StateWrite => ({ putPolicies: [], deletePolicies: [], namespaces: [], podLabels: [], ...w });
 
 export async function clusterRoutes(app: FastifyInstance, engine: PolicyEngine): Promise<void> {
-  /** PUT of a label map (a namespace's or a pod's): validated, stored, enforced; undefined once an error is sent. */
+  /** PUT of a label map (a namespace's or a pod's): validated, stored, enforced. */
   const setLabels = async (reply: FastifyReply, body: unknown, kind: 'namespaces' | 'podLabels', key: string, keyErrors: FieldErrors, had: boolean) => {
-    if (keyErrors.errors.length) return void invalid(reply, [keyErrors]);
-    if (isBodyMissing(body)) return void missingBody(reply);
-    const v = validateLabelsBody(body);
-    if ('errors' in v) return void invalid(reply, v.errors);
-    const r = await stored(reply, () => engine.apply(write({ [kind]: [[key, v.value]] })));
-    if (!r) return undefined;
+    if (keyErrors.errors.length) throw new InvalidObject([keyErrors]);
+    const labels = validated(validateLabelsBody(requireBody(body)));
+    const r = await stored(() => engine.apply(write({ [kind]: [[key, labels]] })));
     enforcement(reply, r.sync);
-    return { created: !had, labels: v.value };
+    return { created: !had, labels };
   };
-  /** DELETE of a label map: 404 when there is none; undefined once an error is sent. */
+  /** DELETE of a label map: NotFound when there is none. */
   const unsetLabels = async (reply: FastifyReply, kind: 'namespaces' | 'podLabels', key: string, had: boolean, missing: string) => {
-    if (!had) return void reply.code(404).send({ message: missing });
-    const r = await stored(reply, () => engine.apply(write({ [kind]: [[key, null]] })));
-    if (r) enforcement(reply, r.sync);
+    if (!had) throw new NotFound(missing);
+    const r = await stored(() => engine.apply(write({ [kind]: [[key, null]] })));
+    enforcement(reply, r.sync);
     return r;
   };
 
   type NsParams = { Params: { name: string } };
   app.get(NAMESPACES_PATH, async () => ({ namespaces: engine.namespaces() }));
 
-  app.get<NsParams>(`${NAMESPACES_PATH}/:name`, async (req, reply) => engine.namespaces().find((n) => n.name === req.params.name) ?? reply.code(404).send({ message: `Namespace '${req.params.name}' does not exist` }));
+  app.get<NsParams>(`${NAMESPACES_PATH}/:name`, async (req) => {
+    const ns = engine.namespaces().find((n) => n.name === req.params.name);
+    if (!ns) throw new NotFound(`Namespace '${req.params.name}' does not exist`);
+    return ns;
+  });
 
   app.put<NsParams>(`${NAMESPACES_PATH}/:name`, async (req, reply) => {
     const { name } = req.params;
     const r = await setLabels(reply, req.body, 'namespaces', name, { path: '/name', errors: dns1123LabelErrors(name) }, engine.storedNamespace(name) !== undefined);
-    return r && reply.code(r.created ? 201 : 200).send({ name, labels: namespaceLabels(name, r.labels) });
+    return reply.code(r.created ? 201 : 200).send({ name, labels: namespaceLabels(name, r.labels) });
   });
 
   app.delete<NsParams>(`${NAMESPACES_PATH}/:name`, async (req, reply) => {
     const { name } = req.params;
-    const r = await unsetLabels(reply, 'namespaces', name, engine.storedNamespace(name) !== undefined, `Namespace '${name}' has no labels of its own`);
-    return r && { name, deleted: true };
+    await unsetLabels(reply, 'namespaces', name, engine.storedNamespace(name) !== undefined, `Namespace '${name}' has no labels of its own`);
+    return { name, deleted: true };
   });
 
   app.get(PODS_PATH, async () => {
@@ -105,34 +106,31 @@ export async function clusterRoutes(app: FastifyInstance, engine: PolicyEngine):
   const labelsPath = `${PODS_PATH}/:namespace/:pod/labels`;
   const podId = (p: { namespace: string; pod: string }) => `${p.namespace}/${p.pod}`;
 
-  app.get<PodParams>(labelsPath, async (req, reply) => {
+  app.get<PodParams>(labelsPath, async (req) => {
     const id = podId(req.params);
     const replaced = engine.podLabels(id);
     if (replaced) return { namespace: req.params.namespace, pod: req.params.pod, labels: replaced, replaced: true };
     const pod = engine.pods().find((p) => p.namespace === req.params.namespace && p.pod === req.params.pod);
-    return pod ? { namespace: pod.namespace, pod: pod.pod, labels: pod.labels, replaced: false } : reply.code(404).send({ message: `Pod '${id}' does not exist` });
+    if (!pod) throw new NotFound(`Pod '${id}' does not exist`);
+    return { namespace: pod.namespace, pod: pod.pod, labels: pod.labels, replaced: false };
   });
 
   app.put<PodParams>(labelsPath, async (req, reply) => {
     const id = podId(req.params);
     const r = await setLabels(reply, req.body, 'podLabels', id, { path: '/pod', errors: podIdErrors(id) }, engine.podLabels(id) !== undefined);
-    if (!r) return reply;
     const tasks = engine.pods().filter((p) => podId({ namespace: p.namespace, pod: p.pod }) === id).map((p) => p.taskId);
     return reply.code(r.created ? 201 : 200).send({ namespace: req.params.namespace, pod: req.params.pod, labels: r.labels, tasks });
   });
 
   app.delete<PodParams>(labelsPath, async (req, reply) => {
     const id = podId(req.params);
-    const r = await unsetLabels(reply, 'podLabels', id, engine.podLabels(id) !== undefined, `Pod '${id}' has no replaced labels`);
-    return r && { namespace: req.params.namespace, pod: req.params.pod, deleted: true };
+    await unsetLabels(reply, 'podLabels', id, engine.podLabels(id) !== undefined, `Pod '${id}' has no replaced labels`);
+    return { namespace: req.params.namespace, pod: req.params.pod, deleted: true };
   });
 
   app.post(CHANGES_PATH, async (req, reply) => {
-    if (isBodyMissing(req.body)) return missingBody(reply);
-    const v = validateChanges(req.body);
-    if ('errors' in v) return invalid(reply, v.errors);
-    const r = await stored(reply, () => engine.apply(v.value));
-    if (!r) return reply;
+    const change = validated(validateChanges(requireBody(req.body)));
+    const r = await stored(() => engine.apply(change));
     enforcement(reply, r.sync);
     return { applied: r.sync.applied.length, unchanged: r.sync.unchanged.length, failed: r.sync.failed, appliedAt: new Date().toISOString(), notFound: r.notFound };
   });

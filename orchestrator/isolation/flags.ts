@@ -6,7 +6,7 @@
 import type { Argv } from 'yargs';
 import { FlagError, stringFlag } from '../../shared/cli.ts';
 import { parseSubnet } from './ipam.ts';
-import { DEFAULT_PREFIX, DEFAULT_SUBNET } from './netns.ts';
+import { DEFAULTS } from '../config.ts';
 import { PREFIX_PATTERN } from './names.ts';
 
 export interface IsolationFlags {
@@ -40,9 +40,9 @@ export function isolationOptions<T>(y: Argv<T>): Argv<T> {
     .option('isolation', {
       type: 'string',
       choices: ['off', 'netns'],
-      default: 'off',
+      default: DEFAULTS.isolation,
       describe: 'netns: every task of an app with ipAddress gets its own network namespace and address on a bridge owned by the orchestrator, with network policies enforced by nftables (needs root, iproute2 and nftables)',
     })
-    .option('netns-subnet', { alias: 'netns_subnet', type: 'string', default: DEFAULT_SUBNET, describe: 'private IPv4 subnet of the task network (the host is its first address); nothing is routed outside it', coerce: subnetFlag('netns-subnet') })
-    .option('netns-prefix', { alias: 'netns_prefix', type: 'string', default: DEFAULT_PREFIX, describe: 'prefix of the namespaces, links and nftables tables this orchestrator creates (and removes at stop and after a crash)', coerce: prefixFlag('netns-prefix') }) as unknown as Argv<T>;
+    .option('netns-subnet', { alias: 'netns_subnet', type: 'string', default: DEFAULTS.netnsSubnet, describe: 'private IPv4 subnet of the task network (the host is its first address); nothing is routed outside it', coerce: subnetFlag('netns-subnet') })
+    .option('netns-prefix', { alias: 'netns_prefix', type: 'string', default: DEFAULTS.netnsPrefix, describe: 'prefix of the namespaces, links and nftables tables this orchestrator creates (and removes at stop and after a crash)', coerce: prefixFlag('netns-prefix') }) as unknown as Argv<T>;
 }

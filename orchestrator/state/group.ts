@@ -3,7 +3,8 @@
 // the apps and groups whose parent path it is. This module parses a group update body (Marathon's
 // GroupUpdate: {id?, apps?, groups?, dependencies?, scaleBy?, version?}) with Marathon's error
 // shapes and resolves relative ids. Pure: nothing here touches state.
-import { ApiError, canonicalPath, idErrors, invalidJson, notValid, parseApp, type AppDefinition, type Json, type JsonObject, type ParseOptions, type Violation } from './app-definition.ts';
+import { canonicalPath, idErrors, parseApp, type AppDefinition, type Json, type JsonObject, type ParseOptions, type Violation } from './app-definition.ts';
+import { InvalidObject, MalformedJson, NotFound } from '../errors.ts';
 
 export interface GroupRecord {
   id: string;
@@ -50,15 +51,15 @@ export function ancestorsOf(id: string): string[] {
   return id === '/' ? [] : out;
 }
 
-export function groupNotFound(id: string, version?: string): ApiError {
-  return new ApiError(404, { message: version ? `Group '${id}' does not exist in version ${version}` : `Group '${id}' does not exist` });
+export function groupNotFound(id: string, version?: string): NotFound {
+  return new NotFound(version ? `Group '${id}' does not exist in version ${version}` : `Group '${id}' does not exist`);
 }
 
 /** Canonical app or group id from a URL path (422 when malformed). */
 export function pathId(raw: string): string {
   const trimmed = raw.replace(/\/+$/, '');
   const errs = idErrors(trimmed);
-  if (errs.length) throw notValid([{ path: '/id', errors: errs }]);
+  if (errs.length) throw new InvalidObject([{ path: '/id', errors: errs }]);
   return canonicalPath(trimmed) ?? `/${trimmed}`;
 }
 
@@ -160,14 +161,14 @@ export function parseGroupUpdate(body: unknown, base: string, parse: AppParse, n
     try {
       return [parseApp(o, { ...parse, now, pathId: resolved })];
     } catch (err) {
-      if (!(err instanceof ApiError) || !Array.isArray(err.body.details)) throw err;
-      const list = err.statusCode === 400 ? typeErrors : semantic;
-      for (const v of err.body.details as Violation[]) for (const e of v.errors) add(list, `${path}${v.path === '/' ? '' : v.path}`, e);
+      if (!(err instanceof MalformedJson || err instanceof InvalidObject) || !Array.isArray(err.details)) throw err;
+      const list = err instanceof MalformedJson ? typeErrors : semantic;
+      for (const v of err.details) for (const e of v.errors) add(list, `${path}${v.path === '/' ? '' : v.path}`, e);
       return [];
     }
   };
   const update = read(body as Json, base, '', null);
-  if (typeErrors.length) throw invalidJson(typeErrors);
-  if (semantic.length) throw notValid(semantic);
+  if (typeErrors.length) throw new MalformedJson(typeErrors);
+  if (semantic.length) throw new InvalidObject(semantic);
   return update;
 }

@@ -4,9 +4,10 @@
 // definitions. One that fails its limits is kept (it shows in the API and can be updated) and its
 // app launches nothing (bounds.ts definitionProblem); one that cannot be read at all is left out
 // of this run, untouched in the database, and named in the log.
-import { ApiError, readApp, type AppDefinition, type JsonObject } from './app-definition.ts';
+import { readApp, type AppDefinition, type JsonObject } from './app-definition.ts';
 import { LIMITS, nestedDeeperThan } from './bounds.ts';
 import { withPlainMaps } from './labels.ts';
+import { InvalidObject, MalformedJson } from '../errors.ts';
 
 export type RevivedApp = { app: AppDefinition } | { problem: string };
 
@@ -25,7 +26,7 @@ export function reviveApp(key: string, stored: unknown): RevivedApp {
   try {
     app = readApp(rest, { pathId: key, now: version }).app;
   } catch (err) {
-    const details = err instanceof ApiError ? JSON.stringify(err.body.details ?? err.body) : (err as Error).message;
+    const details = err instanceof MalformedJson || err instanceof InvalidObject ? JSON.stringify(err.details) : (err as Error).message;
     return { problem: `not a readable app definition: ${details}` };
   }
   if (Array.isArray(uris) && uris.every((u) => typeof u === 'string')) app.uris = uris as string[];

@@ -1,4 +1,4 @@
-// The environment Marathon 1.4 gives every task (reference §7.3, TaskBuilder.taskContextEnv and
+// The environment Marathon 1.4 gives every task (Marathon's TaskBuilder.taskContextEnv and
 // EnvironmentHelper): HOST and PORT* (optionally prefixed by --env_vars_prefix), MESOS_TASK_ID,
 // MARATHON_APP_*, then the app's own `env`, which wins on collisions.
 import { accessSync, constants as fsConstants } from 'node:fs';

@@ -12,3 +12,6 @@ export function instanceIdOf(taskId: string): string {
   const dot = taskId.lastIndexOf('.');
   return dot < 0 ? taskId : `${taskId.slice(0, dot)}.marathon-${taskId.slice(dot + 1)}`;
 }
+
+/** The one agent id this single-machine orchestrator reports (tasks' slaveId, events' agentId). */
+export const SLAVE_ID = 'local-agent-S0';

@@ -1,9 +1,10 @@
-// Host ports for tasks (reference §7.2): `requirePorts=false` → random ports from the range (random
+// Host ports for tasks (Marathon's rule): `requirePorts=false` → random ports from the range (random
 // start, walking the range), `requirePorts=true` → exactly the declared ports or a clear failure.
 // A port is handed out only when no other task holds it; allocate() and require() also check that a
 // short bind on the probe addresses succeeds (something outside the orchestrator may listen there),
 // while take(), the scheduler's synchronous choice in its launch pass, cannot wait for that.
 import net from 'node:net';
+import { DEFAULTS } from '../config.ts';
 
 export class PortsUnavailableError extends Error {
   readonly ports: number[];
@@ -15,7 +16,7 @@ export class PortsUnavailableError extends Error {
 }
 
 export interface HostPortAllocatorOptions {
-  /** Inclusive range. Default 31000-32000 (Mesos' default agent port resource is [31000-32000]). */
+  /** Inclusive range. Default config.ts's task ports (Mesos' default agent port resource, [31000-32000]). */
   min?: number;
   max?: number;
   /** Addresses the bind test uses (default 127.0.0.1; a listener on 0.0.0.0 conflicts with it too). */
@@ -53,8 +54,8 @@ export class HostPortAllocator {
   readonly #random: () => number;
 
   constructor(opts: HostPortAllocatorOptions = {}) {
-    this.min = opts.min ?? 31000;
-    this.max = opts.max ?? 32000;
+    this.min = opts.min ?? DEFAULTS.taskPorts.min;
+    this.max = opts.max ?? DEFAULTS.taskPorts.max;
     if (!(Number.isInteger(this.min) && Number.isInteger(this.max) && this.min >= 1 && this.max <= 65535 && this.min <= this.max)) {
       throw new Error(`invalid host port range ${this.min}-${this.max}`);
     }

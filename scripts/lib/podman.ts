@@ -1,4 +1,4 @@
-// podman settings that work on this kind of machine (../shared/reference/packaging.md): the runc
+// podman settings that work on a build machine without a Docker engine (Debian's podman 4.3): the runc
 // runtime (crun rejects the cgroup layout), modest ulimits, and podman's state in a folder of our
 // own through CONTAINERS_CONF / CONTAINERS_STORAGE_CONF, so nothing touches the machine's store.
 import { spawnSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ItemClocks, Scheduler, runBounded } from '../shared/scheduler.ts';
+import { ItemClocks, PeriodicRunner, runBounded } from '../shared/periodic.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -39,13 +39,13 @@ describe('bounded runs', () => {
   });
 });
 
-describe('Scheduler', () => {
+describe('PeriodicRunner', () => {
   it('runs a cycle at once and then every interval', async () => {
     // On a fake clock: the test states when cycles start, whatever the load on the machine.
     vi.useFakeTimers();
     try {
       const starts: number[] = [];
-      const s = new Scheduler({ intervalMs: 40, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()), jitter: 0 });
+      const s = new PeriodicRunner({ intervalMs: 40, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()), jitter: 0 });
       const t0 = Date.now();
       s.start();
       expect(starts).toEqual([t0]);
@@ -65,7 +65,7 @@ describe('Scheduler', () => {
     let active = 0;
     let overlap = false;
     let cycles = 0;
-    const s = new Scheduler({
+    const s = new PeriodicRunner({
       intervalMs: 10,
       concurrency: 4,
       items: () => [1, 2, 3, 4],
@@ -87,7 +87,7 @@ describe('Scheduler', () => {
     vi.useFakeTimers();
     try {
       const starts: number[] = [];
-      const s = new Scheduler({ intervalMs: 50, jitter: 0.8, random: () => 0, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()) });
+      const s = new PeriodicRunner({ intervalMs: 50, jitter: 0.8, random: () => 0, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()) });
       const t0 = Date.now();
       s.start();
       // random() = 0 → the earliest possible start: interval × (1 − jitter/2) = 30 ms after the last.
@@ -105,7 +105,7 @@ describe('Scheduler', () => {
 
   it('stop waits for the cycle in flight and schedules nothing more', async () => {
     let runs = 0;
-    const s = new Scheduler({ intervalMs: 5, concurrency: 1, items: () => [1, 2, 3], run: async () => {
+    const s = new PeriodicRunner({ intervalMs: 5, concurrency: 1, items: () => [1, 2, 3], run: async () => {
       runs++;
       await delay(20);
     } });
@@ -119,8 +119,8 @@ describe('Scheduler', () => {
   });
 
   it('rejects nonsense options', () => {
-    expect(() => new Scheduler({ intervalMs: 0, concurrency: 1, items: () => [], run: async () => {} })).toThrow(/intervalMs/);
-    expect(() => new Scheduler({ intervalMs: 1, concurrency: 0, items: () => [], run: async () => {} })).toThrow(/concurrency/);
+    expect(() => new PeriodicRunner({ intervalMs: 0, concurrency: 1, items: () => [], run: async () => {} })).toThrow(/intervalMs/);
+    expect(() => new PeriodicRunner({ intervalMs: 1, concurrency: 0, items: () => [], run: async () => {} })).toThrow(/concurrency/);
   });
 });
 

@@ -1,4 +1,4 @@
-// Periodic work over a set of items, two ways. Scheduler (the probe): every interval (with a
+// Periodic work over a set of items, two ways. PeriodicRunner (the probe): every interval (with a
 // little jitter) each item is run once, with at most `concurrency` runs in flight; a cycle never
 // overlaps the next: if a cycle takes longer than the interval, the next one starts as soon as it
 // ends. Each run is expected to bound its own duration (checks carry a timeout), so one slow item
@@ -13,7 +13,7 @@ export interface CycleStats {
   lagMs: number;
 }
 
-export interface SchedulerOptions<T> {
+export interface PeriodicRunnerOptions<T> {
   intervalMs: number;
   concurrency: number;
   /** Fraction of the interval used as jitter, spread evenly around it (default 0.1 = ±5 %). */
@@ -43,8 +43,8 @@ export async function runBounded<T>(items: readonly T[], limit: number, fn: (ite
   await Promise.all(workers);
 }
 
-export class Scheduler<T> {
-  readonly #opts: Required<Omit<SchedulerOptions<T>, 'onCycle'>> & Pick<SchedulerOptions<T>, 'onCycle'>;
+export class PeriodicRunner<T> {
+  readonly #opts: Required<Omit<PeriodicRunnerOptions<T>, 'onCycle'>> & Pick<PeriodicRunnerOptions<T>, 'onCycle'>;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = true;
@@ -52,7 +52,7 @@ export class Scheduler<T> {
   #aborting = false;
   #dueAt = 0;
 
-  constructor(opts: SchedulerOptions<T>) {
+  constructor(opts: PeriodicRunnerOptions<T>) {
     if (!(opts.intervalMs > 0)) throw new RangeError('intervalMs must be positive');
     if (!(opts.concurrency >= 1)) throw new RangeError('concurrency must be at least 1');
     this.#opts = { jitter: 0.1, random: Math.random, ...opts };

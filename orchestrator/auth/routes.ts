@@ -18,6 +18,9 @@ import type { Logger } from '../../shared/logger.ts';
 import { AccountStore, UID_RE, parseServicePublicKey, toJson, type Account } from './accounts.ts';
 import { makePrivate } from '../state/db.ts';
 import { loadOrCreateSigningKey } from './keys.ts';
+import { BadRequest, Conflict, NotFound, OrchestratorError, RateLimited, Unauthenticated } from '../errors.ts';
+import { sendError } from '../http/errors.ts';
+import { DEFAULTS } from '../config.ts';
 import { DEFAULT_SCRYPT, hashPassword, verifyPassword, type ScryptCost } from './passwords.ts';
 import { LoginThrottle } from './login-throttle.ts';
 import { Gate, type LockoutOptions } from './rate-limit.ts';
@@ -25,7 +28,7 @@ import { MAX_TOKEN_CHARS, TokenError, TokenService, verifyLoginToken } from './t
 
 export const ADMIN_UID = 'admin';
 export const ADMIN_PASSWORD_FILE = 'admin-password';
-export const DEFAULT_TOKEN_LIFETIME_SECONDS = 5 * 24 * 3600;
+export const DEFAULT_TOKEN_LIFETIME_SECONDS = DEFAULTS.tokenLifetimeSeconds;
 export const DEFAULT_MAX_LOGIN_TOKEN_LIFETIME_SECONDS = 600;
 export const MIN_PASSWORD_LENGTH = 8;
 const MAX_PASSWORD_LENGTH = 1024;
@@ -33,6 +36,8 @@ const BODY_LIMIT = 64 * 1024;
 const INVALID_PASSWORD = 'Invalid username or password.';
 const INVALID_LOGIN_TOKEN = 'Invalid uid or login token.';
 export const AUTH_COOKIE = 'dcos-acs-auth-cookie';
+/** The WWW-Authenticate challenge of a 401 (DC/OS's scheme name). */
+const CHALLENGE = 'acsjwt';
 
 export type IsOpen = (method: string, path: string) => boolean;
 
@@ -83,39 +88,22 @@ export interface Auth {
   adminPasswordFile?: string;
 }
 
-class HttpError extends Error {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  readonly code: string | undefined;
-  constructor(status: number, message: string, code?: string, headers: Record<string, string> = {}) {
-    super(message);
-    this.status = status;
-    this.code = code;
-    this.headers = headers;
-  }
-}
-
-function send(reply: FastifyReply, err: HttpError): FastifyReply {
-  for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
-  return reply.code(err.status).send(err.code ? { message: err.message, code: err.code } : { message: err.message });
-}
-
-function tooMany(ms: number, why: string): HttpError {
+function tooMany(ms: number, why: string): RateLimited {
   const secs = Math.max(1, Math.ceil(ms / 1000));
-  return new HttpError(429, `${why}; retry in ${secs} s`, 'ERR_RATE_LIMITED', { 'Retry-After': String(secs) });
+  return new RateLimited(`${why}; retry in ${secs} s`, secs, 'ERR_RATE_LIMITED');
 }
 
 function objectBody(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null) throw new HttpError(400, 'Request body must be a JSON object', 'ERR_INVALID_DATA');
-  if (typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'Request body must be a JSON object', 'ERR_INVALID_DATA');
+  if (body === undefined || body === null) throw new BadRequest('Request body must be a JSON object', { code: 'ERR_INVALID_DATA' });
+  if (typeof body !== 'object' || Array.isArray(body)) throw new BadRequest('Request body must be a JSON object', { code: 'ERR_INVALID_DATA' });
   return body as Record<string, unknown>;
 }
 
 function optString(o: Record<string, unknown>, key: string, max: number): string | undefined {
   const v = o[key];
   if (v === undefined) return undefined;
-  if (typeof v !== 'string') throw new HttpError(400, `'${key}' must be a string`, 'ERR_INVALID_DATA');
-  if (v.length > max) throw new HttpError(400, `'${key}' is longer than ${max} characters`, 'ERR_INVALID_DATA');
+  if (typeof v !== 'string') throw new BadRequest(`'${key}' must be a string`, { code: 'ERR_INVALID_DATA' });
+  if (v.length > max) throw new BadRequest(`'${key}' is longer than ${max} characters`, { code: 'ERR_INVALID_DATA' });
   return v;
 }
 
@@ -127,8 +115,8 @@ function optString(o: Record<string, unknown>, key: string, max: number): string
 function loginExp(body: Record<string, unknown>, nowSeconds: number): number | undefined {
   const v = body.exp;
   if (v === undefined || v === null || v === 0) return undefined;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new HttpError(400, "'exp' must be an integer (Unix seconds)", 'ERR_INVALID_DATA');
-  if (v <= nowSeconds) throw new HttpError(400, "'exp' is not in the future", 'ERR_INVALID_DATA');
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new BadRequest("'exp' must be an integer (Unix seconds)", { code: 'ERR_INVALID_DATA' });
+  if (v <= nowSeconds) throw new BadRequest("'exp' is not in the future", { code: 'ERR_INVALID_DATA' });
   return v;
 }
 
@@ -145,11 +133,11 @@ export function authCookie(token: string, maxAgeSeconds: number, secure: boolean
 }
 
 function checkUid(uid: string): void {
-  if (!UID_RE.test(uid)) throw new HttpError(400, 'Invalid uid: use 1-96 letters, digits, ".", "_", "-" or "@", starting with a letter or digit', 'ERR_INVALID_USER_ID');
+  if (!UID_RE.test(uid)) throw new BadRequest('Invalid uid: use 1-96 letters, digits, ".", "_", "-" or "@", starting with a letter or digit', { code: 'ERR_INVALID_USER_ID' });
 }
 
 function checkNewPassword(pw: string): void {
-  if (pw.length < MIN_PASSWORD_LENGTH) throw new HttpError(400, `Password must be at least ${MIN_PASSWORD_LENGTH} characters long`, 'ERR_INVALID_DATA');
+  if (pw.length < MIN_PASSWORD_LENGTH) throw new BadRequest(`Password must be at least ${MIN_PASSWORD_LENGTH} characters long`, { code: 'ERR_INVALID_DATA' });
 }
 
 /** Extracts the token from `token=<t>` (DC/OS) or `Bearer <t>`; undefined when absent/malformed. */
@@ -230,18 +218,17 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
       if (isOpen(req.method, path)) return;
       const raw = req.headers.authorization;
       const token = tokenFromHeader(raw);
-      const challenge = { 'WWW-Authenticate': 'acsjwt' };
       if (token === undefined) {
         const msg = raw === undefined
           ? 'Authentication required: send the header "Authorization: token=<token>" (get a token from POST /acs/api/v1/auth/login)'
           : 'Malformed Authorization header: expected "token=<token>" or "Bearer <token>"';
-        return send(reply, new HttpError(401, msg, raw === undefined ? 'ERR_MISSING_AUTH_HEADER' : 'ERR_INVALID_AUTH_HEADER', challenge));
+        return sendError(reply, new Unauthenticated(msg, raw === undefined ? 'ERR_MISSING_AUTH_HEADER' : 'ERR_INVALID_AUTH_HEADER', CHALLENGE));
       }
       try {
         uids.set(req, await verifyToken(token));
       } catch (err) {
         const msg = err instanceof TokenError ? err.message : 'Authorization token is invalid';
-        return send(reply, new HttpError(401, msg, 'ERR_INVALID_TOKEN', challenge));
+        return sendError(reply, new Unauthenticated(msg, 'ERR_INVALID_TOKEN', CHALLENGE));
       }
     };
   };
@@ -251,10 +238,10 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     const ms = throttle.lockedFor(uid, ip);
     if (ms > 0) throw tooMany(ms, 'Too many failed login attempts');
   };
-  const loginFailed = (uid: string, ip: string, message: string): HttpError => {
+  const loginFailed = (uid: string, ip: string, message: string): Unauthenticated => {
     throttle.failed(uid, ip);
     log.warn({ uid, ip }, 'login failed');
-    return new HttpError(401, message, 'ERR_INVALID_CREDENTIALS', { 'WWW-Authenticate': 'acsjwt' });
+    return new Unauthenticated(message, 'ERR_INVALID_CREDENTIALS', CHALLENGE);
   };
 
   async function login(req: FastifyRequest, reply: FastifyReply): Promise<{ token: string }> {
@@ -263,8 +250,8 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     const uid = optString(body, 'uid', 256);
     const password = optString(body, 'password', MAX_PASSWORD_LENGTH);
     const loginToken = optString(body, 'token', MAX_TOKEN_CHARS);
-    if (uid === undefined || uid === '') throw new HttpError(400, "'uid' is required", 'ERR_INVALID_DATA');
-    if ((password === undefined) === (loginToken === undefined)) throw new HttpError(400, "Send either 'password' (local account) or 'token' (service account login token)", 'ERR_INVALID_DATA');
+    if (uid === undefined || uid === '') throw new BadRequest("'uid' is required", { code: 'ERR_INVALID_DATA' });
+    if ((password === undefined) === (loginToken === undefined)) throw new BadRequest("Send either 'password' (local account) or 'token' (service account login token)", { code: 'ERR_INVALID_DATA' });
     const ip = req.ip;
     loginLocked(uid, ip);
     const account: Account | undefined = UID_RE.test(uid) ? accounts.get(uid) : undefined;
@@ -298,8 +285,8 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     checkUid(uid);
     return uid;
   }
-  function notFound(uid: string): HttpError {
-    return new HttpError(404, `User with uid \`${uid}\` not found.`, 'ERR_UNKNOWN_USER_ID');
+  function notFound(uid: string): NotFound {
+    return new NotFound(`User with uid \`${uid}\` not found.`, 'ERR_UNKNOWN_USER_ID');
   }
 
   async function createUser(req: FastifyRequest): Promise<Record<string, unknown>> {
@@ -309,15 +296,15 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     const password = optString(body, 'password', MAX_PASSWORD_LENGTH);
     const description = optString(body, 'description', 512) ?? '';
     if ((publicKey === undefined) === (password === undefined)) {
-      throw new HttpError(400, "Send either 'public_key' (PEM, creates a service account) or 'password' (creates a local account)", 'ERR_INVALID_DATA');
+      throw new BadRequest("Send either 'public_key' (PEM, creates a service account) or 'password' (creates a local account)", { code: 'ERR_INVALID_DATA' });
     }
-    if (accounts.get(uid)) throw new HttpError(409, `User with uid \`${uid}\` already exists.`, 'ERR_USER_EXISTS');
+    if (accounts.get(uid)) throw new Conflict(`User with uid \`${uid}\` already exists.`, { code: 'ERR_USER_EXISTS' });
     const created = new Date(now()).toISOString();
     const accountId = AccountStore.newId();
     let account: Account;
     if (publicKey !== undefined) {
       const parsed = parseServicePublicKey(publicKey);
-      if ('error' in parsed) throw new HttpError(400, parsed.error, 'ERR_INVALID_PUBLIC_KEY');
+      if ('error' in parsed) throw new BadRequest(parsed.error, { code: 'ERR_INVALID_PUBLIC_KEY' });
       account = { uid, accountId, type: 'service', description, created, passwordHash: null, publicKeyPem: parsed.pem, fingerprint: parsed.fingerprint };
     } else {
       checkNewPassword(password ?? '');
@@ -325,7 +312,7 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
       if (!ran) throw tooMany(1000, 'Too many password operations in progress');
       account = { uid, accountId, type: 'local', description, created, passwordHash: ran.value, publicKeyPem: null, fingerprint: null };
     }
-    if (!accounts.insert(account)) throw new HttpError(409, `User with uid \`${uid}\` already exists.`, 'ERR_USER_EXISTS');
+    if (!accounts.insert(account)) throw new Conflict(`User with uid \`${uid}\` already exists.`, { code: 'ERR_USER_EXISTS' });
     log.info({ uid, type: account.type, by: uids.get(req) }, 'account created');
     return toJson(account) as unknown as Record<string, unknown>;
   }
@@ -338,7 +325,7 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     const account = accounts.get(uid);
     if (!account) throw notFound(uid);
     if (password !== undefined) {
-      if (account.type !== 'local') throw new HttpError(400, 'A service account has no password; it logs in with its key', 'ERR_INVALID_DATA');
+      if (account.type !== 'local') throw new BadRequest('A service account has no password; it logs in with its key', { code: 'ERR_INVALID_DATA' });
       checkNewPassword(password);
       const ran = await gate.run(() => hashPassword(password, cost));
       if (!ran) throw tooMany(1000, 'Too many password operations in progress');
@@ -353,7 +340,7 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     const account = accounts.get(uid);
     if (!account) throw notFound(uid);
     if (account.type === 'local' && accounts.countLocal() <= 1) {
-      throw new HttpError(409, `Cannot delete \`${uid}\`: it is the last local account, and without one nobody could log in with a password`, 'ERR_LAST_LOCAL_ACCOUNT');
+      throw new Conflict(`Cannot delete \`${uid}\`: it is the last local account, and without one nobody could log in with a password`, { code: 'ERR_LAST_LOCAL_ACCOUNT' });
     }
     accounts.delete(uid);
     throttle.forget(uid);
@@ -367,7 +354,7 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
         if (out === undefined) return reply.code(204).send();
         return reply.code(status).send(out);
       } catch (err) {
-        if (err instanceof HttpError) return send(reply, err);
+        if (err instanceof OrchestratorError) return sendError(reply, err);
         throw err;
       }
     };

@@ -7,6 +7,8 @@ import type { EventBus } from './bus.ts';
 import { registerEventStream, type EventStreamHandle, type EventStreamOptions } from './sse.ts';
 import { CallbackDispatcher, SubscriptionStore, callbackUrlProblem, type DispatcherOptions } from './subscriptions.ts';
 import { EventCatalogue } from './catalogue.ts';
+import { BadRequest, InvalidObject } from '../errors.ts';
+import { sendError } from '../http/errors.ts';
 
 export const CALLBACKS_DISABLED_MESSAGE =
   'http event callback system is not running on this Marathon instance. Please re-start this instance with "--event_subscriber http_callback".';
@@ -36,8 +38,10 @@ function queryUrl(req: FastifyRequest): string | undefined {
   return Array.isArray(raw) ? raw[raw.length - 1] : raw;
 }
 
+// These routes are registered on the app they are given (its hooks apply), whatever its error
+// handler: errors are answered here, through the one mapper.
 function invalidUrl(reply: FastifyReply, problem: string): FastifyReply {
-  return reply.code(422).send({ message: 'Object is not valid', details: [{ path: '/callbackUrl', errors: [problem] }] });
+  return sendError(reply, new InvalidObject([{ path: '/callbackUrl', errors: [problem] }]));
 }
 
 /**
@@ -48,7 +52,7 @@ export function registerEvents(app: FastifyInstance, opts: EventsOptions): Event
   const stream = registerEventStream(app, { bus: opts.bus, ...opts.stream });
   const enabled = opts.eventSubscriber === 'http_callback';
   if (!enabled) {
-    const disabled = async (_req: FastifyRequest, reply: FastifyReply) => reply.code(400).send({ message: CALLBACKS_DISABLED_MESSAGE });
+    const disabled = async (_req: FastifyRequest, reply: FastifyReply) => sendError(reply, new BadRequest(CALLBACKS_DISABLED_MESSAGE));
     app.post('/v2/eventSubscriptions', disabled);
     app.get('/v2/eventSubscriptions', disabled);
     app.delete('/v2/eventSubscriptions', disabled);

@@ -1,24 +1,27 @@
 // Assembles the orchestrator: store, scheduler, executor, event bus and the HTTP API. Other parts
 // slot in through the returned handles: the events plugin registers on `app` with `bus`, the auth
 // module adds an onRequest hook and its routes.
-import { hostname as osHostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { DatabaseSync } from 'node:sqlite';
 import Fastify, { LogController } from 'fastify';
 import type { Logger } from '../shared/logger.ts';
+import type { OrchestratorConfig } from './config.ts';
 import { EventBus } from './events/bus.ts';
 import { EventCatalogue } from './events/catalogue.ts';
 import { openDatabase } from './state/db.ts';
 import { Store } from './state/store.ts';
-import { SLAVE_ID, Scheduler } from './scheduler.ts';
+import { Scheduler } from './scheduler.ts';
+import type { Deployer } from './deployment/deployer.ts';
+import { SLAVE_ID } from './tasks/ids.ts';
 import { HealthMonitor } from './health/monitor.ts';
 import { healthCallbacks } from './health/wire.ts';
 import type { Executor } from './tasks/types.ts';
 import { ProcessExecutor } from './tasks/executor.ts';
-import { registerEvents } from './events/plugin.ts';
-import { createAuth, type Auth } from './auth/plugin.ts';
+import { registerEvents } from './events/routes.ts';
+import { createAuth, type Auth } from './auth/routes.ts';
 import { installMarathonHttp } from './api/common.ts';
 import { holdWritesUntil } from './api/recovery-gate.ts';
+import { AppInfoService } from './api/app-info.ts';
 import { appsApi } from './api/apps.ts';
 import { groupsApi } from './api/groups.ts';
 import { tasksApi } from './api/tasks.ts';
@@ -28,35 +31,11 @@ import { Leadership, RequestMetrics, miscApi } from './api/misc.ts';
 import { Isolation, IsolationUnavailable, policyPlugin } from './isolation/index.ts';
 import { noPolicyPlugin } from './api/no-isolation.ts';
 
-export interface OrchestratorOptions {
+/** What the orchestrator is built with besides its configuration. */
+export interface OrchestratorParts {
   logger: Logger;
-  dataDir: string;
-  hostname?: string;
-  /** Port reported in /v2/info and /v2/leader (the listening port). */
-  httpPort: number;
-  localPortMin?: number;
-  localPortMax?: number;
-  taskPortMin?: number;
-  taskPortMax?: number;
-  eventSubscriber?: string | undefined;
-  httpEndpoints?: string[];
-  defaultNetworkName?: string | undefined;
-  defaultAcceptedResourceRoles?: string[] | undefined;
-  mesosRole?: string | undefined;
-  envVarsPrefix?: string | undefined;
-  features?: string[];
+  /** Runs the task processes (default: a ProcessExecutor on this machine). */
   executor?: Executor;
-  tickMs?: number;
-  /** --auth=on: tokens required (login module); off: open. */
-  auth?: boolean;
-  adminPassword?: string | undefined;
-  /** Lifetime of authorization tokens (default 5 days). */
-  tokenLifetimeSeconds?: number;
-  /**
-   * --isolation=netns: tasks of apps with ipAddress get their own network namespace, and the
-   * policy endpoint is served. Throws IsolationUnavailable (naming what is missing) when it cannot start.
-   */
-  isolation?: { prefix: string; subnet: string } | undefined;
 }
 
 export interface Orchestrator {
@@ -80,14 +59,20 @@ export interface Orchestrator {
   close(): Promise<void>;
 }
 
-export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orchestrator> {
-  const db = openDatabase(opts.dataDir);
+/**
+ * Builds the orchestrator from its configuration (config.ts). With `isolation` set, tasks of apps
+ * with ipAddress get their own network namespace and the policy endpoints are served; that throws
+ * IsolationUnavailable (naming what is missing) when it cannot start.
+ */
+export async function buildOrchestrator(config: OrchestratorConfig, parts: OrchestratorParts): Promise<Orchestrator> {
+  const { logger } = parts;
+  const db = openDatabase(config.dataDir);
   let isolation: Isolation | undefined;
-  if (opts.isolation) {
-    const log = opts.logger.child({ module: 'isolation' });
+  if (config.isolation) {
+    const log = logger.child({ module: 'isolation' });
     try {
       // Checks root, iproute2 and nftables, removes what a crashed run left, creates the bridge.
-      isolation = await Isolation.open({ prefix: opts.isolation.prefix, subnet: opts.isolation.subnet, db, log: (msg, err) => (err ? log.warn({ err }, msg) : log.info(msg)) });
+      isolation = await Isolation.open({ prefix: config.isolation.prefix, subnet: config.isolation.subnet, db, log: (msg, err) => (err ? log.warn({ err }, msg) : log.info(msg)) });
     } catch (err) {
       db.close();
       if (err instanceof IsolationUnavailable) throw err;
@@ -97,18 +82,16 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
     if (left && Object.values(left).some((v) => Array.isArray(v) && v.length > 0)) log.warn({ removed: left }, 'isolation: removed what a previous run left (crash)');
   }
   const store = new Store(db);
-  const bus = new EventBus(opts.logger);
-  const hostname = opts.hostname ?? osHostname();
-  const executor = opts.executor ?? new ProcessExecutor({ logger: opts.logger, cgroups: { scope: opts.dataDir } });
+  const bus = new EventBus(logger);
+  const { hostname } = config;
+  const executor = parts.executor ?? new ProcessExecutor({ logger, cgroups: { scope: config.dataDir } });
   let frameworkId = store.meta('frameworkId');
   if (!frameworkId) {
     frameworkId = `${crypto.randomUUID()}-0000`;
     store.putMeta('frameworkId', frameworkId);
   }
-  const localPortMin = opts.localPortMin ?? 10000;
-  const localPortMax = opts.localPortMax ?? 20000;
   const healthMonitor = new HealthMonitor({
-    logger: opts.logger,
+    logger,
     ...healthCallbacks({
       events: new EventCatalogue(bus),
       setHealth: (taskId, results) => scheduler.setHealth(taskId, results),
@@ -122,14 +105,15 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
   });
   const scheduler: Scheduler = new Scheduler({
     healthMonitor,
-    store, bus, executor, logger: opts.logger, hostname, dataDir: opts.dataDir, localPortMin, localPortMax,
-    taskPortMin: opts.taskPortMin ?? 31000, taskPortMax: opts.taskPortMax ?? 32000, envVarsPrefix: opts.envVarsPrefix, tickMs: opts.tickMs ?? 200,
+    store, bus, executor, logger, hostname, dataDir: config.dataDir,
+    localPortMin: config.servicePorts.min, localPortMax: config.servicePorts.max, taskPortMin: config.taskPorts.min, taskPortMax: config.taskPorts.max,
+    envVarsPrefix: config.envVarsPrefix, tickMs: config.tickMs,
     isolation,
-    taskKilling: (opts.features ?? []).includes('task_killing'),
+    taskKilling: config.features.includes('task_killing'),
   });
-  // Like shared/server.ts createServer, but with Marathon's own 404 and error shapes.
+  // Like shared/http-server.ts createServer, but with Marathon's own 404 and error shapes.
   const app = Fastify({
-    loggerInstance: opts.logger,
+    loggerInstance: logger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 8 * 1024 * 1024,
     forceCloseConnections: true,
@@ -140,35 +124,38 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
   const metrics = new RequestMetrics();
   app.addHook('onResponse', async (_req, reply) => metrics.record(reply.elapsedTime / 1000, reply.statusCode));
   const leadership = new Leadership();
-  const config = {
-    hostname, httpPort: opts.httpPort, localPortMin, localPortMax, eventSubscriber: opts.eventSubscriber, httpEndpoints: opts.httpEndpoints ?? [],
-    defaultNetworkName: opts.defaultNetworkName, mesosRole: opts.mesosRole, envVarsPrefix: opts.envVarsPrefix, frameworkId, features: opts.features ?? [],
+  // What /v2/info reports (the port is the listening one, set once known).
+  const info = {
+    hostname, httpPort: config.http.port, localPortMin: config.servicePorts.min, localPortMax: config.servicePorts.max, eventSubscriber: config.events.subscriber,
+    httpEndpoints: config.events.httpEndpoints, defaultNetworkName: config.apps.defaultNetworkName, mesosRole: config.mesosRole, envVarsPrefix: config.envVarsPrefix,
+    frameworkId, features: config.features,
   };
   // Always built, so that --auth=off is logged as a warning; its hook then lets everything through.
-  const authModule = await createAuth({
-    db, dataDir: opts.dataDir, logger: opts.logger, enabled: opts.auth ?? false, adminPassword: opts.adminPassword,
-    ...(opts.tokenLifetimeSeconds ? { tokenLifetimeSeconds: opts.tokenLifetimeSeconds } : {}),
-  });
+  const authModule = await createAuth({ db, dataDir: config.dataDir, logger, ...config.auth });
   const auth: Auth | undefined = authModule.enabled ? authModule : undefined;
   if (auth) {
     app.addHook('onRequest', auth.hook);
     await app.register(auth.plugin);
   }
-  registerEvents(app, { bus, db, logger: opts.logger, eventSubscriber: opts.eventSubscriber, httpEndpoints: opts.httpEndpoints });
-  const parseDefaults = { defaultNetworkName: opts.defaultNetworkName, defaultAcceptedResourceRoles: opts.defaultAcceptedResourceRoles };
-  await app.register(appsApi, { scheduler, parseDefaults });
-  await app.register(groupsApi, { scheduler, parseDefaults });
-  await app.register(tasksApi, { scheduler });
-  await app.register(deploymentsApi, { scheduler });
-  await app.register(queueApi, { scheduler });
-  await app.register(miscApi, { scheduler, config, leadership, metrics });
+  registerEvents(app, { bus, db, logger, eventSubscriber: config.events.subscriber, httpEndpoints: config.events.httpEndpoints });
+  const parseDefaults = config.apps;
+  // Each resource is given the parts it reads, and the scheduler only as the Deployer of its changes.
+  const { groups, tasks, deployments, launcher } = scheduler;
+  const appInfo = new AppInfoService(tasks, deployments);
+  const deployer: Deployer = scheduler;
+  await app.register(appsApi, { groups, tasks, info: appInfo, deployer, events: scheduler.events, parseDefaults });
+  await app.register(groupsApi, { groups, info: appInfo, deployer, parseDefaults });
+  await app.register(tasksApi, { groups, tasks, info: appInfo, deployer });
+  await app.register(deploymentsApi, { deployments, deployer });
+  await app.register(queueApi, { groups, tasks, deployments, launcher, deployer });
+  await app.register(miscApi, { sources: { groups, tasks, deployments, stats: scheduler.stats }, config: info, leadership, metrics });
   // /v2/starmap/policies and /v2/starmap/network (behind the auth hook like every API route).
   if (isolation) await app.register(policyPlugin, { engine: isolation.engine });
   else await app.register(noPolicyPlugin);
   let closed = false;
   return {
     app, bus, db, store, scheduler, leadership, auth, isolation,
-    setHttpPort: (port) => (config.httpPort = port),
+    setHttpPort: (port) => (info.httpPort = port),
     start: () => scheduler.start(),
     close: async () => {
       if (closed) return;
@@ -181,7 +168,7 @@ export async function buildOrchestrator(opts: OrchestratorOptions): Promise<Orch
         try {
           await isolation.close();
         } catch (err) {
-          opts.logger.error({ err }, 'isolation: cleanup at stop failed (the next start removes what is left)');
+          logger.error({ err }, 'isolation: cleanup at stop failed (the next start removes what is left)');
         }
       }
       db.close();

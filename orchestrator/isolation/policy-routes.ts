@@ -17,7 +17,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { NetworkPolicyObject } from '../../shared/netpol/types.ts';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '../../shared/netpol/validate.ts';
 import { validateAnyPolicy } from './changes.ts';
-import { CHANGES_PATH, NAMESPACES_PATH, PODS_PATH, clusterRoutes, enforcement, invalid, isBodyMissing, missingBody, stored } from './cluster-routes.ts';
+import { CHANGES_PATH, NAMESPACES_PATH, PODS_PATH, clusterRoutes, enforcement, requireBody, stored, validated } from './cluster-routes.ts';
+import { Conflict, InvalidObject, NotFound } from '../errors.ts';
+import { mapOrchestratorErrors } from '../http/errors.ts';
 import type { CompiledRule, Side } from './compile.ts';
 import { POLICY_ID_PATTERN } from './policy.ts';
 import type { PolicyEngine } from './policy-engine.ts';
@@ -35,8 +37,8 @@ export interface PolicyPluginOptions {
 
 const ID_MESSAGE = 'must be 1-128 letters, digits, dots, dashes or underscores, starting and ending with a letter or digit';
 
-function notFound(id: string) {
-  return { message: `Policy '${id}' does not exist` };
+function notFound(id: string): NotFound {
+  return new NotFound(`Policy '${id}' does not exist`);
 }
 
 function portsJson(ports: CompiledRule['ports']) {
@@ -71,40 +73,40 @@ function withPath(body: Record<string, unknown>, namespace: string, name: string
 
 export async function policyPlugin(app: FastifyInstance, opts: PolicyPluginOptions): Promise<void> {
   const { engine } = opts;
+  // The orchestrator's errors answered here too when the plugin runs on another app (tests).
+  app.setErrorHandler(mapOrchestratorErrors);
 
   app.get(POLICY_PATH, async () => ({ policies: engine.list() }));
 
   app.post(POLICY_PATH, async (req, reply) => {
-    if (isBodyMissing(req.body)) return missingBody(reply);
-    const v = validateAnyPolicy(req.body);
-    if ('errors' in v) return invalid(reply, v.errors);
-    const id = policyId(v.value);
-    if (engine.get(id)) return reply.code(409).send({ message: `Policy '${id}' already exists: use PUT ${POLICY_PATH}/${id} to replace it` });
-    const r = await stored(reply, () => engine.put(v.value));
-    if (!r) return reply;
+    const policy = validated(validateAnyPolicy(requireBody(req.body)));
+    const id = policyId(policy);
+    if (engine.get(id)) throw new Conflict(`Policy '${id}' already exists: use PUT ${POLICY_PATH}/${id} to replace it`);
+    const r = await stored(() => engine.put(policy));
     enforcement(reply, r.sync);
-    return reply.code(201).send(v.value);
+    return reply.code(201).send(policy);
   });
 
-  app.get<{ Params: { id: string } }>(`${POLICY_PATH}/:id`, async (req, reply) => engine.get(req.params.id) ?? reply.code(404).send(notFound(req.params.id)));
+  const get = (id: string) => {
+    const p = engine.get(id);
+    if (!p) throw notFound(id);
+    return p;
+  };
+  app.get<{ Params: { id: string } }>(`${POLICY_PATH}/:id`, async (req) => get(req.params.id));
 
   app.put<{ Params: { id: string } }>(`${POLICY_PATH}/:id`, async (req, reply) => {
     const id = req.params.id;
-    if (!POLICY_ID_PATTERN.test(id)) return invalid(reply, [{ path: '/id', errors: [ID_MESSAGE] }]);
-    if (isBodyMissing(req.body)) return missingBody(reply);
-    const v = validateAnyPolicy(req.body, id);
-    if ('errors' in v) return invalid(reply, v.errors);
-    if (isNetworkPolicyObject(v.value)) return invalid(reply, [{ path: '/kind', errors: [`a NetworkPolicy is written at ${POLICY_PATH}/{namespace}/{name} (here: ${POLICY_PATH}/${v.value.metadata.namespace}/${v.value.metadata.name})`] }]);
-    const r = await stored(reply, () => engine.put(v.value));
-    if (!r) return reply;
+    if (!POLICY_ID_PATTERN.test(id)) throw new InvalidObject([{ path: '/id', errors: [ID_MESSAGE] }]);
+    const policy = validated(validateAnyPolicy(requireBody(req.body), id));
+    if (isNetworkPolicyObject(policy)) throw new InvalidObject([{ path: '/kind', errors: [`a NetworkPolicy is written at ${POLICY_PATH}/{namespace}/{name} (here: ${POLICY_PATH}/${policy.metadata.namespace}/${policy.metadata.name})`] }]);
+    const r = await stored(() => engine.put(policy));
     enforcement(reply, r.sync);
-    return reply.code(r.created ? 201 : 200).send(v.value);
+    return reply.code(r.created ? 201 : 200).send(policy);
   });
 
   const remove = async (id: string, reply: FastifyReply) => {
-    const r = await stored(reply, () => engine.delete(id));
-    if (!r) return reply;
-    if (!r.deleted) return reply.code(404).send(notFound(id));
+    const r = await stored(() => engine.delete(id));
+    if (!r.deleted) throw notFound(id);
     enforcement(reply, r.sync);
     return { id, deleted: true };
   };
@@ -112,7 +114,7 @@ export async function policyPlugin(app: FastifyInstance, opts: PolicyPluginOptio
 
   type NpParams = { Params: { namespace: string; name: string } };
   const npId = (p: { namespace: string; name: string }) => `${p.namespace}/${p.name}`;
-  app.get<NpParams>(`${POLICY_PATH}/:namespace/:name`, async (req, reply) => engine.get(npId(req.params)) ?? reply.code(404).send(notFound(npId(req.params))));
+  app.get<NpParams>(`${POLICY_PATH}/:namespace/:name`, async (req) => get(npId(req.params)));
   app.delete<NpParams>(`${POLICY_PATH}/:namespace/:name`, async (req, reply) => remove(npId(req.params), reply));
   app.put<NpParams>(`${POLICY_PATH}/:namespace/:name`, async (req, reply) => {
     const { namespace, name } = req.params;
@@ -120,17 +122,15 @@ export async function policyPlugin(app: FastifyInstance, opts: PolicyPluginOptio
       ...(dns1123LabelErrors(namespace).length ? [{ path: '/metadata/namespace', errors: dns1123LabelErrors(namespace).map((m) => `the namespace in the path: ${m}`) }] : []),
       ...(dns1123SubdomainErrors(name).length ? [{ path: '/metadata/name', errors: dns1123SubdomainErrors(name).map((m) => `the name in the path: ${m}`) }] : []),
     ];
-    if (pathErrors.length) return invalid(reply, pathErrors);
-    if (isBodyMissing(req.body)) return missingBody(reply);
-    if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) return invalid(reply, [{ path: '/', errors: ['must be an object (a networking.k8s.io/v1 NetworkPolicy)'] }]);
-    const filled = withPath(req.body as Record<string, unknown>, namespace, name);
-    if ('errors' in filled) return invalid(reply, filled.errors);
-    const v = validateAnyPolicy(filled.doc);
-    if ('errors' in v) return invalid(reply, v.errors);
-    const r = await stored(reply, () => engine.put(v.value));
-    if (!r) return reply;
+    if (pathErrors.length) throw new InvalidObject(pathErrors);
+    const body = requireBody(req.body);
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidObject([{ path: '/', errors: ['must be an object (a networking.k8s.io/v1 NetworkPolicy)'] }]);
+    const filled = withPath(body as Record<string, unknown>, namespace, name);
+    if ('errors' in filled) throw new InvalidObject(filled.errors);
+    const policy = validated(validateAnyPolicy(filled.doc));
+    const r = await stored(() => engine.put(policy));
     enforcement(reply, r.sync);
-    return reply.code(r.created ? 201 : 200).send(v.value as NetworkPolicyObject);
+    return reply.code(r.created ? 201 : 200).send(policy as NetworkPolicyObject);
   });
 
   app.get(NETWORK_PATH, async () => {

@@ -1,0 +1,65 @@
+// The orchestrator's configuration, declared once: its shape and its defaults. The flag parser
+// (flags.ts) fills it from the command line, taking every default from DEFAULTS; buildOrchestrator
+// (orchestrator.ts) takes it as it is and hands each module its own slice: the scheduler its port ranges
+// and task environment, auth its section, the event routes theirs, the app parsers their defaults,
+// /v2/info what Marathon reports. No other module holds a default for these settings.
+import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { DEFAULT_PREFIX, DEFAULT_SUBNET } from './isolation/netns.ts';
+
+export interface PortRange {
+  min: number;
+  max: number;
+}
+
+export interface OrchestratorConfig {
+  /** Folder of the state database, the lock file and task sandboxes. */
+  dataDir: string;
+  /** Host name that tasks (HOST, task.host) and /v2/info report. */
+  hostname: string;
+  http: { address: string; port: number };
+  /** Service ports handed out to apps: [min, max). */
+  servicePorts: PortRange;
+  /** Host ports given to tasks (PORT0…): [min, max]. */
+  taskPorts: PortRange;
+  /** Prefix of the HOST and PORT* variables given to tasks. */
+  envVarsPrefix: string | undefined;
+  /** What an app definition that does not say gets. */
+  apps: { defaultNetworkName: string | undefined; defaultAcceptedResourceRoles: string[] | undefined };
+  auth: { enabled: boolean; adminPassword: string | undefined; tokenLifetimeSeconds: number };
+  events: { subscriber: string | undefined; httpEndpoints: string[] };
+  /** Reported in /v2/info (there is no Mesos here). */
+  mesosRole: string | undefined;
+  /** --enable_features: reported in /v2/info; task_killing is also honoured by the scheduler. */
+  features: string[];
+  /** --isolation=netns: the task network's namespace prefix and subnet; undefined when off. */
+  isolation: { prefix: string; subnet: string } | undefined;
+  log: { file: string | undefined; level: string };
+  /** The scheduler's reconcile period (back-off deadlines, deployment progress); not a flag. */
+  tickMs: number;
+}
+
+export const DEFAULTS = {
+  httpAddress: '127.0.0.1',
+  httpPort: 8080,
+  servicePorts: { min: 10_000, max: 20_000 },
+  taskPorts: { min: 31_000, max: 32_000 },
+  auth: 'on',
+  /** Five days, as DC/OS. */
+  tokenLifetimeSeconds: 432_000,
+  logLevel: 'info',
+  isolation: 'off',
+  netnsSubnet: DEFAULT_SUBNET,
+  netnsPrefix: DEFAULT_PREFIX,
+  tickMs: 200,
+} as const;
+
+/** $XDG_STATE_HOME/starmap/orchestrator, else ./data/orchestrator. */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.XDG_STATE_HOME ? join(env.XDG_STATE_HOME, 'starmap', 'orchestrator') : join('data', 'orchestrator');
+}
+
+/** This machine's host name. */
+export function defaultHostname(): string {
+  return hostname();
+}

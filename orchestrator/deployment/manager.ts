@@ -1,0 +1,273 @@
+// The deployment manager (Marathon's DeploymentManager): the running deployments, the locks they
+// hold on their apps, their steps' progress (start, scale, rolling restart, stop) and events. It
+// changes tasks only through the StepActions the scheduler gives it; a cancel returns the
+// rollback's changes for the scheduler to deploy rather than deploying from in here.
+import { type AppDefinition } from '../state/app-definition.ts';
+import type { Store, StoredDeployment, TaskRecord } from '../state/store.ts';
+import { isWithin } from '../state/group.ts';
+import type { GroupChangeOptions, GroupManager } from '../state/group-manager.ts';
+import type { EventCatalogue } from '../events/catalogue.ts';
+import { killOrder, type TaskTracker } from '../tasks/tracker.ts';
+import { configVersionOf } from '../launch-queue/backoff.ts';
+import { deploymentJson, planJson } from '../formats/json.ts';
+import { restartStrategy, type AppChange } from './plan.ts';
+import { Conflict, NotFound } from '../errors.ts';
+
+/** What a deployment's steps do to tasks (the scheduler provides them). */
+export interface StepActions {
+  /** Launches or kills tasks so that `app.instances` are active. */
+  scaleTo(app: AppDefinition): void;
+  launchUpTo(app: AppDefinition, count: number): void;
+  kill(t: TaskRecord, reason: string): void;
+  /** Forgets the app's launch delay (a restart starts without back-off). */
+  resetDelay(appId: string): void;
+}
+
+/** The change that rolls a cancelled deployment back. */
+export interface Rollback {
+  changes: AppChange[];
+  group: GroupChangeOptions;
+}
+
+export interface DeploymentManagerOptions {
+  groups: GroupManager;
+  tracker: TaskTracker;
+  events: EventCatalogue;
+  actions: StepActions;
+}
+
+const LOCK_MESSAGE = "App is locked by one or more deployments. Override with the option '?force=true'. View details at '/v2/deployments/<DEPLOYMENT_ID>'.";
+
+export class DeploymentManager {
+  readonly #deployments = new Map<string, StoredDeployment>();
+  readonly #dirty = new Map<string, StoredDeployment | null>();
+  /** Event form of running deployments (planJson). */
+  readonly #plans = new Map<string, Record<string, unknown>>();
+  readonly #groups: GroupManager;
+  readonly #tracker: TaskTracker;
+  readonly #events: EventCatalogue;
+  readonly #actions: StepActions;
+
+  constructor(opts: DeploymentManagerOptions) {
+    this.#groups = opts.groups;
+    this.#tracker = opts.tracker;
+    this.#events = opts.events;
+    this.#actions = opts.actions;
+  }
+
+  /** Loads the stored deployments; their rolling restarts are evaluated afresh. */
+  load(store: Store): void {
+    for (const d of store.loadDeployments()) {
+      for (const k of Object.keys(d.restart)) d.restart[k]!.started = false;
+      this.#deployments.set(d.id, d);
+    }
+  }
+
+  get size(): number {
+    return this.#deployments.size;
+  }
+
+  all(): StoredDeployment[] {
+    return [...this.#deployments.values()];
+  }
+
+  deploymentsOf(appId: string): StoredDeployment[] {
+    return this.all().filter((d) => d.affectedApps.includes(appId));
+  }
+
+  get dirty(): boolean {
+    return this.#dirty.size > 0;
+  }
+
+  /** Writes the deployments that progressed or ended (inside the caller's transaction). */
+  flushInto(store: Store): void {
+    for (const [id, d] of this.#dirty) {
+      if (d) store.putDeployment(d);
+      else store.deleteDeployment(id);
+    }
+    this.#dirty.clear();
+  }
+
+  /** Throws the 409 lock error unless forced; with force cancels the conflicting deployments. */
+  checkLocks(ids: string[], force: boolean): void {
+    const conflicting = this.all().filter((d) => d.affectedApps.some((a) => ids.includes(a)));
+    if (conflicting.length === 0) return;
+    if (!force) throw new Conflict(LOCK_MESSAGE, { deployments: conflicting.map((d) => ({ id: d.id })) });
+    for (const d of conflicting) this.#finish(d, false, 'overridden by a forced change');
+  }
+
+  /** Starts a stored plan (one without steps succeeds at once). */
+  start(plan: StoredDeployment): void {
+    if (plan.steps.length === 0) this.#finish(plan, true);
+    else {
+      this.#deployments.set(plan.id, plan);
+      this.#startStep(plan);
+    }
+  }
+
+  /** One evaluation of every running deployment; returns the apps they still hold. */
+  progress(): Set<string> {
+    const busy = new Set<string>();
+    for (const d of this.all()) {
+      this.#progress(d);
+      // Every app of a step is among the deployment's affected apps (buildPlan makes both from one list).
+      if (this.#deployments.has(d.id)) for (const a of d.affectedApps) busy.add(a);
+    }
+    return busy;
+  }
+
+  /**
+   * DELETE /v2/deployments/{id}: ends it; with force that is all (null), else returns the change
+   * that rolls its apps and groups back (the scheduler deploys it).
+   */
+  cancel(id: string, force: boolean): Rollback | null {
+    const d = this.#deployments.get(id);
+    if (!d) throw new NotFound(`DeploymentPlan ${id} does not exist`);
+    this.#finish(d, false, force ? 'deployment cancelled (force: no rollback)' : 'deployment cancelled: rolled back');
+    if (force) return null;
+    const changes: AppChange[] = d.affectedApps.map((appId) => ({ id: appId, target: d.original[appId] ?? null }));
+    const groups = Object.entries(d.originalGroups ?? {});
+    const apps = [...this.#groups.apps.keys()];
+    return {
+      changes,
+      group: {
+        ...(d.groupId !== undefined ? { groupId: d.groupId } : {}),
+        putGroups: groups.flatMap(([, g]) => (g ? [g] : [])),
+        removeGroups: groups.filter(([gid, g]) => g === null && !apps.some((a) => d.original[a] === undefined && isWithin(a, gid))).map(([gid]) => gid),
+      },
+    };
+  }
+
+  /**
+   * A deployment as events carry it (Marathon 1.4: the whole root group before and after). Built
+   * once per deployment: the trees are as large as the state, and every step event repeats them.
+   */
+  planJson(d: StoredDeployment): Record<string, unknown> {
+    const cached = this.#plans.get(d.id);
+    if (cached) return { ...cached, steps: d.steps };
+    const plan = planJson(d, this.#groups.apps, this.#groups.groups);
+    this.#plans.set(d.id, plan);
+    return plan;
+  }
+
+  /** A running deployment as /v2/deployments shows it. */
+  json(d: StoredDeployment): Record<string, unknown> {
+    return deploymentJson(d, (appId) => this.readinessOf(appId));
+  }
+
+  /** Readiness results of the app's tasks (shown while a deployment of the app runs). */
+  readinessOf(appId: string): ReturnType<TaskTracker['readinessOf']> {
+    return this.#tracker.readinessOf(appId, this.#groups.apps.get(appId));
+  }
+
+  /**
+   * Ends a deployment. A cancelled or overridden one (not success) fails its current step. Then,
+   * the outcome of the group change (README, Events): group_change_success or _failed.
+   */
+  #finish(d: StoredDeployment, success: boolean, reason = 'deployment cancelled'): void {
+    this.#deployments.delete(d.id);
+    this.#dirty.set(d.id, null);
+    const plan = this.planJson(d);
+    const step = d.steps[d.currentStep];
+    if (!success && step) this.#events.deploymentStepFailure({ plan, currentStep: step });
+    if (success) this.#events.deploymentSuccess({ id: d.id, plan });
+    else this.#events.deploymentFailed({ id: d.id, plan, reason });
+    const groupId = d.groupId ?? '/';
+    if (success) this.#events.groupChangeSuccess({ groupId, version: d.version });
+    else this.#events.groupChangeFailed({ groupId, version: d.version, reason });
+    this.#plans.delete(d.id);
+  }
+
+  #progress(d: StoredDeployment): void {
+    const step = d.steps[d.currentStep];
+    if (!step) return this.#finish(d, true);
+    let done = true;
+    for (const a of step.actions) {
+      const app = this.#groups.apps.get(a.app);
+      switch (a.action) {
+        case 'StartApplication':
+          break;
+        case 'ScaleApplication':
+          if (app) {
+            this.#actions.scaleTo(app);
+            done = this.#tracker.scaled(app) && done;
+          }
+          break;
+        case 'RestartApplication':
+          if (app) done = this.#restart(d, app) && done;
+          break;
+        case 'StopApplication': {
+          const ts = this.#tracker.appTasks(a.app);
+          for (const t of ts) if (!t.killing) this.#actions.kill(t, 'app stopped');
+          if (ts.length > 0) done = false;
+          break;
+        }
+      }
+    }
+    this.#finishStepIfDone(d, done);
+  }
+
+  /** One evaluation of the rolling restart (deployment/plan.ts restartStrategy); true when finished. */
+  #restart(d: StoredDeployment, app: AppDefinition): boolean {
+    const tracker = this.#tracker;
+    const n = app.instances;
+    const cfg = configVersionOf(app);
+    const all = tracker.appTasks(app.id);
+    const isNew = (t: TaskRecord) => t.configVersion === cfg;
+    let st = d.restart[app.id];
+    if (!st || !st.started) {
+      const running = all.filter((t) => !t.killing).length;
+      const s = restartStrategy(n, running, app.upgradeStrategy.minimumHealthCapacity, app.upgradeStrategy.maximumOverCapacity);
+      const olds = killOrder(all.filter((t) => !isNew(t) && !t.killing), app);
+      for (const t of olds.slice(0, s.killImmediately)) this.#actions.kill(t, 'rolling restart');
+      st = { maxCapacity: s.maxCapacity, readyCounted: all.filter((t) => isNew(t) && tracker.isHealthy(t, app) && tracker.isReady(t, app)).length, started: true };
+      d.restart[app.id] = st;
+      this.#actions.resetDelay(app.id);
+      this.#dirty.set(d.id, d);
+    }
+    const current = tracker.appTasks(app.id);
+    const news = current.filter((t) => isNew(t) && !t.killing);
+    const olds = current.filter((t) => !isNew(t));
+    const ready = news.filter((t) => tracker.isHealthy(t, app) && tracker.isReady(t, app)).length;
+    while (st.readyCounted < ready) {
+      st.readyCounted++;
+      const victim = killOrder(olds.filter((t) => !t.killing), app).reverse()[0];
+      if (victim) this.#actions.kill(victim, 'rolling restart: replaced');
+    }
+    const toStart = Math.min(n - news.length, Math.max(0, st.maxCapacity - olds.length - news.length));
+    this.#actions.launchUpTo(app, toStart);
+    if (news.length > n) for (const t of killOrder(news, app).slice(0, news.length - n)) this.#actions.kill(t, 'scaling down');
+    return ready === n && news.length === n && tracker.appTasks(app.id).filter((t) => !isNew(t)).length === 0;
+  }
+
+  #finishStepIfDone(d: StoredDeployment, done: boolean): void {
+    if (!done) return;
+    const step = d.steps[d.currentStep]!;
+    // No task runs the old version any more: its checks go (Marathon's reconcile by version).
+    for (const a of step.actions) if (a.action === 'RestartApplication') for (const _hc of d.original[a.app]?.healthChecks ?? []) this.#events.removeHealthCheck({ appId: a.app });
+    this.#events.deploymentStepSuccess({ plan: this.planJson(d), currentStep: step });
+    for (const a of step.actions) if (a.action === 'StopApplication') this.#events.appTerminated({ appId: a.app });
+    d.currentStep++;
+    if (d.currentStep >= d.steps.length) this.#finish(d, true);
+    else {
+      this.#dirty.set(d.id, d);
+      this.#startStep(d);
+    }
+  }
+
+  #startStep(d: StoredDeployment): void {
+    const step = d.steps[d.currentStep];
+    if (!step) return;
+    this.#events.deploymentInfo({ plan: this.planJson(d), currentStep: step });
+    for (const a of step.actions) {
+      const app = this.#groups.apps.get(a.app);
+      // Checks are registered for the app's new version at each step that gives it one (a scale
+      // of a new app is announced by its Start step already), and removed once per check on stop.
+      const startedHere = d.steps.some((st) => st.actions.some((x) => x.action === 'StartApplication' && x.app === a.app));
+      if (app && (a.action === 'StartApplication' || a.action === 'RestartApplication' || (a.action === 'ScaleApplication' && !startedHere))) {
+        for (const hc of app.healthChecks) this.#events.addHealthCheck({ appId: app.id, version: app.version, healthCheck: hc });
+      }
+      if (a.action === 'StopApplication') for (const _hc of d.original[a.app]?.healthChecks ?? []) this.#events.removeHealthCheck({ appId: a.app });
+    }
+  }
+}

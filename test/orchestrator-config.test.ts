@@ -1,0 +1,51 @@
+// The orchestrator's configuration (orchestrator/config.ts) as the flag parser fills it: every
+// default from one place, each setting in the slice its module receives.
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS, defaultDataDir } from '../orchestrator/config.ts';
+import { parseOrchestratorFlags } from '../orchestrator/flags.ts';
+
+describe('orchestrator configuration', () => {
+  it('has the defaults of config.ts when no flag is given', () => {
+    const c = parseOrchestratorFlags([]);
+    expect(c).toMatchObject({
+      dataDir: defaultDataDir(),
+      http: { address: DEFAULTS.httpAddress, port: DEFAULTS.httpPort },
+      servicePorts: DEFAULTS.servicePorts,
+      taskPorts: DEFAULTS.taskPorts,
+      envVarsPrefix: undefined,
+      apps: { defaultNetworkName: undefined, defaultAcceptedResourceRoles: undefined },
+      auth: { enabled: true, adminPassword: undefined, tokenLifetimeSeconds: DEFAULTS.tokenLifetimeSeconds },
+      events: { subscriber: undefined, httpEndpoints: [] },
+      features: [],
+      isolation: undefined,
+      log: { file: undefined, level: DEFAULTS.logLevel },
+      tickMs: DEFAULTS.tickMs,
+    });
+    expect(typeof c.hostname).toBe('string');
+  });
+
+  it('puts each flag, in either spelling, in its slice', () => {
+    const c = parseOrchestratorFlags([
+      '--http_port=0', '--http-address=::1', '--data-dir=/tmp/x', '--hostname=h', '--local_port_min=15000', '--local-port-max=15100',
+      '--task-port-min=40000', '--task_port_max=40010', '--env_vars_prefix=P_', '--default_network_name=dcos', '--default-accepted-resource-roles=a, b',
+      '--auth=off', '--admin-password=pw-123456', '--token-lifetime=600', '--event_subscriber=http_callback', '--http_endpoints=http://127.0.0.1:9/cb',
+      '--mesos_role=r', '--enable_features=task_killing,x', '--isolation=netns', '--netns-prefix=tst', '--netns-subnet=10.99.0.0/24', '--log-level=debug', '--logfile=/tmp/l',
+    ]);
+    expect(c).toEqual({
+      dataDir: '/tmp/x',
+      hostname: 'h',
+      http: { address: '::1', port: 0 },
+      servicePorts: { min: 15000, max: 15100 },
+      taskPorts: { min: 40000, max: 40010 },
+      envVarsPrefix: 'P_',
+      apps: { defaultNetworkName: 'dcos', defaultAcceptedResourceRoles: ['a', 'b'] },
+      auth: { enabled: false, adminPassword: 'pw-123456', tokenLifetimeSeconds: 600 },
+      events: { subscriber: 'http_callback', httpEndpoints: ['http://127.0.0.1:9/cb'] },
+      mesosRole: 'r',
+      features: ['task_killing', 'x'],
+      isolation: { prefix: 'tst', subnet: '10.99.0.0/24' },
+      log: { file: '/tmp/l', level: 'debug' },
+      tickMs: DEFAULTS.tickMs,
+    });
+  });
+});
