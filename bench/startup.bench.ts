@@ -83,28 +83,37 @@ async function main(): Promise<void> {
   // server that has answered one request.
   const rssRows: (string | number)[][] = [];
   if (existsSync(join(binDir, 'probe'))) {
-    const probes: number[] = [];
+    const kinds = [
+      { name: 'TCP open, TCP refused, UDP', targets: async (bport: number) => [`127.0.0.1:${openPort}`, `127.0.0.1:${await freePort()}`, `udp://127.0.0.1:${bport}`] },
+      { name: 'TCP open, TCP refused, HTTP (loads undici)', targets: async (bport: number) => [`127.0.0.1:${openPort}`, `127.0.0.1:${await freePort()}`, `http://127.0.0.1:${bport}/`] },
+    ];
+    const probes: number[][] = kinds.map(() => []);
     const bares: number[] = [];
     for (let i = 0; i < 3; i++) {
-      const port = await freePort();
       const bport = await freePort();
-      const probe = spawn(join(binDir, 'probe'), [`--urls=127.0.0.1:${openPort},127.0.0.1:${await freePort()},http://127.0.0.1:${bport}/`, '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'], { stdio: 'ignore' });
       const bare = spawn(NODE, BARE(bport), { stdio: 'ignore' });
+      const started = await Promise.all(kinds.map(async (k) => {
+        const port = await freePort();
+        const child = spawn(join(binDir, 'probe'), [`--urls=${(await k.targets(bport)).join(',')}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'], { stdio: 'ignore' });
+        return { child, port };
+      }));
       await new Promise((r) => setTimeout(r, 12_000));
-      await (await fetch(`http://127.0.0.1:${port}/status`)).arrayBuffer();
+      for (const { port } of started) await (await fetch(`http://127.0.0.1:${port}/status`)).arrayBuffer();
       await (await fetch(`http://127.0.0.1:${bport}/`)).arrayBuffer();
-      probes.push(rssOf(probe.pid!));
+      started.forEach(({ child }, k) => probes[k]!.push(rssOf(child.pid!)));
       bares.push(rssOf(bare.pid!));
-      for (const c of [probe, bare]) {
+      for (const c of [...started.map((x) => x.child), bare]) {
         c.kill('SIGKILL');
         await new Promise((r) => c.once('exit', r));
       }
     }
-    const pr = median(probes);
     const br = median(bares);
-    rssRows.push(['dist/bin/probe, 3 targets (TCP open, TCP refused, HTTP), after 12 s', `${pr.toFixed(1)} MiB`, `${(pr / br).toFixed(2)}×`]);
+    kinds.forEach((k, i) => {
+      const pr = median(probes[i]!);
+      rssRows.push([`dist/bin/probe, 3 targets (${k.name}), every 5 s, after 12 s`, `${pr.toFixed(1)} MiB`, `${(pr / br).toFixed(2)}×`]);
+      console.log(`idle RSS: probe (${k.name}) ${pr.toFixed(1)} MiB, bare ${br.toFixed(1)} MiB`);
+    });
     rssRows.push(['`node -e` http server after one request (baseline)', `${br.toFixed(1)} MiB`, '1.00×']);
-    console.log(`idle RSS: probe ${pr.toFixed(1)} MiB, bare ${br.toFixed(1)} MiB`);
   }
 
   // Size: the executable next to the runtime it is made from: the runtime stripped of symbols (as
@@ -140,7 +149,7 @@ async function main(): Promise<void> {
     '',
     table(['executable', 'size', 'above the stripped runtime (SEA blob: bundle + code cache)', 'bundle (JS)'], sizeRows),
     '',
-    `The Node runtime is ${mb(runtime)} with symbols, ${mb(strippedSize)} stripped; of that, ICU's full data (every locale, for Intl) is ${mb(icuSize)}, and the rest is V8, OpenSSL, libuv, Node's built-in modules with their code cache and Node's own start-up snapshot. An executable is the stripped runtime plus its SEA blob: the program's bundle (esbuild, minified whitespace and syntax) and V8's code cache for it (compiled functions, so that start-up parses and compiles less). What could still go: ICU's data (~${mb(icuSize)}) only with a Node built --with-intl=small-icu or none (not published on npm; the agents use no locale but English, and URL parsing needs ICU only for IDNA host names); the code cache (the difference between the blob and the bundle) at the price of a slower start.`,
+    `The Node runtime is ${mb(runtime)} with symbols, ${mb(strippedSize)} stripped; of that, ICU's full data (every locale, for Intl) is ${mb(icuSize)}, and the rest is V8, OpenSSL, libuv, Node's built-in modules with their code cache and Node's own start-up snapshot. An executable is the stripped runtime plus its SEA blob: the program's bundle (esbuild, minified) and V8's code cache for it (compiled functions, so that start-up parses and compiles less). What could still go: ICU's data (~${mb(icuSize)}) only with a Node built --with-intl=small-icu or none (not published on npm; the agents use no locale but English, and URL parsing needs ICU only for IDNA host names); the code cache (the difference between the blob and the bundle) at the price of a slower start.`,
   ].join('\n');
   writeSection('Start-up, idle memory and size', md);
   console.log(md);

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { collectBuiltinFiles } from '../scenarios/builtin.ts';
 import { PROGRAMS } from './lib/programs.ts';
 
@@ -117,6 +117,35 @@ const DEFINES: Record<string, () => Record<string, string>> = {
   scenario: scenarioDefines,
 };
 
+/**
+ * fastify's lib/server.js loads node:https and node:http2 when it is loaded, though it calls them
+ * only for a server made with the `https` or `http2` option, which Starmap never uses. Loading
+ * them costs every program ~10 MiB of RSS and ~15 ms of CPU at start (OpenSSL's TLS state and
+ * the HTTP/2 binding; bench/startup.bench.ts): the bundle loads each on its first call instead.
+ * If fastify's text changes, the build fails here rather than silently losing this.
+ */
+const FASTIFY_EAGER_SERVERS: [string, string][] = [
+  ["const https = require('node:https')", "const https = { createServer: (...args) => require('node:https').createServer(...args) }"],
+  [
+    "const http2 = require('node:http2')",
+    "const http2 = { createServer: (...args) => require('node:http2').createServer(...args), createSecureServer: (...args) => require('node:http2').createSecureServer(...args) }",
+  ],
+];
+
+const lazyFastifyServers: Plugin = {
+  name: 'lazy-fastify-servers',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/ }, (args) => {
+      let text = readFileSync(args.path, 'utf8');
+      for (const [eager, lazy] of FASTIFY_EAGER_SERVERS) {
+        if (!text.includes(eager)) throw new Error(`${args.path} no longer has "${eager}": update FASTIFY_EAGER_SERVERS in scripts/build.ts`);
+        text = text.replace(eager, lazy);
+      }
+      return { contents: text, loader: 'js' };
+    });
+  },
+};
+
 async function bundle(name: string, entry: string): Promise<string> {
   const out = join(dist, 'bundle', `${name}.cjs`);
   await build({
@@ -128,11 +157,13 @@ async function bundle(name: string, entry: string): Promise<string> {
     target: 'node24',
     minifyWhitespace: true,
     minifySyntax: true,
+    minifyIdentifiers: true,
     keepNames: true,
     legalComments: 'none',
     logLevel: 'warning',
     loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
     define: { 'process.env.STARMAP_BUNDLED': '"1"', ...(DEFINES[name]?.() ?? {}) },
+    plugins: [lazyFastifyServers],
   });
   return out;
 }
