@@ -3,8 +3,10 @@
 //      spawning the same 100 `sh -c` processes directly (as the executor does), alternated, 3 times;
 //   2. RSS with 1,000 apps (instances 0) after GET /v2/apps, with the default V8 flags and with
 //      --optimize-for-size, vs bare fastify (its own process) having served the same bytes.
-// The orchestrator runs from source (`node [flags] orchestrator/main.ts`), --auth=off, each
-// measurement in a fresh process with a fresh data dir.
+// The orchestrator runs as shipped (dist/bin/orchestrator) and, to compare V8 flags, from source
+// (`node [flags] orchestrator/main.ts`, which also holds Node's TypeScript stripper: ~17 MiB),
+// --auth=off, each measurement in a fresh process with a fresh data dir. The bare fastify
+// baseline runs as plain JavaScript (`node -e`), so it pays no stripper either.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -17,9 +19,15 @@ const N_TASKS = 100;
 const N_APPS = 1000;
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 
-async function orchestrator(nodeFlags: string[]): Promise<{ url: string; proc: Running }> {
+const BIN = join(ROOT, 'dist', 'bin', 'orchestrator');
+
+/** How to start it: the executable, or `node <flags> orchestrator/main.ts`. */
+type How = { binary: true } | { binary: false; nodeFlags: string[] };
+
+async function orchestrator(how: How): Promise<{ url: string; proc: Running }> {
   const port = await freePort();
-  const proc = start(NODE, [...nodeFlags, 'orchestrator/main.ts', '--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${tempDir('starmap-bench-')}`, '--hostname=127.0.0.1', '--auth=off', '--log-level=warn']);
+  const [cmd, ...pre] = how.binary ? [BIN] : [NODE, ...how.nodeFlags, 'orchestrator/main.ts'];
+  const proc = start(cmd!, [...pre, '--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${tempDir('starmap-bench-')}`, '--hostname=127.0.0.1', '--auth=off', '--log-level=warn']);
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/ping`, 30_000);
   return { url, proc };
@@ -68,8 +76,8 @@ async function launch(url: string): Promise<number> {
   return ms;
 }
 
-async function thousandApps(nodeFlags: string[]): Promise<{ rss: number; body: string }> {
-  const o = await orchestrator(nodeFlags);
+async function thousandApps(how: How): Promise<{ rss: number; body: string }> {
+  const o = await orchestrator(how);
   const ids = Array.from({ length: N_APPS }, (_, i) => `/bench/g${i % 10}/app-${i}`);
   let next = 0;
   await Promise.all(Array.from({ length: 8 }, async () => {
@@ -91,7 +99,8 @@ async function bareRss(body: string): Promise<number> {
   const file = join(tempDir('starmap-bench-'), 'apps.json');
   writeFileSync(file, body);
   const port = await freePort();
-  const p = start(NODE, [join(ROOT, 'bench', 'lib', 'bare-server.ts'), file, String(port)]);
+  const source = `const b=require('fs').readFileSync(${JSON.stringify(file)});const a=require('fastify')();a.get('/*',async(q,r)=>r.type('application/json').send(b));a.listen({host:'127.0.0.1',port:${port}})`;
+  const p = start(NODE, ['-e', source]);
   await waitForHttp(`http://127.0.0.1:${port}/v2/apps`);
   for (let i = 0; i < 5; i++) await (await fetch(`http://127.0.0.1:${port}/v2/apps`)).text();
   await new Promise((r) => setTimeout(r, 2000));
@@ -103,7 +112,7 @@ async function bareRss(body: string): Promise<number> {
 async function main(): Promise<void> {
   const load0 = loadavg()[0]!;
   // 1. Launch.
-  const o = await orchestrator([]);
+  const o = await orchestrator({ binary: true });
   const viaApi: number[] = [];
   const direct: number[] = [];
   for (let r = 0; r < REPEATS; r++) {
@@ -121,24 +130,26 @@ async function main(): Promise<void> {
   console.log(`launch: orchestrator ${api.toFixed(0)} ms, direct ${dir.toFixed(0)} ms`);
 
   // 2. RSS at 1,000 apps.
-  const rss: Record<'plain' | 'size' | 'bare', number[]> = { plain: [], size: [], bare: [] };
+  const rss: Record<'shipped' | 'plain' | 'size' | 'bare', number[]> = { shipped: [], plain: [], size: [], bare: [] };
   for (let r = 0; r < REPEATS; r++) {
-    const plain = await thousandApps([]);
-    rss.plain.push(plain.rss);
-    rss.size.push((await thousandApps(['--optimize-for-size'])).rss);
-    rss.bare.push(await bareRss(plain.body));
+    const shipped = await thousandApps({ binary: true });
+    rss.shipped.push(shipped.rss);
+    rss.plain.push((await thousandApps({ binary: false, nodeFlags: [] })).rss);
+    rss.size.push((await thousandApps({ binary: false, nodeFlags: ['--optimize-for-size'] })).rss);
+    rss.bare.push(await bareRss(shipped.body));
   }
-  const [plain, size, bare] = [median(rss.plain), median(rss.size), median(rss.bare)];
-  console.log(`RSS at ${N_APPS} apps: ${plain.toFixed(0)} MiB, with --optimize-for-size ${size.toFixed(0)} MiB, bare ${bare.toFixed(0)} MiB`);
+  const [shipped, plain, size, bare] = [median(rss.shipped), median(rss.plain), median(rss.size), median(rss.bare)];
+  console.log(`RSS at ${N_APPS} apps: executable ${shipped.toFixed(0)} MiB; from source ${plain.toFixed(0)} MiB, with --optimize-for-size ${size.toFixed(0)} MiB; bare ${bare.toFixed(0)} MiB`);
   await stopAll();
 
   const md = [
-    `Orchestrator from source (\`node orchestrator/main.ts\`, --auth=off), a fresh data dir each time; medians of ${REPEATS}, program and baseline alternated. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
+    `dist/bin/orchestrator (as shipped: --optimize-for-size, scripts/build.ts) and, for the V8 flags, the orchestrator from source (\`node [flags] orchestrator/main.ts\`, which also holds Node's TypeScript stripper, ~17 MiB); --auth=off, a fresh data dir each time; medians of ${REPEATS}, program and baseline alternated. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
     '',
     table(['figure', 'orchestrator', 'baseline (same run)', 'ratio'], [
       [`POST /v2/apps, instances ${N_TASKS} of \`exec sleep 1000\` → all TASK_RUNNING`, `${api.toFixed(0)} ms`, `${dir.toFixed(0)} ms (spawning ${N_TASKS} \`sh -c\` directly)`, `${(api / dir).toFixed(2)}×`],
-      [`RSS with ${N_APPS} apps (instances 0), after GET /v2/apps, default V8 flags`, `${plain.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB (bare fastify having served the same /v2/apps bytes)`, `${(plain / bare).toFixed(2)}×`],
-      [`the same with --optimize-for-size`, `${size.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(size / bare).toFixed(2)}×`],
+      [`RSS with ${N_APPS} apps (instances 0), after GET /v2/apps: dist/bin/orchestrator`, `${shipped.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB (bare fastify, plain JavaScript, having served the same /v2/apps bytes)`, `${(shipped / bare).toFixed(2)}×`],
+      [`the same from source, default V8 flags`, `${plain.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(plain / bare).toFixed(2)}×`],
+      [`the same from source, --optimize-for-size`, `${size.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(size / bare).toFixed(2)}×`],
     ]),
   ].join('\n');
   writeSection('Orchestrator: launching and memory', md);
