@@ -118,31 +118,45 @@ const DEFINES: Record<string, () => Record<string, string>> = {
 };
 
 /**
- * fastify's lib/server.js loads node:https and node:http2 when it is loaded, though it calls them
- * only for a server made with the `https` or `http2` option, which Starmap never uses. Loading
- * them costs every program ~10 MiB of RSS and ~15 ms of CPU at start (OpenSSL's TLS state and
- * the HTTP/2 binding; bench/startup.bench.ts): the bundle loads each on its first call instead.
- * If fastify's text changes, the build fails here rather than silently losing this.
+ * Modules that dependencies load when they are loaded, though Starmap never calls them: fastify's
+ * lib/server.js loads node:https and node:http2 (used only for a server made with the `https` or
+ * `http2` option), and undici's Client loads its HTTP/2 client (used only when TLS negotiates h2,
+ * which Starmap never allows), which loads node:http2. Together they cost a program ~10 MiB of RSS
+ * and ~15 ms of CPU at start, and undici's another ~10 MiB once an HTTP check or fetch has run
+ * (OpenSSL's TLS state and the HTTP/2 binding; bench/startup.bench.ts). The bundle loads each on
+ * its first call instead. If a dependency's text changes, the build fails here rather than
+ * silently losing this.
  */
-const FASTIFY_EAGER_SERVERS: [string, string][] = [
-  ["const https = require('node:https')", "const https = { createServer: (...args) => require('node:https').createServer(...args) }"],
-  [
-    "const http2 = require('node:http2')",
-    "const http2 = { createServer: (...args) => require('node:http2').createServer(...args), createSecureServer: (...args) => require('node:http2').createSecureServer(...args) }",
-  ],
+const LAZY_REQUIRES: { file: RegExp; edits: [string, string][] }[] = [
+  {
+    file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/,
+    edits: [
+      ["const https = require('node:https')", "const https = { createServer: (...args) => require('node:https').createServer(...args) }"],
+      [
+        "const http2 = require('node:http2')",
+        "const http2 = { createServer: (...args) => require('node:http2').createServer(...args), createSecureServer: (...args) => require('node:http2').createSecureServer(...args) }",
+      ],
+    ],
+  },
+  {
+    file: /[\\/]node_modules[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/,
+    edits: [["const connectH2 = require('./client-h2.js')", "const connectH2 = (...args) => require('./client-h2.js')(...args)"]],
+  },
 ];
 
-const lazyFastifyServers: Plugin = {
-  name: 'lazy-fastify-servers',
+const lazyRequires: Plugin = {
+  name: 'lazy-requires',
   setup(b) {
-    b.onLoad({ filter: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/ }, (args) => {
-      let text = readFileSync(args.path, 'utf8');
-      for (const [eager, lazy] of FASTIFY_EAGER_SERVERS) {
-        if (!text.includes(eager)) throw new Error(`${args.path} no longer has "${eager}": update FASTIFY_EAGER_SERVERS in scripts/build.ts`);
-        text = text.replace(eager, lazy);
-      }
-      return { contents: text, loader: 'js' };
-    });
+    for (const { file, edits } of LAZY_REQUIRES) {
+      b.onLoad({ filter: file }, (args) => {
+        let text = readFileSync(args.path, 'utf8');
+        for (const [eager, lazy] of edits) {
+          if (!text.includes(eager)) throw new Error(`${args.path} no longer has "${eager}": update LAZY_REQUIRES in scripts/build.ts`);
+          text = text.replace(eager, lazy);
+        }
+        return { contents: text, loader: 'js' };
+      });
+    }
   },
 };
 
@@ -163,7 +177,7 @@ async function bundle(name: string, entry: string): Promise<string> {
     logLevel: 'warning',
     loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
     define: { 'process.env.STARMAP_BUNDLED': '"1"', ...(DEFINES[name]?.() ?? {}) },
-    plugins: [lazyFastifyServers],
+    plugins: [lazyRequires],
   });
   return out;
 }

@@ -199,15 +199,27 @@ async function addressOf(host: string, resolver: NameResolver | undefined): Prom
   return systemLookup(host);
 }
 
-let undici: Promise<typeof Undici> | undefined;
+/** undici's Client and its request method (what undici's index puts on Dispatcher.prototype). */
+interface HttpClient {
+  Client: typeof Undici.Client;
+  request: (client: Undici.Client, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+}
+
+let undici: Promise<HttpClient> | undefined;
 
 /**
- * undici (the largest module of the agents) is loaded when the first HTTP exchange starts, not at
- * start-up: a probe with only TCP and UDP targets never loads it, and the others answer their first
- * request before paying for it (bench/startup.bench.ts).
+ * undici's Client is loaded when the first HTTP exchange starts, not at start-up: a probe with only
+ * TCP and UDP targets never loads it, and the others answer their first request before paying for
+ * it. Only the files of the Client and of its request method are loaded: undici's index also loads
+ * fetch, WebSocket, the cache and proxies, and touches the global Headers, which makes Node load
+ * its own copy of undici with TLS and HTTP/2: ~65 ms of CPU and ~15 MiB of RSS more
+ * (bench/startup.bench.ts).
  */
-export function loadUndici(): Promise<typeof Undici> {
-  undici ??= import('undici');
+export function loadUndici(): Promise<HttpClient> {
+  undici ??= Promise.all([import('undici/lib/dispatcher/client.js'), import('undici/lib/api/api-request.js')]).then(([client, api]) => ({
+    Client: client.default,
+    request: (c, options) => api.default.call(c, options),
+  }));
   return undici;
 }
 
@@ -246,7 +258,7 @@ export async function getOnce<T>(
   read: (res: Dispatcher.ResponseData) => Promise<T>,
 ): Promise<T> {
   // Loaded before the clock starts: loading is this process' one-time cost, not the target's.
-  const { Client } = await loadUndici();
+  const { Client, request } = await loadUndici();
   const client = freshClient(Client, url.origin, opts.timeoutMs, opts.verifyTls, opts.lookup);
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -256,7 +268,7 @@ export async function getOnce<T>(
       abort.abort();
     }, opts.timeoutMs);
   });
-  const exchange = client.request({ method: 'GET', path: `${url.pathname}${url.search}`, ...(opts.headers ? { headers: opts.headers } : {}), reset: true, signal: abort.signal }).then(read);
+  const exchange = request(client, { method: 'GET', path: `${url.pathname}${url.search}`, ...(opts.headers ? { headers: opts.headers } : {}), reset: true, signal: abort.signal }).then(read);
   try {
     return await Promise.race([exchange, deadline]);
   } catch (err) {
