@@ -133,6 +133,19 @@ describe('probe /status bytes', () => {
     expect(JSON.parse(state.statusBody().toString('utf8'))).toEqual({ status: { targets: state.statuses() } });
     expect(state.statusBody().toString('utf8')).toBe(expected());
   });
+
+  it('while results stream in, are put together again at most every coalesceMs', () => {
+    const targets = ['127.0.0.1:1', '127.0.0.1:2'].map((t) => parseTarget(t));
+    const state = new ProbeState(targets, { coalesceMs: 200 });
+    const first = state.statusBody(1000);
+    state.record(targets[0]!, { reachable: true, reason: 'ok', latencyMs: 0.2, checkedAt: '2026-11-27T00:00:01.000Z' });
+    expect(state.statusBody(1199)).toBe(first);
+    const second = state.statusBody(1200);
+    expect(second).not.toBe(first);
+    expect(second.toString('utf8')).toBe(JSON.stringify({ status: { targets: state.statuses() } }));
+    // Nothing changed since: the same bytes, however late.
+    expect(state.statusBody(99_999)).toBe(second);
+  });
 });
 
 describe('probe side endpoints', () => {
