@@ -50,7 +50,7 @@ export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const tracked = trackLookup(opts.resolver, host);
   try {
-    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-collector', accept: 'application/json' }, lookup: tracked.lookup };
+    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-collector', accept: 'application/json' }, lookup: tracked.lookup, startedAt: start };
     const { status, body } = await getOnce(url, get, async (res) => {
       statusCode = res.statusCode;
       const declared = Number(res.headers['content-length']);

@@ -255,16 +255,26 @@ export class DeadlineExceeded extends Error {}
  */
 export async function getOnce<T>(
   url: URL,
-  opts: { timeoutMs: number; verifyTls: boolean; headers?: Record<string, string>; lookup?: TrackedLookup['lookup'] },
+  opts: {
+    timeoutMs: number;
+    verifyTls: boolean;
+    headers?: Record<string, string>;
+    lookup?: TrackedLookup['lookup'];
+    /** When the deadline's clock started (process.hrtime.bigint()), if before this call: the caller's latency clock. */
+    startedAt?: bigint;
+  },
   read: (res: Dispatcher.ResponseData) => Promise<T>,
 ): Promise<T> {
-  // Loaded before the clock starts: loading is this process' one-time cost, not the target's.
+  // Loaded before the clock starts (callers load it first too): loading is this process' one-time cost, not the target's.
   const { Client, request } = await loadUndici();
+  // Counted from the caller's start: when a thousand checks start at once, setting them all up
+  // takes a while, and a deadline counted from each one's own set-up would end late.
+  const remainingMs = opts.startedAt === undefined ? opts.timeoutMs : Math.max(0, Math.ceil(opts.timeoutMs - elapsedMs(opts.startedAt)));
   const client = freshClient(Client, url.origin, opts.timeoutMs, opts.verifyTls, opts.lookup);
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceeded(`no complete answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
+    timer = setTimeout(() => reject(new DeadlineExceeded(`no complete answer within ${opts.timeoutMs} ms`)), remainingMs);
   });
   const exchange = request(client, { method: 'GET', path: `${url.pathname}${url.search}`, ...(opts.headers ? { headers: opts.headers } : {}), reset: true, signal: abort.signal }).then(read);
   try {
@@ -293,7 +303,7 @@ export async function checkHttp(target: Target, opts: CheckOptions): Promise<Che
   const start = process.hrtime.bigint();
   const tracked = trackLookup(opts.resolver, target.host);
   try {
-    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-probe', accept: '*/*' }, lookup: tracked.lookup };
+    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-probe', accept: '*/*' }, lookup: tracked.lookup, startedAt: start };
     const res = await getOnce(new URL(target.href ?? target.url), get, async (r) => {
       r.body.on('error', () => {});
       r.body.destroy();
