@@ -54,8 +54,9 @@ async function until(what: string, deadlineMs: number, test: () => Promise<boole
 }
 
 /**
- * Starts the built collector (or, `fromSource`, collector/main.ts on plain Node: without the
- * executable's --optimize-for-size) on a resources file; returns its base URL and process.
+ * Starts the built collector (or, `fromSource`, collector/main.ts on plain Node; both with V8's
+ * default flags since issue #17, see scripts/build.ts) on a resources file; returns its base URL
+ * and process.
  */
 async function collector(resources: { id: string; url: string }[], args: string[] = [], fromSource = false) {
   const file = join(tempDir('starmap-bench-'), 'resources.json');
@@ -146,7 +147,7 @@ async function main(): Promise<void> {
     costs.push(c);
     console.log(`${kind} ×${count}: ${c.rssPerResource.toFixed(2)} MiB/resource, ${c.cpuPerFetchMs.toFixed(2)} ms CPU/fetch, GET /responses p50 ${c.responsesP50.toFixed(1)} ms p99 ${c.responsesP99.toFixed(1)} ms, ${c.responsesBytes} bytes`);
   }
-  // The honest 1 MiB documents once more without --optimize-for-size, which the executables carry.
+  // The honest 1 MiB documents once more from source (the executable's bundle vs the source modules).
   const plainNode = await cost(web, 'big', 100, emptyRss, true);
   console.log(`big ×100 from source: ${plainNode.cpuPerFetchMs.toFixed(2)} ms CPU/fetch, GET /responses p50 ${plainNode.responsesP50.toFixed(1)} ms p99 ${plainNode.responsesP99.toFixed(1)} ms`);
 
@@ -170,7 +171,7 @@ async function main(): Promise<void> {
 
   const byKey = (kind: string, count: number) => costs.find((c) => c.kind === kind && c.count === count && !c.fromSource)!;
   const row = (c: Cost, base: Cost) => [
-    `${c.kind === 'deep' ? '10,000-deep JSON' : c.kind === 'bomb' ? 'JSON bomb, 1 MiB of `[{},{},…]`' : c.kind === 'big' ? 'probe status, 1 MiB (baseline)' : 'probe status, 1.6 KiB (baseline)'} × ${c.count}${c.fromSource ? ', from source without --optimize-for-size' : ''}`,
+    `${c.kind === 'deep' ? '10,000-deep JSON' : c.kind === 'bomb' ? 'JSON bomb, 1 MiB of `[{},{},…]`' : c.kind === 'big' ? 'probe status, 1 MiB (baseline)' : 'probe status, 1.6 KiB (baseline)'} × ${c.count}${c.fromSource ? ', from source' : ''}`,
     `${c.rssPerResource.toFixed(2)} MiB${c === base ? '' : ` (${(c.rssPerResource - base.rssPerResource).toFixed(2)} vs baseline)`}`,
     `${c.cpuPerFetchMs.toFixed(2)} ms${c === base ? '' : ` (${(c.cpuPerFetchMs / base.cpuPerFetchMs).toFixed(2)}×)`}`,
     `${c.responsesP50.toFixed(1)} / ${c.responsesP99.toFixed(1)} ms`,
@@ -185,7 +186,7 @@ async function main(): Promise<void> {
     '',
     'A hostile body is refused by a scan of its bytes before it is parsed (too-deep, or too-large for more than one value per 10 bytes of the cap), so it costs its fetch and a one-line entry: less than an honest document of its size, which is kept (as text) and served. Before this, issue #16 measured 25 bombs at 0.9 GB with a 4 s stall of the API and 100 at 2.2 GB with every call over 10 s, and one 10,000-deep resource made GET /responses answer 500.',
     '',
-    `What strains the collector here is the honest baseline at 100 × 1 MiB: a 100 MB document, reassembled (one copy) after each change and sent whole on every GET, and 1 MiB of JSON parsed and serialised again per fetch. The executables' --optimize-for-size makes that much worse than plain Node on the same code (the from-source row): ${(byKey('big', 100).cpuPerFetchMs / plainNode.cpuPerFetchMs).toFixed(1)}× the CPU per fetch and ${(byKey('big', 100).responsesP50 / plainNode.responsesP50).toFixed(0)}× the GET /responses median. Left to the performance work of issue #17.`,
+    `What strains the collector here is the honest baseline at 100 × 1 MiB: a 100 MB document, reassembled (one copy) after each change and sent whole on every GET, and 1 MiB of JSON parsed and serialised again per fetch. The executable against the same code from source (both with V8's default flags; until issue #17 the executables carried --optimize-for-size, which made this 1.9× the CPU per fetch and 11× the GET /responses median): ${(byKey('big', 100).cpuPerFetchMs / plainNode.cpuPerFetchMs).toFixed(1)}× the CPU per fetch and ${(byKey('big', 100).responsesP50 / plainNode.responsesP50).toFixed(1)}× the GET /responses median.`,
     '',
     table(['10 healthy resources (defaults: every 5 s, deadline 2 s, concurrency 100), over 30 s', 'refresh gap median', 'refresh gap max', 'RSS'], [
       ['alone (baseline)', `${median(gapsAlone)} ms`, `${Math.max(...gapsAlone)} ms`, ''],

@@ -3,7 +3,7 @@
 // headers and the whole body, with a cap on the body size. Whatever the server sends (garbage,
 // invalid UTF-8, an endless or enormous body, nothing at all) ends as a FetchResult, never a throw.
 // A JSON body is kept as compact text within bounds of depth, values and bytes (body.ts).
-import { DeadlineExceeded, classifyError, elapsedMs, getOnce, trackLookup } from '../shared/checks.ts';
+import { DeadlineExceeded, classifyError, elapsedMs, getOnce, loadUndici, trackLookup } from '../shared/checks.ts';
 import type { NameResolver } from '../shared/resolver.ts';
 import { jsonText, limitsFor } from './body.ts';
 
@@ -36,6 +36,7 @@ export interface FetchOptions {
 class TooLarge extends Error {}
 
 export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise<FetchResult> {
+  await loadUndici(); // before the clock starts (the first fetch would count the loading)
   const fetchedAt = new Date().toISOString();
   const start = process.hrtime.bigint();
   let url: URL;
@@ -49,7 +50,7 @@ export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const tracked = trackLookup(opts.resolver, host);
   try {
-    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-collector', accept: 'application/json' }, lookup: tracked.lookup };
+    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-collector', accept: 'application/json' }, lookup: tracked.lookup, startedAt: start };
     const { status, body } = await getOnce(url, get, async (res) => {
       statusCode = res.statusCode;
       const declared = Number(res.headers['content-length']);

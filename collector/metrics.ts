@@ -1,6 +1,6 @@
 // Prometheus metrics for the collector. Per-resource series are produced from the current state at
 // scrape time, so a deleted resource leaves no stale series behind.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from '../shared/metrics-client.ts';
 import type { ResponseCache } from './responses.ts';
 
 export interface CollectorMetrics {

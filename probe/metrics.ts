@@ -1,6 +1,6 @@
 // Prometheus metrics for the probe. Per-target series are produced from the current state at
 // scrape time, so a target that is no longer configured has no series left behind (no stale series).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from '../shared/metrics-client.ts';
 import type { Reason } from '../shared/checks.ts';
 import type { ProbeState } from './state.ts';
 

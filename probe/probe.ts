@@ -16,6 +16,9 @@ export interface ProbeOptions {
   onCycle?: (stats: CycleStats) => void;
 }
 
+/** How stale `GET /status` may be while results stream in: far below any poller's period. */
+export const STATUS_COALESCE_MS = 200;
+
 export class Probe {
   readonly state: ProbeState;
   readonly metrics: ProbeMetrics;
@@ -25,7 +28,7 @@ export class Probe {
   #lastCycleAt: string | null = null;
 
   constructor(opts: ProbeOptions) {
-    this.state = new ProbeState(opts.targets);
+    this.state = new ProbeState(opts.targets, { coalesceMs: STATUS_COALESCE_MS });
     this.metrics = createProbeMetrics(this.state);
     this.#logger = opts.logger;
     this.#runner = new PeriodicRunner<Target>({

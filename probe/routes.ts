@@ -10,7 +10,7 @@ export interface ProbeRoutesOptions {
 }
 
 export const probeRoutes: FastifyPluginAsync<ProbeRoutesOptions> = async (app, { state, metrics, health }) => {
-  app.get('/status', async (_req, reply) => reply.type('application/json; charset=utf-8').send(state.statusJson()));
+  app.get('/status', async (_req, reply) => reply.type('application/json; charset=utf-8').send(state.statusBody()));
 
   app.get('/healthz', async () => ({ status: 'ok', targets: state.targets.length, ...health() }));
 

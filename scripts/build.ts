@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { collectBuiltinFiles } from '../scenarios/builtin.ts';
 import { PROGRAMS } from './lib/programs.ts';
 
@@ -19,15 +19,19 @@ const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const nodeVersion = process.version.slice(1);
 
 /**
- * Node/V8 options baked into an executable. The agents run many small, short-lived checks: without
- * --optimize-for-size the heap of a probe with 10,000 targets grows to ~180 MB although ~25 MB are
- * live (V8 defers collection); with it RSS stays near 100 MB (bench/probe.bench.ts). Setting the
- * flag at run time with v8.setFlagsFromString instead made process.exit hang now and then.
+ * Node/V8 options baked into an executable, chosen per program from bench/checks.bench.ts,
+ * bench/serving.bench.ts and bench/collector-hostile.bench.ts (figures in bench/RESULTS.md).
+ * --optimize-for-size trades CPU for heap: it made a TCP check cost 2.4× the CPU of a bare
+ * net.connect (1.2× without), a collector fetch of a 1 MiB document 1.9× the CPU and GET /responses
+ * far slower, for a smaller peak heap (a probe at 10,000 targets: 116 MiB instead of 188 MiB, where
+ * a bare net.connect loop needs 172 MiB) and ~4 MiB less when idle. The agents' work is checks and
+ * fetches, so they run with V8's defaults. The orchestrator keeps the flag: its state (1,000 apps)
+ * took 215 MiB of RSS without it and 138 MiB with it (bench/orchestrator-launch-memory.bench.ts),
+ * and its API is not CPU-bound. Setting a flag at run time with v8.setFlagsFromString instead made
+ * process.exit hang now and then.
  */
 const EXEC_ARGV: Record<string, string[]> = {
-  probe: ['--optimize-for-size'],
-  collector: ['--optimize-for-size'],
-  agent: ['--optimize-for-size'],
+  orchestrator: ['--optimize-for-size'],
 };
 
 function sha256(...parts: (string | Buffer)[]): string {
@@ -113,6 +117,49 @@ const DEFINES: Record<string, () => Record<string, string>> = {
   scenario: scenarioDefines,
 };
 
+/**
+ * Modules that dependencies load when they are loaded, though Starmap never calls them: fastify's
+ * lib/server.js loads node:https and node:http2 (used only for a server made with the `https` or
+ * `http2` option), and undici's Client loads its HTTP/2 client (used only when TLS negotiates h2,
+ * which Starmap never allows), which loads node:http2. Together they cost a program ~10 MiB of RSS
+ * and ~15 ms of CPU at start, and undici's another ~10 MiB once an HTTP check or fetch has run
+ * (OpenSSL's TLS state and the HTTP/2 binding; bench/startup.bench.ts). The bundle loads each on
+ * its first call instead. If a dependency's text changes, the build fails here rather than
+ * silently losing this.
+ */
+const LAZY_REQUIRES: { file: RegExp; edits: [string, string][] }[] = [
+  {
+    file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/,
+    edits: [
+      ["const https = require('node:https')", "const https = { createServer: (...args) => require('node:https').createServer(...args) }"],
+      [
+        "const http2 = require('node:http2')",
+        "const http2 = { createServer: (...args) => require('node:http2').createServer(...args), createSecureServer: (...args) => require('node:http2').createSecureServer(...args) }",
+      ],
+    ],
+  },
+  {
+    file: /[\\/]node_modules[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/,
+    edits: [["const connectH2 = require('./client-h2.js')", "const connectH2 = (...args) => require('./client-h2.js')(...args)"]],
+  },
+];
+
+const lazyRequires: Plugin = {
+  name: 'lazy-requires',
+  setup(b) {
+    for (const { file, edits } of LAZY_REQUIRES) {
+      b.onLoad({ filter: file }, (args) => {
+        let text = readFileSync(args.path, 'utf8');
+        for (const [eager, lazy] of edits) {
+          if (!text.includes(eager)) throw new Error(`${args.path} no longer has "${eager}": update LAZY_REQUIRES in scripts/build.ts`);
+          text = text.replace(eager, lazy);
+        }
+        return { contents: text, loader: 'js' };
+      });
+    }
+  },
+};
+
 async function bundle(name: string, entry: string): Promise<string> {
   const out = join(dist, 'bundle', `${name}.cjs`);
   await build({
@@ -124,11 +171,13 @@ async function bundle(name: string, entry: string): Promise<string> {
     target: 'node24',
     minifyWhitespace: true,
     minifySyntax: true,
+    minifyIdentifiers: true,
     keepNames: true,
     legalComments: 'none',
     logLevel: 'warning',
     loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
     define: { 'process.env.STARMAP_BUNDLED': '"1"', ...(DEFINES[name]?.() ?? {}) },
+    plugins: [lazyRequires],
   });
   return out;
 }

@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import dgram from 'node:dgram';
 import { lookup as systemLookup } from 'node:dns/promises';
 import net from 'node:net';
-import { Client, type Dispatcher } from 'undici';
+import type * as Undici from 'undici';
+import type { Client, Dispatcher } from 'undici';
 import type { NameResolver } from './resolver.ts';
 import type { Target } from './targets.ts';
 
@@ -124,11 +125,12 @@ export function checkTcp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
     const finish = (result: Omit<CheckResult, 'checkedAt' | 'latencyMs'>) => {
       if (done) return;
       done = true;
+      const latencyMs = elapsedMs(start); // before the clean-up: hundreds of deadlines can fire in one tick
       clearTimeout(timer);
       socket.removeAllListeners();
       socket.on('error', () => {});
       socket.destroy();
-      resolve({ ...result, latencyMs: elapsedMs(start), checkedAt });
+      resolve({ ...result, latencyMs, checkedAt });
     };
     const timer = setTimeout(
       () => finish(tracked.dnsFailure(opts.timeoutMs) ?? { reachable: false, reason: 'timeout', message: `no answer within ${opts.timeoutMs} ms` }),
@@ -198,11 +200,35 @@ async function addressOf(host: string, resolver: NameResolver | undefined): Prom
   return systemLookup(host);
 }
 
+/** undici's Client and its request method (what undici's index puts on Dispatcher.prototype). */
+interface HttpClient {
+  Client: typeof Undici.Client;
+  request: (client: Undici.Client, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+}
+
+let undici: Promise<HttpClient> | undefined;
+
+/**
+ * undici's Client is loaded when the first HTTP exchange starts, not at start-up: a probe with only
+ * TCP and UDP targets never loads it, and the others answer their first request before paying for
+ * it. Only the files of the Client and of its request method are loaded: undici's index also loads
+ * fetch, WebSocket, the cache and proxies, and touches the global Headers, which makes Node load
+ * its own copy of undici with TLS and HTTP/2: ~65 ms of CPU and ~15 MiB of RSS more
+ * (bench/startup.bench.ts).
+ */
+export function loadUndici(): Promise<HttpClient> {
+  undici ??= Promise.all([import('undici/lib/dispatcher/client.js'), import('undici/lib/api/api-request.js')]).then(([client, api]) => ({
+    Client: client.default,
+    request: (c, options) => api.default.call(c, options),
+  }));
+  return undici;
+}
+
 /**
  * An HTTP client for exactly one request on a brand-new connection (destroy it afterwards), with
  * the deadline applied to connect, headers and body.
  */
-function freshClient(origin: string, timeoutMs: number, verifyTls: boolean, lookup: TrackedLookup['lookup']): Client {
+function freshClient(Client: typeof Undici.Client, origin: string, timeoutMs: number, verifyTls: boolean, lookup: TrackedLookup['lookup']): Client {
   return new Client(origin, {
     connect: { timeout: timeoutMs, rejectUnauthorized: verifyTls, ...(lookup ? { lookup: lookup as net.LookupFunction } : {}) },
     pipelining: 0,
@@ -216,27 +242,54 @@ function freshClient(origin: string, timeoutMs: number, verifyTls: boolean, look
 export class DeadlineExceeded extends Error {}
 
 /**
- * One GET of `url` on a brand-new connection, with one deadline over connecting, the answer and
- * whatever `read` does with it (the body, usually); the connection is gone when this returns.
- * Shared by the probe's checks, the collector's fetches and the orchestrator's readiness checks.
+ * One GET of `url` on a brand-new connection, with one deadline over connecting (and the name's
+ * lookup), TLS, the answer and whatever `read` does with it (the body, usually); the connection is
+ * closed right after this returns (in the next turn of the event loop). Shared by the probe's checks, the collector's fetches and the
+ * orchestrator's readiness checks.
+ *
+ * The deadline is our own timer, raced against the exchange: it ends the call when it fires, not
+ * when undici gets round to it. undici keeps an abort that arrives before the socket has connected
+ * and reports it only when the connect ends, and its connect timeout runs on a coarse timer that
+ * fires up to ~500 ms late, so relying on either made a never-answering target look ~520 ms slower
+ * than its timeout (bench/checks.bench.ts).
  */
 export async function getOnce<T>(
   url: URL,
-  opts: { timeoutMs: number; verifyTls: boolean; headers?: Record<string, string>; lookup?: TrackedLookup['lookup'] },
+  opts: {
+    timeoutMs: number;
+    verifyTls: boolean;
+    headers?: Record<string, string>;
+    lookup?: TrackedLookup['lookup'];
+    /** When the deadline's clock started (process.hrtime.bigint()), if before this call: the caller's latency clock. */
+    startedAt?: bigint;
+  },
   read: (res: Dispatcher.ResponseData) => Promise<T>,
 ): Promise<T> {
-  const client = freshClient(url.origin, opts.timeoutMs, opts.verifyTls, opts.lookup);
+  // Loaded before the clock starts (callers load it first too): loading is this process' one-time cost, not the target's.
+  const { Client, request } = await loadUndici();
+  // Counted from the caller's start: when a thousand checks start at once, setting them all up
+  // takes a while, and a deadline counted from each one's own set-up would end late.
+  const remainingMs = opts.startedAt === undefined ? opts.timeoutMs : Math.max(0, Math.ceil(opts.timeoutMs - elapsedMs(opts.startedAt)));
+  const client = freshClient(Client, url.origin, opts.timeoutMs, opts.verifyTls, opts.lookup);
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), opts.timeoutMs);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new DeadlineExceeded(`no complete answer within ${opts.timeoutMs} ms`)), remainingMs);
+  });
+  const exchange = request(client, { method: 'GET', path: `${url.pathname}${url.search}`, ...(opts.headers ? { headers: opts.headers } : {}), reset: true, signal: abort.signal }).then(read);
   try {
-    const res = await client.request({ method: 'GET', path: `${url.pathname}${url.search}`, ...(opts.headers ? { headers: opts.headers } : {}), reset: true, signal: abort.signal });
-    return await read(res);
-  } catch (err) {
-    if (abort.signal.aborted) throw new DeadlineExceeded(`no complete answer within ${opts.timeoutMs} ms`, { cause: err });
-    throw err;
+    return await Promise.race([exchange, deadline]);
   } finally {
     clearTimeout(timer);
-    client.destroy().catch(() => {});
+    // After the deadline the exchange still ends (in an abort error, once the client is destroyed).
+    exchange.catch(() => {});
+    // Aborting and destroying cost more than the rest of a check, and when hundreds of targets time
+    // out together their deadlines fire in one tick: clean up after every caller has heard of its
+    // deadline, so that none is reported later for the clean-up of the others.
+    setImmediate(() => {
+      abort.abort();
+      client.destroy().catch(() => {});
+    });
   }
 }
 
@@ -245,11 +298,12 @@ export async function getOnce<T>(
  * narrows it, in which case other codes are `http-status`. The body is not read.
  */
 export async function checkHttp(target: Target, opts: CheckOptions): Promise<CheckResult> {
+  await loadUndici(); // before the clock starts (the first check would count the loading)
   const checkedAt = new Date().toISOString();
   const start = process.hrtime.bigint();
   const tracked = trackLookup(opts.resolver, target.host);
   try {
-    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-probe', accept: '*/*' }, lookup: tracked.lookup };
+    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-probe', accept: '*/*' }, lookup: tracked.lookup, startedAt: start };
     const res = await getOnce(new URL(target.href ?? target.url), get, async (r) => {
       r.body.on('error', () => {});
       r.body.destroy();

@@ -138,9 +138,16 @@ describe('hostile resources', () => {
     }, { timeoutMs: 20_000 });
     expect(first.error?.reason).toBe('timeout');
     const hitsThen = hits;
-    await waitFor(async () => (await fetchedAt()).fetchedAt !== first.fetchedAt, { timeoutMs: 20_000 });
-    // Between two fetches of the same blackholed resource, the healthy one kept its own clock
-    // (about 10 fetches here; cycles over every resource made it one).
+    // Three more fetches of the same blackholed resource (each its whole 600 ms deadline; the
+    // intervals pass while they wait for a slot): meanwhile the healthy one kept its own 200 ms
+    // clock (about 9 fetches; cycles over every resource made it one per pass).
+    let last = first.fetchedAt;
+    for (let i = 0; i < 3; i++) {
+      last = await waitFor(async () => {
+        const at = (await fetchedAt()).fetchedAt;
+        return at !== last && at;
+      }, { timeoutMs: 20_000 });
+    }
     expect(hits - hitsThen).toBeGreaterThanOrEqual(4);
     expect(((await (await fetch(`${base}/healthz`)).json()) as { fetches: number }).fetches).toBeGreaterThan(0);
   });

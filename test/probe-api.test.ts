@@ -5,6 +5,8 @@ import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ProbeState } from '../probe/state.ts';
+import { parseTarget } from '../shared/targets.ts';
 import { blackhole } from './helpers/blackhole.ts';
 import { dnsServer } from './helpers/dns.ts';
 import { freePort, stopAll, tempDir } from './helpers/process.ts';
@@ -113,6 +115,36 @@ describe('probe /status', () => {
       expect(t.latencyMs).toBeGreaterThanOrEqual(1990);
       expect(t.latencyMs).toBeLessThan(2500);
     }
+  });
+});
+
+describe('probe /status bytes', () => {
+  it('are the statuses as JSON, rebuilt after each recorded result and reused until then', () => {
+    const targets = ['127.0.0.1:1', 'http://127.0.0.1:2/x?é=1', '[::1]:3'].map((t) => parseTarget(t));
+    const state = new ProbeState(targets);
+    const expected = () => JSON.stringify({ status: { targets: state.statuses() } });
+    expect(state.statusBody().toString('utf8')).toBe(expected());
+    state.record(targets[1]!, { reachable: false, reason: 'timeout', message: 'no answer within 1000 ms — "quoted"', latencyMs: 1000.5, checkedAt: '2026-11-27T00:00:00.000Z' });
+    const first = state.statusBody();
+    expect(first.toString('utf8')).toBe(expected());
+    expect(state.statusBody()).toBe(first);
+    state.record(targets[0]!, { reachable: true, reason: 'ok', latencyMs: 0.2, checkedAt: '2026-11-27T00:00:01.000Z' });
+    expect(state.statusBody()).not.toBe(first);
+    expect(JSON.parse(state.statusBody().toString('utf8'))).toEqual({ status: { targets: state.statuses() } });
+    expect(state.statusBody().toString('utf8')).toBe(expected());
+  });
+
+  it('while results stream in, are put together again at most every coalesceMs', () => {
+    const targets = ['127.0.0.1:1', '127.0.0.1:2'].map((t) => parseTarget(t));
+    const state = new ProbeState(targets, { coalesceMs: 200 });
+    const first = state.statusBody(1000);
+    state.record(targets[0]!, { reachable: true, reason: 'ok', latencyMs: 0.2, checkedAt: '2026-11-27T00:00:01.000Z' });
+    expect(state.statusBody(1199)).toBe(first);
+    const second = state.statusBody(1200);
+    expect(second).not.toBe(first);
+    expect(second.toString('utf8')).toBe(JSON.stringify({ status: { targets: state.statuses() } }));
+    // Nothing changed since: the same bytes, however late.
+    expect(state.statusBody(99_999)).toBe(second);
   });
 });
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ItemClocks, PeriodicRunner, runBounded } from '../shared/periodic.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -41,14 +41,24 @@ describe('bounded runs', () => {
 
 describe('PeriodicRunner', () => {
   it('runs a cycle at once and then every interval', async () => {
-    const starts: number[] = [];
-    const s = new PeriodicRunner({ intervalMs: 40, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()), jitter: 0 });
-    s.start();
-    await waitFor(() => starts.length >= 4, { timeoutMs: 2000 });
-    await s.stop();
-    const gaps = starts.slice(1).map((t, i) => t - starts[i]!);
-    // Roughly one interval apart (timers are never early).
-    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(35);
+    // On a fake clock: the test states when cycles start, whatever the load on the machine.
+    vi.useFakeTimers();
+    try {
+      const starts: number[] = [];
+      const s = new PeriodicRunner({ intervalMs: 40, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()), jitter: 0 });
+      const t0 = Date.now();
+      s.start();
+      expect(starts).toEqual([t0]);
+      await vi.advanceTimersByTimeAsync(39);
+      expect(starts).toEqual([t0]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(starts).toEqual([t0, t0 + 40]);
+      await vi.advanceTimersByTimeAsync(80);
+      expect(starts).toEqual([t0, t0 + 40, t0 + 80, t0 + 120]);
+      await s.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('never overlaps cycles when a cycle outlasts the interval', async () => {
@@ -74,14 +84,23 @@ describe('PeriodicRunner', () => {
   });
 
   it('applies jitter around the interval', async () => {
-    const starts: number[] = [];
-    const s = new PeriodicRunner({ intervalMs: 50, jitter: 0.8, random: () => 0, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()) });
-    s.start();
-    await waitFor(() => starts.length >= 3, { timeoutMs: 2000 });
-    await s.stop();
-    // random() = 0 → the earliest possible start: interval × (1 − jitter/2) = 30 ms.
-    const gap = starts[2]! - starts[1]!;
-    expect(gap).toBeLessThan(50);
+    vi.useFakeTimers();
+    try {
+      const starts: number[] = [];
+      const s = new PeriodicRunner({ intervalMs: 50, jitter: 0.8, random: () => 0, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()) });
+      const t0 = Date.now();
+      s.start();
+      // random() = 0 → the earliest possible start: interval × (1 − jitter/2) = 30 ms after the last.
+      await vi.advanceTimersByTimeAsync(29);
+      expect(starts).toEqual([t0]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(starts).toEqual([t0, t0 + 30]);
+      await vi.advanceTimersByTimeAsync(30);
+      expect(starts).toEqual([t0, t0 + 30, t0 + 60]);
+      await s.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('stop waits for the cycle in flight and schedules nothing more', async () => {
@@ -124,6 +143,8 @@ describe('ItemClocks', () => {
   });
 
   it('items slow to fail never take the slots of those that answer', async () => {
+    // On a fake clock, so that the count below does not depend on the machine's load.
+    vi.useFakeTimers();
     // Six items that wait out a 300 ms "deadline" and fail, one that answers at once; two slots.
     let inFlight = 0;
     let peak = 0;
@@ -159,8 +180,15 @@ describe('ItemClocks', () => {
     // Once every slow item has failed once, they run two at a time, 300 ms each: a round of the
     // six takes 900 ms, in which the fast item keeps its 100 ms clock (with cycles over all items
     // it would run once per round).
-    await waitFor(() => slowRuns.length >= 12, { timeoutMs: 10_000 });
-    await clocks.stop();
+    try {
+      for (let step = 0; step < 200 && slowRuns.length < 12; step++) await vi.advanceTimersByTimeAsync(50);
+      const stopped = clocks.stop();
+      await vi.advanceTimersByTimeAsync(300);
+      await stopped;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(slowRuns.length).toBeGreaterThanOrEqual(12);
     const fastDuringSecondRound = slowRuns[11]! - slowRuns[5]!;
     expect(fastDuringSecondRound).toBeGreaterThanOrEqual(4);
     expect(peak).toBeLessThanOrEqual(4);

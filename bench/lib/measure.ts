@@ -9,6 +9,58 @@ export function rssOf(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+export interface LoadFigures {
+  /** Requests per second. */
+  rps: number;
+  /** Request latency percentiles, milliseconds. */
+  p50: number;
+  p99: number;
+  /** Bytes of the last body. */
+  bytes: number;
+  /** CPU the server process used per request, in µs (when its pid was given). */
+  cpuUs: number;
+  /** Requests made, and over how many seconds. */
+  requests: number;
+  seconds: number;
+}
+
+/**
+ * Like load(), with each request's latency (send to the whole body read): requests per second,
+ * the median and the 99th percentile.
+ */
+export async function loadFigures(url: string, seconds: number, connections = 16, serverPid?: number): Promise<LoadFigures> {
+  const cpu0 = serverPid === undefined ? NaN : cpuMsOf(serverPid);
+  const { origin, pathname } = new URL(url);
+  const pool = new Pool(origin, { connections, pipelining: 1 });
+  const latencies: number[] = [];
+  let bytes = 0;
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < end) {
+        const start = performance.now();
+        const res = await pool.request({ path: pathname, method: 'GET' });
+        bytes = (await res.body.arrayBuffer()).byteLength;
+        latencies.push(performance.now() - start);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpuUs = serverPid === undefined ? NaN : ((cpuMsOf(serverPid) - cpu0) * 1000) / latencies.length;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)] ?? NaN;
+  return { rps: latencies.length / elapsed, p50: at(50), p99: at(99), bytes, cpuUs, requests: latencies.length, seconds: elapsed };
+}
+
+/** CPU time (user + system) a running process has used so far, in ms (10 ms resolution: clock ticks). */
+export function cpuMsOf(pid: number): number {
+  // Fields after the command name, which is in parentheses and may hold spaces: utime is the 12th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 /** Requests per second of GET `url` over `seconds`, `connections` requests in flight (one per connection). */
 export async function load(url: string, seconds: number, connections = 16): Promise<number> {
   const { origin, pathname } = new URL(url);

@@ -1,0 +1,164 @@
+// The orchestrator's rows of issue #17, each next to its baseline in the same run:
+//   1. POST /v2/apps with `instances: 100` of `exec sleep 1000` until all 100 are TASK_RUNNING, vs
+//      spawning the same 100 `sh -c` processes directly (as the executor does), alternated, 3 times;
+//   2. RSS with 1,000 apps (instances 0) after GET /v2/apps, with the default V8 flags and with
+//      --optimize-for-size, vs bare fastify (its own process) having served the same bytes.
+// The orchestrator runs as shipped (dist/bin/orchestrator) and, to compare V8 flags, from source
+// (`node [flags] orchestrator/main.ts`, which also holds Node's TypeScript stripper: ~17 MiB),
+// --auth=off, each measurement in a fresh process with a fresh data dir. The bare fastify
+// baseline runs as plain JavaScript (`node -e`), so it pays no stripper either.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp, type Running } from '../test/helpers/process.ts';
+import { rssOf } from './lib/measure.ts';
+import { median, table, writeSection } from './lib/results.ts';
+
+const N_TASKS = 100;
+const N_APPS = 1000;
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+
+const BIN = join(ROOT, 'dist', 'bin', 'orchestrator');
+
+/** How to start it: the executable, or `node <flags> orchestrator/main.ts`. */
+type How = { binary: true } | { binary: false; nodeFlags: string[] };
+
+async function orchestrator(how: How): Promise<{ url: string; proc: Running }> {
+  const port = await freePort();
+  const [cmd, ...pre] = how.binary ? [BIN] : [NODE, ...how.nodeFlags, 'orchestrator/main.ts'];
+  const proc = start(cmd!, [...pre, '--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${tempDir('starmap-bench-')}`, '--hostname=127.0.0.1', '--auth=off', '--log-level=warn']);
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/ping`, 30_000);
+  return { url, proc };
+}
+
+async function call(url: string, method: string, body?: unknown): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const r = await fetch(url, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
+  const text = await r.text();
+  return { status: r.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function spawnDirect(n: number): Promise<number> {
+  const t0 = performance.now();
+  const kids: ChildProcess[] = [];
+  await Promise.all(
+    Array.from({ length: n }, () => new Promise<void>((res, rej) => {
+      const c = spawn('/bin/sh', ['-c', 'exec sleep 1000'], { detached: true, stdio: 'ignore' });
+      kids.push(c);
+      c.once('spawn', () => res());
+      c.once('error', rej);
+    })),
+  );
+  const ms = performance.now() - t0;
+  for (const c of kids) {
+    try {
+      process.kill(-c.pid!, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+  return ms;
+}
+
+async function launch(url: string): Promise<number> {
+  const t0 = performance.now();
+  const created = await call(`${url}/v2/apps`, 'POST', { id: '/bench/many', cmd: 'exec sleep 1000', instances: N_TASKS });
+  if (created.status !== 201) throw new Error(`POST failed: ${created.status}`);
+  for (;;) {
+    const a = (await call(`${url}/v2/apps/bench/many`, 'GET')).body.app;
+    if (a.tasksRunning === N_TASKS) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const ms = performance.now() - t0;
+  await call(`${url}/v2/apps/bench/many`, 'DELETE');
+  for (let i = 0; i < 1000 && ((await call(`${url}/v2/tasks`, 'GET')).body.tasks as unknown[]).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+  return ms;
+}
+
+async function thousandApps(how: How): Promise<{ rss: number; body: string }> {
+  const o = await orchestrator(how);
+  const ids = Array.from({ length: N_APPS }, (_, i) => `/bench/g${i % 10}/app-${i}`);
+  let next = 0;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (next < ids.length) {
+      const id = ids[next++]!;
+      const r = await call(`${o.url}/v2/apps`, 'POST', { id, cmd: 'sleep 1000', instances: 0, labels: { bench: 'yes' } });
+      if (r.status !== 201) throw new Error(`POST ${id}: ${r.status}`);
+    }
+  }));
+  let body = '';
+  for (let i = 0; i < 5; i++) body = await (await fetch(`${o.url}/v2/apps`)).text();
+  await new Promise((r) => setTimeout(r, 2000));
+  const rss = rssOf(o.proc.child.pid!);
+  await o.proc.stop();
+  return { rss, body };
+}
+
+async function bareRss(body: string): Promise<number> {
+  const file = join(tempDir('starmap-bench-'), 'apps.json');
+  writeFileSync(file, body);
+  const port = await freePort();
+  const source = `const b=require('fs').readFileSync(${JSON.stringify(file)});const a=require('fastify')();a.get('/*',async(q,r)=>r.type('application/json').send(b));a.listen({host:'127.0.0.1',port:${port}})`;
+  const p = start(NODE, ['-e', source]);
+  await waitForHttp(`http://127.0.0.1:${port}/v2/apps`);
+  for (let i = 0; i < 5; i++) await (await fetch(`http://127.0.0.1:${port}/v2/apps`)).text();
+  await new Promise((r) => setTimeout(r, 2000));
+  const rss = rssOf(p.child.pid!);
+  await p.stop();
+  return rss;
+}
+
+async function main(): Promise<void> {
+  const load0 = loadavg()[0]!;
+  // 1. Launch.
+  const o = await orchestrator({ binary: true });
+  const viaApi: number[] = [];
+  const direct: number[] = [];
+  for (let r = 0; r < REPEATS; r++) {
+    if (r % 2 === 0) {
+      viaApi.push(await launch(o.url));
+      direct.push(await spawnDirect(N_TASKS));
+    } else {
+      direct.push(await spawnDirect(N_TASKS));
+      viaApi.push(await launch(o.url));
+    }
+  }
+  await o.proc.stop();
+  const api = median(viaApi);
+  const dir = median(direct);
+  console.log(`launch: orchestrator ${api.toFixed(0)} ms, direct ${dir.toFixed(0)} ms`);
+
+  // 2. RSS at 1,000 apps.
+  const rss: Record<'shipped' | 'plain' | 'size' | 'bare', number[]> = { shipped: [], plain: [], size: [], bare: [] };
+  for (let r = 0; r < REPEATS; r++) {
+    const shipped = await thousandApps({ binary: true });
+    rss.shipped.push(shipped.rss);
+    rss.plain.push((await thousandApps({ binary: false, nodeFlags: [] })).rss);
+    rss.size.push((await thousandApps({ binary: false, nodeFlags: ['--optimize-for-size'] })).rss);
+    rss.bare.push(await bareRss(shipped.body));
+  }
+  const [shipped, plain, size, bare] = [median(rss.shipped), median(rss.plain), median(rss.size), median(rss.bare)];
+  console.log(`RSS at ${N_APPS} apps: executable ${shipped.toFixed(0)} MiB; from source ${plain.toFixed(0)} MiB, with --optimize-for-size ${size.toFixed(0)} MiB; bare ${bare.toFixed(0)} MiB`);
+  await stopAll();
+
+  const md = [
+    `dist/bin/orchestrator (as shipped: --optimize-for-size, scripts/build.ts) and, for the V8 flags, the orchestrator from source (\`node [flags] orchestrator/main.ts\`, which also holds Node's TypeScript stripper, ~17 MiB); --auth=off, a fresh data dir each time; medians of ${REPEATS}, program and baseline alternated. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
+    '',
+    table(['figure', 'orchestrator', 'baseline (same run)', 'ratio'], [
+      [`POST /v2/apps, instances ${N_TASKS} of \`exec sleep 1000\` → all TASK_RUNNING`, `${api.toFixed(0)} ms`, `${dir.toFixed(0)} ms (spawning ${N_TASKS} \`sh -c\` directly)`, `${(api / dir).toFixed(2)}×`],
+      [`RSS with ${N_APPS} apps (instances 0), after GET /v2/apps: dist/bin/orchestrator`, `${shipped.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB (bare fastify, plain JavaScript, having served the same /v2/apps bytes)`, `${(shipped / bare).toFixed(2)}×`],
+      [`the same from source, default V8 flags`, `${plain.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(plain / bare).toFixed(2)}×`],
+      [`the same from source, --optimize-for-size`, `${size.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(size / bare).toFixed(2)}×`],
+    ]),
+  ].join('\n');
+  writeSection('Orchestrator: launching and memory', md);
+  console.log(md);
+  process.exit(0);
+}
+
+main().catch(async (err: unknown) => {
+  console.error(err);
+  await stopAll();
+  process.exit(1);
+});

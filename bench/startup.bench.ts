@@ -1,0 +1,165 @@
+// The executables at start and at rest (issue #17), each next to a `node -e` http server on the
+// same Node in the same run: start to first answer (wall time, and the CPU the process used until
+// then, which the load of a shared machine distorts less), idle RSS of a probe with 3 targets, and
+// what an executable is made of. Runs alternate program and baseline; medians.
+// Usage: node bench/startup.bench.ts [--program=BIN_DIR] (other executables, e.g. an older build).
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, statSync } from 'node:fs';
+import net from 'node:net';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { NODE, ROOT, freePort, stopAll, tempDir } from '../test/helpers/process.ts';
+import { cpuMsOf, rssOf } from './lib/measure.ts';
+import { median, table, writeSection } from './lib/results.ts';
+
+const binDir = process.argv.find((a) => a.startsWith('--program='))?.slice('--program='.length) ?? join(ROOT, 'dist', 'bin');
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 9);
+const BARE = (port: number) => ['-e', `require('http').createServer((q,r)=>r.end('{}')).listen(${port},'127.0.0.1')`];
+
+interface Start {
+  wallMs: number;
+  cpuMs: number;
+}
+
+/** Spawns, polls `path` every 2 ms until it answers; wall time, and the process' CPU at that moment. */
+async function firstAnswer(cmd: string, args: (port: number) => string[], path: string): Promise<Start> {
+  const port = await freePort();
+  const t0 = performance.now();
+  const child = spawn(cmd, args(port), { stdio: 'ignore' });
+  for (;;) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`);
+      await res.arrayBuffer();
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+  const wallMs = performance.now() - t0;
+  const cpuMs = cpuMsOf(child.pid!);
+  child.kill('SIGKILL');
+  await new Promise((r) => child.once('exit', r));
+  return { wallMs, cpuMs };
+}
+
+async function main(): Promise<void> {
+  const load0 = loadavg()[0]!;
+  const open = net.createServer((c) => c.destroy());
+  await new Promise<void>((r) => open.listen({ port: 0, host: '127.0.0.1' }, r));
+  const openPort = (open.address() as net.AddressInfo).port;
+  const dataDir = tempDir('starmap-bench-');
+
+  const programs: { name: string; args: (port: number) => string[]; path: string }[] = [
+    { name: 'probe', args: (port: number) => [`--urls=127.0.0.1:${openPort}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'], path: '/status' },
+    { name: 'collector', args: (port: number) => ['--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'], path: '/responses' },
+    // A restart: the data dir (state, signing key, admin password) was made by a first start.
+    { name: 'orchestrator', args: (port: number) => ['--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${dataDir}`, '--log-level=warn'], path: '/ping' },
+  ].filter((p) => existsSync(join(binDir, p.name)));
+
+  const startRows: (string | number)[][] = [];
+  const bareAll: Start[] = [];
+  for (const p of programs) {
+    await firstAnswer(join(binDir, p.name), p.args, p.path); // makes the orchestrator's data dir
+    const prog: Start[] = [];
+    const bare: Start[] = [];
+    for (let i = 0; i < REPEATS; i++) {
+      if (i % 2 === 0) {
+        prog.push(await firstAnswer(join(binDir, p.name), p.args, p.path));
+        bare.push(await firstAnswer(NODE, BARE, '/'));
+      } else {
+        bare.push(await firstAnswer(NODE, BARE, '/'));
+        prog.push(await firstAnswer(join(binDir, p.name), p.args, p.path));
+      }
+    }
+    bareAll.push(...bare);
+    const pw = median(prog.map((s) => s.wallMs));
+    const bw = median(bare.map((s) => s.wallMs));
+    const pc = median(prog.map((s) => s.cpuMs));
+    const bc = median(bare.map((s) => s.cpuMs));
+    startRows.push([`dist/bin/${p.name} (GET ${p.path}${p.name === 'orchestrator' ? ', a restart on its data dir' : ''})`, `${pw.toFixed(0)} ms`, `${(pw / bw).toFixed(2)}×`, `${pc.toFixed(0)} ms`, `${(pc / bc).toFixed(2)}×`]);
+    console.log(`start ${p.name}: ${pw.toFixed(0)} ms (${(pw / bw).toFixed(2)}×), CPU ${pc.toFixed(0)} ms (${(pc / bc).toFixed(2)}×)`);
+  }
+  startRows.push(['`node -e` http server (baseline)', `${median(bareAll.map((s) => s.wallMs)).toFixed(0)} ms`, '1.00×', `${median(bareAll.map((s) => s.cpuMs)).toFixed(0)} ms`, '1.00×']);
+
+  // Idle RSS: a probe with 3 targets checked every 5 s (the default), after 12 s, next to a node -e
+  // server that has answered one request.
+  const rssRows: (string | number)[][] = [];
+  if (existsSync(join(binDir, 'probe'))) {
+    const kinds = [
+      { name: 'TCP open, TCP refused, UDP', targets: async (bport: number) => [`127.0.0.1:${openPort}`, `127.0.0.1:${await freePort()}`, `udp://127.0.0.1:${bport}`] },
+      { name: 'TCP open, TCP refused, HTTP (loads undici)', targets: async (bport: number) => [`127.0.0.1:${openPort}`, `127.0.0.1:${await freePort()}`, `http://127.0.0.1:${bport}/`] },
+    ];
+    const probes: number[][] = kinds.map(() => []);
+    const bares: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const bport = await freePort();
+      const bare = spawn(NODE, BARE(bport), { stdio: 'ignore' });
+      const started = await Promise.all(kinds.map(async (k) => {
+        const port = await freePort();
+        const child = spawn(join(binDir, 'probe'), [`--urls=${(await k.targets(bport)).join(',')}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'], { stdio: 'ignore' });
+        return { child, port };
+      }));
+      await new Promise((r) => setTimeout(r, 12_000));
+      for (const { port } of started) await (await fetch(`http://127.0.0.1:${port}/status`)).arrayBuffer();
+      await (await fetch(`http://127.0.0.1:${bport}/`)).arrayBuffer();
+      started.forEach(({ child }, k) => probes[k]!.push(rssOf(child.pid!)));
+      bares.push(rssOf(bare.pid!));
+      for (const c of [...started.map((x) => x.child), bare]) {
+        c.kill('SIGKILL');
+        await new Promise((r) => c.once('exit', r));
+      }
+    }
+    const br = median(bares);
+    kinds.forEach((k, i) => {
+      const pr = median(probes[i]!);
+      rssRows.push([`dist/bin/probe, 3 targets (${k.name}), every 5 s, after 12 s`, `${pr.toFixed(1)} MiB`, `${(pr / br).toFixed(2)}×`]);
+      console.log(`idle RSS: probe (${k.name}) ${pr.toFixed(1)} MiB, bare ${br.toFixed(1)} MiB`);
+    });
+    rssRows.push(['`node -e` http server after one request (baseline)', `${br.toFixed(1)} MiB`, '1.00×']);
+  }
+
+  // Size: the executable next to the runtime it is made from: the runtime stripped of symbols (as
+  // scripts/build.ts does), and within it ICU's data (a symbol of the runtime, found with nm).
+  const runtime = statSync(NODE).size;
+  const stripped = join(tempDir('starmap-bench-'), 'node');
+  copyFileSync(NODE, stripped);
+  let strippedSize = NaN;
+  let icuSize = NaN;
+  try {
+    execFileSync('strip', [stripped]);
+    strippedSize = statSync(stripped).size;
+    const icu = /^[0-9a-f]+ ([0-9a-f]+) [rR] icudt\d+_dat$/m.exec(execFileSync('nm', ['-S', NODE], { encoding: 'utf8', maxBuffer: 1 << 30 }));
+    if (icu) icuSize = parseInt(icu[1]!, 16);
+  } catch {
+    // strip or nm missing: the figures say n/a
+  }
+  const mb = (x: number) => (Number.isNaN(x) ? 'n/a' : `${(x / 1e6).toFixed(1)} MB`);
+  const sizeRows = programs.map((p) => {
+    const size = statSync(join(binDir, p.name)).size;
+    const bundle = join(ROOT, 'dist', 'bundle', `${p.name}.cjs`);
+    return [`dist/bin/${p.name}`, mb(size), mb(size - strippedSize), existsSync(bundle) ? mb(statSync(bundle).size) : '-'];
+  });
+  open.close();
+  await stopAll();
+
+  const md = [
+    `Each figure a median of ${REPEATS} starts, program and baseline alternated; the baseline is \`node -e "require('http').createServer(…).listen(…)"\` on the same Node (${process.version}). Start = spawn until the first complete answer (polling every 2 ms); CPU = the process' user + system time at that moment (10 ms ticks). Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
+    '',
+    table(['start to first answer', 'wall', 'vs baseline', 'CPU until then', 'vs baseline'], startRows),
+    '',
+    table(['idle RSS (median of 3)', 'RSS', 'vs baseline'], rssRows),
+    '',
+    table(['executable', 'size', 'above the stripped runtime (SEA blob: bundle + code cache)', 'bundle (JS)'], sizeRows),
+    '',
+    `The Node runtime is ${mb(runtime)} with symbols, ${mb(strippedSize)} stripped; of that, ICU's full data (every locale, for Intl) is ${mb(icuSize)}, and the rest is V8, OpenSSL, libuv, Node's built-in modules with their code cache and Node's own start-up snapshot. An executable is the stripped runtime plus its SEA blob: the program's bundle (esbuild, minified) and V8's code cache for it (compiled functions, so that start-up parses and compiles less). What could still go: ICU's data (~${mb(icuSize)}) only with a Node built --with-intl=small-icu or none (not published on npm; the agents use no locale but English, and URL parsing needs ICU only for IDNA host names); the code cache (the difference between the blob and the bundle) at the price of a slower start.`,
+  ].join('\n');
+  writeSection('Start-up, idle memory and size', md);
+  console.log(md);
+  process.exit(0);
+}
+
+main().catch(async (err: unknown) => {
+  console.error(err);
+  await stopAll();
+  process.exit(1);
+});
