@@ -138,16 +138,20 @@ describe('the app reader', () => {
 });
 
 describe('ids and ports', () => {
-  it('canonicalises paths against a base, refusing to escape the root', () => {
+  it('canonicalises paths against a base; `..` at the root stays there (Marathon PathId.canonicalPath)', () => {
     expect(canonicalPath('a/./b/../c')).toBe('/a/c');
     expect(canonicalPath('../x', '/g/h')).toBe('/g/x');
     expect(canonicalPath('/abs', '/g')).toBe('/abs');
-    expect(canonicalPath('..')).toBeNull();
+    expect(canonicalPath('..')).toBe('/');
+    expect(canonicalPath('/a/../../b')).toBe('/b');
   });
 
   it('checks ids segment by segment', () => {
     expect(idErrors('/a/b-c/d.e')).toEqual([]);
     expect(idErrors('/')).toEqual(['Path must contain at least one path element']);
+    expect(idErrors('/a/../..')).toEqual(['Path must contain at least one path element']);
+    expect(idErrors('..', '/g')).toEqual(['Path must contain at least one path element']);
+    expect(idErrors('../x', '/g')).toEqual([]);
     expect(idErrors('/a/B')).toHaveLength(1);
     expect(idErrors('/a/B')[0]).toMatch(/^must fully match regular expression/);
   });

@@ -77,7 +77,7 @@ export function readApp(body: unknown, opts: ParseOptions): { app: AppDefinition
   const v = new Violations();
   const idErr = idErrors(id);
   for (const e of idErr) v.add('/id', e);
-  const canonical = idErr.length ? (id.startsWith('/') ? id : `/${id}`) : (canonicalPath(id) ?? `/${id}`);
+  const canonical = idErr.length ? (id.startsWith('/') ? id : `/${id}`) : canonicalPath(id);
   const group = canonical.split('/').slice(0, -1).join('/') || '/';
 
   const app: AppDefinition = {
@@ -102,7 +102,7 @@ export function readApp(body: unknown, opts: ParseOptions): { app: AppDefinition
     container,
     healthChecks: [],
     readinessChecks,
-    dependencies: dependencies.map((d) => canonicalPath(d, group) ?? d),
+    dependencies: dependencies.map((d) => canonicalPath(d, group)),
     upgradeStrategy,
     labels,
     ipAddress,
