@@ -143,6 +143,12 @@ describe('layout.js', () => {
           }
         }
         if (count <= 12) for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) expect(layout.overlaps(boxes[i], boxes[j]), `${ids[i]} / ${ids[j]}`).toBe(false);
+        // Where labels would crowd (50 on a phone), the ones drawn never overlap; the failing one is drawn.
+        const hidden: Set<string> = layout.hiddenLabels(ns, new Map(ns.map((n: any, i: number) => [n.id, boxes[i]])));
+        if (count <= 12) expect([...hidden]).toEqual([]);
+        const shown = boxes.filter((_: unknown, i: number) => !hidden.has(ids[i]!));
+        for (let i = 0; i < shown.length; i++) for (let j = i + 1; j < shown.length; j++) expect(layout.overlaps(shown[i], shown[j])).toBe(false);
+        expect(hidden.has(ids.at(-1)!)).toBe(false);
       });
     }
   }

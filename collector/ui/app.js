@@ -76,7 +76,7 @@ function rebuild(doc) {
     for (const e of model.edges) e.geo = prevGeo.get(e.id);
     for (const n of model.nodes) {
       const p = prevNodes.get(n.id);
-      if (p) { n.labelSize = p.labelSize; n.labelBox = p.labelBox; }
+      if (p) { n.labelSize = p.labelSize; n.labelBox = p.labelBox; n.hiddenLabelBox = p.hiddenLabelBox; }
     }
   }
   if (hover) hover = refind(hover);
