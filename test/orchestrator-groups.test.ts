@@ -171,6 +171,12 @@ describe('/v2/groups', () => {
     expect(dots.body.id).toBe('/dots/app');
     expect(dots.body.dependencies).toEqual(['/dots/db', '/dots']);
     expect((await o.call('GET', '/v2/apps/dots/app')).body.app.id).toBe('/dots/app');
+    // Through /v2/apps a relative dependency resolves against the app's own id (Marathon's
+    // AppDefinition.withCanonizedIds); in a group update, against the group (below).
+    const relative = await o.call('POST', '/v2/apps', sleeper('/dots/web', { instances: 0, dependencies: ['../db', '../../top'] }));
+    expect(relative.status, JSON.stringify(relative.body)).toBe(201);
+    expect(relative.body.dependencies).toEqual(['/dots/db', '/top']);
+    await o.call('DELETE', '/v2/apps/dots/web?force=true');
 
     const nested = await o.call('POST', '/v2/groups', { id: '/up', groups: [{ id: '../..', apps: [sleeper('a')] }] });
     expect(nested.status).toBe(422);

@@ -161,7 +161,7 @@ export function parseGroupUpdate(body: unknown, base: string, parse: AppParse, n
     if (parentOf(resolved) !== group) add(semantic, `${path}/id`, `Identifier is not child of ${group}. Hint: use relative paths.`);
     // Dependencies written relative to the group resolve the same way for the app (its parent).
     try {
-      return [parseApp(o, { ...parse, now, pathId: resolved })];
+      return [parseApp(o, { ...parse, now, pathId: resolved, dependencyBase: group })];
     } catch (err) {
       if (!(err instanceof MalformedJson || err instanceof InvalidObject) || !Array.isArray(err.details)) throw err;
       const list = err instanceof MalformedJson ? typeErrors : semantic;
