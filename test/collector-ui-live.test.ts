@@ -106,6 +106,25 @@ describe.skipIf(!haveChromium)('collector UI: live updates from real probes', ()
     expect((await view(page)).nodes).toEqual({ A: 'ok', B: 'ok' });
     await page.close();
   });
+
+  it('keeps the collector\'s order of ids that look like integers (not the numeric order JSON.parse gives)', async () => {
+    const pc = await freePort();
+    const closed = await freePort(); // nothing listens: every resource fails, which is enough here
+    const collector = `http://127.0.0.1:${pc}`;
+    start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${pc}`, '--http-request-seconds=0.5', '--timeout-seconds=0.3', '--log-level=warn']);
+    await waitForHttp(`${collector}/healthz`);
+    const ids = ['10', 'b', '2', '1'];
+    for (const id of ids) {
+      const res = await fetch(`${collector}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, url: `http://127.0.0.1:${closed}/${id}` }) });
+      expect(res.status).toBe(201);
+    }
+    const page = await chromiumHandle!.context.newPage();
+    await page.goto(`${collector}/`);
+    await page.waitForFunction((n) => window.__starmap.matrix.ids.length === n, ids.length, { timeout: 15_000 });
+    expect(await page.evaluate(() => window.__starmap.matrix.ids)).toEqual(ids);
+    expect(await page.evaluate(() => window.__starmap.nodes.map((n) => n.id))).toEqual(ids);
+    await page.close();
+  });
 });
 
 declare const document: { querySelector(selector: string): { textContent: string | null } | null };

@@ -42,6 +42,29 @@ describe('model.js', () => {
     expect(model.summaryOf(m)).toEqual({ allowed: 3, blocked: 1, unknown: 3, failing: 1, resources: 3, unmatched: 1 });
   });
 
+  it('keeps the collector\'s order for ids that look like integers ("10", "2", "1"), which JSON.parse would sort', () => {
+    const ids = ['10', 'b', '2', '1', '007', 'a'];
+    const text = JSON.stringify({
+      responses: Object.fromEntries(ids.map((id) => [id, { url: `http://h${id}:9000/status`, statusCode: 200, json: status([{ url: `http://h${ids[0]}:9000/status`, reachable: true }]) }])),
+      details: Object.fromEntries(ids.map((id) => [id, detail(`http://h${id}:9000/status`)])),
+      generatedAt: at,
+    });
+    // What the collector sends, key by key (JSON.stringify of a literal would already reorder).
+    const ordered = `{"responses":{${ids.map((id) => `${JSON.stringify(id)}:${JSON.stringify(JSON.parse(text).responses[id])}`).join(',')}},"details":{${ids.map((id) => `${JSON.stringify(id)}:${JSON.stringify(detail(`http://h${id}:9000/status`))}`).join(',')}},"generatedAt":"${at}"}`;
+    expect(Object.keys(JSON.parse(ordered).responses)).not.toEqual(ids); // why the model reads the text
+    expect(model.keyOrder(ordered, 'responses')).toEqual(ids);
+    expect(model.keyOrder(' { "x" : [1, {"}": "\\"{"}], "responses" : { "2" : {"a": [{}]}, "1" : null } } ', 'responses')).toEqual(['2', '1']);
+    expect(model.keyOrder('{"responses":{}}', 'responses')).toEqual([]);
+    expect(model.keyOrder('{"other":{"1":2}}', 'responses')).toBeNull();
+    const m = model.buildModel(model.parseResponses(ordered));
+    expect(m.nodes.map((n: any) => n.id)).toEqual(ids);
+    expect(m.matrix.ids).toEqual(ids);
+    expect(m.edges.map((e: any) => e.id)).toEqual(ids.map((id) => `${id}->10`));
+    // Ids only in `details` (pending) come after, in the text's order too.
+    const pending = `{"responses":{"3":null},"details":{"3":${JSON.stringify(detail('http://h3:1/', null, true))},"20":${JSON.stringify(detail('http://h20:1/', null, true))},"4":${JSON.stringify(detail('http://h4:1/', null, true))}}}`;
+    expect(model.buildModel(model.parseResponses(pending)).matrix.ids).toEqual(['3', '20', '4']);
+  });
+
   it('keeps a failing probe\'s last targets as unknown, and reads star\'s documents without details', () => {
     const last = new Map();
     const first = model.buildModel(doc(), model.emptyModel(), last);
@@ -120,6 +143,12 @@ describe('layout.js', () => {
           }
         }
         if (count <= 12) for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) expect(layout.overlaps(boxes[i], boxes[j]), `${ids[i]} / ${ids[j]}`).toBe(false);
+        // Where labels would crowd (50 on a phone), the ones drawn never overlap; the failing one is drawn.
+        const hidden: Set<string> = layout.hiddenLabels(ns, new Map(ns.map((n: any, i: number) => [n.id, boxes[i]])));
+        if (count <= 12) expect([...hidden]).toEqual([]);
+        const shown = boxes.filter((_: unknown, i: number) => !hidden.has(ids[i]!));
+        for (let i = 0; i < shown.length; i++) for (let j = i + 1; j < shown.length; j++) expect(layout.overlaps(shown[i], shown[j])).toBe(false);
+        expect(hidden.has(ids.at(-1)!)).toBe(false);
       });
     }
   }

@@ -97,7 +97,7 @@ const CASES: [string, unknown, Record<string, unknown>, Answer][] = [
   ["readiness checks: protocol and codes of the wrong type", {"id":"/a","cmd":"x","portDefinitions":[{"port":0,"name":"http-api"}],"readinessChecks":[{"protocol":"TCP","httpStatusCodesForReady":["x"]}]}, {}, {"status":400,"body":{"message":"Invalid JSON","details":[{"path":"/readinessChecks(0)/httpStatusCodesForReady(0)","errors":["error.expected.jsnumber"]}]}}],
   ["ipAddress: defaults for network name and resource roles", {"id":"/a","cmd":"x","ipAddress":{"discovery":{"ports":[{"number":80,"name":"http"}]}},"readinessChecks":[{"portName":"http"}]}, {"defaultNetworkName":"net","defaultAcceptedResourceRoles":["*"]}, {"app":{"readinessChecks":[{"name":"readinessCheck","protocol":"HTTP","path":"/","portName":"http","intervalSeconds":30,"timeoutSeconds":10,"httpStatusCodesForReady":[200],"preserveLastResponse":false}],"ipAddress":{"groups":[],"labels":{},"discovery":{"ports":[{"number":80,"name":"http"}]},"networkName":"net"},"acceptedResourceRoles":["*"],"ports":"<absent>","portDefinitions":"<absent>","requirePorts":"<absent>"}}],
   ["ipAddress: empty network name, empty roles", {"id":"/a","cmd":"x","ipAddress":{"networkName":""},"acceptedResourceRoles":[]}, {}, {"status":422,"body":{"message":"Object is not valid","details":[{"path":"/acceptedResourceRoles","errors":["must not be empty"]},{"path":"/ipAddress/networkName","errors":["must not be empty"]}]}}],
-  ["dependencies are resolved against the app's group", {"id":"/g/a","cmd":"x","dependencies":["../b","/c","d"]}, {}, {"app":{"id":"/g/a","dependencies":["/b","/c","/g/d"]}}],
+  ["dependencies are resolved against the app's own id (Marathon's AppDefinition.withCanonizedIds)", {"id":"/g/a","cmd":"x","dependencies":["../b","/c","d"]}, {}, {"app":{"id":"/g/a","dependencies":["/g/b","/c","/g/a/d"]}}],
   ["a malformed dependency", {"id":"/g/a","cmd":"x","dependencies":["BAD"]}, {}, {"status":422,"body":{"message":"Object is not valid","details":[{"path":"/dependencies(0)","errors":["must fully match regular expression '^(([a-z0-9]|[a-z0-9][a-z0-9\\-]*[a-z0-9])\\.)*([a-z0-9]|[a-z0-9][a-z0-9\\-]*[a-z0-9])|(\\.|\\.\\.)$'"]}]}}],
   ["executor, kill selection, single-instance label", {"id":"/a","cmd":"x","labels":{"MARATHON_SINGLE_INSTANCE_APP":"true"},"instances":2,"killSelection":"X","executor":"//x//"}, {}, {"status":422,"body":{"message":"Object is not valid","details":[{"path":"/executor","errors":["must fully match regular expression '^(//cmd)|(/?[^/]+(/[^/]+)*)|$'"]},{"path":"/killSelection","errors":["must be one of YOUNGEST_FIRST, OLDEST_FIRST"]},{"path":"/","errors":["Single instance app may only have one instance"]}]}}],
   ["a constraint that is not a list", {"id":"/a","cmd":"x","constraints":[["hostname","UNIQUE"],"x"]}, {}, {"status":400,"body":{"message":"Invalid JSON","details":[{"path":"/constraints(1)","errors":["error.expected.jsarray"]}]}}],
@@ -138,16 +138,20 @@ describe('the app reader', () => {
 });
 
 describe('ids and ports', () => {
-  it('canonicalises paths against a base, refusing to escape the root', () => {
+  it('canonicalises paths against a base; `..` at the root stays there (Marathon PathId.canonicalPath)', () => {
     expect(canonicalPath('a/./b/../c')).toBe('/a/c');
     expect(canonicalPath('../x', '/g/h')).toBe('/g/x');
     expect(canonicalPath('/abs', '/g')).toBe('/abs');
-    expect(canonicalPath('..')).toBeNull();
+    expect(canonicalPath('..')).toBe('/');
+    expect(canonicalPath('/a/../../b')).toBe('/b');
   });
 
   it('checks ids segment by segment', () => {
     expect(idErrors('/a/b-c/d.e')).toEqual([]);
     expect(idErrors('/')).toEqual(['Path must contain at least one path element']);
+    expect(idErrors('/a/../..')).toEqual(['Path must contain at least one path element']);
+    expect(idErrors('..', '/g')).toEqual(['Path must contain at least one path element']);
+    expect(idErrors('../x', '/g')).toEqual([]);
     expect(idErrors('/a/B')).toHaveLength(1);
     expect(idErrors('/a/B')[0]).toMatch(/^must fully match regular expression/);
   });

@@ -157,6 +157,44 @@ describe('/v2/groups', () => {
     expect((await o.call('GET', '/v2/groups/shop/versions/2001-01-01T00:00:00.000Z')).status).toBe(404);
   });
 
+  it('resolves `.` and `..` in app, group and dependency ids as Marathon does; an id that climbs to the root is refused, never stored raw', async () => {
+    const noElement = { message: 'Object is not valid', details: [{ path: '/id', errors: ['Path must contain at least one path element'] }] };
+    for (const id of ['/a/../..', '/a/..', '..']) {
+      const up = await o.call('POST', '/v2/apps', sleeper(id, { instances: 0 }));
+      expect(up.status, id).toBe(422);
+      expect(up.body, id).toEqual(noElement);
+    }
+    expect(((await o.call('GET', '/v2/apps')).body.apps as any[]).filter((a) => a.id.includes('..') || a.id.startsWith('//'))).toEqual([]);
+    // `..` at the root stays at the root (PathId.canonicalPath); `.` is dropped; dependencies too.
+    const dots = await o.call('POST', '/v2/apps', sleeper('/../dots/./x/../app', { instances: 0, dependencies: ['../../../dots/./db', '/dots/x/..'] }));
+    expect(dots.status).toBe(201);
+    expect(dots.body.id).toBe('/dots/app');
+    expect(dots.body.dependencies).toEqual(['/dots/db', '/dots']);
+    expect((await o.call('GET', '/v2/apps/dots/app')).body.app.id).toBe('/dots/app');
+    // Through /v2/apps a relative dependency resolves against the app's own id (Marathon's
+    // AppDefinition.withCanonizedIds); in a group update, against the group (below).
+    const relative = await o.call('POST', '/v2/apps', sleeper('/dots/web', { instances: 0, dependencies: ['../db', '../../top'] }));
+    expect(relative.status, JSON.stringify(relative.body)).toBe(201);
+    expect(relative.body.dependencies).toEqual(['/dots/db', '/top']);
+    await o.call('DELETE', '/v2/apps/dots/web?force=true');
+
+    const nested = await o.call('POST', '/v2/groups', { id: '/up', groups: [{ id: '../..', apps: [sleeper('a')] }] });
+    expect(nested.status).toBe(422);
+    expect(nested.body.details).toEqual([{ path: '/groups(0)/id', errors: ['Identifier is not child of /up. Hint: use relative paths.'] }]);
+    const app = await o.call('POST', '/v2/groups', { id: '/up', apps: [sleeper('../..')] });
+    expect(app.status).toBe(422);
+    expect(app.body.details).toEqual([{ path: '/apps(0)/id', errors: ['Path must contain at least one path element'] }]);
+    const climb = await o.call('POST', '/v2/groups', { id: '/up/../../up2/.', dependencies: ['../../../dots'], apps: [sleeper('./x/../a', { instances: 0, dependencies: ['../../../dots/app'] })] });
+    expect(climb.status).toBe(201);
+    const up2 = (await o.call('GET', '/v2/groups/up2')).body;
+    expect(up2.id).toBe('/up2');
+    expect(up2.dependencies).toEqual(['/dots']);
+    expect(up2.apps.map((a: any) => [a.id, a.dependencies])).toEqual([['/up2/a', ['/dots/app']]]);
+    expect((await o.call('GET', '/v2/groups/up')).status).toBe(404);
+    await o.call('DELETE', '/v2/groups/up2?force=true');
+    await o.call('DELETE', '/v2/apps/dots/app?force=true');
+  });
+
   it('keeps a deployment whose new app never becomes healthy running; force replaces it with a fixed definition', async () => {
     const sick = { id: '/sick', apps: [sleeper('app', { portDefinitions: [{ port: 0 }], healthChecks: [{ protocol: 'TCP', portIndex: 0, intervalSeconds: 1, gracePeriodSeconds: 1, maxConsecutiveFailures: 0 }] })] };
     const r = await o.call('POST', '/v2/groups', sick);

@@ -4,7 +4,7 @@
 // (draw.js on a canvas) and writes the side panels (panels.js: the matrix, the accessible view).
 // No framework, no CDN. Test hook: window.__starmap holds the current model (nodes, edges,
 // matrix, state, expectations) and where everything is drawn (geometry()).
-import { SELF, buildModel, compareExpectations, emptyModel, graphSignature, normalise } from './model.js';
+import { SELF, buildModel, compareExpectations, emptyModel, graphSignature, normalise, parseResponses } from './model.js';
 import { GraphView } from './draw.js';
 import { ago, detailsHtml, matrixHtml, resourcesHtml, stepHtml, summaryText } from './panels.js';
 
@@ -76,7 +76,7 @@ function rebuild(doc) {
     for (const e of model.edges) e.geo = prevGeo.get(e.id);
     for (const n of model.nodes) {
       const p = prevNodes.get(n.id);
-      if (p) { n.labelSize = p.labelSize; n.labelBox = p.labelBox; }
+      if (p) { n.labelSize = p.labelSize; n.labelBox = p.labelBox; n.hiddenLabelBox = p.hiddenLabelBox; }
     }
   }
   if (hover) hover = refind(hover);
@@ -117,7 +117,8 @@ async function poll() {
     const etag = res.headers.get('etag');
     const same = etag !== null && etag === built.etag;
     if (same) res.body?.cancel().catch(() => {}); // not needed: let the browser drop it
-    const doc = same ? null : await res.json();
+    // Parsed from the text: JSON.parse alone would put integer-like ids first (model.js, ORDER).
+    const doc = same ? null : parseResponses(await res.text());
     const expChanged = EXAMPLE ? false : await pollExpectations();
     state.polls++;
     state.connected = true;

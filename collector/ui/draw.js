@@ -2,7 +2,7 @@
 // an opaque off-screen layer, redrawn only when the data, the layout, the toggles or the hover
 // change; each frame copies the layer and draws the travelling markers on top. That keeps 2,500
 // edges smooth. Where things go is layout.js; what they mean is model.js.
-import { curveBounds, edgeGeometry, hitTest, labelBox, layoutNodes, overlaps, subQuad } from './layout.js';
+import { curveBounds, edgeGeometry, hiddenLabels, hitTest, labelBox, layoutNodes, overlaps, subQuad } from './layout.js';
 
 const COLOR_BAD = '#ff6b6b';
 const COLOR_UNKNOWN = '#8b949e';
@@ -55,6 +55,12 @@ export class GraphView {
     const byStyle = new Map();
     const hl = Math.max(9, lineW * 4);
     for (const n of model.nodes) n.labelBox = labelBox(n, this.nodeR, this.geo);
+    // Labels that would overlap others are not drawn (labelBox null) unless hovered or tapped.
+    const hidden = hiddenLabels(model.nodes, new Map(model.nodes.map((n) => [n.id, n.labelBox])));
+    for (const n of model.nodes) {
+      n.hiddenLabelBox = hidden.has(n.id) ? n.labelBox : null;
+      if (hidden.has(n.id)) n.labelBox = null;
+    }
     for (const e of model.edges) {
       const g = edgeGeometry(e, model.byId, this.nodeR, this.geo);
       e.geo = g;
@@ -181,18 +187,29 @@ export class GraphView {
         c.stroke(); c.setLineDash([]);
       }
       if (h?.kind === 'node' && h.item.id === n.id) { c.lineWidth = 3; c.strokeStyle = '#ffffff'; c.stroke(); }
-      const b = n.labelBox;
-      if (!b) continue;
-      c.fillStyle = 'rgba(13,17,23,0.85)';
-      c.fillRect(b.x, b.y, b.w, b.h);
-      c.textAlign = 'center'; c.textBaseline = 'middle';
-      n.labelSize.lines.forEach((l, i) => {
-        c.font = `${l.weight} ${l.reason ? font.reasonPx : font.px}px system-ui, sans-serif`;
-        c.fillStyle = l.reason ? (n.failing ? '#ffb3b3' : '#c9d1d9') : '#e6edf3';
-        c.fillText(l.text, b.x + b.w / 2, b.y + 1 + font.line * (i + 0.5));
-      });
+      if (n.labelBox) this.label(c, n, n.labelBox, font);
+    }
+    // A label hidden for lack of room is shown, on top, while its node is hovered or tapped.
+    this.raisedLabel = null;
+    if (h?.kind === 'node' && h.item.hiddenLabelBox) {
+      c.globalAlpha = 1;
+      this.label(c, h.item, h.item.hiddenLabelBox, font, '#e6edf3');
+      this.raisedLabel = h.item.id;
     }
     c.globalAlpha = 1;
+  }
+
+  /** A node's label: its lines on a dark pill (with a border when drawn over other labels). */
+  label(c, n, b, font, border) {
+    c.fillStyle = border ? 'rgb(13,17,23)' : 'rgba(13,17,23,0.85)';
+    c.fillRect(b.x, b.y, b.w, b.h);
+    if (border) { c.strokeStyle = border; c.lineWidth = 1; c.strokeRect(b.x, b.y, b.w, b.h); }
+    c.textAlign = 'center'; c.textBaseline = 'middle';
+    n.labelSize.lines.forEach((l, i) => {
+      c.font = `${l.weight} ${l.reason ? font.reasonPx : font.px}px system-ui, sans-serif`;
+      c.fillStyle = l.reason ? (n.failing ? '#ffb3b3' : '#c9d1d9') : '#e6edf3';
+      c.fillText(l.text, b.x + b.w / 2, b.y + 1 + font.line * (i + 0.5));
+    });
   }
 
   draw(model, state) {
@@ -252,11 +269,15 @@ export class GraphView {
     return hitTest(model, x, y, this.nodeR, showUnreachable);
   }
 
-  /** Where everything is drawn, for tests: the canvas size, node circles, label boxes and self-loops. */
+  /**
+   * Where everything is drawn, for tests: the canvas size, node circles, label boxes (`label` when
+   * drawn, `hiddenLabel` when hidden for lack of room), self-loops, and the node whose hidden label
+   * is shown because it is hovered or tapped (`raisedLabel`).
+   */
   geometry(model) {
     return {
-      width: this.W, height: this.H, nodeR: this.nodeR,
-      nodes: model.nodes.map((n) => ({ id: n.id, x: n.x, y: n.y, r: this.nodeR, label: n.labelBox ?? null })),
+      width: this.W, height: this.H, nodeR: this.nodeR, raisedLabel: this.raisedLabel ?? null,
+      nodes: model.nodes.map((n) => ({ id: n.id, x: n.x, y: n.y, r: this.nodeR, label: n.labelBox ?? null, hiddenLabel: n.hiddenLabelBox ?? null })),
       loops: model.edges.filter((e) => e.from === e.to && e.geo).map((e) => ({ id: e.id, ...curveBounds(e.geo.samples) })),
     };
   }

@@ -138,6 +138,25 @@ export function labelBox(node, nodeR, g) {
   return { x: ax - (w * (1 - fx)) / 2, y: ay - (h * (1 - fy)) / 2, w, h };
 }
 
+/**
+ * Which labels to draw when there are too many to fit (a phone, 50 nodes): a label that would
+ * overlap one already kept is hidden, and shown only while its node is hovered or tapped. Failing
+ * nodes' labels (they say why) are kept first, then the rest in the collector's order. Returns the
+ * set of node ids whose labels are hidden; `boxes` holds each node's label box by id.
+ */
+export function hiddenLabels(nodes, boxes) {
+  const kept = [];
+  const hidden = new Set();
+  const order = [...nodes.filter((n) => n.failing), ...nodes.filter((n) => !n.failing)];
+  for (const n of order) {
+    const b = boxes.get(n.id);
+    if (!b) continue;
+    if (kept.some((k) => overlaps(k, b))) hidden.add(n.id);
+    else kept.push(b);
+  }
+  return hidden;
+}
+
 /** Whether two boxes overlap (touching edges do not count). */
 export function overlaps(a, b) {
   return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;

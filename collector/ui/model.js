@@ -45,21 +45,102 @@ export function isFailing(entry) {
 }
 
 /**
+ * Where a parsed `/responses` document keeps the order its text gave the ids (parseResponses).
+ * JSON.parse puts integer-like keys ("1", "10", "2") first and in numeric order, whatever the text
+ * says, so the collector's order has to be read from the text itself.
+ */
+export const ORDER = Symbol('order of the ids in the document text');
+
+/** Parses a `/responses` document, remembering the collector's order of its ids (ORDER). */
+export function parseResponses(text) {
+  const doc = JSON.parse(text);
+  if (doc && typeof doc === 'object' && !Array.isArray(doc)) doc[ORDER] = [...new Set([...(keyOrder(text, 'responses') ?? []), ...(keyOrder(text, 'details') ?? [])])];
+  return doc;
+}
+
+/**
+ * The keys of the object at top-level member `field` of a JSON text, in the text's order; null
+ * when there is none. The text must be valid JSON (parse it first); values are skipped, not built.
+ */
+export function keyOrder(text, field) {
+  let i = 0;
+  const space = () => {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\n' || text[i] === '\r' || text[i] === '\t')) i++;
+  };
+  const string = () => {
+    const start = i++;
+    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    i++;
+    return JSON.parse(text.slice(start, i));
+  };
+  const skipValue = () => {
+    space();
+    if (text[i] === '"') return void string();
+    if (text[i] !== '{' && text[i] !== '[') {
+      while (i < text.length && !',}] \n\r\t'.includes(text[i])) i++;
+      return;
+    }
+    let depth = 0;
+    while (i < text.length) {
+      const c = text[i];
+      if (c === '"') { string(); continue; }
+      i++;
+      if (c === '{' || c === '[') depth++;
+      else if ((c === '}' || c === ']') && --depth === 0) return;
+    }
+  };
+  /** Calls `member(key)` at each member's value of the object at `i`; false when it is no object. */
+  const members = (member) => {
+    space();
+    if (text[i] !== '{') return false;
+    i++;
+    space();
+    if (text[i] === '}') return void i++, true;
+    for (;;) {
+      space();
+      const key = string();
+      space();
+      i++; // ':'
+      member(key);
+      space();
+      if (text[i++] !== ',') return true;
+    }
+  };
+  let keys = null;
+  try {
+    members((key) => {
+      if (key !== field || !members((k) => { (keys ??= []).push(k); skipValue(); })) skipValue();
+      else keys ??= [];
+    });
+  } catch {
+    return null;
+  }
+  return keys;
+}
+
+/**
  * One entry per resource id, in the collector's order (the order the resources were added, which
- * in a scenario is the scenario's): star's `{url, statusCode, json}` (null when there is nothing to
- * show) merged with Starmap's detail from the sibling `details` map. A document without `details`
- * (star's collector) gives the entries as they are.
+ * in a scenario is the scenario's), as a Map: star's `{url, statusCode, json}` (null when there is
+ * nothing to show) merged with Starmap's detail from the sibling `details` map. A document without
+ * `details` (star's collector) gives the entries as they are. The order is the text's when the
+ * document came from parseResponses (ORDER), else the objects' (integer-like ids first).
  */
 export function entriesOf(doc) {
   const obj = (x) => (x && typeof x === 'object' ? x : null);
   const responses = obj(doc?.responses) ?? {};
   const details = obj(doc?.details);
-  if (!details) return responses;
-  const entries = {};
-  for (const id of new Set([...Object.keys(responses), ...Object.keys(details)])) {
+  const has = (o, id) => o !== null && Object.hasOwn(o, id);
+  const ids = [...new Set([...(Array.isArray(doc?.[ORDER]) ? doc[ORDER] : []), ...Object.keys(responses), ...(details ? Object.keys(details) : [])])]
+    .filter((id) => has(responses, id) || has(details, id));
+  const entries = new Map();
+  for (const id of ids) {
     const r = obj(responses[id]);
+    if (!details) {
+      entries.set(id, responses[id]);
+      continue;
+    }
     const d = obj(details[id]);
-    entries[id] = d ? { ...d, url: d.url ?? r?.url ?? null, statusCode: d.statusCode ?? r?.statusCode ?? null, json: r ? r.json : null, detailed: true } : r;
+    entries.set(id, d ? { ...d, url: d.url ?? r?.url ?? null, statusCode: d.statusCode ?? r?.statusCode ?? null, json: r ? r.json : null, detailed: true } : r);
   }
   return entries;
 }
@@ -76,10 +157,10 @@ export function emptyModel() {
  */
 export function buildModel(doc, prev = emptyModel(), lastTargets = new Map()) {
   const responses = entriesOf(doc);
-  const ids = Object.keys(responses);
+  const ids = [...responses.keys()];
   const prevPos = new Map(prev.nodes.map((n) => [n.id, n]));
   const nodes = ids.map((id, i) => {
-    const entry = responses[id];
+    const entry = responses.get(id);
     const f = isFailing(entry);
     const p = prevPos.get(id);
     return {
@@ -116,7 +197,7 @@ export function buildModel(doc, prev = emptyModel(), lastTargets = new Map()) {
   const unmatched = [];
   const seen = new Set();
   for (const n of nodes) {
-    const entry = responses[n.id];
+    const entry = responses.get(n.id);
     let targets = null;
     let unknown = false;
     if (!n.failing && !n.pending) {
@@ -153,7 +234,7 @@ export function buildModel(doc, prev = emptyModel(), lastTargets = new Map()) {
       });
     });
   }
-  for (const id of [...lastTargets.keys()]) if (!responses[id]) lastTargets.delete(id);
+  for (const id of [...lastTargets.keys()]) if (!responses.get(id)) lastTargets.delete(id);
   return { nodes, edges, unmatched, matrix: matrixOf(nodes, edges), byId: new Map(nodes.map((n) => [n.id, n])) };
 }
 

@@ -76,7 +76,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   };
   /** The apps beneath group path `raw` (`/a/b`, `a/b/`, `` for all), by id. */
   const appsUnder = (raw: string) => {
-    const group = canonicalPath(raw) ?? '/';
+    const group = canonicalPath(raw);
     return { group, apps: [...groups.apps.values()].filter((a) => isWithin(a.id, group) && a.id !== group).sort((a, b) => a.id.localeCompare(b.id)) };
   };
 

@@ -51,7 +51,7 @@ export async function queueApi(app: FastifyInstance, opts: QueueApiOptions): Pro
     const rest = (req.params as { '*': string })['*'];
     const m = rest.match(/^(.*)\/delay\/?$/);
     if (!m) throw uriNotFound(req);
-    const id = canonicalPath(m[1]!) ?? `/${m[1]}`;
+    const id = canonicalPath(m[1]!);
     const queued = s.groups.apps.get(id);
     if (!queued || !queueEntry(s, queued, Date.now())) throw new NotFound(`Application ${id} not found in tasks queue.`);
     s.deployer.resetDelay(id);

@@ -11,6 +11,6 @@
 // counts are in bounds.ts, constraints in constraints.ts, comparing and merging in app-update.ts.
 export type { AppDefinition, Container, FetchUri, HealthCheck, IpAddress, Json, JsonObject, ParseOptions, PortDefinition, PortMapping, ReadinessCheck, UpgradeStrategy, Violation } from './app-definition/types.ts';
 export { parseApp, readApp } from './app-definition/read.ts';
-export { canonicalPath, idErrors, safePath } from './app-definition/ids.ts';
+export { canonicalPath, idErrors, NO_PATH_ELEMENT, safePath } from './app-definition/ids.ts';
 export { appPortNames, bridgedMappings } from './app-definition/ports.ts';
 export { isConfigChange, keepServicePorts, toMergeBase } from './app-update.ts';

@@ -3,7 +3,7 @@
 // the apps and groups whose parent path it is. This module parses a group update body (Marathon's
 // GroupUpdate: {id?, apps?, groups?, dependencies?, scaleBy?, version?}) with Marathon's error
 // shapes and resolves relative ids. Pure: nothing here touches state.
-import { canonicalPath, idErrors, parseApp, type AppDefinition, type Json, type JsonObject, type ParseOptions, type Violation } from './app-definition.ts';
+import { canonicalPath, idErrors, NO_PATH_ELEMENT, parseApp, type AppDefinition, type Json, type JsonObject, type ParseOptions, type Violation } from './app-definition.ts';
 import { InvalidObject, MalformedJson, NotFound } from '../errors.ts';
 
 export interface GroupRecord {
@@ -60,7 +60,7 @@ export function pathId(raw: string): string {
   const trimmed = raw.replace(/\/+$/, '');
   const errs = idErrors(trimmed);
   if (errs.length) throw new InvalidObject([{ path: '/id', errors: errs }]);
-  return canonicalPath(trimmed) ?? `/${trimmed}`;
+  return canonicalPath(trimmed);
 }
 
 /** Canonical group id of a URL path (`''` is the root); 422 when malformed. */
@@ -94,14 +94,16 @@ export function parseGroupUpdate(body: unknown, base: string, parse: AppParse, n
     if (o.id !== undefined && o.id !== null) {
       if (typeof o.id !== 'string') add(typeErrors, `${path}/id`, 'error.expected.jsstring');
       else if (o.id.replace(/\/+/g, '') !== '') {
-        const errs = o.id.split('/').some((s) => s !== '' && s !== '.' && s !== '..') ? idErrors(o.id) : [];
-        const resolved = canonicalPath(o.id, expectParent ?? at);
+        const base = expectParent ?? at;
+        const resolved = canonicalPath(o.id, base);
+        // A group id that resolves to the root (`/a/..`, `..` climbing above it) names the root
+        // group, as `/` does: no "Path must contain at least one path element" for groups.
+        const errs = idErrors(o.id, base).filter((e) => resolved !== '/' || e !== NO_PATH_ELEMENT);
         if (errs.length) add(semantic, `${path}/id`, errs[0]!);
-        else if (resolved === null) add(semantic, `${path}/id`, 'Path must not point above the root group');
         else id = resolved;
       } else if (o.id.startsWith('/')) id = '/';
     } else if (expectParent !== null) add(typeErrors, `${path}/id`, 'error.path.missing');
-    if (expectParent !== null && id !== '/' && parentOf(id) !== expectParent && !semantic.some((v) => v.path === `${path}/id`)) {
+    if (expectParent !== null && (id === '/' || parentOf(id) !== expectParent) && !semantic.some((v) => v.path === `${path}/id`)) {
       add(semantic, `${path}/id`, `Identifier is not child of ${expectParent}. Hint: use relative paths.`);
     }
     const out: GroupUpdate = { id };
@@ -111,9 +113,9 @@ export function parseGroupUpdate(body: unknown, base: string, parse: AppParse, n
         out.dependencies = [];
         o.dependencies.forEach((d, i) => {
           if (typeof d !== 'string') return add(typeErrors, `${path}/dependencies(${i})`, 'error.expected.jsstring');
-          const errs = idErrors(d);
+          const errs = idErrors(d, id);
+          if (errs.length) return add(semantic, `${path}/dependencies(${i})`, errs[0]!);
           const resolved = canonicalPath(d, id);
-          if (errs.length || resolved === null) return add(semantic, `${path}/dependencies(${i})`, errs[0] ?? 'Path must not point above the root group');
           out.dependencies!.push(resolved);
         });
       }
@@ -150,16 +152,16 @@ export function parseGroupUpdate(body: unknown, base: string, parse: AppParse, n
       add(typeErrors, `${path}/id`, o.id === undefined || o.id === null ? 'error.path.missing' : 'error.expected.jsstring');
       return [];
     }
-    const errs = idErrors(o.id);
+    const errs = idErrors(o.id, group);
     const resolved = canonicalPath(o.id, group);
-    if (errs.length || resolved === null) {
-      add(semantic, `${path}/id`, errs[0] ?? 'Path must not point above the root group');
+    if (errs.length) {
+      add(semantic, `${path}/id`, errs[0]!);
       return [];
     }
     if (parentOf(resolved) !== group) add(semantic, `${path}/id`, `Identifier is not child of ${group}. Hint: use relative paths.`);
     // Dependencies written relative to the group resolve the same way for the app (its parent).
     try {
-      return [parseApp(o, { ...parse, now, pathId: resolved })];
+      return [parseApp(o, { ...parse, now, pathId: resolved, dependencyBase: group })];
     } catch (err) {
       if (!(err instanceof MalformedJson || err instanceof InvalidObject) || !Array.isArray(err.details)) throw err;
       const list = err instanceof MalformedJson ? typeErrors : semantic;

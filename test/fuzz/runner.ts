@@ -1,9 +1,11 @@
 // Runs the three services as real processes on loopback and sends each a stream of hostile
-// requests (catalogue.ts), a few at a time. What counts as a failure: a 5xx (other than 501 from
-// the policy paths of an orchestrator without --isolation=netns, which is their designed answer),
-// no answer within `hangMs`, a connection dropped without an answer, or a service that exits or no
-// longer answers its health endpoint at the end. Request i of a service is drawn from
-// (seed, service, i) alone, so a failure can be drawn again with the same seed.
+// requests (catalogue.ts), a few at a time. What counts as a failure: a 5xx (other than the 501
+// `{"message":"network policies need --isolation=netns …"}` of the /v2/starmap paths of an
+// orchestrator without --isolation=netns, their designed and documented answer: README, "Network
+// isolation and policies"), no answer within `hangMs`, a connection dropped without an answer, or a
+// service that exits or no longer answers its health endpoint at the end. Request i of a service is
+// drawn from (seed, service, i) alone, so a failure can be drawn again with the same seed.
+import { connect } from 'node:net';
 import { Pool } from 'undici';
 import { NODE, freePort, start, waitForHttp, type Running } from '../helpers/process.ts';
 import { startOrchestrator } from '../helpers/orchestrator.ts';
@@ -50,10 +52,29 @@ interface Target {
 
 const excerpt = (s: string | undefined) => (s === undefined ? '' : s.length > 300 ? `${s.slice(0, 300)}… (${s.length} chars)` : s);
 
-/** Whether a status is a failure for this request. */
-function isFailure(service: Service, req: FuzzRequest, status: number): boolean {
-  if (status < 500) return false;
-  return !(service === 'orchestrator' && status === 501 && req.path.startsWith('/v2/starmap'));
+/** A body this large is beyond every service's limit (the orchestrator's is 8 MiB, the others' 1 MiB). */
+const OVERSIZED = 8 * 1024 * 1024;
+
+/** The answer to one request: its status and, for a 501, its body (which must say why). */
+export interface Answer {
+  status: number;
+  body?: string;
+}
+
+/** Whether an answer is a failure for this request. */
+function isFailure(service: Service, req: FuzzRequest, answer: Answer): boolean {
+  if (answer.status < 500) return false;
+  const designed = service === 'orchestrator' && answer.status === 501 && req.path.startsWith('/v2/starmap');
+  // A HEAD answer has no body to say why.
+  return !(designed && (req.method === 'HEAD' || /--isolation=netns/.test(String(messageOf(answer.body)))));
+}
+
+function messageOf(body: string | undefined): unknown {
+  try {
+    return (JSON.parse(body ?? '') as { message?: unknown }).message;
+  } catch {
+    return undefined;
+  }
 }
 
 async function startServices(opts: FuzzOptions): Promise<{ targets: Target[]; ctx: DrawContext }> {
@@ -82,13 +103,65 @@ async function startServices(opts: FuzzOptions): Promise<{ targets: Target[]; ct
   return { targets, ctx };
 }
 
-async function send(pool: Pool, req: FuzzRequest, hangMs: number): Promise<number | string> {
+/** The outcome of an oversized body whose connection the service closed before reading the body. */
+export const CLOSED_UNREAD = 'closed before the body was read';
+
+/**
+ * Sends a body beyond the limit over a plain socket. A service answers it from the headers (413
+ * from fastify's bodyLimit, 415, or the route's answer when it reads no body) and then closes the
+ * connection with the body unread, so the kernel resets it; undici reports the write that failed
+ * (EPIPE, ECONNRESET) instead of the answer it was sent. This writes the body a piece at a time and
+ * stops at the first byte of an answer, so the answer is what counts. When the reset still wins the
+ * race (Node drops what it has not read yet on a write error) the outcome is CLOSED_UNREAD: the
+ * service read the headers and chose to close, which is no failure of the service.
+ */
+export function sendOversized(url: string, req: FuzzRequest, hangMs: number): Promise<Answer | string> {
+  const { hostname, port } = new URL(url);
+  const body = Buffer.from(req.body ?? '');
+  const headers = { ...req.headers, host: `${hostname}:${port}`, 'content-length': String(body.length), connection: 'close' };
+  const head = Buffer.from(`${req.method} ${req.path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`, 'latin1');
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let error: NodeJS.ErrnoException | null = null;
+    let hung = false;
+    const socket = connect(Number(port), hostname);
+    const timer = setTimeout(() => {
+      hung = true;
+      socket.destroy();
+    }, hangMs);
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', (e: NodeJS.ErrnoException) => (error ??= e));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString('latin1');
+      const status = /^HTTP\/1\.1 (\d{3}) /.exec(text);
+      if (status) resolve({ status: Number(status[1]), body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+      else if (hung) resolve(`hang: no answer within ${hangMs} ms`);
+      else if (error && (error.code === 'EPIPE' || error.code === 'ECONNRESET') && at < body.length) resolve(CLOSED_UNREAD);
+      else resolve(`no answer: ${error ? `${error.code ?? ''} ${error.message}` : 'closed'}`);
+    });
+    let at = 0;
+    const writeOn = (err?: Error | null): void => {
+      if (err || chunks.length > 0 || socket.destroyed) return; // answered (or gone): the rest is not wanted
+      if (at >= body.length) return void socket.end();
+      const piece = body.subarray(at, at + 64 * 1024);
+      at += piece.length;
+      // Once the kernel took this piece, let an answer that came meanwhile be read before the next.
+      socket.write(piece, (e) => setImmediate(writeOn, e));
+    };
+    socket.write(head, (e) => setImmediate(writeOn, e));
+  });
+}
+
+export async function send(pool: Pool, url: string, req: FuzzRequest, hangMs: number): Promise<Answer | string> {
+  if ((req.body?.length ?? 0) > OVERSIZED) return sendOversized(url, req, hangMs);
   try {
     const res = await pool.request({ method: req.method, path: req.path, headers: req.headers, body: req.body ?? null, headersTimeout: hangMs, bodyTimeout: hangMs });
     // An event stream stays open by design: its status is the answer.
     if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) res.body.destroy();
+    else if (res.statusCode === 501) return { status: 501, body: await res.body.text() };
     else await res.body.dump({ limit: 64 * 1024 * 1024 });
-    return res.statusCode;
+    return { status: res.statusCode };
   } catch (err) {
     const e = err as { code?: string; message: string };
     if (e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') return `hang: no answer within ${hangMs} ms`;
@@ -107,15 +180,19 @@ async function fuzzOne(t: Target, ctx: DrawContext, opts: FuzzOptions, report: F
     while (next < total && Date.now() < deadline) {
       const index = next++;
       const req = drawRequest(new Draw(seedOf(opts.seed, t.service, index)), t.service, ctx);
-      const outcome = await send(pool, req, hangMs);
+      const outcome = await send(pool, t.url, req, hangMs);
       if (outcome === 'unsendable') continue; // undici refused to put it on the wire (e.g. a control character in the path)
+      if (outcome === CLOSED_UNREAD) {
+        statuses[outcome] = (statuses[outcome] ?? 0) + 1;
+        report.sent[t.service] = (report.sent[t.service] ?? 0) + 1;
+        continue;
+      }
       report.sent[t.service] = (report.sent[t.service] ?? 0) + 1;
-      const key = typeof outcome === 'number' ? String(outcome) : outcome.split(':')[0]!;
+      const key = typeof outcome === 'string' ? outcome.split(':')[0]! : String(outcome.status);
       statuses[key] = (statuses[key] ?? 0) + 1;
-      // A body beyond the size limit may be cut off mid-send: the 413 can come before the rest is written.
-      const tooLarge = (req.body?.length ?? 0) > 8 * 1024 * 1024 && typeof outcome === 'string' && outcome.startsWith('no answer');
-      if ((typeof outcome === 'number' && isFailure(t.service, req, outcome)) || (typeof outcome === 'string' && !tooLarge)) {
-        report.failures.push({ service: t.service, index, method: req.method, path: req.path, body: excerpt(req.body), outcome: String(outcome) });
+      if (typeof outcome === 'string' || isFailure(t.service, req, outcome)) {
+        const what = typeof outcome === 'string' ? outcome : `${outcome.status} ${excerpt(outcome.body)}`;
+        report.failures.push({ service: t.service, index, method: req.method, path: req.path, body: excerpt(req.body), outcome: what });
       }
       if (t.proc.child.exitCode !== null || t.proc.child.signalCode !== null) return;
     }

@@ -1,7 +1,7 @@
 // Reading a body into an app definition, in three passes: type-level reading of every section
 // (Play JSON's errors, collected and thrown together as 400 Invalid JSON), normalisation (defaults
 // that depend on other fields: ports, health check ports, fetch from uris, dependencies resolved
-// against the app's group), then validation (validate.ts: 422 Object is not valid). The order in
+// against the app's id or its group, ParseOptions.dependencyBase), then validation (validate.ts: 422 Object is not valid). The order in
 // which fields are read is the order of Marathon's error details, and is kept on purpose.
 import { InvalidObject, MalformedJson } from '../../errors.ts';
 import { plainMap } from '../labels.ts';
@@ -77,8 +77,7 @@ export function readApp(body: unknown, opts: ParseOptions): { app: AppDefinition
   const v = new Violations();
   const idErr = idErrors(id);
   for (const e of idErr) v.add('/id', e);
-  const canonical = idErr.length ? (id.startsWith('/') ? id : `/${id}`) : (canonicalPath(id) ?? `/${id}`);
-  const group = canonical.split('/').slice(0, -1).join('/') || '/';
+  const canonical = idErr.length ? (id.startsWith('/') ? id : `/${id}`) : canonicalPath(id);
 
   const app: AppDefinition = {
     id: canonical,
@@ -102,7 +101,7 @@ export function readApp(body: unknown, opts: ParseOptions): { app: AppDefinition
     container,
     healthChecks: [],
     readinessChecks,
-    dependencies: dependencies.map((d) => canonicalPath(d, group) ?? d),
+    dependencies: dependencies.map((d) => canonicalPath(d, opts.dependencyBase ?? canonical)),
     upgradeStrategy,
     labels,
     ipAddress,

@@ -127,6 +127,12 @@ export interface AppDefinition {
 export interface ParseOptions {
   /** The id taken from the URL (PUT/PATCH); overrides the body's. */
   pathId?: string;
+  /**
+   * What relative `dependencies` resolve against: the group for an app inside a group update (as
+   * Marathon's GroupUpdate.toApp); by default the app's own id, as Marathon's
+   * AppDefinition.withCanonizedIds does for /v2/apps (`../db` in `/shop/web` is `/shop/db`).
+   */
+  dependencyBase?: string;
   defaultNetworkName?: string | undefined;
   defaultAcceptedResourceRoles?: string[] | undefined;
   now: string;
