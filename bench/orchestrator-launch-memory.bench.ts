@@ -7,8 +7,9 @@
 // (`node [flags] orchestrator/main.ts`, which also holds Node's TypeScript stripper: ~17 MiB),
 // --auth=off, each measurement in a fresh process with a fresh data dir. The bare fastify
 // baseline runs as plain JavaScript (`node -e`), so it pays no stripper either.
-// Usage: node bench/orchestrator-launch-memory.bench.ts [--before=BIN_DIR] [--only=launch|memory]
-//   --before: an older build's orchestrator launches too, alternated with this one and the baseline.
+// Usage: node bench/orchestrator-launch-memory.bench.ts [--before=BIN_DIR] [--only=launch|memory] [--flags]
+//   --before: an older build's orchestrator launches too, alternated with this one and the baseline;
+//   --flags: so does the orchestrator from source with V8's defaults and with --optimize-for-size.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -122,6 +123,12 @@ async function main(): Promise<void> {
     const programs: { name: string; how: How }[] = [
       { name: 'dist/bin/orchestrator', how: { binary: true } },
       ...(BEFORE ? [{ name: `${BEFORE}/orchestrator (before)`, how: { binary: true as const, path: join(BEFORE, 'orchestrator') } }] : []),
+      ...(process.argv.includes('--flags')
+        ? [
+            { name: 'from source, default V8 flags', how: { binary: false as const, nodeFlags: [] } },
+            { name: 'from source, --optimize-for-size', how: { binary: false as const, nodeFlags: ['--optimize-for-size'] } },
+          ]
+        : []),
     ];
     const running = await Promise.all(programs.map((p) => orchestrator(p.how)));
     const times: number[][] = programs.map(() => []);
@@ -166,8 +173,8 @@ async function main(): Promise<void> {
     '',
     table(['figure', 'orchestrator', 'baseline (same run)', 'ratio'], rows),
   ].join('\n');
-  // A partial run (--only, --before) prints its figures but leaves the written section alone.
-  if (ONLY === undefined && BEFORE === undefined) writeSection('Orchestrator: launching and memory', md);
+  // A partial run (--only, --before, --flags) prints its figures but leaves the written section alone.
+  if (ONLY === undefined && BEFORE === undefined && !process.argv.includes('--flags')) writeSection('Orchestrator: launching and memory', md);
   console.log(md);
   process.exit(0);
 }
