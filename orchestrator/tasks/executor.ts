@@ -93,8 +93,20 @@ function lastLine(path: string): string {
   }
 }
 
+/** A task ready to spawn: its command (wrapped to join its cgroup) and open output files. */
+interface Prepared {
+  run: TaskRun;
+  file: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  out: number;
+  err: number;
+}
+
 export class ProcessExecutor implements Executor {
   readonly #tasks = new Map<string, TaskRun>();
+  /** Launches of this tick, started together (#startBatch). */
+  readonly #batch: TaskRun[] = [];
   readonly #listeners = new Set<(u: TaskStatusUpdate) => void>();
   readonly #logger: Logger | undefined;
   readonly #opts: ProcessExecutorOptions;
@@ -166,11 +178,23 @@ export class ProcessExecutor implements Executor {
     this.#tasks.set(spec.taskId, run);
     this.#emit(run, 'TASK_STAGING', '');
     // The rest happens on the next tick, so that listeners see STAGING before anything else and a
-    // caller may still kill() the task before it starts.
-    setImmediate(() => this.#start(run));
+    // caller may still kill() the task before it starts; the launches of one tick start together.
+    if (this.#batch.push(run) === 1) setImmediate(() => void this.#startBatch());
   }
 
-  #fail(run: TaskRun, message: string): void {
+  /**
+   * Starts a batch of launches: every task's cgroup and sandbox (with its stdout and stderr files)
+   * are made at once on libuv's thread pool, then all are spawned in one go, so that their status
+   * updates reach the scheduler in one pass (one state transaction). Spawning, which forks this
+   * process, is the part the main thread must do itself (issue 17).
+   */
+  async #startBatch(): Promise<void> {
+    const runs = this.#batch.splice(0);
+    const prepared = await Promise.all(runs.map((run) => this.#prepare(run).catch((e: unknown) => void this.#fail(run, `launch failed: ${(e as Error).message}`))));
+    for (const p of prepared) if (p) this.#spawn(p);
+  }
+
+  #fail(run: TaskRun, message: string): undefined {
     if (run.terminal) return;
     run.terminal = true;
     this.#tasks.delete(run.spec.taskId);
@@ -180,7 +204,7 @@ export class ProcessExecutor implements Executor {
     run.resolveDone();
   }
 
-  #killedBeforeStart(run: TaskRun): void {
+  #killedBeforeStart(run: TaskRun): undefined {
     run.terminal = true;
     this.#tasks.delete(run.spec.taskId);
     run.cgroup?.remove();
@@ -188,7 +212,8 @@ export class ProcessExecutor implements Executor {
     run.resolveDone();
   }
 
-  #start(run: TaskRun): void {
+  /** What to run and where its output goes; undefined when the task failed or was killed first. */
+  async #prepare(run: TaskRun): Promise<Prepared | undefined> {
     const { spec } = run;
     if (run.killing) return this.#killedBeforeStart(run);
     let env = taskProcessEnv(spec.env, this.#opts.baseEnv);
@@ -214,17 +239,6 @@ export class ProcessExecutor implements Executor {
       args = ['netns', 'exec', spec.netns, file, ...args];
       file = resolveProgram('ip', env.PATH) ?? '/usr/sbin/ip';
     }
-    this.#prepareAndSpawn(run, file, args, env).catch((e: unknown) => this.#fail(run, `launch failed: ${(e as Error).message}`));
-  }
-
-  /**
-   * The task's cgroup and sandbox (with its stdout and stderr files) are made on libuv's thread
-   * pool, for every task of a batch at once, while the main thread spawns those already prepared:
-   * spawning is what the main thread must do itself (issue 17: mkdir and open cost it ~0.4 ms a
-   * task). A kill() meanwhile ends the task before it starts.
-   */
-  async #prepareAndSpawn(run: TaskRun, file: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
-    const { spec } = run;
     const cgroup = this.#cgroups?.create(spec.taskId).catch((e: unknown) => {
       this.#logger?.warn({ taskId: spec.taskId, err: e }, 'cannot create the task cgroup: running it without one');
       return undefined;
@@ -248,11 +262,21 @@ export class ProcessExecutor implements Executor {
       closeFiles();
       return this.#fail(run, `cannot create the sandbox ${spec.sandboxDir}: ${sandboxError?.message ?? 'unknown error'}`);
     }
+    if (run.cgroup) ({ file, args } = run.cgroup.wrap(file, args));
+    return { run, file, args, env, out, err };
+  }
+
+  #spawn({ run, file, args, env, out, err }: Prepared): void {
+    const { spec } = run;
+    const closeFiles = () => {
+      closeSync(out);
+      closeSync(err);
+    };
+    // A kill() while the batch was prepared ends the task before it starts.
     if (run.killing) {
       closeFiles();
       return this.#killedBeforeStart(run);
     }
-    if (run.cgroup) ({ file, args } = run.cgroup.wrap(file, args));
     this.#emit(run, 'TASK_STARTING', '');
     let child: ChildProcess;
     try {
@@ -261,8 +285,7 @@ export class ProcessExecutor implements Executor {
       closeFiles();
       return this.#fail(run, `launch failed: ${(e as Error).message}`);
     }
-    closeSync(out);
-    closeSync(err);
+    closeFiles();
     child.once('error', (e: NodeJS.ErrnoException) => {
       if (run.pid !== undefined) return; // errors after spawn (e.g. kill failures) are not launch errors
       const what = spec.args?.[0] ?? file;
