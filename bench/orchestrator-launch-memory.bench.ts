@@ -7,6 +7,9 @@
 // (`node [flags] orchestrator/main.ts`, which also holds Node's TypeScript stripper: ~17 MiB),
 // --auth=off, each measurement in a fresh process with a fresh data dir. The bare fastify
 // baseline runs as plain JavaScript (`node -e`), so it pays no stripper either.
+// Usage: node bench/orchestrator-launch-memory.bench.ts [--before=BIN_DIR] [--only=launch|memory] [--flags]
+//   --before: an older build's orchestrator launches too, alternated with this one and the baseline;
+//   --flags: so does the orchestrator from source with V8's defaults and with --optimize-for-size.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -20,13 +23,16 @@ const N_APPS = 1000;
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 
 const BIN = join(ROOT, 'dist', 'bin', 'orchestrator');
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const BEFORE = arg('before');
+const ONLY = arg('only');
 
-/** How to start it: the executable, or `node <flags> orchestrator/main.ts`. */
-type How = { binary: true } | { binary: false; nodeFlags: string[] };
+/** How to start it: the executable (this build's or another), or `node <flags> orchestrator/main.ts`. */
+type How = { binary: true; path?: string } | { binary: false; nodeFlags: string[] };
 
 async function orchestrator(how: How): Promise<{ url: string; proc: Running }> {
   const port = await freePort();
-  const [cmd, ...pre] = how.binary ? [BIN] : [NODE, ...how.nodeFlags, 'orchestrator/main.ts'];
+  const [cmd, ...pre] = how.binary ? [how.path ?? BIN] : [NODE, ...how.nodeFlags, 'orchestrator/main.ts'];
   const proc = start(cmd!, [...pre, '--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${tempDir('starmap-bench-')}`, '--hostname=127.0.0.1', '--auth=off', '--log-level=warn']);
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/ping`, 30_000);
@@ -111,48 +117,64 @@ async function bareRss(body: string): Promise<number> {
 
 async function main(): Promise<void> {
   const load0 = loadavg()[0]!;
-  // 1. Launch.
-  const o = await orchestrator({ binary: true });
-  const viaApi: number[] = [];
-  const direct: number[] = [];
-  for (let r = 0; r < REPEATS; r++) {
-    if (r % 2 === 0) {
-      viaApi.push(await launch(o.url));
-      direct.push(await spawnDirect(N_TASKS));
-    } else {
-      direct.push(await spawnDirect(N_TASKS));
-      viaApi.push(await launch(o.url));
-    }
+  const rows: string[][] = [];
+  // 1. Launch: every program and the baseline in turn, the order rotated each round.
+  if (ONLY !== 'memory') {
+    const programs: { name: string; how: How }[] = [
+      { name: 'dist/bin/orchestrator', how: { binary: true } },
+      ...(BEFORE ? [{ name: `${BEFORE}/orchestrator (before)`, how: { binary: true as const, path: join(BEFORE, 'orchestrator') } }] : []),
+      ...(process.argv.includes('--flags')
+        ? [
+            { name: 'from source, default V8 flags', how: { binary: false as const, nodeFlags: [] } },
+            { name: 'from source, --optimize-for-size', how: { binary: false as const, nodeFlags: ['--optimize-for-size'] } },
+          ]
+        : []),
+    ];
+    const running = await Promise.all(programs.map((p) => orchestrator(p.how)));
+    const times: number[][] = programs.map(() => []);
+    const direct: number[] = [];
+    const steps: (() => Promise<void>)[] = [
+      ...running.map((o, i) => async () => void times[i]!.push(await launch(o.url))),
+      async () => void direct.push(await spawnDirect(N_TASKS)),
+    ];
+    for (let r = 0; r < REPEATS; r++) for (let k = 0; k < steps.length; k++) await steps[(r + k) % steps.length]!();
+    const rss = running.map((o) => rssOf(o.proc.child.pid!));
+    await Promise.all(running.map((o) => o.proc.stop()));
+    const dir = median(direct);
+    programs.forEach((p, i) => {
+      const api = median(times[i]!);
+      console.log(`launch: ${p.name} ${api.toFixed(0)} ms (${times[i]!.map((t) => t.toFixed(0)).join(', ')}; RSS after ${rss[i]!.toFixed(0)} MiB), direct ${dir.toFixed(0)} ms (${direct.map((t) => t.toFixed(0)).join(', ')})`);
+      rows.push([`POST /v2/apps, instances ${N_TASKS} of \`exec sleep 1000\` → all TASK_RUNNING: ${p.name}`, `${api.toFixed(0)} ms`, `${dir.toFixed(0)} ms (spawning ${N_TASKS} \`sh -c\` directly)`, `${(api / dir).toFixed(2)}×`]);
+    });
   }
-  await o.proc.stop();
-  const api = median(viaApi);
-  const dir = median(direct);
-  console.log(`launch: orchestrator ${api.toFixed(0)} ms, direct ${dir.toFixed(0)} ms`);
 
   // 2. RSS at 1,000 apps.
-  const rss: Record<'shipped' | 'plain' | 'size' | 'bare', number[]> = { shipped: [], plain: [], size: [], bare: [] };
-  for (let r = 0; r < REPEATS; r++) {
-    const shipped = await thousandApps({ binary: true });
-    rss.shipped.push(shipped.rss);
-    rss.plain.push((await thousandApps({ binary: false, nodeFlags: [] })).rss);
-    rss.size.push((await thousandApps({ binary: false, nodeFlags: ['--optimize-for-size'] })).rss);
-    rss.bare.push(await bareRss(shipped.body));
-  }
-  const [shipped, plain, size, bare] = [median(rss.shipped), median(rss.plain), median(rss.size), median(rss.bare)];
-  console.log(`RSS at ${N_APPS} apps: executable ${shipped.toFixed(0)} MiB; from source ${plain.toFixed(0)} MiB, with --optimize-for-size ${size.toFixed(0)} MiB; bare ${bare.toFixed(0)} MiB`);
-  await stopAll();
-
-  const md = [
-    `dist/bin/orchestrator (as shipped: --optimize-for-size, scripts/build.ts) and, for the V8 flags, the orchestrator from source (\`node [flags] orchestrator/main.ts\`, which also holds Node's TypeScript stripper, ~17 MiB); --auth=off, a fresh data dir each time; medians of ${REPEATS}, program and baseline alternated. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
-    '',
-    table(['figure', 'orchestrator', 'baseline (same run)', 'ratio'], [
-      [`POST /v2/apps, instances ${N_TASKS} of \`exec sleep 1000\` → all TASK_RUNNING`, `${api.toFixed(0)} ms`, `${dir.toFixed(0)} ms (spawning ${N_TASKS} \`sh -c\` directly)`, `${(api / dir).toFixed(2)}×`],
+  if (ONLY !== 'launch') {
+    const rss: Record<'shipped' | 'plain' | 'size' | 'bare', number[]> = { shipped: [], plain: [], size: [], bare: [] };
+    for (let r = 0; r < REPEATS; r++) {
+      const shipped = await thousandApps({ binary: true });
+      rss.shipped.push(shipped.rss);
+      rss.plain.push((await thousandApps({ binary: false, nodeFlags: [] })).rss);
+      rss.size.push((await thousandApps({ binary: false, nodeFlags: ['--optimize-for-size'] })).rss);
+      rss.bare.push(await bareRss(shipped.body));
+    }
+    const [shipped, plain, size, bare] = [median(rss.shipped), median(rss.plain), median(rss.size), median(rss.bare)];
+    console.log(`RSS at ${N_APPS} apps: executable ${shipped.toFixed(0)} MiB (${rss.shipped.map((m) => m.toFixed(0)).join(', ')}); from source ${plain.toFixed(0)} MiB, with --optimize-for-size ${size.toFixed(0)} MiB; bare ${bare.toFixed(0)} MiB`);
+    rows.push(
       [`RSS with ${N_APPS} apps (instances 0), after GET /v2/apps: dist/bin/orchestrator`, `${shipped.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB (bare fastify, plain JavaScript, having served the same /v2/apps bytes)`, `${(shipped / bare).toFixed(2)}×`],
       [`the same from source, default V8 flags`, `${plain.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(plain / bare).toFixed(2)}×`],
       [`the same from source, --optimize-for-size`, `${size.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(size / bare).toFixed(2)}×`],
-    ]),
+    );
+  }
+  await stopAll();
+
+  const md = [
+    `dist/bin/orchestrator (as shipped: --optimize-for-size, scripts/build.ts) and, for the V8 flags, the orchestrator from source (\`node [flags] orchestrator/main.ts\`, which also holds Node's TypeScript stripper, ~17 MiB); --auth=off, a fresh data dir each time; medians of ${REPEATS}, programs and baseline alternated. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
+    '',
+    table(['figure', 'orchestrator', 'baseline (same run)', 'ratio'], rows),
   ].join('\n');
-  writeSection('Orchestrator: launching and memory', md);
+  // A partial run (--only, --before, --flags) prints its figures but leaves the written section alone.
+  if (ONLY === undefined && BEFORE === undefined && !process.argv.includes('--flags')) writeSection('Orchestrator: launching and memory', md);
   console.log(md);
   process.exit(0);
 }

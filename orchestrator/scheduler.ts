@@ -355,7 +355,6 @@ export class Scheduler implements Deployer {
     if (this.#closed || !this.#recovered) return;
     this.launcher.newPass();
     try {
-      this.#flush();
       const busy = this.deployments.progress();
       for (const app of this.groups.apps.values()) if (!busy.has(app.id)) this.#scaleTo(app);
       // Tasks of apps that no longer exist (e.g. after a forced cancel of a stop).
@@ -367,6 +366,10 @@ export class Scheduler implements Deployer {
       this.#o.logger.error({ err }, 'reconcile failed');
     }
     try {
+      // One transaction per pass: the status updates since the last one, this pass's deployment
+      // progress and the records of the tasks it launches (startPending's persist() then has
+      // nothing left to write). Each commit is an fsync (issue 17).
+      this.#flush();
       this.launcher.startPending();
     } catch (err) {
       this.#o.logger.error({ err }, 'launch failed');

@@ -16,6 +16,7 @@
 // executor falls back to process groups and /proc scans; `describe()` says what that loses.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export type CgroupMode = 'auto' | 'v2' | 'v1-freezer' | 'v1-pids' | 'off';
@@ -234,12 +235,15 @@ export class TaskCgroups {
     return LABEL[this.kind];
   }
 
-  /** Creates the task's cgroup (a leftover of the same name is reused). */
-  create(taskId: string): TaskCgroup {
+  /**
+   * Creates the task's cgroup (a leftover of the same name is reused), off the main thread
+   * (libuv's thread pool): the executor prepares a batch of launches while it spawns.
+   */
+  async create(taskId: string): Promise<TaskCgroup> {
     const path = join(this.root, dirName(taskId));
     for (let attempt = 1; ; attempt++) {
       try {
-        mkdirSync(path, { recursive: true });
+        await mkdir(path, { recursive: true });
         return new TaskCgroup(this.kind, path);
       } catch (err) {
         // Another orchestrator's close() may remove the shared parent between two mkdirs: again.

@@ -12,7 +12,9 @@
 // usable cgroup hierarchy, descendants that moved to a process group of their own (setsid) are
 // found through /proc while the task's main process is alive and are killed with it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readSync, fstatSync } from 'node:fs';
+import { closeSync, open, openSync, readSync, fstatSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import type { Executor, LaunchSpec, TaskState, TaskStatusUpdate } from './types.ts';
@@ -61,6 +63,9 @@ interface TaskRun {
   cgroup: TaskCgroup | undefined;
 }
 
+/** fs.open as a promise of the plain descriptor (spawn's stdio takes descriptors, not FileHandles). */
+const openFd = promisify(open);
+
 function signalName(signal: NodeJS.Signals | null): string {
   return signal ?? 'unknown signal';
 }
@@ -88,8 +93,20 @@ function lastLine(path: string): string {
   }
 }
 
+/** A task ready to spawn: its command (wrapped to join its cgroup) and open output files. */
+interface Prepared {
+  run: TaskRun;
+  file: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  out: number;
+  err: number;
+}
+
 export class ProcessExecutor implements Executor {
   readonly #tasks = new Map<string, TaskRun>();
+  /** Launches of this tick, started together (#startBatch). */
+  readonly #batch: TaskRun[] = [];
   readonly #listeners = new Set<(u: TaskStatusUpdate) => void>();
   readonly #logger: Logger | undefined;
   readonly #opts: ProcessExecutorOptions;
@@ -161,11 +178,23 @@ export class ProcessExecutor implements Executor {
     this.#tasks.set(spec.taskId, run);
     this.#emit(run, 'TASK_STAGING', '');
     // The rest happens on the next tick, so that listeners see STAGING before anything else and a
-    // caller may still kill() the task before it starts.
-    setImmediate(() => this.#start(run));
+    // caller may still kill() the task before it starts; the launches of one tick start together.
+    if (this.#batch.push(run) === 1) setImmediate(() => void this.#startBatch());
   }
 
-  #fail(run: TaskRun, message: string): void {
+  /**
+   * Starts a batch of launches: every task's cgroup and sandbox (with its stdout and stderr files)
+   * are made at once on libuv's thread pool, then all are spawned in one go, so that their status
+   * updates reach the scheduler in one pass (one state transaction). Spawning, which forks this
+   * process, is the part the main thread must do itself (issue 17).
+   */
+  async #startBatch(): Promise<void> {
+    const runs = this.#batch.splice(0);
+    const prepared = await Promise.all(runs.map((run) => this.#prepare(run).catch((e: unknown) => void this.#fail(run, `launch failed: ${(e as Error).message}`))));
+    for (const p of prepared) if (p) this.#spawn(p);
+  }
+
+  #fail(run: TaskRun, message: string): undefined {
     if (run.terminal) return;
     run.terminal = true;
     this.#tasks.delete(run.spec.taskId);
@@ -175,15 +204,18 @@ export class ProcessExecutor implements Executor {
     run.resolveDone();
   }
 
-  #start(run: TaskRun): void {
+  #killedBeforeStart(run: TaskRun): undefined {
+    run.terminal = true;
+    this.#tasks.delete(run.spec.taskId);
+    run.cgroup?.remove();
+    this.#emit(run, 'TASK_KILLED', run.killReason ? `Killed before start: ${run.killReason}` : 'Killed before start');
+    run.resolveDone();
+  }
+
+  /** What to run and where its output goes; undefined when the task failed or was killed first. */
+  async #prepare(run: TaskRun): Promise<Prepared | undefined> {
     const { spec } = run;
-    if (run.killing) {
-      run.terminal = true;
-      this.#tasks.delete(spec.taskId);
-      this.#emit(run, 'TASK_KILLED', run.killReason ? `Killed before start: ${run.killReason}` : 'Killed before start');
-      run.resolveDone();
-      return;
-    }
+    if (run.killing) return this.#killedBeforeStart(run);
     let env = taskProcessEnv(spec.env, this.#opts.baseEnv);
     let file: string;
     let args: string[];
@@ -207,35 +239,53 @@ export class ProcessExecutor implements Executor {
       args = ['netns', 'exec', spec.netns, file, ...args];
       file = resolveProgram('ip', env.PATH) ?? '/usr/sbin/ip';
     }
-    if (this.#cgroups) {
-      try {
-        run.cgroup = this.#cgroups.create(spec.taskId);
-        ({ file, args } = run.cgroup.wrap(file, args));
-      } catch (e) {
-        this.#logger?.warn({ taskId: spec.taskId, err: e }, 'cannot create the task cgroup: running it without one');
-      }
-    }
+    const cgroup = this.#cgroups?.create(spec.taskId).catch((e: unknown) => {
+      this.#logger?.warn({ taskId: spec.taskId, err: e }, 'cannot create the task cgroup: running it without one');
+      return undefined;
+    });
     let out: number | undefined;
     let err: number | undefined;
+    let sandboxError: Error | undefined;
     try {
-      mkdirSync(spec.sandboxDir, { recursive: true });
-      out = openSync(join(spec.sandboxDir, 'stdout'), 'a');
-      err = openSync(join(spec.sandboxDir, 'stderr'), 'a');
+      await mkdir(spec.sandboxDir, { recursive: true });
+      out = await openFd(join(spec.sandboxDir, 'stdout'), 'a');
+      err = await openFd(join(spec.sandboxDir, 'stderr'), 'a');
     } catch (e) {
+      sandboxError = e as Error;
+    }
+    run.cgroup = await cgroup;
+    const closeFiles = () => {
       if (out !== undefined) closeSync(out);
-      return this.#fail(run, `cannot create the sandbox ${spec.sandboxDir}: ${(e as Error).message}`);
+      if (err !== undefined) closeSync(err);
+    };
+    if (sandboxError || out === undefined || err === undefined) {
+      closeFiles();
+      return this.#fail(run, `cannot create the sandbox ${spec.sandboxDir}: ${sandboxError?.message ?? 'unknown error'}`);
+    }
+    if (run.cgroup) ({ file, args } = run.cgroup.wrap(file, args));
+    return { run, file, args, env, out, err };
+  }
+
+  #spawn({ run, file, args, env, out, err }: Prepared): void {
+    const { spec } = run;
+    const closeFiles = () => {
+      closeSync(out);
+      closeSync(err);
+    };
+    // A kill() while the batch was prepared ends the task before it starts.
+    if (run.killing) {
+      closeFiles();
+      return this.#killedBeforeStart(run);
     }
     this.#emit(run, 'TASK_STARTING', '');
     let child: ChildProcess;
     try {
       child = spawn(file, args, { cwd: spec.sandboxDir, env, detached: true, stdio: ['ignore', out, err] });
     } catch (e) {
-      closeSync(out);
-      closeSync(err);
+      closeFiles();
       return this.#fail(run, `launch failed: ${(e as Error).message}`);
     }
-    closeSync(out);
-    closeSync(err);
+    closeFiles();
     child.once('error', (e: NodeJS.ErrnoException) => {
       if (run.pid !== undefined) return; // errors after spawn (e.g. kill failures) are not launch errors
       const what = spec.args?.[0] ?? file;
