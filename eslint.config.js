@@ -16,7 +16,21 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.js', 'collector/ui/**/*.js'],
     languageOptions: {
-      globals: { process: 'readonly', console: 'readonly', URL: 'readonly', document: 'readonly', window: 'readonly', fetch: 'readonly', EventSource: 'readonly', requestAnimationFrame: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', performance: 'readonly', devicePixelRatio: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        document: 'readonly',
+        window: 'readonly',
+        fetch: 'readonly',
+        EventSource: 'readonly',
+        requestAnimationFrame: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        performance: 'readonly',
+        devicePixelRatio: 'readonly',
+      },
     },
   },
 );

@@ -34,10 +34,15 @@ function targetsFile(lines: string[]): string {
 function side(flags: string[], mode: 'probe' | 'bare', file: string, timeoutMs: number, concurrency: number, cycles: number): Promise<WorkerResult> {
   // Asynchronously: this process serves the open HTTP targets meanwhile.
   return new Promise((resolve, reject) => {
-    execFile(NODE, [...flags, WORKER, mode, file, String(timeoutMs), String(concurrency), String(cycles)], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${mode} worker failed: ${stderr}`));
-      else resolve(JSON.parse(stdout.trim().split('\n').pop()!) as WorkerResult);
-    });
+    execFile(
+      NODE,
+      [...flags, WORKER, mode, file, String(timeoutMs), String(concurrency), String(cycles)],
+      { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`${mode} worker failed: ${stderr}`));
+        else resolve(JSON.parse(stdout.trim().split('\n').pop()!) as WorkerResult);
+      },
+    );
   });
 }
 
@@ -58,9 +63,7 @@ async function main(): Promise<void> {
   // 1. HTTP: lateness and cycle.
   const HTTP_N = 1000;
   const HTTP_TIMEOUT = 1000;
-  const httpFile = targetsFile(
-    Array.from({ length: HTTP_N }, (_, i) => `http://${address(i)}:${[httpPort, refusedPort, hole.port][i % 3]}/`),
-  );
+  const httpFile = targetsFile(Array.from({ length: HTTP_N }, (_, i) => `http://${address(i)}:${[httpPort, refusedPort, hole.port][i % 3]}/`));
   const httpRuns: Record<'probe' | 'bare', WorkerResult[]> = { probe: [], bare: [] };
   for (let r = 0; r < REPEATS; r++) {
     for (const mode of r % 2 === 0 ? (['probe', 'bare'] as const) : (['bare', 'probe'] as const)) {
@@ -71,7 +74,14 @@ async function main(): Promise<void> {
   const httpRow = (name: string, runs: WorkerResult[]) => {
     const late = runs.flatMap((x) => x.lateMs);
     const cycle = median(runs.map((x) => x.cycleMs.at(-1)!));
-    return { name, cycle, late50: percentile(late, 50), late99: percentile(late, 99), lateMax: Math.max(...late), timedOut: median(runs.map((x) => x.lateMs.length)) };
+    return {
+      name,
+      cycle,
+      late50: percentile(late, 50),
+      late99: percentile(late, 99),
+      lateMax: Math.max(...late),
+      timedOut: median(runs.map((x) => x.lateMs.length)),
+    };
   };
   const hp = httpRow('probe engine (probe/probe.ts)', httpRuns.probe);
   const hb = httpRow('bare http.request loop (baseline)', httpRuns.bare);
@@ -93,7 +103,7 @@ async function main(): Promise<void> {
   }
   // The first cycle warms up (compiles, grows the heap): cycles 2-4 count.
   const tcpFigures = tcpRuns.map((runs) => ({
-    cpuPerCheckUs: median(runs.flatMap((x) => x.cpuMs.slice(1))) * 1000 / TCP_N,
+    cpuPerCheckUs: (median(runs.flatMap((x) => x.cpuMs.slice(1))) * 1000) / TCP_N,
     cycle: median(runs.flatMap((x) => x.cycleMs.slice(1))),
     rss: median(runs.map((x) => x.maxRssMiB)),
   }));
@@ -110,21 +120,27 @@ async function main(): Promise<void> {
     '',
     `HTTP: ${HTTP_N} targets, a third open (an HTTP server answering 200), a third refused, a third never answered (SYN dropped); timeout ${HTTP_TIMEOUT} ms, concurrency ${HTTP_N}; the second cycle of each run.`,
     '',
-    table(['HTTP', 'cycle', 'vs baseline', 'never-answered reported after timeout: p50 / p99 / max'], [
-      [hp.name, ms(hp.cycle), `${(hp.cycle / hb.cycle).toFixed(2)}×`, `${signed(hp.late50)} / ${signed(hp.late99)} / ${signed(hp.lateMax)}`],
-      [hb.name, ms(hb.cycle), '1.00×', `${signed(hb.late50)} / ${signed(hb.late99)} / ${signed(hb.lateMax)}`],
-    ]),
+    table(
+      ['HTTP', 'cycle', 'vs baseline', 'never-answered reported after timeout: p50 / p99 / max'],
+      [
+        [hp.name, ms(hp.cycle), `${(hp.cycle / hb.cycle).toFixed(2)}×`, `${signed(hp.late50)} / ${signed(hp.late99)} / ${signed(hp.lateMax)}`],
+        [hb.name, ms(hb.cycle), '1.00×', `${signed(hb.late50)} / ${signed(hb.late99)} / ${signed(hb.lateMax)}`],
+      ],
+    ),
     '',
     `TCP, CPU-bound: ${TCP_N} targets, half open, half refused (nothing waits for a timeout), concurrency 1000; cycles 2-4 of each run (the first warms up).`,
     '',
-    table(['TCP', 'CPU per check', 'vs baseline', 'cycle', 'vs baseline', 'peak RSS'], tcpFigures.map((f, i) => [
-      variants[i]!.name,
-      `${f.cpuPerCheckUs.toFixed(1)} µs`,
-      `${(f.cpuPerCheckUs / base.cpuPerCheckUs).toFixed(2)}×`,
-      ms(f.cycle),
-      `${(f.cycle / base.cycle).toFixed(2)}×`,
-      `${f.rss.toFixed(0)} MiB`,
-    ])),
+    table(
+      ['TCP', 'CPU per check', 'vs baseline', 'cycle', 'vs baseline', 'peak RSS'],
+      tcpFigures.map((f, i) => [
+        variants[i]!.name,
+        `${f.cpuPerCheckUs.toFixed(1)} µs`,
+        `${(f.cpuPerCheckUs / base.cpuPerCheckUs).toFixed(2)}×`,
+        ms(f.cycle),
+        `${(f.cycle / base.cycle).toFixed(2)}×`,
+        `${f.rss.toFixed(0)} MiB`,
+      ]),
+    ),
   ].join('\n');
   writeSection('Checks', md);
   console.log(md);

@@ -19,7 +19,18 @@ const MiB = 1024 * 1024;
 
 function probeStatus(targets: number): string {
   return JSON.stringify({
-    status: { targets: Array.from({ length: targets }, (_v, i) => ({ reachable: i % 3 !== 0, url: `http://svc-${i}.bench:9000/status`, reason: 'ok', message: null, latencyMs: 1.23, statusCode: 200, checkedAt: '2026-11-21T18:00:00.000Z', changedAt: '2026-11-21T17:00:00.000Z' })) },
+    status: {
+      targets: Array.from({ length: targets }, (_v, i) => ({
+        reachable: i % 3 !== 0,
+        url: `http://svc-${i}.bench:9000/status`,
+        reason: 'ok',
+        message: null,
+        latencyMs: 1.23,
+        statusCode: 200,
+        checkedAt: '2026-11-21T18:00:00.000Z',
+        changedAt: '2026-11-21T17:00:00.000Z',
+      })),
+    },
   });
 }
 
@@ -27,7 +38,9 @@ const BODIES: Record<string, string> = {
   small: probeStatus(10),
   deep: '['.repeat(10_000) + ']'.repeat(10_000),
   big: probeStatus(5000),
-  bomb: `[${Array(Math.floor(MiB / 3) - 1).fill('{}').join(',')}]`,
+  bomb: `[${Array(Math.floor(MiB / 3) - 1)
+    .fill('{}')
+    .join(',')}]`,
 };
 
 /** CPU seconds (user + system) the process has used. */
@@ -107,7 +120,17 @@ async function cost(web: string, kind: string, count: number, emptyRss: number, 
   }
   const rss = rssOf(c.pid);
   await c.proc.stop();
-  return { kind, fromSource, count, rssPerResource: (rss - emptyRss) / count, cpuPerFetchMs, responsesP50: median(times), responsesP99: percentile(times, 99), responsesBytes: bytes, status };
+  return {
+    kind,
+    fromSource,
+    count,
+    rssPerResource: (rss - emptyRss) / count,
+    cpuPerFetchMs,
+    responsesP50: median(times),
+    responsesP99: percentile(times, 99),
+    responsesBytes: bytes,
+    status,
+  };
 }
 
 /** Gaps between successive fetches of the healthy resources over `seconds`, in ms. */
@@ -142,14 +165,25 @@ async function main(): Promise<void> {
   await empty.proc.stop();
 
   const costs: Cost[] = [];
-  for (const [kind, count] of [['small', 25], ['deep', 25], ['big', 25], ['bomb', 25], ['big', 100], ['bomb', 100]] as const) {
+  for (const [kind, count] of [
+    ['small', 25],
+    ['deep', 25],
+    ['big', 25],
+    ['bomb', 25],
+    ['big', 100],
+    ['bomb', 100],
+  ] as const) {
     const c = await cost(web, kind, count, emptyRss);
     costs.push(c);
-    console.log(`${kind} ×${count}: ${c.rssPerResource.toFixed(2)} MiB/resource, ${c.cpuPerFetchMs.toFixed(2)} ms CPU/fetch, GET /responses p50 ${c.responsesP50.toFixed(1)} ms p99 ${c.responsesP99.toFixed(1)} ms, ${c.responsesBytes} bytes`);
+    console.log(
+      `${kind} ×${count}: ${c.rssPerResource.toFixed(2)} MiB/resource, ${c.cpuPerFetchMs.toFixed(2)} ms CPU/fetch, GET /responses p50 ${c.responsesP50.toFixed(1)} ms p99 ${c.responsesP99.toFixed(1)} ms, ${c.responsesBytes} bytes`,
+    );
   }
   // The honest 1 MiB documents once more from source (the executable's bundle vs the source modules).
   const plainNode = await cost(web, 'big', 100, emptyRss, true);
-  console.log(`big ×100 from source: ${plainNode.cpuPerFetchMs.toFixed(2)} ms CPU/fetch, GET /responses p50 ${plainNode.responsesP50.toFixed(1)} ms p99 ${plainNode.responsesP99.toFixed(1)} ms`);
+  console.log(
+    `big ×100 from source: ${plainNode.cpuPerFetchMs.toFixed(2)} ms CPU/fetch, GET /responses p50 ${plainNode.responsesP50.toFixed(1)} ms p99 ${plainNode.responsesP99.toFixed(1)} ms`,
+  );
 
   // Healthy resources' refresh with 1,000 blackholed ones beside them (defaults: 5 s, 2 s, 100).
   const hole = await blackhole();
@@ -164,7 +198,9 @@ async function main(): Promise<void> {
   const rssCrowded = rssOf(crowded.pid);
   await crowded.proc.stop();
   hole.close();
-  console.log(`healthy refresh: alone median ${median(gapsAlone)} ms max ${Math.max(...gapsAlone)} ms; with 1,000 blackholed median ${median(gapsCrowded)} ms max ${Math.max(...gapsCrowded)} ms`);
+  console.log(
+    `healthy refresh: alone median ${median(gapsAlone)} ms max ${Math.max(...gapsAlone)} ms; with 1,000 blackholed median ${median(gapsCrowded)} ms max ${Math.max(...gapsCrowded)} ms`,
+  );
 
   await stopAll();
   server.close();
@@ -182,18 +218,34 @@ async function main(): Promise<void> {
   const md = [
     `dist/bin/collector on loopback, resources served by a local HTTP server, fetched every 5 s (deadline 5 s); each group in a fresh collector, measured after every resource was fetched twice: CPU per fetch over the next quiet 10 s, then 5 s of back-to-back GET /responses (one at a time), then RSS. RSS per resource is above an empty collector's (${emptyRss.toFixed(0)} MiB). Baselines in the same run: honest probe documents of the same order of size. Load average at the end: ${loadavg()[0]!.toFixed(1)} (other work shares the machine).`,
     '',
-    table(head, [row(byKey('small', 25), byKey('small', 25)), row(byKey('deep', 25), byKey('small', 25)), row(byKey('big', 25), byKey('big', 25)), row(byKey('bomb', 25), byKey('big', 25)), row(byKey('big', 100), byKey('big', 100)), row(byKey('bomb', 100), byKey('big', 100)), row(plainNode, byKey('big', 100))]),
+    table(head, [
+      row(byKey('small', 25), byKey('small', 25)),
+      row(byKey('deep', 25), byKey('small', 25)),
+      row(byKey('big', 25), byKey('big', 25)),
+      row(byKey('bomb', 25), byKey('big', 25)),
+      row(byKey('big', 100), byKey('big', 100)),
+      row(byKey('bomb', 100), byKey('big', 100)),
+      row(plainNode, byKey('big', 100)),
+    ]),
     '',
     'A hostile body is refused by a scan of its bytes before it is parsed (too-deep, or too-large for more than one value per 10 bytes of the cap), so it costs its fetch and a one-line entry: less than an honest document of its size, which is kept (as text) and served. Before this, issue #16 measured 25 bombs at 0.9 GB with a 4 s stall of the API and 100 at 2.2 GB with every call over 10 s, and one 10,000-deep resource made GET /responses answer 500.',
     '',
     `What strains the collector here is the honest baseline at 100 × 1 MiB: a 100 MB document, reassembled (one copy) after each change and sent whole on every GET, and 1 MiB of JSON parsed and serialised again per fetch. The executable against the same code from source (both with V8's default flags; until issue #17 the executables carried --optimize-for-size, which made this 1.9× the CPU per fetch and 11× the GET /responses median): ${(byKey('big', 100).cpuPerFetchMs / plainNode.cpuPerFetchMs).toFixed(1)}× the CPU per fetch and ${(byKey('big', 100).responsesP50 / plainNode.responsesP50).toFixed(1)}× the GET /responses median.`,
     '',
-    table(['10 healthy resources (defaults: every 5 s, deadline 2 s, concurrency 100), over 30 s', 'refresh gap median', 'refresh gap max', 'RSS'], [
-      ['alone (baseline)', `${median(gapsAlone)} ms`, `${Math.max(...gapsAlone)} ms`, ''],
-      ['with 1,000 blackholed resources', `${median(gapsCrowded)} ms`, `${Math.max(...gapsCrowded)} ms`, `${rssCrowded.toFixed(0)} MiB (${((rssCrowded - emptyRss) / 1000 * 1024).toFixed(0)} KiB per blackholed resource)`],
-    ]),
+    table(
+      ['10 healthy resources (defaults: every 5 s, deadline 2 s, concurrency 100), over 30 s', 'refresh gap median', 'refresh gap max', 'RSS'],
+      [
+        ['alone (baseline)', `${median(gapsAlone)} ms`, `${Math.max(...gapsAlone)} ms`, ''],
+        [
+          'with 1,000 blackholed resources',
+          `${median(gapsCrowded)} ms`,
+          `${Math.max(...gapsCrowded)} ms`,
+          `${rssCrowded.toFixed(0)} MiB (${(((rssCrowded - emptyRss) / 1000) * 1024).toFixed(0)} KiB per blackholed resource)`,
+        ],
+      ],
+    ),
     '',
-    'Each resource runs on its own clock, and blackholed ones (their last fetch timed out) get their own pool of slots, so healthy resources keep their 5 s (±5 %); before, cycles over every resource stretched it to 16-27 s. The first 30 s include the blackholed resources\' first fetches, the only ones that can hold healthy fetches up.',
+    "Each resource runs on its own clock, and blackholed ones (their last fetch timed out) get their own pool of slots, so healthy resources keep their 5 s (±5 %); before, cycles over every resource stretched it to 16-27 s. The first 30 s include the blackholed resources' first fetches, the only ones that can hold healthy fetches up.",
   ].join('\n');
   writeSection('Collector: hostile resources', md);
 }

@@ -29,14 +29,33 @@ function responses(): string {
   for (let i = 0; i < N; i++) {
     const targets = Array.from({ length: N }, (_, j) => {
       const reachable = (i + 2 * j) % 3 !== 0;
-      return { reachable, url: `http://svc-${j}.bench:9000/status`, reason: reachable ? 'ok' : j % 2 ? 'timeout' : 'refused', message: null, latencyMs: 1.2, statusCode: reachable ? 200 : null, checkedAt: now, changedAt: now };
+      return {
+        reachable,
+        url: `http://svc-${j}.bench:9000/status`,
+        reason: reachable ? 'ok' : j % 2 ? 'timeout' : 'refused',
+        message: null,
+        latencyMs: 1.2,
+        statusCode: reachable ? 200 : null,
+        checkedAt: now,
+        changedAt: now,
+      };
     });
-    out[`svc-${i}`] = { url: `http://svc-${i}.bench:9000/status`, statusCode: 200, json: { status: { targets } }, error: null, fetchedAt: now, latencyMs: 2, lastSuccessAt: now, pending: false };
+    out[`svc-${i}`] = {
+      url: `http://svc-${i}.bench:9000/status`,
+      statusCode: 200,
+      json: { status: { targets } },
+      error: null,
+      fetchedAt: now,
+      latencyMs: 2,
+      lastSuccessAt: now,
+      pending: false,
+    };
   }
   return JSON.stringify({ responses: out, generatedAt: now });
 }
 
-const BASELINE = '<!doctype html><html><body style="background:#0d1117"><script>window.__frames=0;(function f(){window.__frames++;requestAnimationFrame(f)})()</script></body></html>';
+const BASELINE =
+  '<!doctype html><html><body style="background:#0d1117"><script>window.__frames=0;(function f(){window.__frames++;requestAnimationFrame(f)})()</script></body></html>';
 
 const server = http.createServer((req, res) => {
   const url = req.url ?? '/';
@@ -57,7 +76,16 @@ const base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
   headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 });
 
 declare const window: { __frames?: number; __starmap?: { state: { frames: number; polls: number; buildMs: number }; edges: unknown[] } };
@@ -73,7 +101,10 @@ async function fps(page: Page): Promise<number> {
 try {
   const rows: (string | number)[][] = [];
   const docBytes = Buffer.byteLength(responses());
-  for (const [w, h, dpr] of [[1920, 1080, 1], [1920, 1080, 2]] as const) {
+  for (const [w, h, dpr] of [
+    [1920, 1080, 1],
+    [1920, 1080, 2],
+  ] as const) {
     const context = await browser.newContext({ viewport: { width: w, height: h }, deviceScaleFactor: dpr });
     const page = await context.newPage();
     page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
@@ -87,14 +118,18 @@ try {
     const build = await page.evaluate(() => window.__starmap!.state.buildMs);
     const edges = await page.evaluate(() => window.__starmap!.edges.length);
     if (process.env.SCREENSHOT) await page.screenshot({ path: `${process.env.SCREENSHOT}-${w}x${h}@${dpr}.png` });
-    const b = median(baseline), u = median(ui);
+    const b = median(baseline),
+      u = median(ui);
     rows.push([`${w}×${h} @${dpr}x`, edges, b.toFixed(1), u.toFixed(1), `${((u / b) * 100).toFixed(0)} %`, `${build.toFixed(1)} ms`]);
     console.log(rows.at(-1)!.join('  '));
     await context.close();
   }
-  writeSection('Collector UI', `${N} nodes, ${N * N} edges (every probe checks every resource, itself included; a third unreachable), markers on, polling /responses (${(docBytes / 1024).toFixed(0)} KiB) every second from a loopback stub; headless Debian chromium, software rendering (--disable-gpu). Frames per second by requestAnimationFrame count over ${SECONDS} s, median of ${TRIES}; the baseline is an empty rAF loop in the same browser in the same run.
+  writeSection(
+    'Collector UI',
+    `${N} nodes, ${N * N} edges (every probe checks every resource, itself included; a third unreachable), markers on, polling /responses (${(docBytes / 1024).toFixed(0)} KiB) every second from a loopback stub; headless Debian chromium, software rendering (--disable-gpu). Frames per second by requestAnimationFrame count over ${SECONDS} s, median of ${TRIES}; the baseline is an empty rAF loop in the same browser in the same run.
 
-${table(['viewport', 'edges', 'baseline fps', 'UI fps', 'UI / baseline', 'model build per poll'], rows)}`);
+${table(['viewport', 'edges', 'baseline fps', 'UI fps', 'UI / baseline', 'model build per poll'], rows)}`,
+  );
 } finally {
   await browser.close();
   server.close();

@@ -48,7 +48,13 @@ async function main(): Promise<void> {
   const resources = Array.from({ length: N }, (_, i) => ({ id: `probe-${i}`, url: `http://127.0.0.1:${port}/status/${i}` }));
 
   // 1. Time to fetch all in process: three passes over 1,000 resources (fresh connection each).
-  const collector = new Collector({ resources, intervalMs: 5000, concurrency: 100, fetch: { timeoutMs: 2000, maxBodyBytes: 1024 * 1024 }, logger: pino({ level: 'silent' }) });
+  const collector = new Collector({
+    resources,
+    intervalMs: 5000,
+    concurrency: 100,
+    fetch: { timeoutMs: 2000, maxBodyBytes: 1024 * 1024 },
+    logger: pino({ level: 'silent' }),
+  });
   const cycles: number[] = [];
   for (let i = 0; i < 3; i++) {
     const t0 = performance.now();
@@ -99,26 +105,40 @@ async function main(): Promise<void> {
   await proc.stop();
   await stopAll();
   server.close();
-  console.log(`GET /responses: collector ${collectorRps.toFixed(0)}/s, bare bytes ${bareBytesRps.toFixed(0)}/s, bare text ${bareTextRps.toFixed(0)}/s, bare object ${bareObjectRps.toFixed(0)}/s`);
+  console.log(
+    `GET /responses: collector ${collectorRps.toFixed(0)}/s, bare bytes ${bareBytesRps.toFixed(0)}/s, bare text ${bareTextRps.toFixed(0)}/s, bare object ${bareObjectRps.toFixed(0)}/s`,
+  );
 
   const pct = (x: number) => `${((x / bareBytesRps) * 100).toFixed(0)} %`;
   const md = [
     `${N} resources, each a probe-like \`/status\` document (10 targets, ${(docs[0]!.length / 1024).toFixed(1)} KiB) served by a local HTTP server on loopback; every fetch opens a fresh connection; concurrency 100, timeout 2 s. The \`/responses\` document at ${N} resources is ${(body.length / 1024).toFixed(0)} KiB. Load average at the end of the run: ${loadavg()[0]!.toFixed(1)} (other work shares the machine).`,
     '',
-    table(['figure', 'value'], [
-      [`one fetch of each of the ${N} in process (median of 3)`, `${cycleMs.toFixed(0)} ms (${(N / (cycleMs / 1000)).toFixed(0)} fetches/s; ${ok} ok)`],
-      [`how late fetches started, dist/bin/collector at the default 5 s interval (last 1,000)`, lag ? `median ${lag.p50.toFixed(0)} ms, worst ${lag.max.toFixed(0)} ms` : 'n/a'],
-      [`RSS of dist/bin/collector at ${N} resources after 3 fetches each`, `${rssIdle.toFixed(0)} MiB (${rssLoaded.toFixed(0)} MiB after the request load below)`],
-    ]),
+    table(
+      ['figure', 'value'],
+      [
+        [`one fetch of each of the ${N} in process (median of 3)`, `${cycleMs.toFixed(0)} ms (${(N / (cycleMs / 1000)).toFixed(0)} fetches/s; ${ok} ok)`],
+        [
+          `how late fetches started, dist/bin/collector at the default 5 s interval (last 1,000)`,
+          lag ? `median ${lag.p50.toFixed(0)} ms, worst ${lag.max.toFixed(0)} ms` : 'n/a',
+        ],
+        [
+          `RSS of dist/bin/collector at ${N} resources after 3 fetches each`,
+          `${rssIdle.toFixed(0)} MiB (${rssLoaded.toFixed(0)} MiB after the request load below)`,
+        ],
+      ],
+    ),
     '',
-    table([`GET /responses at ${N} resources (${CONNECTIONS} connections, median of 5 interleaved 1 s slices)`, 'requests/s', 'vs bare fastify (the same bytes)'], [
-      ['collector (dist/bin/collector, fetching every 5 s meanwhile)', collectorRps.toFixed(0), pct(collectorRps)],
-      ['bare fastify route sending the same bytes (a Buffer): the baseline', bareBytesRps.toFixed(0), pct(bareBytesRps)],
-      ['bare fastify route sending the same JSON as a string (encoded per request)', bareTextRps.toFixed(0), pct(bareTextRps)],
-      ['bare fastify route returning the parsed object (serialised per request)', bareObjectRps.toFixed(0), pct(bareObjectRps)],
-    ]),
+    table(
+      [`GET /responses at ${N} resources (${CONNECTIONS} connections, median of 5 interleaved 1 s slices)`, 'requests/s', 'vs bare fastify (the same bytes)'],
+      [
+        ['collector (dist/bin/collector, fetching every 5 s meanwhile)', collectorRps.toFixed(0), pct(collectorRps)],
+        ['bare fastify route sending the same bytes (a Buffer): the baseline', bareBytesRps.toFixed(0), pct(bareBytesRps)],
+        ['bare fastify route sending the same JSON as a string (encoded per request)', bareTextRps.toFixed(0), pct(bareTextRps)],
+        ['bare fastify route returning the parsed object (serialised per request)', bareObjectRps.toFixed(0), pct(bareObjectRps)],
+      ],
+    ),
     '',
-    'The collector keeps each entry\'s two parts as bytes, serialised once per fetch, and the assembled document as ready-to-send bytes, reassembled only after a change and at most every 200 ms while fetch results stream in; an answer writes those bytes and then its own generatedAt, without copying the document. The bare routes run in the benchmark process itself, which also generates the load, so they are somewhat disadvantaged. On this shared 2-core machine the figures, ratios included, vary a lot between runs.',
+    "The collector keeps each entry's two parts as bytes, serialised once per fetch, and the assembled document as ready-to-send bytes, reassembled only after a change and at most every 200 ms while fetch results stream in; an answer writes those bytes and then its own generatedAt, without copying the document. The bare routes run in the benchmark process itself, which also generates the load, so they are somewhat disadvantaged. On this shared 2-core machine the figures, ratios included, vary a lot between runs.",
   ].join('\n');
   writeSection('Collector', md);
 }

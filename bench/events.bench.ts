@@ -32,9 +32,20 @@ async function pluginTarget(stream: Omit<EventStreamOptions, 'bus'> = {}): Promi
   const url = await listen(app, '127.0.0.1', 0);
   // A status_update_event-sized payload.
   return {
-    url, bus,
+    url,
+    bus,
     clients: () => events.stream.clientCount,
-    publish: (i) => void bus.publish('bench', { i, slaveId: 'local', taskId: `app.${i}`, taskStatus: 'TASK_RUNNING', appId: '/bench/app', host: '127.0.0.1', ports: [31000], version: '2026-01-01T00:00:00.000Z' }),
+    publish: (i) =>
+      void bus.publish('bench', {
+        i,
+        slaveId: 'local',
+        taskId: `app.${i}`,
+        taskStatus: 'TASK_RUNNING',
+        appId: '/bench/app',
+        host: '127.0.0.1',
+        ports: [31000],
+        version: '2026-01-01T00:00:00.000Z',
+      }),
     close: () => app.close(),
   };
 }
@@ -54,7 +65,18 @@ async function bareTarget(): Promise<Target> {
   return {
     url: `http://127.0.0.1:${port}`,
     publish: (i) => {
-      const data = JSON.stringify({ i, slaveId: 'local', taskId: `app.${i}`, taskStatus: 'TASK_RUNNING', appId: '/bench/app', host: '127.0.0.1', ports: [31000], version: '2026-01-01T00:00:00.000Z', eventType: 'bench', timestamp: new Date().toISOString() });
+      const data = JSON.stringify({
+        i,
+        slaveId: 'local',
+        taskId: `app.${i}`,
+        taskStatus: 'TASK_RUNNING',
+        appId: '/bench/app',
+        host: '127.0.0.1',
+        ports: [31000],
+        version: '2026-01-01T00:00:00.000Z',
+        eventType: 'bench',
+        timestamp: new Date().toISOString(),
+      });
       const frame = `event: bench\r\ndata: ${data}\r\n\r\n`;
       for (const res of conns) res.write(frame);
     },
@@ -165,7 +187,13 @@ async function main(): Promise<void> {
   }
   const base = results['bare node:http (baseline)']!;
   for (const [name, d] of Object.entries(results)) {
-    rows.push([name, fmt(median(d)), fmt(percentile(d, 99)), `${(median(d) / median(base)).toFixed(2)}×`, `${(percentile(d, 99) / percentile(base, 99)).toFixed(2)}×`]);
+    rows.push([
+      name,
+      fmt(median(d)),
+      fmt(percentile(d, 99)),
+      `${(median(d) / median(base)).toFixed(2)}×`,
+      `${(percentile(d, 99) / percentile(base, 99)).toFixed(2)}×`,
+    ]);
   }
   // Each burst in a fresh process: RSS is not given back to the system after a run.
   const bounded = burstInChild('bounded');

@@ -23,7 +23,11 @@ const PROTOCOLS: Protocol[] = ['TCP', 'UDP'];
 const PORTS = [80, 81];
 
 /** Evaluates every cell (pairs × 2 ports × 2 protocols) `rounds` times; returns cells/s and ms per model. */
-function measure(size: { namespaces: number; pods: number }, policies: NetworkPolicyObject[], rounds: number): { cellsPerSecond: number; msPerModel: number; cells: number } {
+function measure(
+  size: { namespaces: number; pods: number },
+  policies: NetworkPolicyObject[],
+  rounds: number,
+): { cellsPerSecond: number; msPerModel: number; cells: number } {
   const g = generate(7, { ...size, policies: 0 });
   const pairs = g.pods.flatMap((from) => g.pods.filter((to) => to !== from).map((to) => [from, to] as const));
   const cells = pairs.length * PORTS.length * PROTOCOLS.length;
@@ -33,7 +37,8 @@ function measure(size: { namespaces: number; pods: number }, policies: NetworkPo
     const t0 = performance.now();
     // A fresh evaluator each round: what a runner pays per step (it compiles the policies too).
     const ev = new Evaluator(g, policies);
-    for (const [from, to] of pairs) for (const port of PORTS) for (const protocol of PROTOCOLS) if (ev.evaluate({ from, to, port, protocol }).allowed) allowed++;
+    for (const [from, to] of pairs)
+      for (const port of PORTS) for (const protocol of PROTOCOLS) if (ev.evaluate({ from, to, port, protocol }).allowed) allowed++;
     times.push(performance.now() - t0);
   }
   if (allowed < 0) throw new Error('unreachable'); // keeps the loop's result alive
@@ -43,16 +48,30 @@ function measure(size: { namespaces: number; pods: number }, policies: NetworkPo
 
 function evaluatorFigures(): string {
   const rows: (string | number)[][] = [];
-  for (const [namespaces, pods] of [[3, 3], [5, 5], [10, 10]] as const) {
+  for (const [namespaces, pods] of [
+    [3, 3],
+    [5, 5],
+    [10, 10],
+  ] as const) {
     for (const n of [10, 100]) {
-      const policies = generate(11, { namespaces, pods, policies: n }).policies.map((p) => (validateNetworkPolicy(p) as { policy: NetworkPolicyObject }).policy);
+      const policies = generate(11, { namespaces, pods, policies: n }).policies.map(
+        (p) => (validateNetworkPolicy(p) as { policy: NetworkPolicyObject }).policy,
+      );
       const rounds = namespaces * pods > 50 ? 15 : 100;
       // Warm-up rounds first, so that neither side pays for the JIT.
       measure({ namespaces, pods }, [], 3);
       measure({ namespaces, pods }, policies, 3);
       const base = measure({ namespaces, pods }, [], rounds);
       const m = measure({ namespaces, pods }, policies, rounds);
-      rows.push([`${namespaces} x ${pods} (${namespaces * pods} pods)`, m.cells, n, `${m.msPerModel.toFixed(2)} ms`, Math.round(m.cellsPerSecond).toLocaleString('en'), Math.round(base.cellsPerSecond).toLocaleString('en'), `${((m.cellsPerSecond / base.cellsPerSecond) * 100).toFixed(0)} %`]);
+      rows.push([
+        `${namespaces} x ${pods} (${namespaces * pods} pods)`,
+        m.cells,
+        n,
+        `${m.msPerModel.toFixed(2)} ms`,
+        Math.round(m.cellsPerSecond).toLocaleString('en'),
+        Math.round(base.cellsPerSecond).toLocaleString('en'),
+        `${((m.cellsPerSecond / base.cellsPerSecond) * 100).toFixed(0)} %`,
+      ]);
       console.log(rows.at(-1)!.join('  '));
     }
   }
@@ -70,7 +89,10 @@ function runnerFigures(): string {
   const json = join(dir, 'report.json');
   const t0 = performance.now();
   try {
-    execFileSync(NODE, [join(ROOT, 'scenarios', 'main.ts'), 'run', 'netpol-3x3', '--isolation=netns', `--report-json=${json}`], { stdio: 'ignore', timeout: 600_000 });
+    execFileSync(NODE, [join(ROOT, 'scenarios', 'main.ts'), 'run', 'netpol-3x3', '--isolation=netns', `--report-json=${json}`], {
+      stdio: 'ignore',
+      timeout: 600_000,
+    });
   } catch (err) {
     return `The netpol-3x3 run failed (${(err as Error).message.split('\n')[0]}): no figures.`;
   }
@@ -94,11 +116,17 @@ function runnerFigures(): string {
     '',
     table(['step', 'cells', 'cells that flipped', 'change applied', 'write to last flip shown', 'settled after', 'vs budget', 'result'], rows),
     '',
-    table(['figure', 'value'], [
-      ['steps per minute (change + settle, excluding deployment)', (60_000 / (perStep.reduce((a, b) => a + b, 0) / perStep.length)).toFixed(1)],
-      ['cells observed per second while settling', Math.round(steps.reduce((a, s) => a + s.counts.cells, 0) / (perStep.reduce((a, b) => a + b, 0) / 1000)).toLocaleString('en')],
-      ['whole run (start orchestrator, deploy 9 pods, 4 steps, clean up)', `${(wall / 1000).toFixed(1)} s`],
-    ]),
+    table(
+      ['figure', 'value'],
+      [
+        ['steps per minute (change + settle, excluding deployment)', (60_000 / (perStep.reduce((a, b) => a + b, 0) / perStep.length)).toFixed(1)],
+        [
+          'cells observed per second while settling',
+          Math.round(steps.reduce((a, s) => a + s.counts.cells, 0) / (perStep.reduce((a, b) => a + b, 0) / 1000)).toLocaleString('en'),
+        ],
+        ['whole run (start orchestrator, deploy 9 pods, 4 steps, clean up)', `${(wall / 1000).toFixed(1)} s`],
+      ],
+    ),
   ].join('\n');
 }
 
@@ -108,7 +136,10 @@ function e2eSetFigures(): string {
   const json = join(tempDir('starmap-bench-'), 'report.json');
   const t0 = performance.now();
   try {
-    execFileSync(NODE, [join(ROOT, 'scenarios', 'main.ts'), 'run', 'k8s-e2e', '--isolation=netns', `--report-json=${json}`], { stdio: 'ignore', timeout: 1_800_000 });
+    execFileSync(NODE, [join(ROOT, 'scenarios', 'main.ts'), 'run', 'k8s-e2e', '--isolation=netns', `--report-json=${json}`], {
+      stdio: 'ignore',
+      timeout: 1_800_000,
+    });
   } catch (err) {
     return `The k8s-e2e set failed (${(err as Error).message.split('\n')[0]}): no figures.`;
   }
@@ -118,16 +149,19 @@ function e2eSetFigures(): string {
   const count = (o: string) => set.scenarios.filter((r) => r.outcome === o).length;
   const stepMs = steps.map((st) => (st.applyMs ?? 0) + (st.durationMs ?? 0));
   return [
-    'The built-in k8s-e2e set (the upstream suite\'s 48 tests as scenarios, each on the 3 x 3 model) in one `scenario run k8s-e2e`: two deployments (with and without SCTP ports), every step a change and a settle.',
+    "The built-in k8s-e2e set (the upstream suite's 48 tests as scenarios, each on the 3 x 3 model) in one `scenario run k8s-e2e`: two deployments (with and without SCTP ports), every step a change and a settle.",
     '',
-    table(['figure', 'value'], [
-      ['scenarios: pass / not run (SCTP) / fail', `${count('pass')} / ${count('not run')} / ${count('fail')}`],
-      ['steps', steps.length],
-      ['whole set, wall time (orchestrator start, 2 deployments, all steps, clean-up)', `${(wall / 1000).toFixed(0)} s`],
-      ['steps per minute over the whole set', ((steps.length * 60_000) / wall).toFixed(1)],
-      ['median step (change + settle)', `${(median(stepMs) / 1000).toFixed(2)} s`],
-      ['slowest step', `${(Math.max(...stepMs) / 1000).toFixed(2)} s`],
-    ]),
+    table(
+      ['figure', 'value'],
+      [
+        ['scenarios: pass / not run (SCTP) / fail', `${count('pass')} / ${count('not run')} / ${count('fail')}`],
+        ['steps', steps.length],
+        ['whole set, wall time (orchestrator start, 2 deployments, all steps, clean-up)', `${(wall / 1000).toFixed(0)} s`],
+        ['steps per minute over the whole set', ((steps.length * 60_000) / wall).toFixed(1)],
+        ['median step (change + settle)', `${(median(stepMs) / 1000).toFixed(2)} s`],
+        ['slowest step', `${(Math.max(...stepMs) / 1000).toFixed(2)} s`],
+      ],
+    ),
   ].join('\n');
 }
 

@@ -33,13 +33,22 @@ type How = { binary: true; path?: string } | { binary: false; nodeFlags: string[
 async function orchestrator(how: How): Promise<{ url: string; proc: Running }> {
   const port = await freePort();
   const [cmd, ...pre] = how.binary ? [how.path ?? BIN] : [NODE, ...how.nodeFlags, 'orchestrator/main.ts'];
-  const proc = start(cmd!, [...pre, '--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${tempDir('starmap-bench-')}`, '--hostname=127.0.0.1', '--auth=off', '--log-level=warn']);
+  const proc = start(cmd!, [
+    ...pre,
+    '--http-address=127.0.0.1',
+    `--http-port=${port}`,
+    `--data-dir=${tempDir('starmap-bench-')}`,
+    '--hostname=127.0.0.1',
+    '--auth=off',
+    '--log-level=warn',
+  ]);
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/ping`, 30_000);
   return { url, proc };
 }
 
-async function call(url: string, method: string, body?: unknown): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function call(url: string, method: string, body?: unknown): Promise<{ status: number; body: any }> {
   const r = await fetch(url, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
   const text = await r.text();
   return { status: r.status, body: text ? JSON.parse(text) : undefined };
@@ -49,12 +58,16 @@ async function spawnDirect(n: number): Promise<number> {
   const t0 = performance.now();
   const kids: ChildProcess[] = [];
   await Promise.all(
-    Array.from({ length: n }, () => new Promise<void>((res, rej) => {
-      const c = spawn('/bin/sh', ['-c', 'exec sleep 1000'], { detached: true, stdio: 'ignore' });
-      kids.push(c);
-      c.once('spawn', () => res());
-      c.once('error', rej);
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<void>((res, rej) => {
+          const c = spawn('/bin/sh', ['-c', 'exec sleep 1000'], { detached: true, stdio: 'ignore' });
+          kids.push(c);
+          c.once('spawn', () => res());
+          c.once('error', rej);
+        }),
+    ),
   );
   const ms = performance.now() - t0;
   for (const c of kids) {
@@ -86,13 +99,15 @@ async function thousandApps(how: How): Promise<{ rss: number; body: string }> {
   const o = await orchestrator(how);
   const ids = Array.from({ length: N_APPS }, (_, i) => `/bench/g${i % 10}/app-${i}`);
   let next = 0;
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (next < ids.length) {
-      const id = ids[next++]!;
-      const r = await call(`${o.url}/v2/apps`, 'POST', { id, cmd: 'sleep 1000', instances: 0, labels: { bench: 'yes' } });
-      if (r.status !== 201) throw new Error(`POST ${id}: ${r.status}`);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < ids.length) {
+        const id = ids[next++]!;
+        const r = await call(`${o.url}/v2/apps`, 'POST', { id, cmd: 'sleep 1000', instances: 0, labels: { bench: 'yes' } });
+        if (r.status !== 201) throw new Error(`POST ${id}: ${r.status}`);
+      }
+    }),
+  );
   let body = '';
   for (let i = 0; i < 5; i++) body = await (await fetch(`${o.url}/v2/apps`)).text();
   await new Promise((r) => setTimeout(r, 2000));
@@ -143,8 +158,15 @@ async function main(): Promise<void> {
     const dir = median(direct);
     programs.forEach((p, i) => {
       const api = median(times[i]!);
-      console.log(`launch: ${p.name} ${api.toFixed(0)} ms (${times[i]!.map((t) => t.toFixed(0)).join(', ')}; RSS after ${rss[i]!.toFixed(0)} MiB), direct ${dir.toFixed(0)} ms (${direct.map((t) => t.toFixed(0)).join(', ')})`);
-      rows.push([`POST /v2/apps, instances ${N_TASKS} of \`exec sleep 1000\` → all TASK_RUNNING: ${p.name}`, `${api.toFixed(0)} ms`, `${dir.toFixed(0)} ms (spawning ${N_TASKS} \`sh -c\` directly)`, `${(api / dir).toFixed(2)}×`]);
+      console.log(
+        `launch: ${p.name} ${api.toFixed(0)} ms (${times[i]!.map((t) => t.toFixed(0)).join(', ')}; RSS after ${rss[i]!.toFixed(0)} MiB), direct ${dir.toFixed(0)} ms (${direct.map((t) => t.toFixed(0)).join(', ')})`,
+      );
+      rows.push([
+        `POST /v2/apps, instances ${N_TASKS} of \`exec sleep 1000\` → all TASK_RUNNING: ${p.name}`,
+        `${api.toFixed(0)} ms`,
+        `${dir.toFixed(0)} ms (spawning ${N_TASKS} \`sh -c\` directly)`,
+        `${(api / dir).toFixed(2)}×`,
+      ]);
     });
   }
 
@@ -159,9 +181,16 @@ async function main(): Promise<void> {
       rss.bare.push(await bareRss(shipped.body));
     }
     const [shipped, plain, size, bare] = [median(rss.shipped), median(rss.plain), median(rss.size), median(rss.bare)];
-    console.log(`RSS at ${N_APPS} apps: executable ${shipped.toFixed(0)} MiB (${rss.shipped.map((m) => m.toFixed(0)).join(', ')}); from source ${plain.toFixed(0)} MiB, with --optimize-for-size ${size.toFixed(0)} MiB; bare ${bare.toFixed(0)} MiB`);
+    console.log(
+      `RSS at ${N_APPS} apps: executable ${shipped.toFixed(0)} MiB (${rss.shipped.map((m) => m.toFixed(0)).join(', ')}); from source ${plain.toFixed(0)} MiB, with --optimize-for-size ${size.toFixed(0)} MiB; bare ${bare.toFixed(0)} MiB`,
+    );
     rows.push(
-      [`RSS with ${N_APPS} apps (instances 0), after GET /v2/apps: dist/bin/orchestrator`, `${shipped.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB (bare fastify, plain JavaScript, having served the same /v2/apps bytes)`, `${(shipped / bare).toFixed(2)}×`],
+      [
+        `RSS with ${N_APPS} apps (instances 0), after GET /v2/apps: dist/bin/orchestrator`,
+        `${shipped.toFixed(0)} MiB`,
+        `${bare.toFixed(0)} MiB (bare fastify, plain JavaScript, having served the same /v2/apps bytes)`,
+        `${(shipped / bare).toFixed(2)}×`,
+      ],
       [`the same from source, default V8 flags`, `${plain.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(plain / bare).toFixed(2)}×`],
       [`the same from source, --optimize-for-size`, `${size.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(size / bare).toFixed(2)}×`],
     );

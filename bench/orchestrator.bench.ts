@@ -18,12 +18,16 @@ async function spawnDirect(n: number): Promise<number> {
   const t0 = performance.now();
   const kids: ChildProcess[] = [];
   await Promise.all(
-    Array.from({ length: n }, () => new Promise<void>((res, rej) => {
-      const c = spawn('/bin/sh', ['-c', 'exec sleep 1000'], { detached: true, stdio: 'ignore' });
-      kids.push(c);
-      c.once('spawn', () => res());
-      c.once('error', rej);
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<void>((res, rej) => {
+          const c = spawn('/bin/sh', ['-c', 'exec sleep 1000'], { detached: true, stdio: 'ignore' });
+          kids.push(c);
+          c.once('spawn', () => res());
+          c.once('error', rej);
+        }),
+    ),
   );
   const ms = performance.now() - t0;
   for (const c of kids) {
@@ -39,13 +43,16 @@ async function spawnDirect(n: number): Promise<number> {
 async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<void>): Promise<number> {
   const t0 = performance.now();
   let i = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (i < items.length) await fn(items[i++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (i < items.length) await fn(items[i++]!);
+    }),
+  );
   return items.length / ((performance.now() - t0) / 1000);
 }
 
-async function json(url: string, init?: RequestInit): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function json(url: string, init?: RequestInit): Promise<{ status: number; body: any }> {
   const r = await fetch(url, init);
   const text = await r.text();
   return { status: r.status, body: text ? JSON.parse(text) : undefined };
@@ -55,7 +62,8 @@ async function main(): Promise<void> {
   // Auth is on by default: the bench logs in as admin like a user and sends the token.
   const o = await startOrchestrator(['--log-level=warn']);
   const url = o.url;
-  const orch = (path: string, init: RequestInit = {}) => json(`${url}${path}`, { ...init, headers: { ...o.authHeaders, ...((init.headers ?? {}) as Record<string, string>) } });
+  const orch = (path: string, init: RequestInit = {}) =>
+    json(`${url}${path}`, { ...init, headers: { ...o.authHeaders, ...((init.headers ?? {}) as Record<string, string>) } });
   try {
     const post = (body: unknown) => orch('/v2/apps', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -90,7 +98,11 @@ async function main(): Promise<void> {
     bare.get('/v2/apps', async (_req, reply) => reply.type('application/json').send(payload));
     const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
     const barePostRate = await pool(ids, CONCURRENCY, async (id) => {
-      await json(`${bareUrl}/v2/apps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, cmd: 'sleep 1000', instances: 0, labels: { bench: 'yes' } }) });
+      await json(`${bareUrl}/v2/apps`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id, cmd: 'sleep 1000', instances: 0, labels: { bench: 'yes' } }),
+      });
     });
 
     // 3. GET /v2/apps latency with 1,000 apps
@@ -125,13 +137,41 @@ async function main(): Promise<void> {
     const md = [
       `Orchestrator from source (\`node orchestrator/main.ts\`), auth on (token checked on every request), SQLite with synchronous=FULL, ${CONCURRENCY} concurrent clients on loopback.`,
       '',
-      table(['figure', 'orchestrator', 'baseline (same run)', 'ratio'], [
-        [`${N_TASKS} × \`sleep 1000\`: POST /v2/apps → all TASK_RUNNING`, `${toRunning.toFixed(0)} ms`, `${direct.toFixed(0)} ms (spawn directly)`, `${(toRunning / direct).toFixed(1)}×`],
-        [`GET /v2/apps, ${N_APPS} apps (${(bytes / 1024).toFixed(0)} KiB), median`, `${median(lat).toFixed(1)} ms`, `${median(bareLat).toFixed(1)} ms (bare fastify, same bytes)`, `${(median(lat) / median(bareLat)).toFixed(1)}×`],
-        [`GET /v2/apps, ${N_APPS} apps, p95`, `${percentile(lat, 95).toFixed(1)} ms`, `${percentile(bareLat, 95).toFixed(1)} ms`, `${(percentile(lat, 95) / percentile(bareLat, 95)).toFixed(1)}×`],
-        ['POST /v2/apps (instances 0)', `${postRate.toFixed(0)} req/s`, `${barePostRate.toFixed(0)} req/s (bare fastify echo)`, `${(postRate / barePostRate).toFixed(2)}×`],
-        ['PUT /v2/apps/{id} scale 0 → 1', `${putRate.toFixed(0)} req/s`, `${barePutRate.toFixed(0)} req/s (bare fastify)`, `${(putRate / barePutRate).toFixed(2)}×`],
-      ]),
+      table(
+        ['figure', 'orchestrator', 'baseline (same run)', 'ratio'],
+        [
+          [
+            `${N_TASKS} × \`sleep 1000\`: POST /v2/apps → all TASK_RUNNING`,
+            `${toRunning.toFixed(0)} ms`,
+            `${direct.toFixed(0)} ms (spawn directly)`,
+            `${(toRunning / direct).toFixed(1)}×`,
+          ],
+          [
+            `GET /v2/apps, ${N_APPS} apps (${(bytes / 1024).toFixed(0)} KiB), median`,
+            `${median(lat).toFixed(1)} ms`,
+            `${median(bareLat).toFixed(1)} ms (bare fastify, same bytes)`,
+            `${(median(lat) / median(bareLat)).toFixed(1)}×`,
+          ],
+          [
+            `GET /v2/apps, ${N_APPS} apps, p95`,
+            `${percentile(lat, 95).toFixed(1)} ms`,
+            `${percentile(bareLat, 95).toFixed(1)} ms`,
+            `${(percentile(lat, 95) / percentile(bareLat, 95)).toFixed(1)}×`,
+          ],
+          [
+            'POST /v2/apps (instances 0)',
+            `${postRate.toFixed(0)} req/s`,
+            `${barePostRate.toFixed(0)} req/s (bare fastify echo)`,
+            `${(postRate / barePostRate).toFixed(2)}×`,
+          ],
+          [
+            'PUT /v2/apps/{id} scale 0 → 1',
+            `${putRate.toFixed(0)} req/s`,
+            `${barePutRate.toFixed(0)} req/s (bare fastify)`,
+            `${(putRate / barePutRate).toFixed(2)}×`,
+          ],
+        ],
+      ),
     ].join('\n');
     console.log(md);
     writeSection('Orchestrator', md);

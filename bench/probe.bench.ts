@@ -35,18 +35,21 @@ async function makeTargets(n: number, openPort: number, refusedPort: number, hol
 /** The baseline: a bare net.connect loop with the same concurrency and timeout. */
 async function bareCycle(targets: Target[]): Promise<number> {
   const t0 = performance.now();
-  await runBounded(targets, CONCURRENCY, (t) =>
-    new Promise<void>((resolve) => {
-      const s = net.connect({ host: t.host, port: t.port });
-      const done = () => {
-        clearTimeout(timer);
-        s.destroy();
-        resolve();
-      };
-      const timer = setTimeout(done, TIMEOUT_MS);
-      s.once('connect', done);
-      s.once('error', done);
-    }),
+  await runBounded(
+    targets,
+    CONCURRENCY,
+    (t) =>
+      new Promise<void>((resolve) => {
+        const s = net.connect({ host: t.host, port: t.port });
+        const done = () => {
+          clearTimeout(timer);
+          s.destroy();
+          resolve();
+        };
+        const timer = setTimeout(done, TIMEOUT_MS);
+        s.once('connect', done);
+        s.once('error', done);
+      }),
   );
   return performance.now() - t0;
 }
@@ -70,7 +73,10 @@ async function probeCycles(targets: Target[], cycles: number): Promise<{ duratio
   probe.start();
   await done;
   await probe.stop();
-  const timeoutLatencies = probe.state.statuses().filter((s) => s.reason === 'timeout').map((s) => s.latencyMs!);
+  const timeoutLatencies = probe.state
+    .statuses()
+    .filter((s) => s.reason === 'timeout')
+    .map((s) => s.latencyMs!);
   return { durations, timeoutLatencies };
 }
 
@@ -93,7 +99,14 @@ async function main(): Promise<void> {
     const bareMs = median(bare);
     const lateP99 = percentile(timeoutLatencies, 99) - TIMEOUT_MS;
     const lateMax = Math.max(...timeoutLatencies) - TIMEOUT_MS;
-    cycleRows.push([n, `${probeMs.toFixed(0)} ms`, `${bareMs.toFixed(0)} ms`, `${((bareMs / probeMs) * 100).toFixed(0)} %`, `${(n / (probeMs / 1000)).toFixed(0)}/s`, `+${lateP99.toFixed(0)} ms / +${lateMax.toFixed(0)} ms`]);
+    cycleRows.push([
+      n,
+      `${probeMs.toFixed(0)} ms`,
+      `${bareMs.toFixed(0)} ms`,
+      `${((bareMs / probeMs) * 100).toFixed(0)} %`,
+      `${(n / (probeMs / 1000)).toFixed(0)}/s`,
+      `+${lateP99.toFixed(0)} ms / +${lateMax.toFixed(0)} ms`,
+    ]);
     console.log(`cycle ${n}: probe ${probeMs.toFixed(0)} ms, bare ${bareMs.toFixed(0)} ms`);
   }
 
@@ -126,11 +139,21 @@ async function main(): Promise<void> {
   const md = [
     `Targets are a third open, a third refused and a third never answered (SYN dropped), timeout ${TIMEOUT_MS} ms, concurrency ${CONCURRENCY}. The baseline is a bare \`net.connect\` loop with the same concurrency and timeout, in the same run.`,
     '',
-    table(['targets', 'probe cycle (median of 3)', 'bare net.connect cycle', 'probe rate vs baseline', 'checks per second', 'never-answered reported after timeout (p99 / max)'], cycleRows),
+    table(
+      [
+        'targets',
+        'probe cycle (median of 3)',
+        'bare net.connect cycle',
+        'probe rate vs baseline',
+        'checks per second',
+        'never-answered reported after timeout (p99 / max)',
+      ],
+      cycleRows,
+    ),
     '',
     table(['targets', 'RSS of dist/bin/probe after 3 cycles'], rssRows),
     '',
-    'dist/bin/probe runs with V8\'s default flags (scripts/build.ts). With --optimize-for-size, as until issue #17, RSS stayed near 95-99 MiB at 10,000 targets (2026-11-21), at twice the CPU per check (bench/checks.bench.ts); a bare net.connect loop over 10,000 targets peaks at ~173 MiB itself. GET /status and start-up are measured by bench/serving.bench.ts and bench/startup.bench.ts.',
+    "dist/bin/probe runs with V8's default flags (scripts/build.ts). With --optimize-for-size, as until issue #17, RSS stayed near 95-99 MiB at 10,000 targets (2026-11-21), at twice the CPU per check (bench/checks.bench.ts); a bare net.connect loop over 10,000 targets peaks at ~173 MiB itself. GET /status and start-up are measured by bench/serving.bench.ts and bench/startup.bench.ts.",
   ].join('\n');
   writeSection('Probe', md);
   console.log(md);

@@ -33,7 +33,9 @@ function observedReport(s: ResolvedScenario): ScenarioReportDoc {
   report.steps = s.steps.map((st) => {
     const exp = expectStep(s, st);
     const notRun = notRunCells(exp, true);
-    const observed = new Map<string, Observation>(exp.cells.map((c) => [c.cell.key, { allowed: c.computed, reason: c.computed ? 'ok' : 'timeout', checkedAt: later, changedAt: null }]));
+    const observed = new Map<string, Observation>(
+      exp.cells.map((c) => [c.cell.key, { allowed: c.computed, reason: c.computed ? 'ok' : 'timeout', checkedAt: later, changedAt: null }]),
+    );
     const fresh = new Set(exp.cells.filter((c) => !notRun.has(c.cell.key)).map((c) => c.cell.key));
     const convergedAfterMs = new Map([...fresh].map((k, i) => [k, i % 3 === 0 ? 850 + (i % 400) : 0]));
     const cells = cellResults(exp, notRun, { observed, fresh, changedAfterMs: new Map(), convergedAfterMs, droppedBy: new Map() });
@@ -60,9 +62,16 @@ async function main(): Promise<void> {
   const missing = isolationMissing();
   if (!missing) {
     const json = join(dir, 'run.json');
-    const r = spawnSync(NODE, [join(ROOT, 'scenarios', 'main.ts'), 'run', 'k8s-e2e', '--isolation=netns', `--report-json=${json}`], { stdio: 'ignore', timeout: 1_800_000 });
+    const r = spawnSync(NODE, [join(ROOT, 'scenarios', 'main.ts'), 'run', 'k8s-e2e', '--isolation=netns', `--report-json=${json}`], {
+      stdio: 'ignore',
+      timeout: 1_800_000,
+    });
     // Exit 1 (a scenario failed) still writes the report; its page is what is measured.
-    if (r.status === 0 || r.status === 1) variants.push({ name: `a real run (\`scenario run k8s-e2e --isolation=netns\`, exit ${r.status})`, doc: JSON.parse(readFileSync(json, 'utf8')) as SetReportDoc });
+    if (r.status === 0 || r.status === 1)
+      variants.push({
+        name: `a real run (\`scenario run k8s-e2e --isolation=netns\`, exit ${r.status})`,
+        doc: JSON.parse(readFileSync(json, 'utf8')) as SetReportDoc,
+      });
     else console.log(`the real k8s-e2e run failed (exit ${r.status ?? r.signal}): not measured`);
   }
   const browser = haveChromium ? await launchChromium() : undefined;
@@ -95,7 +104,15 @@ async function main(): Promise<void> {
         }
         open = `${Math.round(median(loads.slice(1)))} ms`;
       }
-      rows.push([v.name, mb(html.length), kb(gzipSync(html).length), mb(json.length), `${((html.length / json.length) * 100).toFixed(0)} %`, `${median(times).toFixed(0)} ms`, open]);
+      rows.push([
+        v.name,
+        mb(html.length),
+        kb(gzipSync(html).length),
+        mb(json.length),
+        `${((html.length / json.length) * 100).toFixed(0)} %`,
+        `${median(times).toFixed(0)} ms`,
+        open,
+      ]);
       console.log(rows.at(-1)!.join('  '));
     }
   } finally {

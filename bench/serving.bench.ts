@@ -77,14 +77,38 @@ async function compare(programServer: Server, bareServer: Server): Promise<Compa
       program.push(await slice(programServer));
     }
   }
-  const med = (xs: LoadFigures[]): LoadFigures => ({ rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), bytes: xs[0]!.bytes, cpuUs: median(xs.map((x) => x.cpuUs)), requests: median(xs.map((x) => x.requests)), seconds: median(xs.map((x) => x.seconds)) });
+  const med = (xs: LoadFigures[]): LoadFigures => ({
+    rps: median(xs.map((x) => x.rps)),
+    p50: median(xs.map((x) => x.p50)),
+    p99: median(xs.map((x) => x.p99)),
+    bytes: xs[0]!.bytes,
+    cpuUs: median(xs.map((x) => x.cpuUs)),
+    requests: median(xs.map((x) => x.requests)),
+    seconds: median(xs.map((x) => x.seconds)),
+  });
   return { program: med(program), bare: med(bare), bytes: program[0]!.bytes, idleCpuMsPerS: idle.get(programServer)! };
 }
 
 function rows(name: string, c: Compared): (string | number)[][] {
   return [
-    [name, c.program.rps.toFixed(0), `${(c.program.rps / c.bare.rps).toFixed(2)}×`, `${c.program.p50.toFixed(1)} ms`, `${c.program.p99.toFixed(1)} ms`, `${(c.program.p99 / c.bare.p99).toFixed(2)}×`, `${c.program.cpuUs.toFixed(0)} µs (${(c.program.cpuUs / c.bare.cpuUs).toFixed(2)}×)`],
-    ['bare fastify, the same bytes as a Buffer (baseline)', c.bare.rps.toFixed(0), '1.00×', `${c.bare.p50.toFixed(1)} ms`, `${c.bare.p99.toFixed(1)} ms`, '1.00×', `${c.bare.cpuUs.toFixed(0)} µs`],
+    [
+      name,
+      c.program.rps.toFixed(0),
+      `${(c.program.rps / c.bare.rps).toFixed(2)}×`,
+      `${c.program.p50.toFixed(1)} ms`,
+      `${c.program.p99.toFixed(1)} ms`,
+      `${(c.program.p99 / c.bare.p99).toFixed(2)}×`,
+      `${c.program.cpuUs.toFixed(0)} µs (${(c.program.cpuUs / c.bare.cpuUs).toFixed(2)}×)`,
+    ],
+    [
+      'bare fastify, the same bytes as a Buffer (baseline)',
+      c.bare.rps.toFixed(0),
+      '1.00×',
+      `${c.bare.p50.toFixed(1)} ms`,
+      `${c.bare.p99.toFixed(1)} ms`,
+      '1.00×',
+      `${c.bare.cpuUs.toFixed(0)} µs`,
+    ],
   ];
 }
 
@@ -103,7 +127,8 @@ async function probeStatus(): Promise<Compared> {
   const base = `http://127.0.0.1:${port}`;
   await waitForHttp(`${base}/healthz`);
   const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline && ((await (await fetch(`${base}/healthz`)).json()) as { cycles: number }).cycles < 1) await new Promise((r) => setTimeout(r, 200));
+  while (Date.now() < deadline && ((await (await fetch(`${base}/healthz`)).json()) as { cycles: number }).cycles < 1)
+    await new Promise((r) => setTimeout(r, 200));
   const bare = await bareServer(Buffer.from(await (await fetch(`${base}/status`)).arrayBuffer()));
   const c = await compare({ url: `${base}/status`, pid: probe.child.pid! }, bare);
   await probe.stop();
@@ -141,7 +166,8 @@ async function collectorResponses(): Promise<Compared> {
   const collector = start(join(binDir, 'collector'), [`--resources-file=${file}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn']);
   await waitForHttp(`${base}/healthz`);
   const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && ((await (await fetch(`${base}/healthz`)).json()) as { fetches: number }).fetches < 2 * RESOURCES) await new Promise((r) => setTimeout(r, 250));
+  while (Date.now() < deadline && ((await (await fetch(`${base}/healthz`)).json()) as { fetches: number }).fetches < 2 * RESOURCES)
+    await new Promise((r) => setTimeout(r, 250));
   const bare = await bareServer(Buffer.from(await (await fetch(`${base}/responses`)).arrayBuffer()));
   const c = await compare({ url: `${base}/responses`, pid: collector.child.pid! }, bare);
   await collector.stop();
@@ -152,17 +178,24 @@ async function collectorResponses(): Promise<Compared> {
 async function main(): Promise<void> {
   const load0 = loadavg()[0]!;
   const status = await probeStatus();
-  console.log(`/status: probe ${status.program.rps.toFixed(0)}/s p99 ${status.program.p99.toFixed(1)} ms; bare ${status.bare.rps.toFixed(0)}/s p99 ${status.bare.p99.toFixed(1)} ms`);
+  console.log(
+    `/status: probe ${status.program.rps.toFixed(0)}/s p99 ${status.program.p99.toFixed(1)} ms; bare ${status.bare.rps.toFixed(0)}/s p99 ${status.bare.p99.toFixed(1)} ms`,
+  );
   const responses = await collectorResponses();
-  console.log(`/responses: collector ${responses.program.rps.toFixed(0)}/s p99 ${responses.program.p99.toFixed(1)} ms; bare ${responses.bare.rps.toFixed(0)}/s p99 ${responses.bare.p99.toFixed(1)} ms`);
+  console.log(
+    `/responses: collector ${responses.program.rps.toFixed(0)}/s p99 ${responses.program.p99.toFixed(1)} ms; bare ${responses.bare.rps.toFixed(0)}/s p99 ${responses.bare.p99.toFixed(1)} ms`,
+  );
   await stopAll();
   const md = [
     `${CONNECTIONS} keep-alive connections, one request in flight on each, from the benchmark process; ${ROUNDS} alternating ${SLICE_S} s slices per server after a 1 s warm-up each, medians of the slices. Each baseline is bare fastify in its own process sending the very same bytes as one Buffer. Server CPU per request is the server process' CPU time during a slice above its idle rate, per request; idle, the probe used ${status.idleCpuMsPerS.toFixed(0)} ms of CPU per second (checking its targets, a third of them timing out) and the collector ${responses.idleCpuMsPerS.toFixed(0)} ms (fetching). Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
     '',
-    table(['server', 'requests/s', 'vs baseline', 'p50', 'p99', 'p99 vs baseline', 'server CPU per request'], [
-      ...rows(`dist/bin/probe GET /status, ${TARGETS} targets checked every 5 s (${(status.bytes / 1024).toFixed(0)} KiB)`, status),
-      ...rows(`dist/bin/collector GET /responses, ${RESOURCES} resources fetched every 5 s (${(responses.bytes / 1024).toFixed(0)} KiB)`, responses),
-    ]),
+    table(
+      ['server', 'requests/s', 'vs baseline', 'p50', 'p99', 'p99 vs baseline', 'server CPU per request'],
+      [
+        ...rows(`dist/bin/probe GET /status, ${TARGETS} targets checked every 5 s (${(status.bytes / 1024).toFixed(0)} KiB)`, status),
+        ...rows(`dist/bin/collector GET /responses, ${RESOURCES} resources fetched every 5 s (${(responses.bytes / 1024).toFixed(0)} KiB)`, responses),
+      ],
+    ),
   ].join('\n');
   writeSection('Serving cached documents', md);
   console.log(md);

@@ -36,7 +36,10 @@ try {
       const pass = await run.waitFor(/step 1\/\d+ \S+: PASS/, 120_000);
       firstPass.push(pass.ms);
       build.push(Number(/build finished in ([\d.]+) s/.exec(run.output())?.[1] ?? NaN) * 1000);
-      if (i === 0) process.stdout.write(`--- npm start, first run, up to the first step:\n${run.output().slice(0, run.output().indexOf(pass.match[0]) + pass.match[0].length)}\n---\n`);
+      if (i === 0)
+        process.stdout.write(
+          `--- npm start, first run, up to the first step:\n${run.output().slice(0, run.output().indexOf(pass.match[0]) + pass.match[0].length)}\n---\n`,
+        );
     } finally {
       await run.interrupt(60_000);
     }
@@ -55,7 +58,12 @@ writeSection(
     [
       ['the printed collector UI address answering', s(median(ui)), ui.map(s).join(', '), `${(median(ui) / base).toFixed(0)} ×`],
       ['the first step passing (PASS printed)', s(median(firstPass)), firstPass.map(s).join(', '), `${(median(firstPass) / base).toFixed(0)} ×`],
-      ['… of which the build check (scripts/build.ts: bundles every program, rebuilds what changed)', s(median(build)), build.map(s).join(', '), `${(median(build) / base).toFixed(0)} ×`],
+      [
+        '… of which the build check (scripts/build.ts: bundles every program, rebuilds what changed)',
+        s(median(build)),
+        build.map(s).join(', '),
+        `${(median(build) / base).toFixed(0)} ×`,
+      ],
       ['npm alone (baseline)', s(base), npmAlone.map(s).join(', '), '1 ×'],
     ],
   )}`,

@@ -50,10 +50,18 @@ async function main(): Promise<void> {
   const dataDir = tempDir('starmap-bench-');
 
   const programs: { name: string; args: (port: number) => string[]; path: string }[] = [
-    { name: 'probe', args: (port: number) => [`--urls=127.0.0.1:${openPort}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'], path: '/status' },
+    {
+      name: 'probe',
+      args: (port: number) => [`--urls=127.0.0.1:${openPort}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'],
+      path: '/status',
+    },
     { name: 'collector', args: (port: number) => ['--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'], path: '/responses' },
     // A restart: the data dir (state, signing key, admin password) was made by a first start.
-    { name: 'orchestrator', args: (port: number) => ['--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${dataDir}`, '--log-level=warn'], path: '/ping' },
+    {
+      name: 'orchestrator',
+      args: (port: number) => ['--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${dataDir}`, '--log-level=warn'],
+      path: '/ping',
+    },
   ].filter((p) => existsSync(join(binDir, p.name)));
 
   const startRows: (string | number)[][] = [];
@@ -76,29 +84,53 @@ async function main(): Promise<void> {
     const bw = median(bare.map((s) => s.wallMs));
     const pc = median(prog.map((s) => s.cpuMs));
     const bc = median(bare.map((s) => s.cpuMs));
-    startRows.push([`dist/bin/${p.name} (GET ${p.path}${p.name === 'orchestrator' ? ', a restart on its data dir' : ''})`, `${pw.toFixed(0)} ms`, `${(pw / bw).toFixed(2)}×`, `${pc.toFixed(0)} ms`, `${(pc / bc).toFixed(2)}×`]);
+    startRows.push([
+      `dist/bin/${p.name} (GET ${p.path}${p.name === 'orchestrator' ? ', a restart on its data dir' : ''})`,
+      `${pw.toFixed(0)} ms`,
+      `${(pw / bw).toFixed(2)}×`,
+      `${pc.toFixed(0)} ms`,
+      `${(pc / bc).toFixed(2)}×`,
+    ]);
     console.log(`start ${p.name}: ${pw.toFixed(0)} ms (${(pw / bw).toFixed(2)}×), CPU ${pc.toFixed(0)} ms (${(pc / bc).toFixed(2)}×)`);
   }
-  startRows.push(['`node -e` http server (baseline)', `${median(bareAll.map((s) => s.wallMs)).toFixed(0)} ms`, '1.00×', `${median(bareAll.map((s) => s.cpuMs)).toFixed(0)} ms`, '1.00×']);
+  startRows.push([
+    '`node -e` http server (baseline)',
+    `${median(bareAll.map((s) => s.wallMs)).toFixed(0)} ms`,
+    '1.00×',
+    `${median(bareAll.map((s) => s.cpuMs)).toFixed(0)} ms`,
+    '1.00×',
+  ]);
 
   // Idle RSS: a probe with 3 targets checked every 5 s (the default), after 12 s, next to a node -e
   // server that has answered one request.
   const rssRows: (string | number)[][] = [];
   if (existsSync(join(binDir, 'probe'))) {
     const kinds = [
-      { name: 'TCP open, TCP refused, UDP', targets: async (bport: number) => [`127.0.0.1:${openPort}`, `127.0.0.1:${await freePort()}`, `udp://127.0.0.1:${bport}`] },
-      { name: 'TCP open, TCP refused, HTTP (loads undici)', targets: async (bport: number) => [`127.0.0.1:${openPort}`, `127.0.0.1:${await freePort()}`, `http://127.0.0.1:${bport}/`] },
+      {
+        name: 'TCP open, TCP refused, UDP',
+        targets: async (bport: number) => [`127.0.0.1:${openPort}`, `127.0.0.1:${await freePort()}`, `udp://127.0.0.1:${bport}`],
+      },
+      {
+        name: 'TCP open, TCP refused, HTTP (loads undici)',
+        targets: async (bport: number) => [`127.0.0.1:${openPort}`, `127.0.0.1:${await freePort()}`, `http://127.0.0.1:${bport}/`],
+      },
     ];
     const probes: number[][] = kinds.map(() => []);
     const bares: number[] = [];
     for (let i = 0; i < 3; i++) {
       const bport = await freePort();
       const bare = spawn(NODE, BARE(bport), { stdio: 'ignore' });
-      const started = await Promise.all(kinds.map(async (k) => {
-        const port = await freePort();
-        const child = spawn(join(binDir, 'probe'), [`--urls=${(await k.targets(bport)).join(',')}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'], { stdio: 'ignore' });
-        return { child, port };
-      }));
+      const started = await Promise.all(
+        kinds.map(async (k) => {
+          const port = await freePort();
+          const child = spawn(
+            join(binDir, 'probe'),
+            [`--urls=${(await k.targets(bport)).join(',')}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'],
+            { stdio: 'ignore' },
+          );
+          return { child, port };
+        }),
+      );
       await new Promise((r) => setTimeout(r, 12_000));
       for (const { port } of started) await (await fetch(`http://127.0.0.1:${port}/status`)).arrayBuffer();
       await (await fetch(`http://127.0.0.1:${bport}/`)).arrayBuffer();

@@ -17,7 +17,12 @@ export async function createCollectorApp(collector: Collector, logger: Logger, o
   const app = createServer({ logger, bodyLimit: REQUEST_BODY_LIMIT });
   await app.register(resourceRoutes, { store: collector.store });
   await app.register(responseRoutes, { responses: collector.responses });
-  await app.register(opsRoutes, { store: collector.store, metrics: collector.metrics, intervalSeconds: collector.intervalMs / 1000, health: () => collector.health() });
+  await app.register(opsRoutes, {
+    store: collector.store,
+    metrics: collector.metrics,
+    intervalSeconds: collector.intervalMs / 1000,
+    health: () => collector.health(),
+  });
   await app.register(expectationRoutes, { expectations: new ExpectationStore() });
   await app.register(uiRoutes, opts.uiDir === undefined ? {} : { dir: opts.uiDir });
   return app;

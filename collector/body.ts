@@ -92,8 +92,12 @@ export function jsonText(bytes: Buffer, limits: JsonLimits): { text: string; err
     text = JSON.stringify(JSON.parse(decoded));
   } catch (err) {
     const snippet = decoded.slice(0, 60).replace(/\s+/g, ' ');
-    return { text: null, error: { reason: 'not-json', message: `body is not JSON (${(err as Error).message}): ${JSON.stringify(snippet)}${decoded.length > 60 ? '…' : ''}` } };
+    return {
+      text: null,
+      error: { reason: 'not-json', message: `body is not JSON (${(err as Error).message}): ${JSON.stringify(snippet)}${decoded.length > 60 ? '…' : ''}` },
+    };
   }
-  if (Buffer.byteLength(text) > limits.maxBytes) return { text: null, error: { reason: 'too-large', message: `body is larger than the ${limits.maxBytes}-byte limit once decoded` } };
+  if (Buffer.byteLength(text) > limits.maxBytes)
+    return { text: null, error: { reason: 'too-large', message: `body is larger than the ${limits.maxBytes}-byte limit once decoded` } };
   return { text, error: null };
 }

@@ -9,10 +9,26 @@ import { starResponse, type ResponseDetail, type StarResponse } from './response
 type Edge = [to: string, reachable: boolean, reason?: 'timeout' | 'refused'];
 
 const EDGES: Record<string, Edge[]> = {
-  a: [['b', true], ['c', true], ['d', true]],
-  b: [['a', true], ['c', false, 'timeout'], ['d', true]],
-  c: [['a', false, 'timeout'], ['b', false, 'timeout'], ['d', false, 'refused']],
-  d: [['a', false, 'timeout'], ['b', false, 'refused'], ['foobar', false, 'timeout']],
+  a: [
+    ['b', true],
+    ['c', true],
+    ['d', true],
+  ],
+  b: [
+    ['a', true],
+    ['c', false, 'timeout'],
+    ['d', true],
+  ],
+  c: [
+    ['a', false, 'timeout'],
+    ['b', false, 'timeout'],
+    ['d', false, 'refused'],
+  ],
+  d: [
+    ['a', false, 'timeout'],
+    ['b', false, 'refused'],
+    ['foobar', false, 'timeout'],
+  ],
 };
 
 const statusUrl = (x: string) => `http://${x}/status`;
@@ -46,7 +62,15 @@ export function exampleDocument(now = Date.now()): ResponsesDocument {
     details[id] = { url: statusUrl(from), statusCode: 200, error: null, fetchedAt: at(0.5), latencyMs: 1.5 + n * 0.2, lastSuccessAt: at(0.5), pending: false };
   }
   responses.E = null;
-  details.E = { url: statusUrl('e'), statusCode: null, error: { reason: 'timeout', message: 'no answer within 2000 ms' }, fetchedAt: at(0.5), latencyMs: 2000.3, lastSuccessAt: null, pending: false };
+  details.E = {
+    url: statusUrl('e'),
+    statusCode: null,
+    error: { reason: 'timeout', message: 'no answer within 2000 ms' },
+    fetchedAt: at(0.5),
+    latencyMs: 2000.3,
+    lastSuccessAt: null,
+    pending: false,
+  };
   return { responses, details, generatedAt: new Date(now).toISOString() };
 }
 

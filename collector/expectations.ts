@@ -24,7 +24,9 @@ export const ExpectedCell = Type.Object(
     observed: Type.Optional(Verdict),
     status: Type.Optional(Text(40)),
     reason: Type.String({ maxLength: 2000, description: "the evaluator's reason in one line" }),
-    reasons: Type.Optional(Type.Array(Text(2000), { maxItems: 8, description: "the evaluator's account, one line per side (egress of the source, ingress of the destination)" })),
+    reasons: Type.Optional(
+      Type.Array(Text(2000), { maxItems: 8, description: "the evaluator's account, one line per side (egress of the source, ingress of the destination)" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -45,7 +47,12 @@ export const Expectations = Type.Object(
     phase: Type.Union([Type.Literal('applying'), Type.Literal('judged')], { description: 'applying: the step has started; judged: the runner has judged it' }),
     outcome: Type.Optional(Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('not run')])),
     collector: Type.Optional(Type.Object({ id: Id, label: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })) }, { additionalProperties: false })),
-    labels: Type.Optional(Type.Record(Type.String({ maxLength: 253 }), Type.String({ minLength: 1, maxLength: 40 }), { maxProperties: 10_000, description: 'short names for the matrix headers (resource id → name), as the terminal tables use' })),
+    labels: Type.Optional(
+      Type.Record(Type.String({ maxLength: 253 }), Type.String({ minLength: 1, maxLength: 40 }), {
+        maxProperties: 10_000,
+        description: 'short names for the matrix headers (resource id → name), as the terminal tables use',
+      }),
+    ),
     cells: Type.Array(ExpectedCell, { maxItems: 10_000 }),
   },
   { additionalProperties: false, $id: 'StarmapExpectations' },

@@ -50,11 +50,18 @@ export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const tracked = trackLookup(opts.resolver, host);
   try {
-    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-collector', accept: 'application/json' }, lookup: tracked.lookup, startedAt: start };
+    const get = {
+      timeoutMs: opts.timeoutMs,
+      verifyTls: opts.verifyTls ?? true,
+      headers: { 'user-agent': 'starmap-collector', accept: 'application/json' },
+      lookup: tracked.lookup,
+      startedAt: start,
+    };
     const { status, body } = await getOnce(url, get, async (res) => {
       statusCode = res.statusCode;
       const declared = Number(res.headers['content-length']);
-      if (Number.isFinite(declared) && declared > opts.maxBodyBytes) throw new TooLarge(`body of ${declared} bytes is larger than the ${opts.maxBodyBytes}-byte limit`);
+      if (Number.isFinite(declared) && declared > opts.maxBodyBytes)
+        throw new TooLarge(`body of ${declared} bytes is larger than the ${opts.maxBodyBytes}-byte limit`);
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body as AsyncIterable<Buffer>) {

@@ -51,7 +51,8 @@ export function loadResourcesFile(path: string): Resource[] {
       throw err;
     }
     const first = seen.get(resource.id);
-    if (first !== undefined) throw new Error(`${path}: entry at index ${index}: id ${JSON.stringify(resource.id)} is already used by the entry at index ${first}`);
+    if (first !== undefined)
+      throw new Error(`${path}: entry at index ${index}: id ${JSON.stringify(resource.id)} is already used by the entry at index ${first}`);
     seen.set(resource.id, index);
     return resource;
   });
@@ -62,7 +63,7 @@ export function parseCollectorFlags(argv: string[]): CollectorFlags {
     {
       name: 'collector',
       description:
-        'Fetches, over and over, each resource (an HTTP URL, typically a probe\'s /status) and serves the latest ' +
+        "Fetches, over and over, each resource (an HTTP URL, typically a probe's /status) and serves the latest " +
         'responses at GET /responses (star-compatible), with a live web UI at / that draws what the probes see. ' +
         'Resources come from --resources-file and from the REST API (POST, PUT and DELETE /resources).',
       examples: [
@@ -76,19 +77,31 @@ export function parseCollectorFlags(argv: string[]): CollectorFlags {
         y
           .option('http-address', { type: 'string', default: '0.0.0.0', describe: 'listen address', coerce: addressFlag('http-address') })
           .option('http-port', { default: 9001, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
-          .option('http-request-seconds', { default: 5, describe: 'seconds between fetches of each resource', coerce: numberFlag('http-request-seconds', 0.05, 86_400) })
+          .option('http-request-seconds', {
+            default: 5,
+            describe: 'seconds between fetches of each resource',
+            coerce: numberFlag('http-request-seconds', 0.05, 86_400),
+          })
           .option('resources-file', {
             type: 'string',
             describe: 'JSON file with the initial resources: an array of {"id": "…", "url": "http://…"}',
             coerce: parsedFlag('resources-file', loadResourcesFile),
           })
-          .option('timeout-seconds', { default: 2, describe: 'deadline of each fetch: connect, headers and the whole body', coerce: numberFlag('timeout-seconds', 0.01, 600) })
+          .option('timeout-seconds', {
+            default: 2,
+            describe: 'deadline of each fetch: connect, headers and the whole body',
+            coerce: numberFlag('timeout-seconds', 0.01, 600),
+          })
           .option('concurrency', { default: 100, describe: 'most fetches in flight at once', coerce: numberFlag('concurrency', 1, 10_000, true) })
-          .option('max-body-bytes', { default: 1024 * 1024, describe: 'largest response body kept; a larger one is reported as too-large', coerce: numberFlag('max-body-bytes', 1, 1024 * 1024 * 1024, true) })
+          .option('max-body-bytes', {
+            default: 1024 * 1024,
+            describe: 'largest response body kept; a larger one is reported as too-large',
+            coerce: numberFlag('max-body-bytes', 1, 1024 * 1024 * 1024, true),
+          })
           .option('insecure', { type: 'boolean', default: false, describe: 'do not verify TLS certificates of https resources' })
           .option('dns-servers', {
             type: 'string',
-            describe: 'DNS servers to ask instead of /etc/resolv.conf\'s, e.g. 10.96.0.10 or 127.0.0.1:5353 (names in /etc/hosts and localhost never need DNS)',
+            describe: "DNS servers to ask instead of /etc/resolv.conf's, e.g. 10.96.0.10 or 127.0.0.1:5353 (names in /etc/hosts and localhost never need DNS)",
             coerce: parsedFlag('dns-servers', parseDnsServers),
           })
           .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout', coerce: parsedFlag('logfile', (path) => path) })

@@ -29,7 +29,14 @@ export async function main(argv: string[]): Promise<void> {
   const url = await listenOrExit(app, 'collector', flags.httpAddress, flags.httpPort);
   collector.start();
   logger.info(
-    { version: VERSION, url, resources: collector.store.size, intervalSeconds: flags.httpRequestSeconds, timeoutSeconds: flags.timeoutSeconds, ui: assetSource() },
+    {
+      version: VERSION,
+      url,
+      resources: collector.store.size,
+      intervalSeconds: flags.httpRequestSeconds,
+      timeoutSeconds: flags.timeoutSeconds,
+      ui: assetSource(),
+    },
     'collector listening',
   );
 }

@@ -24,8 +24,12 @@ export const noResourceMessage = (id: string) => `no resource with id ${JSON.str
 /** Checks an `id` value; returns it or throws a ResourceError that says what is wrong. */
 export function validateId(value: unknown): string {
   if (value === undefined || value === null) throw new ResourceError('field "id" is required');
-  if (typeof value !== 'string') throw new ResourceError(`field "id" must be a string (got ${typeof value === 'object' ? (Array.isArray(value) ? 'an array' : 'an object') : `a ${typeof value}`})`);
-  if (!ID_PATTERN.test(value)) throw new ResourceError(`field "id" ${JSON.stringify(value.length > 140 ? `${value.slice(0, 140)}…` : value)} is not a valid id (${ID_RULE})`);
+  if (typeof value !== 'string')
+    throw new ResourceError(
+      `field "id" must be a string (got ${typeof value === 'object' ? (Array.isArray(value) ? 'an array' : 'an object') : `a ${typeof value}`})`,
+    );
+  if (!ID_PATTERN.test(value))
+    throw new ResourceError(`field "id" ${JSON.stringify(value.length > 140 ? `${value.slice(0, 140)}…` : value)} is not a valid id (${ID_RULE})`);
   if (RESERVED_IDS.has(value)) throw new ResourceError(`id "${value}" is reserved (GET /responses/example serves the sample data)`);
   return value;
 }
@@ -33,7 +37,10 @@ export function validateId(value: unknown): string {
 /** Checks a `url` value: an absolute http:// or https:// URL with a host. */
 export function validateUrl(value: unknown): string {
   if (value === undefined || value === null) throw new ResourceError('field "url" is required');
-  if (typeof value !== 'string') throw new ResourceError(`field "url" must be a string (got ${typeof value === 'object' ? (Array.isArray(value) ? 'an array' : 'an object') : `a ${typeof value}`})`);
+  if (typeof value !== 'string')
+    throw new ResourceError(
+      `field "url" must be a string (got ${typeof value === 'object' ? (Array.isArray(value) ? 'an array' : 'an object') : `a ${typeof value}`})`,
+    );
   if (value.length > MAX_URL_LENGTH) throw new ResourceError(`field "url" is longer than ${MAX_URL_LENGTH} characters`);
   const url = value.trim();
   if (!/^https?:\/\//i.test(url)) throw new ResourceError(`field "url" ${JSON.stringify(value)} must be an http:// or https:// URL`);
@@ -49,7 +56,9 @@ export function validateUrl(value: unknown): string {
 /** Validates a `{id, url}` document (extra fields are ignored, as star did). */
 export function validateResource(body: unknown): Resource {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ResourceError(`expected a JSON object {"id": "…", "url": "http://…"} (got ${body === undefined ? 'no body' : body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`})`);
+    throw new ResourceError(
+      `expected a JSON object {"id": "…", "url": "http://…"} (got ${body === undefined ? 'no body' : body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`})`,
+    );
   }
   const b = body as Record<string, unknown>;
   return { id: validateId(b.id), url: validateUrl(b.url) };

@@ -54,7 +54,8 @@ export function starResponse(url: string, statusCode: number | null, json: unkno
 function slotOf(id: string, detail: ResponseDetail, json: string | null): Slot {
   const key = JSON.stringify(id);
   // Text, not an object: the body's JSON is spliced in as it is, never parsed or serialised again.
-  const response = json === null || json === 'null' ? 'null' : `{"url":${JSON.stringify(detail.url)},"statusCode":${JSON.stringify(detail.statusCode)},"json":${json}}`;
+  const response =
+    json === null || json === 'null' ? 'null' : `{"url":${JSON.stringify(detail.url)},"statusCode":${JSON.stringify(detail.statusCode)},"json":${json}}`;
   return { detail, response: Buffer.from(`${key}:${response}`), details: Buffer.from(`${key}:${JSON.stringify(detail)}`) };
 }
 

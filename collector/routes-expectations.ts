@@ -24,7 +24,8 @@ export const expectationRoutes: FastifyPluginAsync<ExpectationRoutesOptions> = a
   app.get(EXPECTATIONS_PATH, async (req, reply) => {
     const body = expectations.body;
     void reply.header('cache-control', 'no-cache');
-    if (body === undefined) return reply.code(404).send({ message: `no expectations published: a scenario runner PUTs them to ${EXPECTATIONS_PATH} while it runs a step` });
+    if (body === undefined)
+      return reply.code(404).send({ message: `no expectations published: a scenario runner PUTs them to ${EXPECTATIONS_PATH} while it runs a step` });
     const etag = `W/"e${expectations.version}"`;
     if (req.headers['if-none-match'] === etag) return reply.code(304).header('etag', etag).send();
     return reply.header('etag', etag).type('application/json; charset=utf-8').send(body);
@@ -32,7 +33,9 @@ export const expectationRoutes: FastifyPluginAsync<ExpectationRoutesOptions> = a
 
   app.put<{ Body: ExpectationsDoc }>(EXPECTATIONS_PATH, { bodyLimit: EXPECTATIONS_BODY_LIMIT, schema: { body: Expectations } }, async (req, reply) => {
     expectations.put(req.body);
-    return reply.code(200).send({ message: 'expectations stored', step: req.body.step, cells: req.body.cells.length, publishedAt: expectations.current!.publishedAt });
+    return reply
+      .code(200)
+      .send({ message: 'expectations stored', step: req.body.step, cells: req.body.cells.length, publishedAt: expectations.current!.publishedAt });
   });
 
   app.delete(EXPECTATIONS_PATH, async (_req, reply) => {

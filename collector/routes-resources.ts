@@ -54,7 +54,8 @@ export function crossSite(req: FastifyRequest): string | undefined {
       theirs = undefined;
     }
     const ours = ownOrigin(req);
-    if (theirs === undefined || theirs === 'null' || theirs !== ours) return `Origin ${JSON.stringify(origin)} is not this collector's own (${ours ?? 'unknown'})`;
+    if (theirs === undefined || theirs === 'null' || theirs !== ours)
+      return `Origin ${JSON.stringify(origin)} is not this collector's own (${ours ?? 'unknown'})`;
     return undefined;
   }
   const site = req.headers['sec-fetch-site'];
@@ -77,7 +78,10 @@ export const resourceRoutes: FastifyPluginAsync<ResourceRoutesOptions> = async (
   app.addHook('onRequest', async (req, reply) => {
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return;
     const why = crossSite(req);
-    if (why !== undefined) return reply.code(403).send({ message: `cross-site write refused: ${why}; send it from the collector's own page or without an Origin header (curl, scripts)` });
+    if (why !== undefined)
+      return reply
+        .code(403)
+        .send({ message: `cross-site write refused: ${why}; send it from the collector's own page or without an Origin header (curl, scripts)` });
   });
 
   app.get('/resources', async () => ({ resources: store.list() }));
@@ -115,7 +119,8 @@ export const resourceRoutes: FastifyPluginAsync<ResourceRoutesOptions> = async (
         throw new ResourceError('expected a JSON object {"url": "http://…"}');
       }
       const b = body as Record<string, unknown>;
-      if (b.id !== undefined && b.id !== id) throw new ResourceError(`field "id" ${JSON.stringify(b.id)} does not match the id in the path ${JSON.stringify(id)}`);
+      if (b.id !== undefined && b.id !== id)
+        throw new ResourceError(`field "id" ${JSON.stringify(b.id)} does not match the id in the path ${JSON.stringify(id)}`);
       resource = { id, url: validateUrl(b.url) };
     } catch (err) {
       return badRequest(reply, err);

@@ -17,7 +17,8 @@ export const uiRoutes: FastifyPluginAsync<UiRoutesOptions> = async (app, { dir }
     return reply.type(asset.contentType).header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').send(asset.body);
   };
 
-  const index = async (_req: unknown, reply: FastifyReply) => send(reply, 'index.html', 'the web UI is not available: collector/ui/index.html is missing from this build');
+  const index = async (_req: unknown, reply: FastifyReply) =>
+    send(reply, 'index.html', 'the web UI is not available: collector/ui/index.html is missing from this build');
   app.get('/', index);
   app.get('/index.html', index);
 

@@ -72,14 +72,21 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
     const log = logger.child({ module: 'isolation' });
     try {
       // Checks root, iproute2 and nftables, removes what a crashed run left, creates the bridge.
-      isolation = await Isolation.open({ prefix: config.isolation.prefix, subnet: config.isolation.subnet, publishAddress: config.isolation.publishAddress, db, log: (msg, err) => (err ? log.warn({ err }, msg) : log.info(msg)) });
+      isolation = await Isolation.open({
+        prefix: config.isolation.prefix,
+        subnet: config.isolation.subnet,
+        publishAddress: config.isolation.publishAddress,
+        db,
+        log: (msg, err) => (err ? log.warn({ err }, msg) : log.info(msg)),
+      });
     } catch (err) {
       db.close();
       if (err instanceof IsolationUnavailable) throw err;
       throw new IsolationUnavailable(`network isolation (--isolation=netns) could not start: ${(err as Error).message}`);
     }
     const left = isolation.leftovers;
-    if (left && Object.values(left).some((v) => Array.isArray(v) && v.length > 0)) log.warn({ removed: left }, 'isolation: removed what a previous run left (crash)');
+    if (left && Object.values(left).some((v) => Array.isArray(v) && v.length > 0))
+      log.warn({ removed: left }, 'isolation: removed what a previous run left (crash)');
   }
   const store = new Store(db);
   const bus = new EventBus(logger);
@@ -105,9 +112,18 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
   });
   const scheduler: Scheduler = new Scheduler({
     healthMonitor,
-    store, bus, executor, logger, hostname, dataDir: config.dataDir,
-    localPortMin: config.servicePorts.min, localPortMax: config.servicePorts.max, taskPortMin: config.taskPorts.min, taskPortMax: config.taskPorts.max,
-    envVarsPrefix: config.envVarsPrefix, tickMs: config.tickMs,
+    store,
+    bus,
+    executor,
+    logger,
+    hostname,
+    dataDir: config.dataDir,
+    localPortMin: config.servicePorts.min,
+    localPortMax: config.servicePorts.max,
+    taskPortMin: config.taskPorts.min,
+    taskPortMax: config.taskPorts.max,
+    envVarsPrefix: config.envVarsPrefix,
+    tickMs: config.tickMs,
     isolation,
     taskKilling: config.features.includes('task_killing'),
   });
@@ -126,9 +142,17 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
   const leadership = new Leadership();
   // What /v2/info reports (the port is the listening one, set once known).
   const info = {
-    hostname, httpPort: config.http.port, localPortMin: config.servicePorts.min, localPortMax: config.servicePorts.max, eventSubscriber: config.events.subscriber,
-    httpEndpoints: config.events.httpEndpoints, defaultNetworkName: config.apps.defaultNetworkName, mesosRole: config.mesosRole, envVarsPrefix: config.envVarsPrefix,
-    frameworkId, features: config.features,
+    hostname,
+    httpPort: config.http.port,
+    localPortMin: config.servicePorts.min,
+    localPortMax: config.servicePorts.max,
+    eventSubscriber: config.events.subscriber,
+    httpEndpoints: config.events.httpEndpoints,
+    defaultNetworkName: config.apps.defaultNetworkName,
+    mesosRole: config.mesosRole,
+    envVarsPrefix: config.envVarsPrefix,
+    frameworkId,
+    features: config.features,
   };
   // Always built, so that --auth=off is logged as a warning; its hook then lets everything through.
   const authModule = await createAuth({ db, dataDir: config.dataDir, logger, ...config.auth });
@@ -154,7 +178,14 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
   else await app.register(noPolicyPlugin);
   let closed = false;
   return {
-    app, bus, db, store, scheduler, leadership, auth, isolation,
+    app,
+    bus,
+    db,
+    store,
+    scheduler,
+    leadership,
+    auth,
+    isolation,
     setHttpPort: (port) => (info.httpPort = port),
     start: () => scheduler.start(),
     close: async () => {

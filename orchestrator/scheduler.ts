@@ -90,14 +90,24 @@ export class Scheduler implements Deployer {
     this.groups = new GroupManager(opts.store, { min: opts.localPortMin, max: opts.localPortMax });
     this.tasks = new TaskTracker(() => this.schedule());
     this.launcher = new Launcher({
-      tracker: this.tasks, executor: opts.executor, logger: opts.logger, hostname: opts.hostname, dataDir: opts.dataDir,
-      taskPortMin: opts.taskPortMin, taskPortMax: opts.taskPortMax, envVarsPrefix: opts.envVarsPrefix, isolation: opts.isolation, stats: this.stats,
+      tracker: this.tasks,
+      executor: opts.executor,
+      logger: opts.logger,
+      hostname: opts.hostname,
+      dataDir: opts.dataDir,
+      taskPortMin: opts.taskPortMin,
+      taskPortMax: opts.taskPortMax,
+      envVarsPrefix: opts.envVarsPrefix,
+      isolation: opts.isolation,
+      stats: this.stats,
       persist: () => this.#flush(),
       schedule: () => this.schedule(),
       onStatus: (u) => this.#onStatus(u),
     });
     this.deployments = new DeploymentManager({
-      groups: this.groups, tracker: this.tasks, events: this.events,
+      groups: this.groups,
+      tracker: this.tasks,
+      events: this.events,
       actions: {
         scaleTo: (app) => this.#scaleTo(app),
         launchUpTo: (app, count) => this.launcher.launchUpTo(app, count),
@@ -174,14 +184,23 @@ export class Scheduler implements Deployer {
    * state is checked first (no app where a group is, no dependency cycle); a failed check changes
    * nothing, publishes group_change_failed and throws the 4xx.
    */
-  deploy(changes: AppChange[], force: boolean, version = changes.find((c) => c.target)?.target?.version ?? this.groups.newVersion(), group: GroupChangeOptions = {}): DeploymentResult {
+  deploy(
+    changes: AppChange[],
+    force: boolean,
+    version = changes.find((c) => c.target)?.target?.version ?? this.groups.newVersion(),
+    group: GroupChangeOptions = {},
+  ): DeploymentResult {
     const current = this.groups;
     const groupId = group.groupId ?? commonGroupOf(changes.map((c) => c.id));
     let plan: StoredDeployment;
     let groups: GroupRecordChanges;
     let snapshot: GroupTree | undefined;
     try {
-      if (!group.dryRun) this.deployments.checkLocks(changes.map((c) => c.id), force);
+      if (!group.dryRun)
+        this.deployments.checkLocks(
+          changes.map((c) => c.id),
+          force,
+        );
       for (const c of changes) if (c.target) c.target = current.assignServicePorts(c.target, changes);
       groups = current.targetGroups(changes, group, version);
       ({ plan, snapshot } = planChange(current.apps, current.groups, { changes, groups, version, groupId, snapshotGroup: group.snapshotGroup }));
@@ -234,7 +253,10 @@ export class Scheduler implements Deployer {
       if (!app) continue;
       changes.push({ id: appId, target: this.groups.versioned(app, { ...app, instances: Math.max(0, app.instances - ts.length) }) });
     }
-    this.deployments.checkLocks(changes.map((c) => c.id), opts.force);
+    this.deployments.checkLocks(
+      changes.map((c) => c.id),
+      opts.force,
+    );
     for (const t of victims) void this.killTask(t, 'killed through the API (scale)');
     return this.deploy(changes, true);
   }
@@ -279,7 +301,8 @@ export class Scheduler implements Deployer {
     this.stats.statusUpdates++;
     const t = this.tasks.get(u.taskId);
     if (!t) {
-      if (TERMINAL_STATES.has(u.state)) this.events.unknownInstanceTerminated({ instanceId: instanceIdOf(u.taskId), runSpecId: appIdOfTask(u.taskId), condition: conditionOf(u.state) });
+      if (TERMINAL_STATES.has(u.state))
+        this.events.unknownInstanceTerminated({ instanceId: instanceIdOf(u.taskId), runSpecId: appIdOfTask(u.taskId), condition: conditionOf(u.state) });
       return;
     }
     t.state = u.state;
@@ -301,7 +324,16 @@ export class Scheduler implements Deployer {
         this.stats.failed++;
       }
       if (app && u.state !== 'TASK_KILLED') {
-        this.tasks.recordFailure(t.appId, { appId: t.appId, host: t.host, message: u.message, state: u.state, taskId: t.id, timestamp: u.timestamp, version: t.version, slaveId: SLAVE_ID });
+        this.tasks.recordFailure(t.appId, {
+          appId: t.appId,
+          host: t.host,
+          message: u.message,
+          state: u.state,
+          taskId: t.id,
+          timestamp: u.timestamp,
+          version: t.version,
+          slaveId: SLAVE_ID,
+        });
       }
     } else this.tasks.changed(t);
     this.#publishStatus(t);
@@ -314,7 +346,20 @@ export class Scheduler implements Deployer {
     if (monitor && app.healthChecks.length > 0) {
       const info = this.launcher.launchInfoOf(t.id);
       // Isolated tasks are checked at their own address (COMMAND checks inside their namespace).
-      monitor.add({ taskId: t.id, appId: t.appId, version: t.version, host: checkHost(t), ports: healthCheckPorts(app, t), netns: t.netns, env: info?.env, sandboxDir: info?.sandboxDir, runningSince }, app.healthChecks);
+      monitor.add(
+        {
+          taskId: t.id,
+          appId: t.appId,
+          version: t.version,
+          host: checkHost(t),
+          ports: healthCheckPorts(app, t),
+          netns: t.netns,
+          env: info?.env,
+          sandboxDir: info?.sandboxDir,
+          runningSince,
+        },
+        app.healthChecks,
+      );
     }
     const rc = app.readinessChecks[0];
     if (rc) {
@@ -335,7 +380,14 @@ export class Scheduler implements Deployer {
       ports: t.ports,
       version: t.version,
     });
-    this.events.instanceChanged({ instanceId: instanceIdOf(t.id), condition: conditionOf(t.state), runSpecId: t.appId, agentId: SLAVE_ID, host: t.host, runSpecVersion: t.version });
+    this.events.instanceChanged({
+      instanceId: instanceIdOf(t.id),
+      condition: conditionOf(t.state),
+      runSpecId: t.appId,
+      agentId: SLAVE_ID,
+      host: t.host,
+      runSpecVersion: t.version,
+    });
   }
 
   // ------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[
       description:
         'Checks, over and over, whether each target can be reached and serves the latest answer at GET /status ' +
         '(star-compatible). host:port and tcp://host:port targets get a TCP connect check; udp://host:port targets ' +
-        'get a datagram that an echo service (another probe\'s --serve) must send back; http:// and https:// ' +
+        "get a datagram that an echo service (another probe's --serve) must send back; http:// and https:// " +
         'targets get an HTTP GET, where any HTTP response counts as reachable unless --expect-status says otherwise.',
       examples: [
         ['probe --urls=http://frontend/status,backend:6379', 'one HTTP and one TCP target, every 5 s'],
@@ -71,13 +71,22 @@ export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[
           })
           .conflicts('urls', 'urls-file')
           .check((argv) => {
-            if (argv.urls === undefined && argv['urls-file'] === undefined) throw new Error('missing targets: give --urls=host:port,http://host:port/path,… (or --urls-file)');
+            if (argv.urls === undefined && argv['urls-file'] === undefined)
+              throw new Error('missing targets: give --urls=host:port,http://host:port/path,… (or --urls-file)');
             return true;
           })
           .option('http-address', { type: 'string', default: '0.0.0.0', describe: 'listen address', coerce: addressFlag('http-address') })
           .option('http-port', { default: 9000, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
-          .option('http-probe-seconds', { default: 5, describe: 'seconds between checks of each target', coerce: numberFlag('http-probe-seconds', 0.05, 86_400) })
-          .option('timeout-seconds', { default: 1, describe: 'deadline of each check (connect, TLS and response headers)', coerce: numberFlag('timeout-seconds', 0.01, 600) })
+          .option('http-probe-seconds', {
+            default: 5,
+            describe: 'seconds between checks of each target',
+            coerce: numberFlag('http-probe-seconds', 0.05, 86_400),
+          })
+          .option('timeout-seconds', {
+            default: 1,
+            describe: 'deadline of each check (connect, TLS and response headers)',
+            coerce: numberFlag('timeout-seconds', 0.01, 600),
+          })
           .option('concurrency', { default: 1000, describe: 'most checks in flight at once', coerce: numberFlag('concurrency', 1, 100_000, true) })
           .option('expect-status', {
             type: 'string',
@@ -92,7 +101,7 @@ export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[
           })
           .option('dns-servers', {
             type: 'string',
-            describe: 'DNS servers to ask instead of /etc/resolv.conf\'s, e.g. 10.96.0.10 or 127.0.0.1:5353 (names in /etc/hosts and localhost never need DNS)',
+            describe: "DNS servers to ask instead of /etc/resolv.conf's, e.g. 10.96.0.10 or 127.0.0.1:5353 (names in /etc/hosts and localhost never need DNS)",
             coerce: parsedFlag('dns-servers', parseDnsServers),
           })
           .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout', coerce: parsedFlag('logfile', (path) => path) })

@@ -44,7 +44,14 @@ export async function main(argv: string[]): Promise<void> {
   }
   probe.start();
   logger.info(
-    { version: VERSION, url, targets: flags.targets.length, serve: flags.serve?.map((s) => `${s.port}/${s.protocol}`), intervalSeconds: flags.httpProbeSeconds, timeoutSeconds: flags.timeoutSeconds },
+    {
+      version: VERSION,
+      url,
+      targets: flags.targets.length,
+      serve: flags.serve?.map((s) => `${s.port}/${s.protocol}`),
+      intervalSeconds: flags.httpProbeSeconds,
+      timeoutSeconds: flags.timeoutSeconds,
+    },
     'probe listening',
   );
 }

@@ -52,7 +52,10 @@ export class Probe {
         this.metrics.observeCycle(stats.durationMs / 1000);
         opts.onCycle?.(stats);
         if (stats.durationMs > opts.intervalMs) {
-          this.#logger.warn({ durationMs: stats.durationMs, targets: stats.count }, 'cycle took longer than the interval; raise --concurrency or lower --timeout-seconds');
+          this.#logger.warn(
+            { durationMs: stats.durationMs, targets: stats.count },
+            'cycle took longer than the interval; raise --concurrency or lower --timeout-seconds',
+          );
         }
       },
     });

@@ -36,7 +36,19 @@ function freePort(): Promise<number> {
  * Starts the orchestrator and waits until it answers GET /ping (`readyTimeoutMs`, default 30 s;
  * it is killed when it does not).
  */
-export async function startBundled(command: string[], opts: { workDir: string; isolation: boolean; port?: number; address?: string; publishAddress?: string; netnsPrefix?: string | undefined; netnsSubnet?: string | undefined; readyTimeoutMs?: number }): Promise<Bundled> {
+export async function startBundled(
+  command: string[],
+  opts: {
+    workDir: string;
+    isolation: boolean;
+    port?: number;
+    address?: string;
+    publishAddress?: string;
+    netnsPrefix?: string | undefined;
+    netnsSubnet?: string | undefined;
+    readyTimeoutMs?: number;
+  },
+): Promise<Bundled> {
   const port = opts.port ?? (await freePort());
   const address = opts.address ?? '127.0.0.1';
   const dataDir = join(opts.workDir, 'orchestrator-data');
@@ -47,7 +59,12 @@ export async function startBundled(command: string[], opts: { workDir: string; i
     `--http-port=${port}`,
     `--data-dir=${dataDir}`,
     ...(opts.isolation
-      ? ['--isolation=netns', ...(opts.publishAddress ? [`--publish-address=${opts.publishAddress}`] : []), ...(opts.netnsPrefix ? [`--netns-prefix=${opts.netnsPrefix}`] : []), ...(opts.netnsSubnet ? [`--netns-subnet=${opts.netnsSubnet}`] : [])]
+      ? [
+          '--isolation=netns',
+          ...(opts.publishAddress ? [`--publish-address=${opts.publishAddress}`] : []),
+          ...(opts.netnsPrefix ? [`--netns-prefix=${opts.netnsPrefix}`] : []),
+          ...(opts.netnsSubnet ? [`--netns-subnet=${opts.netnsSubnet}`] : []),
+        ]
       : []),
   ];
   // Its own process group: a Ctrl-C in the terminal reaches the runner only, which first removes

@@ -57,7 +57,9 @@ export function assignHostPorts(pods: readonly PodSpec[], next: () => number): M
 
 /** The ports a probe serves besides its HTTP API (TCP accept, UDP echo; SCTP it cannot), as --serve wants them. */
 function serveList(p: PodSpec, portOf: (n: number) => number): string[] {
-  return p.ports.filter((x) => x.protocol !== 'SCTP' && !(x.protocol === 'TCP' && x.port === p.apiPort)).map((x) => `${portOf(x.port)}/${x.protocol.toLowerCase()}`);
+  return p.ports
+    .filter((x) => x.protocol !== 'SCTP' && !(x.protocol === 'TCP' && x.port === p.apiPort))
+    .map((x) => `${portOf(x.port)}/${x.protocol.toLowerCase()}`);
 }
 
 export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout, resourcesFile: (content: string) => string): PlannedApp[] {
@@ -101,8 +103,21 @@ export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout
     } else if (p.kind === 'collector') {
       const resources = mine.map((c) => ({ id: resourceId(byId.get(c.to)!), url: urlOf(c)!, cell: c }));
       for (const r of resources) targets.set(r.id, r.cell);
-      const file = resourcesFile(JSON.stringify(resources.map(({ id, url }) => ({ id, url })), null, 2));
-      argv = [...programs.collector, `--resources-file=${file}`, `--http-address=${listen}`, `--http-port=${port}`, `--http-request-seconds=${s.probeSeconds}`, `--timeout-seconds=${Math.max(s.timeoutSeconds, 0.5)}`];
+      const file = resourcesFile(
+        JSON.stringify(
+          resources.map(({ id, url }) => ({ id, url })),
+          null,
+          2,
+        ),
+      );
+      argv = [
+        ...programs.collector,
+        `--resources-file=${file}`,
+        `--http-address=${listen}`,
+        `--http-port=${port}`,
+        `--http-request-seconds=${s.probeSeconds}`,
+        `--timeout-seconds=${Math.max(s.timeoutSeconds, 0.5)}`,
+      ];
     }
     const labels: Record<string, string> = { ...p.labels, 'starmap.scenario': s.name, 'starmap.namespace': p.namespace, 'starmap.pod': p.name };
     const marathonId = `${groupId(s)}/${p.namespace}/${p.name}`;
@@ -126,7 +141,17 @@ export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout
       definition.requirePorts = true;
     }
     if (p.kind !== 'app') {
-      definition.healthChecks = [{ protocol: 'HTTP', path: '/healthz', ...(layout.isolated ? { port } : { portIndex: 0 }), gracePeriodSeconds: 10, intervalSeconds: 2, timeoutSeconds: 2, maxConsecutiveFailures: 5 }];
+      definition.healthChecks = [
+        {
+          protocol: 'HTTP',
+          path: '/healthz',
+          ...(layout.isolated ? { port } : { portIndex: 0 }),
+          gracePeriodSeconds: 10,
+          intervalSeconds: 2,
+          timeoutSeconds: 2,
+          maxConsecutiveFailures: 5,
+        },
+      ];
     }
     return { pod: p, marathonId, port, statusPath: p.kind === 'probe' ? '/status' : p.kind === 'collector' ? '/responses' : '/', targets, definition };
   });
@@ -136,5 +161,9 @@ export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout
 export function groupDocument(s: ResolvedScenario, apps: PlannedApp[]): Record<string, unknown> {
   const root = groupId(s);
   const namespaces = [...new Set(apps.map((a) => a.pod.namespace))];
-  return { id: root, apps: [], groups: namespaces.map((ns) => ({ id: `${root}/${ns}`, apps: apps.filter((a) => a.pod.namespace === ns).map((a) => a.definition) })) };
+  return {
+    id: root,
+    apps: [],
+    groups: namespaces.map((ns) => ({ id: `${root}/${ns}`, apps: apps.filter((a) => a.pod.namespace === ns).map((a) => a.definition) })),
+  };
 }

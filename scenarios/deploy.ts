@@ -48,7 +48,8 @@ export async function deploy(
         if (e.taskStatus === 'TASK_FAILED' || e.taskStatus === 'TASK_ERROR') {
           const n = (failures.get(String(e.appId)) ?? 0) + 1;
           failures.set(String(e.appId), n);
-          if (n >= 3) outcome ??= { ok: false, reason: `${String(e.appId)} failed ${n} times${e.message ? ` (last: ${String(e.message).slice(0, 300)})` : ''}` };
+          if (n >= 3)
+            outcome ??= { ok: false, reason: `${String(e.appId)} failed ${n} times${e.message ? ` (last: ${String(e.message).slice(0, 300)})` : ''}` };
         }
       }
       if (deploymentId && e.id === deploymentId) outcome = { ok: e.eventType === 'deployment_success' };
@@ -74,7 +75,13 @@ export async function deploy(
     const tasks = await client.tasks(app.marathonId);
     const running = tasks.find((t) => (t.state ?? 'TASK_RUNNING') === 'TASK_RUNNING') ?? tasks[0];
     const ip = opts.isolated && running ? addressOf(running) : undefined;
-    const base = !running ? undefined : opts.isolated ? (ip ? `http://${ip.includes(':') ? `[${ip}]` : ip}:${app.port}` : undefined) : `http://127.0.0.1:${running.ports[0] ?? app.port}`;
+    const base = !running
+      ? undefined
+      : opts.isolated
+        ? ip
+          ? `http://${ip.includes(':') ? `[${ip}]` : ip}:${app.port}`
+          : undefined
+        : `http://127.0.0.1:${running.ports[0] ?? app.port}`;
     if (!base) throw new Error(`${app.marathonId} has no running task with an address`);
     if (ip) ips.set(app.pod.id, ip);
     const published = opts.isolated && running ? publishedPort(app, running) : undefined;

@@ -18,7 +18,8 @@ interface DropsDoc {
   }[];
 }
 
-const key = (side: 'egress' | 'ingress', pod: string, peer: string, port: number, protocol: string) => `${side}|${pod}|${peer}|${port}/${protocol.toUpperCase()}`;
+const key = (side: 'egress' | 'ingress', pod: string, peer: string, port: number, protocol: string) =>
+  `${side}|${pod}|${peer}|${port}/${protocol.toUpperCase()}`;
 
 export function parseDrops(doc: unknown): DropCounts {
   const out: DropCounts = new Map();

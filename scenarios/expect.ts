@@ -32,7 +32,13 @@ export interface StepExpectation {
 export function clusterAt(s: ResolvedScenario, step: ResolvedStep, ips: ReadonlyMap<string, string> = new Map()): Cluster {
   return {
     namespaces: s.namespaces.map((n) => ({ name: n.name, labels: step.namespaceLabels[n.name] ?? n.labels })),
-    pods: s.pods.map((p): PodInfo => ({ namespace: p.namespace, name: p.name, labels: step.podLabels[p.id] ?? p.labels, ports: p.ports, ...(ips.has(p.id) ? { ip: ips.get(p.id)! } : {}) })),
+    pods: s.pods.map((p): PodInfo => ({
+      namespace: p.namespace,
+      name: p.name,
+      labels: step.podLabels[p.id] ?? p.labels,
+      ports: p.ports,
+      ...(ips.has(p.id) ? { ip: ips.get(p.id)! } : {}),
+    })),
   };
 }
 

@@ -75,7 +75,12 @@ export function checkScenario(s: ResolvedScenario): { ok: boolean; text: string 
     const head = `step ${step.index + 1}/${s.steps.length} ${step.name}`;
     if (exp.mistakes.length > 0) {
       ok = false;
-      out.push('', `${head}: FAIL: intended != computed at ${exp.mistakes.length} cells (a policy-writing mistake)`, result.tables, ...cells.filter((c) => c.status === 'intended != computed').map((c) => `  ${failureLine(c)}`));
+      out.push(
+        '',
+        `${head}: FAIL: intended != computed at ${exp.mistakes.length} cells (a policy-writing mistake)`,
+        result.tables,
+        ...cells.filter((c) => c.status === 'intended != computed').map((c) => `  ${failureLine(c)}`),
+      );
     } else out.push('', `${head}: ${step.intended ? `intended = computed (${judged} judged cells)` : `computed (${exp.cells.length} cells)`}`, result.tables);
   }
   out.push('', ok ? `${s.name}: the policies say what every step intends` : `${s.name}: FAIL: intended != computed (a policy-writing mistake)`);

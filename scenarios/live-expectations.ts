@@ -85,14 +85,29 @@ interface CellLike {
 }
 
 /** The cells the collector can show (both ends are its resources, or it is the source), named its way. */
-export function publishedCells(naming: CollectorNaming, cells: readonly CellLike[], reasonsOf: (c: CellLike) => string[], extra: (c: CellLike) => Partial<PublishedCell> = () => ({})): PublishedCell[] {
+export function publishedCells(
+  naming: CollectorNaming,
+  cells: readonly CellLike[],
+  reasonsOf: (c: CellLike) => string[],
+  extra: (c: CellLike) => Partial<PublishedCell> = () => ({}),
+): PublishedCell[] {
   const out: PublishedCell[] = [];
   for (const c of cells) {
     const from = c.from === naming.self.podId ? naming.self.id : naming.resourceOf.get(c.from);
     const to = naming.resourceOf.get(c.to);
     if (from === undefined || to === undefined) continue;
     const url = naming.urlOf.get(c.key);
-    out.push({ from, to, ...(url ? { url } : {}), port: c.port, protocol: c.protocol, expected: c.expected, reason: c.reason, reasons: reasonsOf(c), ...extra(c) });
+    out.push({
+      from,
+      to,
+      ...(url ? { url } : {}),
+      port: c.port,
+      protocol: c.protocol,
+      expected: c.expected,
+      reason: c.reason,
+      reasons: reasonsOf(c),
+      ...extra(c),
+    });
   }
   return out;
 }
@@ -120,7 +135,17 @@ export class LiveExpectations {
   started(scenario: string, exp: StepExpectation, total: number, notRun: ReadonlyMap<string, string>): void {
     this.#total = total;
     this.#reasons = new Map();
-    const like = exp.cells.map((c: CellExpectation): CellLike => ({ from: c.cell.from, to: c.cell.to, key: c.cell.key, port: c.cell.port, protocol: c.cell.protocol, expected: c.expected, reason: c.reason, egress: c.verdict.egress, ingress: c.verdict.ingress }));
+    const like = exp.cells.map((c: CellExpectation): CellLike => ({
+      from: c.cell.from,
+      to: c.cell.to,
+      key: c.cell.key,
+      port: c.cell.port,
+      protocol: c.cell.protocol,
+      expected: c.expected,
+      reason: c.reason,
+      egress: c.verdict.egress,
+      ingress: c.verdict.ingress,
+    }));
     const reasons = (c: CellLike) => {
       const r = [sideText('egress', c.from, c.egress, exp.evaluator), sideText('ingress', c.to, c.ingress, exp.evaluator)];
       this.#reasons.set(keyOf(c), r);
@@ -129,7 +154,13 @@ export class LiveExpectations {
     const step = exp.step;
     this.#publish({
       scenario,
-      step: { index: step.index, name: step.name, total, ...(step.description ? { description: step.description } : {}), policies: step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`) },
+      step: {
+        index: step.index,
+        name: step.name,
+        total,
+        ...(step.description ? { description: step.description } : {}),
+        policies: step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`),
+      },
       phase: 'applying',
       collector: { id: this.#naming.self.id, label: this.#naming.self.label },
       labels: this.#naming.labels,
@@ -140,7 +171,17 @@ export class LiveExpectations {
   /** A step is judged: the same cells with what the runner observed and each cell's status. */
   judged(scenario: string, s: StepResultDoc): void {
     const byKey = new Map(s.cells.map((c) => [keyOf(c), c]));
-    const like = s.cells.map((c: CellResultDoc): CellLike => ({ from: c.from, to: c.to, key: keyOf(c), port: c.port, protocol: c.protocol, expected: c.expected, reason: c.reason, egress: c.evaluation.egress, ingress: c.evaluation.ingress }));
+    const like = s.cells.map((c: CellResultDoc): CellLike => ({
+      from: c.from,
+      to: c.to,
+      key: keyOf(c),
+      port: c.port,
+      protocol: c.protocol,
+      expected: c.expected,
+      reason: c.reason,
+      egress: c.evaluation.egress,
+      ingress: c.evaluation.ingress,
+    }));
     this.#publish({
       scenario,
       step: { index: s.index, name: s.name, total: this.#total, ...(s.description ? { description: s.description } : {}), policies: s.policies },

@@ -40,7 +40,9 @@ export function loadTargets(ref: string): { set?: string; scenarios: ResolvedSce
   const isFile = existsSync(ref) && statSync(ref).isFile();
   if (BUILTIN[ref] || isFile) return { scenarios: [loadScenario(ref)] };
   const prefix = `${ref.replace(/\/+$/, '')}/`;
-  const builtins = Object.keys(BUILTIN).filter((n) => n.startsWith(prefix)).sort();
+  const builtins = Object.keys(BUILTIN)
+    .filter((n) => n.startsWith(prefix))
+    .sort();
   if (builtins.length > 0) return { set: ref.replace(/\/+$/, ''), scenarios: builtins.map(loadScenario) };
   if (existsSync(ref) && statSync(ref).isDirectory()) {
     const files = readdirSync(ref)

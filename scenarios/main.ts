@@ -37,7 +37,9 @@ export async function main(argv: string[]): Promise<void> {
   let code = 0;
   await yargs(argv)
     .scriptName('scenario')
-    .usage(`scenario ${VERSION}\n\nRuns network-policy scenarios end to end: deploys probes and a collector through a Marathon-compatible orchestrator, applies each step's NetworkPolicies and compares, for every cell, what the author intended, what the policies say (computed, with the reason) and what the packets did.`)
+    .usage(
+      `scenario ${VERSION}\n\nRuns network-policy scenarios end to end: deploys probes and a collector through a Marathon-compatible orchestrator, applies each step's NetworkPolicies and compares, for every cell, what the author intended, what the policies say (computed, with the reason) and what the packets did.`,
+    )
     .command(
       'run <scenario>',
       'run a scenario file (YAML or JSON), a directory of them, or a built-in scenario or set',
@@ -48,22 +50,51 @@ export async function main(argv: string[]): Promise<void> {
           .option('uid', { type: 'string', default: 'admin', describe: 'account to log in with (with --password or $STARMAP_PASSWORD)' })
           .option('password', { type: 'string', describe: 'password for --uid (prefer $STARMAP_PASSWORD)' })
           .option('token', { type: 'string', describe: 'an authorization token instead of a login (or $STARMAP_TOKEN)' })
-          .option('isolation', { choices: ['auto', 'netns', 'off'] as const, default: 'auto' as const, describe: 'task isolation of the bundled orchestrator (auto: netns when root with iproute2 and nftables)' })
-          .option('policy-hook', { type: 'string', describe: 'command that applies a step\'s policies on another orchestrator; gets the path of a JSON file' })
+          .option('isolation', {
+            choices: ['auto', 'netns', 'off'] as const,
+            default: 'auto' as const,
+            describe: 'task isolation of the bundled orchestrator (auto: netns when root with iproute2 and nftables)',
+          })
+          .option('policy-hook', { type: 'string', describe: "command that applies a step's policies on another orchestrator; gets the path of a JSON file" })
           .option('report-json', { type: 'string', describe: 'write the JSON report here' })
           .option('report-junit', { type: 'string', describe: 'write a JUnit XML report here' })
-          .option('report-html', { type: 'string', describe: 'write a self-contained HTML report here (opens without network): per step the intended, computed and observed tables, the mismatches with their reasons, convergence times and a graph' })
-          .option('step-timeout', { type: 'number', describe: 'seconds a step may take to settle before it fails (default: the larger of 10 s and four times probe interval + timeout + 1 s)' })
+          .option('report-html', {
+            type: 'string',
+            describe:
+              'write a self-contained HTML report here (opens without network): per step the intended, computed and observed tables, the mismatches with their reasons, convergence times and a graph',
+          })
+          .option('step-timeout', {
+            type: 'number',
+            describe: 'seconds a step may take to settle before it fails (default: the larger of 10 s and four times probe interval + timeout + 1 s)',
+          })
           .option('pause', { type: 'number', default: 0, describe: 'seconds to linger after each step (for watching the UI)' })
           .option('keep', { type: 'boolean', default: false, describe: 'leave the apps deployed at the end' })
-          .option('publish-address', { type: 'string', default: DEFAULTS.publishAddress, describe: "isolated runs: where the bundled orchestrator publishes the pods' TCP ports on the host (the collector UI is printed there); 0.0.0.0 opens them to the network (the collector has no login), off publishes none", coerce: (v: string) => String(v).replace(/^\[(.*)\]$/, '$1') })
-          .option('netns-prefix', { type: 'string', describe: 'isolated runs: prefix of what the bundled orchestrator creates (default smap; another for a second run on the same machine, with --netns-subnet)', coerce: prefixFlag('netns-prefix') })
-          .option('netns-subnet', { type: 'string', describe: 'isolated runs: the task subnet of the bundled orchestrator (default 10.213.0.0/24)', coerce: subnetFlag('netns-subnet') })
+          .option('publish-address', {
+            type: 'string',
+            default: DEFAULTS.publishAddress,
+            describe:
+              "isolated runs: where the bundled orchestrator publishes the pods' TCP ports on the host (the collector UI is printed there); 0.0.0.0 opens them to the network (the collector has no login), off publishes none",
+            coerce: (v: string) => String(v).replace(/^\[(.*)\]$/, '$1'),
+          })
+          .option('netns-prefix', {
+            type: 'string',
+            describe:
+              'isolated runs: prefix of what the bundled orchestrator creates (default smap; another for a second run on the same machine, with --netns-subnet)',
+            coerce: prefixFlag('netns-prefix'),
+          })
+          .option('netns-subnet', {
+            type: 'string',
+            describe: 'isolated runs: the task subnet of the bundled orchestrator (default 10.213.0.0/24)',
+            coerce: subnetFlag('netns-subnet'),
+          })
           .option('hold', { type: 'boolean', default: false, describe: 'after the last step keep everything running until Ctrl-C, then clean up (demos)' })
           .check((a) => {
             if (a.stepTimeout != null && !(Number(a.stepTimeout) > 0)) throw new Error('invalid value for --step-timeout: expected seconds > 0');
             if (!(a.pause >= 0)) throw new Error('invalid value for --pause: expected seconds >= 0');
-            if (a.publishAddress !== 'off' && isIP(String(a.publishAddress)) === 0) throw new Error(`invalid value for --publish-address: ${JSON.stringify(a.publishAddress)} (expected an IP address such as 127.0.0.1 or 0.0.0.0, or off)`);
+            if (a.publishAddress !== 'off' && isIP(String(a.publishAddress)) === 0)
+              throw new Error(
+                `invalid value for --publish-address: ${JSON.stringify(a.publishAddress)} (expected an IP address such as 127.0.0.1 or 0.0.0.0, or off)`,
+              );
             return true;
           }),
       async (a) => {
@@ -100,11 +131,22 @@ export async function main(argv: string[]): Promise<void> {
           .positional('scenario', { type: 'string', demandOption: true, describe: 'file, or a built-in name' })
           .option('step', { type: 'string', demandOption: true, describe: 'step name (or number, from 1)' })
           .option('from', { type: 'string', demandOption: true, describe: 'source pod: ns/pod (or its short label)' })
-          .option('to', { type: 'string', demandOption: true, describe: 'destination: ns/pod, ns/pod:port/PROTOCOL or ns/pod:port-name; without a port, every port the scenario checks' })
-          .option('ip', { type: 'string', array: true, default: [] as string[], describe: 'ns/pod=address, for ipBlocks (addresses are otherwise known only once deployed)' }),
+          .option('to', {
+            type: 'string',
+            demandOption: true,
+            describe: 'destination: ns/pod, ns/pod:port/PROTOCOL or ns/pod:port-name; without a port, every port the scenario checks',
+          })
+          .option('ip', {
+            type: 'string',
+            array: true,
+            default: [] as string[],
+            describe: 'ns/pod=address, for ipBlocks (addresses are otherwise known only once deployed)',
+          }),
       (a) => {
         try {
-          process.stdout.write(`${explainConnection(load(String(a.scenario)), { step: String(a.step), from: String(a.from), to: String(a.to), ips: a.ip as string[] })}\n`);
+          process.stdout.write(
+            `${explainConnection(load(String(a.scenario)), { step: String(a.step), from: String(a.from), to: String(a.to), ips: a.ip as string[] })}\n`,
+          );
         } catch (err) {
           if (err instanceof InspectError) fail(err.message);
           throw err;

@@ -88,12 +88,19 @@ export function intendedVerdicts(expect: Exclude<ExpectationDoc, 'computed'>, ce
     }
   };
   if (expect.default) for (const c of cells) out.set(c.key, expect.default === 'allow');
-  if (expect.matrix !== undefined) for (const m of parseMatrix(expect.matrix, names, 'matrix')) set(byPair.get(pairKey(m.from, m.to)), m.from, m.to, m.value, 'matrix');
+  if (expect.matrix !== undefined)
+    for (const m of parseMatrix(expect.matrix, names, 'matrix')) set(byPair.get(pairKey(m.from, m.to)), m.from, m.to, m.value, 'matrix');
   const perPort = Object.entries(expect).filter(([k]) => new RegExp(PORT_KEY).test(k)) as [string, string][];
   for (const [key, text] of perPort) {
     const [port, protocol] = [Number(key.split('/')[0]), key.split('/')[1] as Protocol];
     for (const m of parseMatrix(text, names, JSON.stringify(key))) {
-      set(byPair.get(pairKey(m.from, m.to))?.filter((c) => c.port === port && c.protocol === protocol), m.from, m.to, m.value, `${JSON.stringify(key)}: ${m.from} -> ${m.to}`);
+      set(
+        byPair.get(pairKey(m.from, m.to))?.filter((c) => c.port === port && c.protocol === protocol),
+        m.from,
+        m.to,
+        m.value,
+        `${JSON.stringify(key)}: ${m.from} -> ${m.to}`,
+      );
     }
   }
   expect.edges?.forEach((e, i) => {

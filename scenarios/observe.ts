@@ -68,11 +68,17 @@ export async function observe(located: readonly Located[], timeoutMs = 1500): Pr
           for (const [id, cell] of l.app.targets) {
             const r = doc.details?.[id] ?? doc.responses?.[id];
             const fetchedAt = r?.fetchedAt ?? null;
-            out.set(cell.key, fetchedAt === null ? { allowed: null, reason: 'not fetched yet', checkedAt: null, changedAt: null } : { allowed: !r!.error, reason: r!.error ? (r!.error.reason ?? 'error') : 'ok', checkedAt: fetchedAt, changedAt: null });
+            out.set(
+              cell.key,
+              fetchedAt === null
+                ? { allowed: null, reason: 'not fetched yet', checkedAt: null, changedAt: null }
+                : { allowed: !r!.error, reason: r!.error ? (r!.error.reason ?? 'error') : 'ok', checkedAt: fetchedAt, changedAt: null },
+            );
           }
         }
       } catch (err) {
-        for (const cell of l.app.targets.values()) out.set(cell.key, { allowed: null, reason: `${l.app.pod.kind} unreadable: ${(err as Error).message}`, checkedAt: null, changedAt: null });
+        for (const cell of l.app.targets.values())
+          out.set(cell.key, { allowed: null, reason: `${l.app.pod.kind} unreadable: ${(err as Error).message}`, checkedAt: null, changedAt: null });
       }
     }),
   );

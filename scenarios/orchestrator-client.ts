@@ -47,13 +47,22 @@ export class OrchestratorClient {
   }
 
   #headers(json: boolean): Record<string, string> {
-    return { accept: 'application/json', ...(json ? { 'content-type': 'application/json' } : {}), ...(this.#token ? { authorization: `token=${this.#token}` } : {}) };
+    return {
+      accept: 'application/json',
+      ...(json ? { 'content-type': 'application/json' } : {}),
+      ...(this.#token ? { authorization: `token=${this.#token}` } : {}),
+    };
   }
 
   async call(method: Dispatcher.HttpMethod, path: string, body?: unknown, auth = true): Promise<unknown> {
     const headers = this.#headers(body !== undefined);
     if (!auth) delete headers.authorization;
-    const res = await request(`${this.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), dispatcher: this.#dispatcher });
+    const res = await request(`${this.base}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      dispatcher: this.#dispatcher,
+    });
     const text = await res.body.text();
     let json: unknown = undefined;
     try {

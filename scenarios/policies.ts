@@ -48,7 +48,10 @@ export interface PolicyApplier {
   clear(): Promise<void>;
 }
 
-const marked = (p: NetworkPolicyObject, scenario: string): NetworkPolicyObject => ({ ...p, metadata: { ...p.metadata, labels: { ...(p.metadata.labels ?? {}), [SCENARIO_LABEL]: scenario } } });
+const marked = (p: NetworkPolicyObject, scenario: string): NetworkPolicyObject => ({
+  ...p,
+  metadata: { ...p.metadata, labels: { ...(p.metadata.labels ?? {}), [SCENARIO_LABEL]: scenario } },
+});
 
 /** Starmap's orchestrator: one POST /v2/starmap/changes per step. */
 export class ChangesEndpoint implements PolicyApplier {
@@ -68,7 +71,9 @@ export class ChangesEndpoint implements PolicyApplier {
 
   /** Ids of NetworkPolicies that carry this scenario's label (this run's and earlier runs'). */
   async #ours(): Promise<string[]> {
-    const res = (await this.#client.call('GET', POLICY_PATH)) as { policies: { kind?: string; metadata?: { name: string; namespace: string; labels?: Record<string, string> } }[] };
+    const res = (await this.#client.call('GET', POLICY_PATH)) as {
+      policies: { kind?: string; metadata?: { name: string; namespace: string; labels?: Record<string, string> } }[];
+    };
     return res.policies.filter((p) => p.kind === 'NetworkPolicy' && p.metadata?.labels?.[SCENARIO_LABEL] === this.#scenario).map((p) => objectId(p.metadata!));
   }
 
@@ -87,7 +92,10 @@ export class ChangesEndpoint implements PolicyApplier {
 
   async clear(): Promise<void> {
     const ids = new Set([...this.#mine, ...(await this.#ours())]);
-    await this.#client.call('POST', CHANGES_PATH, { policies: { put: [], delete: [...ids] }, namespaces: Object.fromEntries(this.#namespaces.map((n) => [n, null])) });
+    await this.#client.call('POST', CHANGES_PATH, {
+      policies: { put: [], delete: [...ids] },
+      namespaces: Object.fromEntries(this.#namespaces.map((n) => [n, null])),
+    });
     this.#mine.clear();
   }
 }

@@ -20,7 +20,10 @@ export function locatePrograms(): FoundPrograms {
     return { programs: { probe: bin('probe'), collector: bin('collector') }, orchestrator: bin('orchestrator'), origin: dir };
   }
   // From source: argv[1] is scenarios/main.ts (or a test importing this module from the repo).
-  const root = process.argv[1] && existsSync(join(dirname(resolve(process.argv[1])), '..', 'package.json')) ? join(dirname(resolve(process.argv[1])), '..') : process.cwd();
+  const root =
+    process.argv[1] && existsSync(join(dirname(resolve(process.argv[1])), '..', 'package.json'))
+      ? join(dirname(resolve(process.argv[1])), '..')
+      : process.cwd();
   const built = join(root, 'dist', 'bin');
   const pick = (name: string, entry: string) => (existsSync(join(built, name)) ? [join(built, name)] : [process.execPath, join(root, entry)]);
   return {

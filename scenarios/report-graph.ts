@@ -43,7 +43,10 @@ export function graphEdges(cells: readonly CellResultDoc[], observed: boolean): 
     const conv = list.map((c) => c.convergedAfterMs).filter((v): v is number => typeof v === 'number');
     const lines = [
       `${from} -> ${to}: ${allowed.length > 0 ? `${observed ? 'observed' : 'computed'} allowed on ${allowed.map(where).join(', ')}` : `nothing ${observed ? 'observed' : 'computed'} allowed`}`,
-      ...bad.map((c) => `${kind} at ${where(c)}: ${kind === 'intended != computed' ? `intended ${word(c.intended)}, the policies say ${word(c.computed)}` : `expected ${word(c.expected)}, observed ${word(c.observed)}${c.observedReason ? ` (${c.observedReason})` : ''}`}; ${c.reason}`),
+      ...bad.map(
+        (c) =>
+          `${kind} at ${where(c)}: ${kind === 'intended != computed' ? `intended ${word(c.intended)}, the policies say ${word(c.computed)}` : `expected ${word(c.expected)}, observed ${word(c.observed)}${c.observedReason ? ` (${c.observedReason})` : ''}`}; ${c.reason}`,
+      ),
       ...(conv.length > 0 ? [`converged after ${(Math.max(...conv) / 1000).toFixed(2)} s (the slowest of its cells)`] : []),
     ];
     out.push({ from, to, kind, missing, title: lines.join('\n') });
@@ -67,10 +70,12 @@ export function graphSvg(pods: readonly GraphPod[], cells: readonly CellResultDo
   const margin = 30 + Math.min(140, 7 * Math.max(0, ...shown.map((p) => p.short.length)));
   const size = 2 * (r + margin);
   const c = size / 2;
-  const pos = new Map(shown.map((p, i) => {
-    const a = (2 * Math.PI * i) / Math.max(1, n) - Math.PI / 2;
-    return [p.id, { x: c + r * Math.cos(a), y: c + r * Math.sin(a), a }] as const;
-  }));
+  const pos = new Map(
+    shown.map((p, i) => {
+      const a = (2 * Math.PI * i) / Math.max(1, n) - Math.PI / 2;
+      return [p.id, { x: c + r * Math.cos(a), y: c + r * Math.sin(a), a }] as const;
+    }),
+  );
   const f = (v: number) => v.toFixed(1);
   // Mismatches last, so they are drawn on top.
   const edges = graphEdges(cells, opts.observed)

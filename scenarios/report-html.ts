@@ -87,12 +87,18 @@ type Mark = keyof typeof GLYPH;
 const markOf = (v: boolean | null | undefined): Mark => (v === true ? 'a' : v === false ? 'b' : v === null ? 'q' : 'n');
 
 const MISMATCH: { status: CellStatusName; cls: string; title: string; what: string }[] = [
-  { status: 'intended != computed', cls: 'k1', title: 'Policy-writing mistakes: intended != computed', what: 'the policies do not say what the author intended' },
+  {
+    status: 'intended != computed',
+    cls: 'k1',
+    title: 'Policy-writing mistakes: intended != computed',
+    what: 'the policies do not say what the author intended',
+  },
   { status: 'computed != observed', cls: 'k2', title: 'Enforcement faults: computed != observed', what: 'the packets did not do what the policies say' },
   { status: 'no value', cls: 'k3', title: 'No value', what: 'judged, but nothing was observed in time' },
 ];
 
-const outcomeBadge = (o: 'pass' | 'fail' | 'not run') => `<span class="badge o-${o.replace(' ', '-')}">${o === 'pass' ? 'PASS' : o === 'fail' ? 'FAIL' : 'NOT RUN'}</span>`;
+const outcomeBadge = (o: 'pass' | 'fail' | 'not run') =>
+  `<span class="badge o-${o.replace(' ', '-')}">${o === 'pass' ? 'PASS' : o === 'fail' ? 'FAIL' : 'NOT RUN'}</span>`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 export function reportHtml(doc: ScenarioReportDoc | SetReportDoc, opts: HtmlOptions = {}): string {
@@ -132,7 +138,10 @@ export function reportHtml(doc: ScenarioReportDoc | SetReportDoc, opts: HtmlOpti
 
 /** JSON inside a <script> element: no "</script>", no "<!--", whatever the strings hold. */
 function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 function legend(): string {
@@ -166,7 +175,9 @@ function scenarioSection(r: ScenarioReportDoc, i: number, inSet: boolean, dict: 
     `<p class="muted">${r.isolated ? 'isolated (network namespaces)' : 'loopback, no isolation'} · policies ${r.enforced ? 'enforced' : 'not enforced: cells they block are not run'} · ${r.steps.length} step${r.steps.length === 1 ? '' : 's'}${r.failure ? ` · first failure: ${esc(r.failure)}` : ''} · ${esc(r.startedAt)}</p>`,
     ...r.notices.map((n) => `<p class="note">${esc(n)}</p>`),
     r.error ? `<p class="note">error: ${esc(r.error)}</p>` : '',
-    pods.length > 0 ? `<p class="muted mono">pods: ${pods.map((p) => `${esc(p.short)}${p.short !== p.id ? ` (${esc(p.id)})` : ''}${p.ip ? ` ${esc(p.ip)}` : ''}`).join(' · ')}</p>` : '',
+    pods.length > 0
+      ? `<p class="muted mono">pods: ${pods.map((p) => `${esc(p.short)}${p.short !== p.id ? ` (${esc(p.id)})` : ''}${p.ip ? ` ${esc(p.ip)}` : ''}`).join(' · ')}</p>`
+      : '',
     ...r.steps.map((s) => stepSection(s, r, i, pods, dict, max)),
     '</section>',
   ];
@@ -184,7 +195,10 @@ function stepHeadline(s: StepResultDoc, total: number): string {
 }
 
 function timing(s: StepResultDoc, r: ScenarioReportDoc): string {
-  if (!s.observed) return s.failure === 'intended != computed' || r.failure === 'intended != computed' ? 'not observed: the run stopped at a policy-writing mistake before applying any of its policies' : 'not observed';
+  if (!s.observed)
+    return s.failure === 'intended != computed' || r.failure === 'intended != computed'
+      ? 'not observed: the run stopped at a policy-writing mistake before applying any of its policies'
+      : 'not observed';
   const parts = [s.settled ? `settled after ${secs(s.durationMs ?? 0)}` : `not settled within ${secs(s.durationMs ?? 0)}`, `budget ${secs(s.budgetMs)}`];
   if (s.applyMs !== null && r.enforced) parts.push(`change applied in ${s.applyMs} ms`);
   if (s.lastFlipMs !== null) parts.push(`last flip shown ${secs(s.lastFlipMs)} after writing the policies`);
@@ -209,10 +223,14 @@ function stepSection(s: StepResultDoc, r: ScenarioReportDoc, i: number, pods: re
     `<p class="muted">${esc(summaryLine(s))} · ${esc(timing(s, r))}</p>`,
     '<h4>Truth tables</h4>',
     hidden.length > 0 ? `<p class="muted">not judged, not shown: ${hidden.map(esc).join(', ')}</p>` : '',
-    ...shown.map((g) => `${g.title ? `<h4 class="mono">${esc(g.title)}</h4>` : ''}<div class="grid">${kinds.map((k) => truthTable(g, k, pods, dict)).join('')}</div>`),
+    ...shown.map(
+      (g) => `${g.title ? `<h4 class="mono">${esc(g.title)}</h4>` : ''}<div class="grid">${kinds.map((k) => truthTable(g, k, pods, dict)).join('')}</div>`,
+    ),
     '<p class="why mono" aria-live="polite">Click or tap a cell or an arrow to read its reasons here.</p>',
     mismatches(s, max),
-    converged.length > 0 ? `<h4>Convergence</h4><p class="muted">seconds from the step's policies applying to each cell's last flip to the value it ended with (0: it already had it); highlighted: the cells that changed from the previous step</p><div class="grid">${converged.map((g) => convergenceTable(g, pods)).join('')}</div>` : '',
+    converged.length > 0
+      ? `<h4>Convergence</h4><p class="muted">seconds from the step's policies applying to each cell's last flip to the value it ended with (0: it already had it); highlighted: the cells that changed from the previous step</p><div class="grid">${converged.map((g) => convergenceTable(g, pods)).join('')}</div>`
+      : '',
     `<h4>Graph</h4><p class="muted">${s.observed ? 'arrows: observed allowed on some port' : 'arrows: computed allowed on some port (nothing observed)'}; coloured: mismatching pairs (dashed: no traffic where some was expected); hover an arrow for its cells and reasons</p>`,
     graphSvg(pods, s.cells, { id: `g-${id}`, observed: s.observed }),
     '</section>',
@@ -223,7 +241,10 @@ function stepSection(s: StepResultDoc, r: ScenarioReportDoc, i: number, pods: re
 function axes(g: PortGroup<CellResultDoc>, pods: readonly Pod[]): { sources: Pod[]; targets: Pod[] } {
   const cells = [...g.cells.values()];
   const known = new Map(pods.map((p) => [p.id, p]));
-  const order = (ids: Set<string>) => [...pods.filter((p) => ids.has(p.id)), ...[...ids].filter((x) => !known.has(x)).map((x) => ({ id: x, short: x, namespace: '', name: x, kind: 'probe', ip: null }))];
+  const order = (ids: Set<string>) => [
+    ...pods.filter((p) => ids.has(p.id)),
+    ...[...ids].filter((x) => !known.has(x)).map((x) => ({ id: x, short: x, namespace: '', name: x, kind: 'probe', ip: null })),
+  ];
   return { sources: order(new Set(cells.map((c) => c.from))), targets: order(new Set(cells.map((c) => c.to))) };
 }
 
@@ -255,7 +276,9 @@ function truthTable(g: PortGroup<CellResultDoc>, kind: TableKind, pods: readonly
         else if (c.status === 'no value') bad = 'nv';
       }
       // A mismatching cell carries its whole story inline; the others get theirs on hover.
-      const title = bad ? ` title="${esc(`${failureLine(c)}${kind === 'observed' && typeof c.convergedAfterMs === 'number' ? `; converged after ${secs(c.convergedAfterMs)}` : ''}`)}"` : '';
+      const title = bad
+        ? ` title="${esc(`${failureLine(c)}${kind === 'observed' && typeof c.convergedAfterMs === 'number' ? `; converged after ${secs(c.convergedAfterMs)}` : ''}`)}"`
+        : '';
       const data = bad ? '' : ` data-r="${dict.id(c.reason)}"${kind === 'observed' ? ` data-o="${dict.id(observedText(c))}"` : ''}`;
       return `<td class="${m}${bad ? ` ${bad}` : ''}"${title}${data}>${GLYPH[m]}</td>`;
     });

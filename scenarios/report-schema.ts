@@ -20,11 +20,31 @@ const RuleRef = Type.Object(
 const Policies = Type.Array(Type.String(), { description: 'the policies that select the pod for this direction (namespace/name)' });
 const Side = Type.Union(
   [
-    Type.Object({ decision: Type.Literal('loopback'), allowed: Type.Literal(true) }, { additionalProperties: false, description: 'the same pod: loopback is never filtered' }),
-    Type.Object({ decision: Type.Literal('not-isolated'), allowed: Type.Literal(true) }, { additionalProperties: false, description: 'no policy selects the pod for this direction' }),
-    Type.Object({ decision: Type.Literal('allowed'), allowed: Type.Literal(true), isolatedBy: Policies, allowedBy: Type.Array(RuleRef, { description: 'every rule that allows it' }) }, { additionalProperties: false }),
-    Type.Object({ decision: Type.Literal('denied'), allowed: Type.Literal(false), isolatedBy: Policies }, { additionalProperties: false, description: 'isolated and no rule allows it' }),
-    Type.Object({ decision: Type.Literal('undecided'), allowed: Type.Null(), isolatedBy: Policies, pending: Type.Array(RuleRef) }, { additionalProperties: false, description: 'depends on addresses not known yet' }),
+    Type.Object(
+      { decision: Type.Literal('loopback'), allowed: Type.Literal(true) },
+      { additionalProperties: false, description: 'the same pod: loopback is never filtered' },
+    ),
+    Type.Object(
+      { decision: Type.Literal('not-isolated'), allowed: Type.Literal(true) },
+      { additionalProperties: false, description: 'no policy selects the pod for this direction' },
+    ),
+    Type.Object(
+      {
+        decision: Type.Literal('allowed'),
+        allowed: Type.Literal(true),
+        isolatedBy: Policies,
+        allowedBy: Type.Array(RuleRef, { description: 'every rule that allows it' }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      { decision: Type.Literal('denied'), allowed: Type.Literal(false), isolatedBy: Policies },
+      { additionalProperties: false, description: 'isolated and no rule allows it' },
+    ),
+    Type.Object(
+      { decision: Type.Literal('undecided'), allowed: Type.Null(), isolatedBy: Policies, pending: Type.Array(RuleRef) },
+      { additionalProperties: false, description: 'depends on addresses not known yet' },
+    ),
   ],
   { description: "one side's verdict: the source's egress or the destination's ingress" },
 );
@@ -50,7 +70,9 @@ export const CellResult = Type.Object(
     to: Type.String({ description: 'destination pod, namespace/pod' }),
     port: Type.Integer(),
     protocol: Protocol,
-    expected: Type.Union([Type.Boolean(), Type.Null()], { description: 'what the cell is judged against (intended when hand-written, else computed); null: not judged' }),
+    expected: Type.Union([Type.Boolean(), Type.Null()], {
+      description: 'what the cell is judged against (intended when hand-written, else computed); null: not judged',
+    }),
     observed: Type.Union([Type.Boolean(), Type.Null()], { description: 'what the packets did; null: not observed' }),
     reason: Type.String({ description: "the evaluator's reason in one line" }),
     intended: Type.Union([Type.Boolean(), Type.Null()], { description: "the author's verdict; null: not given" }),
@@ -59,9 +81,12 @@ export const CellResult = Type.Object(
     evaluation: Type.Object({ egress: Side, ingress: Side }, { additionalProperties: false }),
     observedReason: Type.Union([Type.String(), Type.Null()], { description: "the probe's reason: ok, timeout, refused, …; or why not observed" }),
     droppedBy: Type.Union([Type.Literal('egress'), Type.Literal('ingress'), Type.Literal('both'), Type.Null()], {
-      description: "for a blocked observation, the side whose drop rule counted its packets during the step (GET /v2/starmap/drops); null when no drop was counted or counters are not available",
+      description:
+        'for a blocked observation, the side whose drop rule counted its packets during the step (GET /v2/starmap/drops); null when no drop was counted or counters are not available',
     }),
-    changedAfterMs: Type.Union([Type.Number(), Type.Null()], { description: 'ms from the step applying to this cell showing its new value; null: it did not change' }),
+    changedAfterMs: Type.Union([Type.Number(), Type.Null()], {
+      description: 'ms from the step applying to this cell showing its new value; null: it did not change',
+    }),
     convergedAfterMs: Type.Optional(
       Type.Union([Type.Number(), Type.Null()], {
         description:
@@ -73,7 +98,8 @@ export const CellResult = Type.Object(
 );
 
 const Outcome = Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('not run')], {
-  description: "pass: nothing failed and something judged was observed; fail: a cell failed (or the run did); not run: nothing failed but nothing judged could be observed (SCTP here, blocked cells without isolation, or a run stopped before it) — never counted as passed",
+  description:
+    'pass: nothing failed and something judged was observed; fail: a cell failed (or the run did); not run: nothing failed but nothing judged could be observed (SCTP here, blocked cells without isolation, or a run stopped before it) — never counted as passed',
 });
 
 const Counts = Type.Object(
@@ -98,7 +124,9 @@ export const StepResult = Type.Object(
     expectation: Type.Union([Type.Literal('computed'), Type.Literal('intended')]),
     outcome: Outcome,
     passed: Type.Boolean({ description: "outcome is 'pass'" }),
-    failure: Type.Union([Type.Literal('intended != computed'), Type.Literal('computed != observed'), Type.Literal('no value'), Type.Null()], { description: 'what kind of failure, the policy-writing one first' }),
+    failure: Type.Union([Type.Literal('intended != computed'), Type.Literal('computed != observed'), Type.Literal('no value'), Type.Null()], {
+      description: 'what kind of failure, the policy-writing one first',
+    }),
     observed: Type.Boolean({ description: 'false when the step was not run (a policy-writing mistake stops the run before anything is deployed)' }),
     settled: Type.Union([Type.Boolean(), Type.Null()]),
     durationMs: Type.Union([Type.Number(), Type.Null()], { description: 'ms from the policies applying to settling (or to the deadline)' }),
@@ -122,9 +150,27 @@ export const ScenarioReport = Type.Object(
     finishedAt: Type.String(),
     outcome: Outcome,
     passed: Type.Boolean({ description: "outcome is 'pass'" }),
-    failure: Type.Union([Type.Literal('intended != computed'), Type.Literal('computed != observed'), Type.Literal('no value'), Type.Literal('error'), Type.Null()]),
+    failure: Type.Union([
+      Type.Literal('intended != computed'),
+      Type.Literal('computed != observed'),
+      Type.Literal('no value'),
+      Type.Literal('error'),
+      Type.Null(),
+    ]),
     notices: Type.Array(Type.String()),
-    pods: Type.Array(Type.Object({ id: Type.String(), short: Type.String(), namespace: Type.String(), name: Type.String(), kind: Type.String(), ip: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false })),
+    pods: Type.Array(
+      Type.Object(
+        {
+          id: Type.String(),
+          short: Type.String(),
+          namespace: Type.String(),
+          name: Type.String(),
+          kind: Type.String(),
+          ip: Type.Union([Type.String(), Type.Null()]),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     steps: Type.Array(StepResult),
     error: Type.Optional(Type.String({ description: 'why the run could not be completed' })),
   },

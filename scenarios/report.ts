@@ -46,7 +46,13 @@ export function cellResults(exp: StepExpectation, notRun: ReadonlyMap<string, st
       computed: c.computed,
       status,
       evaluation: { egress: c.verdict.egress, ingress: c.verdict.ingress },
-      observedReason: notRun.get(k) ?? (!obs ? 'not run: the policies do not say what was intended' : !fresh && o ? `no check since the step applied (last: ${o.reason ?? 'none'})` : (o?.reason ?? null)),
+      observedReason:
+        notRun.get(k) ??
+        (!obs
+          ? 'not run: the policies do not say what was intended'
+          : !fresh && o
+            ? `no check since the step applied (last: ${o.reason ?? 'none'})`
+            : (o?.reason ?? null)),
       droppedBy: observed === false ? (obs?.droppedBy.get(k) ?? null) : null,
       changedAfterMs: obs?.changedAfterMs.get(k) ?? null,
       ...(obs?.convergedAfterMs ? { convergedAfterMs: observed === null ? null : (obs.convergedAfterMs.get(k) ?? null) } : {}),
@@ -70,7 +76,8 @@ export function stepResult(
     notRun: count('not run'),
     notJudged: count('not judged'),
   };
-  const failure = counts.intendedNotComputed > 0 ? 'intended != computed' : counts.computedNotObserved > 0 ? 'computed != observed' : counts.noValue > 0 ? 'no value' : null;
+  const failure =
+    counts.intendedNotComputed > 0 ? 'intended != computed' : counts.computedNotObserved > 0 ? 'computed != observed' : counts.noValue > 0 ? 'no value' : null;
   // Nothing failed but nothing judged could be observed: neither passed nor failed.
   const judged = cells.filter((c) => c.expected !== null);
   const outcome = failure !== null ? 'fail' : !run.observed || (judged.length > 0 && judged.every((c) => c.status === 'not run')) ? 'not run' : 'pass';
@@ -111,9 +118,15 @@ const cellName = (c: CellResultDoc) => `${c.from} -> ${c.to} ${c.port}/${c.proto
 
 /** One failing cell in words, naming the kind of failure and the evaluator's reason (the rule). */
 export function failureLine(c: CellResultDoc): string {
-  if (c.status === 'intended != computed') return `intended != computed: ${cellName(c)}: intended ${word(c.intended)}, the policies say ${word(c.computed)} (${c.reason})`;
+  if (c.status === 'intended != computed')
+    return `intended != computed: ${cellName(c)}: intended ${word(c.intended)}, the policies say ${word(c.computed)} (${c.reason})`;
   if (c.status === 'computed != observed') {
-    const why = [c.observedReason, c.droppedBy ? `dropped by ${c.droppedBy === 'both' ? 'both sides' : c.droppedBy === 'egress' ? `${c.from}'s egress` : `${c.to}'s ingress`}` : null].filter(Boolean).join('; ');
+    const why = [
+      c.observedReason,
+      c.droppedBy ? `dropped by ${c.droppedBy === 'both' ? 'both sides' : c.droppedBy === 'egress' ? `${c.from}'s egress` : `${c.to}'s ingress`}` : null,
+    ]
+      .filter(Boolean)
+      .join('; ');
     return `computed != observed: ${cellName(c)}: expected ${word(c.expected)}, observed ${word(c.observed)}${why ? ` (${why})` : ''}; ${c.reason}`;
   }
   return `no value: ${cellName(c)}: expected ${word(c.expected)}, nothing observed (${c.observedReason ?? 'no check'})`;
@@ -138,12 +151,20 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
     : s.settled
       ? `settled after ${secs(s.durationMs ?? 0)}${(s.durationMs ?? 0) > s.budgetMs ? `, over the ${secs(s.budgetMs)} budget` : ''}`
       : `not settled within ${secs(s.durationMs ?? 0)}`;
-  const verdict = s.outcome === 'pass' ? 'PASS' : s.outcome === 'not run' ? 'NOT RUN: nothing it judges could be observed here' : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
+  const verdict =
+    s.outcome === 'pass'
+      ? 'PASS'
+      : s.outcome === 'not run'
+        ? 'NOT RUN: nothing it judges could be observed here'
+        : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
   const failing = s.cells.filter((c) => c.status === 'intended != computed' || c.status === 'computed != observed' || c.status === 'no value');
   const lines = failing.slice(0, maxLines).map((c) => `  ${failureLine(c)}`);
   if (failing.length > maxLines) lines.push(`  … and ${failing.length - maxLines} more (see the JSON report)`);
   const flips = s.cells.filter((c) => c.changedAfterMs !== null);
-  const flipText = flips.length > 0 ? `changes showed after: ${flips.length <= 6 ? flips.map((c) => `${c.from}->${c.to} ${c.port}/${c.protocol} ${secs(c.changedAfterMs!)}`).join(', ') : `${flips.length} cells, the last after ${secs(Math.max(...flips.map((c) => c.changedAfterMs!)))}`}` : '';
+  const flipText =
+    flips.length > 0
+      ? `changes showed after: ${flips.length <= 6 ? flips.map((c) => `${c.from}->${c.to} ${c.port}/${c.protocol} ${secs(c.changedAfterMs!)}`).join(', ') : `${flips.length} cells, the last after ${secs(Math.max(...flips.map((c) => c.changedAfterMs!)))}`}`
+      : '';
   return [`step ${s.index + 1}/${total} ${s.name}: ${verdict} (${timing})`, s.tables, summaryLine(s), ...lines, ...(flipText ? [flipText] : [])].join('\n');
 }
 
@@ -165,7 +186,13 @@ export function toJunit(reports: ScenarioReportDoc | ScenarioReportDoc[]): strin
   const tests = suites.reduce((a, x) => a + x.tests, 0);
   const failures = suites.reduce((a, x) => a + x.failures, 0);
   const total = all.reduce((a, r) => a + (Date.parse(r.finishedAt) - Date.parse(r.startedAt) || 0), 0);
-  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="starmap" tests="${tests}" failures="${failures}" time="${seconds(total)}">`, ...suites.map((x) => x.xml), '</testsuites>', ''].join('\n');
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="starmap" tests="${tests}" failures="${failures}" time="${seconds(total)}">`,
+    ...suites.map((x) => x.xml),
+    '</testsuites>',
+    '',
+  ].join('\n');
 }
 
 function junitSuite(report: ScenarioReportDoc): { xml: string; tests: number; failures: number } {
@@ -181,20 +208,34 @@ function junitSuite(report: ScenarioReportDoc): { xml: string; tests: number; fa
     if (s.expectation === 'intended') {
       const bad = failing(['intended != computed']);
       if (bad.length > 0) failures++;
-      const failure = bad.length > 0 ? `\n      <failure message="intended != computed at ${bad.length} cells (a policy-writing mistake)" type="intended != computed">${xml(bad.map(failureLine).join('\n'))}</failure>` : '';
+      const failure =
+        bad.length > 0
+          ? `\n      <failure message="intended != computed at ${bad.length} cells (a policy-writing mistake)" type="intended != computed">${xml(bad.map(failureLine).join('\n'))}</failure>`
+          : '';
       cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: intended = computed" time="0">${failure}\n    </testcase>`);
     }
     if (!s.observed || s.outcome === 'not run') {
       skipped++;
-      const why = !s.observed ? (report.failure === 'intended != computed' ? 'the policies do not say what was intended' : (report.error ?? 'the run stopped')) : (s.cells.find((c) => c.expected !== null && c.status === 'not run')?.observedReason ?? 'nothing judged could be observed').replace(/^not run: /, '');
-      cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: observed = expected" time="0">\n      <skipped message="not run: ${xml(why)}"/>\n    </testcase>`);
+      const why = !s.observed
+        ? report.failure === 'intended != computed'
+          ? 'the policies do not say what was intended'
+          : (report.error ?? 'the run stopped')
+        : (s.cells.find((c) => c.expected !== null && c.status === 'not run')?.observedReason ?? 'nothing judged could be observed').replace(/^not run: /, '');
+      cases.push(
+        `    <testcase classname="${cls}" name="${xml(s.name)}: observed = expected" time="0">\n      <skipped message="not run: ${xml(why)}"/>\n    </testcase>`,
+      );
       continue;
     }
     const bad = failing(['computed != observed', 'no value']);
     if (bad.length > 0) failures++;
     const kind = bad.some((c) => c.status === 'computed != observed') ? 'computed != observed' : 'no value';
-    const failure = bad.length > 0 ? `\n      <failure message="${kind} at ${bad.length} cells${kind === 'computed != observed' ? ' (an enforcement fault)' : ''}" type="${kind}">${xml(bad.map(failureLine).join('\n'))}\n\n${body}</failure>` : '';
-    cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: observed = expected" time="${seconds(s.durationMs ?? 0)}">${failure}\n      <system-out>${body}</system-out>\n    </testcase>`);
+    const failure =
+      bad.length > 0
+        ? `\n      <failure message="${kind} at ${bad.length} cells${kind === 'computed != observed' ? ' (an enforcement fault)' : ''}" type="${kind}">${xml(bad.map(failureLine).join('\n'))}\n\n${body}</failure>`
+        : '';
+    cases.push(
+      `    <testcase classname="${cls}" name="${xml(s.name)}: observed = expected" time="${seconds(s.durationMs ?? 0)}">${failure}\n      <system-out>${body}</system-out>\n    </testcase>`,
+    );
   }
   if (report.error) {
     failures++;
@@ -203,6 +244,10 @@ function junitSuite(report: ScenarioReportDoc): { xml: string; tests: number; fa
   return {
     tests: cases.length,
     failures,
-    xml: [`  <testsuite name="${xml(report.scenario)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}" timestamp="${report.startedAt}" time="${seconds(total)}">`, ...cases, '  </testsuite>'].join('\n'),
+    xml: [
+      `  <testsuite name="${xml(report.scenario)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}" timestamp="${report.startedAt}" time="${seconds(total)}">`,
+      ...cases,
+      '  </testsuite>',
+    ].join('\n'),
   };
 }

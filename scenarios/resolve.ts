@@ -100,7 +100,10 @@ class Problems {
     }
   }
   throwIfAny(): void {
-    if (this.list.length > 0) throw new ScenarioError(`${this.parsed.file}: invalid scenario:\n  ${this.list.slice(0, 30).join('\n  ')}${this.list.length > 30 ? `\n  … and ${this.list.length - 30} more` : ''}`);
+    if (this.list.length > 0)
+      throw new ScenarioError(
+        `${this.parsed.file}: invalid scenario:\n  ${this.list.slice(0, 30).join('\n  ')}${this.list.length > 30 ? `\n  … and ${this.list.length - 30} more` : ''}`,
+      );
   }
 }
 
@@ -108,13 +111,26 @@ function modelPods(m: ModelDoc): PodSpec[] {
   const ports: NamedPort[] = m.ports.flatMap((port) => m.protocols.map((protocol) => ({ name: `serve-${port}-${protocol.toLowerCase()}`, port, protocol })));
   let apiPort = DEFAULT_PORT.probe;
   while (m.ports.includes(apiPort)) apiPort++;
-  return m.namespaces.flatMap((namespace) => m.pods.map((name) => ({ id: `${namespace}/${name}`, namespace, name, kind: 'probe' as const, short: `${namespace}/${name}`, labels: { pod: name }, apiPort, ports })));
+  return m.namespaces.flatMap((namespace) =>
+    m.pods.map((name) => ({
+      id: `${namespace}/${name}`,
+      namespace,
+      name,
+      kind: 'probe' as const,
+      short: `${namespace}/${name}`,
+      labels: { pod: name },
+      apiPort,
+      ports,
+    })),
+  );
 }
 
 function appPod(a: AppDoc): PodSpec {
   const namespace = a.namespace ?? a.group ?? 'default';
   const apiPort = a.port ?? DEFAULT_PORT[a.kind];
-  const ports = a.ports ? a.ports.map((p) => ({ name: p.name ?? '', port: p.port, protocol: p.protocol ?? 'TCP' })) : [{ name: 'http', port: apiPort, protocol: 'TCP' as const }];
+  const ports = a.ports
+    ? a.ports.map((p) => ({ name: p.name ?? '', port: p.port, protocol: p.protocol ?? 'TCP' }))
+    : [{ name: 'http', port: apiPort, protocol: 'TCP' as const }];
   return {
     id: `${namespace}/${a.name}`,
     namespace,
@@ -162,7 +178,9 @@ function cellsOf(pods: PodSpec[], apps: AppDoc[], model: ModelDoc | undefined, n
         } else if (m[3]) {
           const port = Number(m[3]);
           if (port < 1 || port > 65535) return problems.add(at, `port ${port} is outside 1-65535`);
-          const protocols: Protocol[] = m[4] ? [m[4].toUpperCase() as Protocol] : [...new Set(target.ports.filter((p) => p.port === port).map((p) => p.protocol))];
+          const protocols: Protocol[] = m[4]
+            ? [m[4].toUpperCase() as Protocol]
+            : [...new Set(target.ports.filter((p) => p.port === port).map((p) => p.protocol))];
           for (const protocol of protocols.length > 0 ? protocols : (['TCP'] as Protocol[])) add(from, target, port, protocol);
         } else for (const np of target.ports) add(from, target, np.port, np.protocol);
       });
@@ -201,7 +219,7 @@ function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io
   }
   const kind = (entry as { kind?: unknown }).kind;
   const items = kind === 'List' || kind === 'NetworkPolicyList' ? ((entry as { items?: unknown }).items as unknown[] | undefined) : undefined;
-  if (items !== undefined && !Array.isArray(items)) return problems.add(pointer, `a ${String(kind)} needs an items array`), [];
+  if (items !== undefined && !Array.isArray(items)) return (problems.add(pointer, `a ${String(kind)} needs an items array`), []);
   const out: LoadedPolicy[] = [];
   (items ?? [entry]).forEach((value, i) => {
     const at = items ? `${pointer}/items/${i}` : pointer;
@@ -261,7 +279,9 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   const catalog = new Map<string, LoadedPolicy>();
   const dialect = doc.policies && !Array.isArray(doc.policies) ? doc.policies : undefined;
   const checkTemplates = (lp: LoadedPolicy, at: string) => {
-    for (const c of cidrTexts(lp.policy)) for (const ref of templateRefs(c.text)) if (!seen.has(ref)) problems.add(at, `${objectId(lp.policy.metadata)} ${c.path}: {{ip ${ref}}} names no pod of this scenario`);
+    for (const c of cidrTexts(lp.policy))
+      for (const ref of templateRefs(c.text))
+        if (!seen.has(ref)) problems.add(at, `${objectId(lp.policy.metadata)} ${c.path}: {{ip ${ref}}} names no pod of this scenario`);
   };
   if (Array.isArray(doc.policies)) {
     doc.policies.forEach((entry, i) => {

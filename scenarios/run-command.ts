@@ -60,20 +60,31 @@ export function isolationMissing(): string | undefined {
       return true;
     }
   });
-  if (missing.length > 0) return `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (apt-get install ${missing.map((m) => (m === 'ip' ? 'iproute2' : 'nftables')).join(' ')})`;
+  if (missing.length > 0)
+    return `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (apt-get install ${missing.map((m) => (m === 'ip' ? 'iproute2' : 'nftables')).join(' ')})`;
   return undefined;
 }
 
 /** A Marathon id segment for a set's deployment, from its folder name. */
 function deploymentName(set: string, index: number, count: number): string {
-  const base = basename(set).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 28) || 'set';
+  const base =
+    basename(set)
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 28) || 'set';
   return count > 1 ? `${base}-${index + 1}` : base;
 }
 
 function summary(r: ScenarioReportDoc, total: number): string {
   const passed = r.failure === 'intended != computed' ? 0 : r.steps.filter((s) => s.passed).length;
   const notRun = r.steps.filter((s) => s.observed && s.outcome === 'not run').length;
-  const why = r.failure === 'intended != computed' ? ' (intended != computed: a policy-writing mistake, nothing observed)' : r.failure === 'computed != observed' ? ' (computed != observed: an enforcement fault)' : '';
+  const why =
+    r.failure === 'intended != computed'
+      ? ' (intended != computed: a policy-writing mistake, nothing observed)'
+      : r.failure === 'computed != observed'
+        ? ' (computed != observed: an enforcement fault)'
+        : '';
   const word = r.outcome === 'pass' ? 'PASS' : r.outcome === 'not run' ? 'NOT RUN' : 'FAIL';
   return `${r.scenario}: ${word}: ${passed} of ${total} steps as expected${notRun ? `, ${notRun} not run (nothing they judge could be observed here)` : ''}${why}${r.error ? ` (${r.error})` : ''}${r.enforced ? '' : '; cells the policies block were not observed (no isolation)'}`;
 }
@@ -93,7 +104,12 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     throw err;
   }
   // A report that cannot be written is said before the run, not after it.
-  for (const [flag, file] of [['--report-json', args.reportJson], ['--report-junit', args.reportJunit], ['--report-html', args.reportHtml]] as const) if (file && !existsSync(join(file, '..'))) throw new RunError(`${flag}: no directory ${join(file, '..')}`);
+  for (const [flag, file] of [
+    ['--report-json', args.reportJson],
+    ['--report-junit', args.reportJunit],
+    ['--report-html', args.reportHtml],
+  ] as const)
+    if (file && !existsSync(join(file, '..'))) throw new RunError(`${flag}: no directory ${join(file, '..')}`);
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const startedAt = new Date().toISOString();
   // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
@@ -108,7 +124,9 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
   if (runnable.length > 0) await runAll(args, targets.set, runnable, reports, log, ac, hooks);
 
   const ordered = targets.scenarios.map((s) => reports.get(s)!);
-  const doc: ScenarioReportDoc | SetReportDoc = targets.set ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered } : ordered[0]!;
+  const doc: ScenarioReportDoc | SetReportDoc = targets.set
+    ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered }
+    : ordered[0]!;
   if (args.reportJson) writeFileSync(args.reportJson, toJson(doc));
   if (args.reportHtml) writeFileSync(args.reportHtml, reportHtml(doc));
   if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(ordered));
@@ -116,7 +134,9 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
   for (const [i, r] of ordered.entries()) log(summary(r, targets.scenarios[i]!.steps.length));
   if (targets.set) {
     const notRun = ordered.filter((r) => r.outcome === 'not run').length;
-    log(`${targets.set}: ${ordered.filter((r) => r.passed).length} of ${ordered.length} scenarios as expected${notRun ? `, ${notRun} not run` : ''}, ${ordered.filter((r) => r.outcome === 'fail').length} failed`);
+    log(
+      `${targets.set}: ${ordered.filter((r) => r.passed).length} of ${ordered.length} scenarios as expected${notRun ? `, ${notRun} not run` : ''}, ${ordered.filter((r) => r.outcome === 'fail').length} failed`,
+    );
   }
   if (ac.signal.aborted) {
     log('stopped (Ctrl-C); everything it deployed is removed');
@@ -167,14 +187,25 @@ async function runAll(
       const missing = isolationMissing();
       if (args.isolation === 'netns' && missing) throw new RunError(`--isolation=netns: ${missing}`);
       isolated = args.isolation === 'netns' || (args.isolation === 'auto' && !missing);
-      if (!isolated) log(`note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced (use --isolation=netns to require them)`);
+      if (!isolated)
+        log(
+          `note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced (use --isolation=netns to require them)`,
+        );
       log(`starting the orchestrator${isolated ? ' with network isolation' : ''} …`);
       try {
-        bundled = await startBundled(found.orchestrator, { workDir, isolation: isolated, publishAddress: args.publishAddress ?? DEFAULTS.publishAddress, netnsPrefix: args.netnsPrefix, netnsSubnet: args.netnsSubnet });
+        bundled = await startBundled(found.orchestrator, {
+          workDir,
+          isolation: isolated,
+          publishAddress: args.publishAddress ?? DEFAULTS.publishAddress,
+          netnsPrefix: args.netnsPrefix,
+          netnsSubnet: args.netnsSubnet,
+        });
       } catch (err) {
         // --isolation=auto: an orchestrator that cannot isolate here still runs the scenario on loopback.
         if (!isolated || args.isolation !== 'auto') throw err;
-        log(`note: the orchestrator could not start with --isolation=netns, so this runs on loopback without isolation (network policies are not enforced): ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`);
+        log(
+          `note: the orchestrator could not start with --isolation=netns, so this runs on loopback without isolation (network policies are not enforced): ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`,
+        );
         isolated = false;
         bundled = await startBundled(found.orchestrator, { workDir, isolation: false });
       }
@@ -246,13 +277,18 @@ export function uiAddress(ui: Located, publishAddress: string | undefined): { ur
   const port = ui.published;
   const host = (a: string) => (a.includes(':') ? `[${a}]` : a);
   if (publishAddress === '0.0.0.0' || publishAddress === '::') {
-    const mine = Object.values(networkInterfaces()).flatMap((l) => l ?? []).filter((i) => !i.internal && (publishAddress === '::' || i.family === 'IPv4'));
+    const mine = Object.values(networkInterfaces())
+      .flatMap((l) => l ?? [])
+      .filter((i) => !i.internal && (publishAddress === '::' || i.family === 'IPv4'));
     const others = mine.map((i) => `http://${host(i.address)}:${port}/`);
     return { url: `http://127.0.0.1:${port}/`, note: `open to the network (the collector has no login)${others.length ? `: ${others.join('  ')}` : ''}` };
   }
   const url = `http://${host(publishAddress)}:${port}/`;
   if (publishAddress.startsWith('127.') || publishAddress === '::1') {
-    return { url, note: `this machine only; from another: ssh -L ${port}:${host(publishAddress)}:${port} <user>@<this machine>, then open http://localhost:${port}/ (or npm start -- --publish-address=0.0.0.0 to open it to the network)` };
+    return {
+      url,
+      note: `this machine only; from another: ssh -L ${port}:${host(publishAddress)}:${port} <user>@<this machine>, then open http://localhost:${port}/ (or npm start -- --publish-address=0.0.0.0 to open it to the network)`,
+    };
   }
   return { url };
 }
@@ -291,5 +327,17 @@ async function loopbackPorts(s: ResolvedScenario): Promise<Map<string, Map<numbe
 
 function notRunReport(s: ResolvedScenario): ScenarioReportDoc {
   const now = new Date().toISOString();
-  return { scenario: s.name, isolated: false, enforced: false, startedAt: now, finishedAt: now, outcome: 'fail', passed: false, failure: 'error', notices: [], pods: [], steps: [] };
+  return {
+    scenario: s.name,
+    isolated: false,
+    enforced: false,
+    startedAt: now,
+    finishedAt: now,
+    outcome: 'fail',
+    passed: false,
+    failure: 'error',
+    notices: [],
+    pods: [],
+    steps: [],
+  };
 }

@@ -58,7 +58,12 @@ export interface RunOptions {
 
 /** What the pods, cells and timings of a scenario are: scenarios with the same topology can share one deployment. */
 export function topology(s: ResolvedScenario): string {
-  return JSON.stringify([s.probeSeconds, s.timeoutSeconds, s.pods.map((p) => [p.id, p.kind, p.labels, p.apiPort, p.ports, p.cmd ?? null]), s.cells.map((c) => c.key)]);
+  return JSON.stringify([
+    s.probeSeconds,
+    s.timeoutSeconds,
+    s.pods.map((p) => [p.id, p.kind, p.labels, p.apiPort, p.ports, p.cmd ?? null]),
+    s.cells.map((c) => c.key),
+  ]);
 }
 
 function sctpNotice(s: ResolvedScenario): string | undefined {
@@ -85,7 +90,10 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
   const notices: string[] = [];
   const sctp = sctpNotice(base);
   if (sctp) notices.push(sctp);
-  if (!policies.enforces) notices.push(`policies are not enforced here (${policies.description}): the cells they block cannot be observed and are marked not run, not waited for; the expected tables are still computed and shown`);
+  if (!policies.enforces)
+    notices.push(
+      `policies are not enforced here (${policies.description}): the cells they block cannot be observed and are marked not run, not waited for; the expected tables are still computed and shown`,
+    );
   for (const n of notices) log(`note: ${n}`);
   for (const r of reports) r.notices.push(...notices);
 
@@ -98,7 +106,12 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
   let current = 0;
   try {
     await policies.clear();
-    const { located, ips } = await deploy(opts.client, base, plan, { isolated: opts.isolated, log, ...(opts.progress ? { progress: opts.progress } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    const { located, ips } = await deploy(opts.client, base, plan, {
+      isolated: opts.isolated,
+      log,
+      ...(opts.progress ? { progress: opts.progress } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
     for (const r of reports) for (const p of r.pods) p.ip = ips.get(p.id) ?? null;
     opts.onDeployed?.(located);
     log(`pods running: ${located.map((l) => `${l.app.pod.short}=${l.base}`).join(' ')}`);
@@ -141,7 +154,14 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
 }
 
 /** One scenario's steps on pods that run; fills `report`; returns the last observations. */
-async function runSteps(opts: RunOptions, s: ResolvedScenario, report: ScenarioReportDoc, located: Located[], ips: Map<string, string>, previous: Map<string, Observation> | undefined): Promise<Map<string, Observation> | undefined> {
+async function runSteps(
+  opts: RunOptions,
+  s: ResolvedScenario,
+  report: ScenarioReportDoc,
+  located: Located[],
+  ips: Map<string, string>,
+  previous: Map<string, Observation> | undefined,
+): Promise<Map<string, Observation> | undefined> {
   const { log, policies } = opts;
   report.startedAt = new Date().toISOString();
   const budgetMs = settleBudgetMs(s);
@@ -157,7 +177,9 @@ async function runSteps(opts: RunOptions, s: ResolvedScenario, report: ScenarioR
     if (opts.signal?.aborted) throw new Error('interrupted');
     const exp = exps[i]!;
     opts.onStepStart?.(s.name, exp, s.steps.length, notRunCells(exp, policies.enforces));
-    log(`\napplying step ${i + 1}/${s.steps.length} ${step.name}${step.description ? `: ${step.description}` : ''} (policies: ${exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).join(', ') || 'none'})`);
+    log(
+      `\napplying step ${i + 1}/${s.steps.length} ${step.name}${step.description ? `: ${step.description}` : ''} (policies: ${exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).join(', ') || 'none'})`,
+    );
     const writeAt = Date.now();
     // Nothing to apply where nothing enforces (and no pod addresses to fill into ipBlocks there).
     const applied = policies.enforces ? await policies.apply(desiredState(s, step, ips)) : { applied: 0, unchanged: 0, failed: [] };
@@ -179,7 +201,8 @@ async function runSteps(opts: RunOptions, s: ResolvedScenario, report: ScenarioR
       deadlineMs: deadlineFor(step),
       ...(previous ? { previous } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
-      onProgress: (st, ms) => opts.progress?.(`  ${(ms / 1000).toFixed(1)} s: ${st.fresh}/${observable.length} cells checked since, ${st.matching}/${st.judged} as expected`),
+      onProgress: (st, ms) =>
+        opts.progress?.(`  ${(ms / 1000).toFixed(1)} s: ${st.fresh}/${observable.length} cells checked since, ${st.matching}/${st.judged} as expected`),
     });
     if (opts.signal?.aborted) throw new Error('interrupted');
     const after = before ? await readDrops(opts.client) : undefined;

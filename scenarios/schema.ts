@@ -10,9 +10,14 @@ import { type Static, Type } from '@sinclair/typebox';
 
 const DNS_LABEL = '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$';
 const Name = Type.String({ pattern: DNS_LABEL, description: 'lowercase letters, digits and dashes, at most 63 (a Kubernetes name and a Marathon id segment)' });
-const ScenarioName = Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$', description: 'lowercase letters, digits and dashes, at most 32 (a Marathon id segment)' });
+const ScenarioName = Type.String({
+  pattern: '^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$',
+  description: 'lowercase letters, digits and dashes, at most 32 (a Marathon id segment)',
+});
 const Short = Type.String({ pattern: '^[A-Za-z0-9_/.-]{1,12}$', description: 'short label used in the truth tables' });
-const Labels = Type.Record(Type.String({ pattern: '^[A-Za-z0-9._/-]{1,253}$' }), Type.String({ maxLength: 63 }), { description: 'labels (Kubernetes syntax: [prefix/]name keys, values up to 63 characters)' });
+const Labels = Type.Record(Type.String({ pattern: '^[A-Za-z0-9._/-]{1,253}$' }), Type.String({ maxLength: 63 }), {
+  description: 'labels (Kubernetes syntax: [prefix/]name keys, values up to 63 characters)',
+});
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });
 const Protocol = Type.Union([Type.Literal('TCP'), Type.Literal('UDP'), Type.Literal('SCTP')]);
 export const PORT_KEY = '^[0-9]{1,5}/(TCP|UDP|SCTP)$';
@@ -24,7 +29,9 @@ export const Namespace = Type.Object(
 
 const ContainerPort = Type.Object(
   {
-    name: Type.Optional(Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$', description: 'IANA service name, as a container port name (at most 15)' })),
+    name: Type.Optional(
+      Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$', description: 'IANA service name, as a container port name (at most 15)' }),
+    ),
     port: Port,
     protocol: Type.Optional(Protocol),
   },
@@ -69,14 +76,18 @@ export const ModelShorthand = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'the upstream e2e model: every pod ns/pod labelled pod: <pod>, serving every port on every protocol as serve-<port>-<protocol lowercased>, probing every other pod on every port and protocol',
+    description:
+      'the upstream e2e model: every pod ns/pod labelled pod: <pod>, serving every port on every protocol as serve-<port>-<protocol lowercased>, probing every other pod on every port and protocol',
   },
 );
 
 // The dialect: Starmap's own small policy language (ingress only), kept for existing scenarios.
 const Selector = Type.Object(
   { labels: Type.Optional(Labels), group: Type.Optional(Type.String()) },
-  { additionalProperties: false, description: 'selects apps whose labels include all of `labels` (and that are in namespace `group` when given); empty selects all' },
+  {
+    additionalProperties: false,
+    description: 'selects apps whose labels include all of `labels` (and that are in namespace `group` when given); empty selects all',
+  },
 );
 export const DialectPolicy = Type.Object(
   {
@@ -85,7 +96,11 @@ export const DialectPolicy = Type.Object(
       Type.Object(
         {
           from: Type.Optional(Type.Array(Selector, { description: 'sources; absent = from anywhere' })),
-          ports: Type.Optional(Type.Array(Type.Object({ port: Port, protocol: Type.Optional(Type.Union([Type.Literal('tcp'), Type.Literal('udp')])) }, { additionalProperties: false }))),
+          ports: Type.Optional(
+            Type.Array(
+              Type.Object({ port: Port, protocol: Type.Optional(Type.Union([Type.Literal('tcp'), Type.Literal('udp')])) }, { additionalProperties: false }),
+            ),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -95,7 +110,10 @@ export const DialectPolicy = Type.Object(
   { additionalProperties: false },
 );
 
-const FileRef = Type.Object({ file: Type.String({ minLength: 1, description: 'manifest file, relative to the scenario file' }) }, { additionalProperties: false });
+const FileRef = Type.Object(
+  { file: Type.String({ minLength: 1, description: 'manifest file, relative to the scenario file' }) },
+  { additionalProperties: false },
+);
 const Manifest = Type.Object(
   { apiVersion: Type.String(), kind: Type.String() },
   { additionalProperties: true, description: 'a networking.k8s.io/v1 NetworkPolicy (or List) as kubectl takes it; validated as the API server does' },
@@ -108,12 +126,22 @@ const HandWritten = Type.Intersect(
   [
     Type.Object({
       matrix: Type.Optional(Matrix),
-      edges: Type.Optional(Type.Array(Type.Object({ from: Type.String(), to: Type.String(), port: Type.Optional(Type.String({ pattern: PORT_KEY })), expect: Verdict }, { additionalProperties: false }))),
+      edges: Type.Optional(
+        Type.Array(
+          Type.Object(
+            { from: Type.String(), to: Type.String(), port: Type.Optional(Type.String({ pattern: PORT_KEY })), expect: Verdict },
+            { additionalProperties: false },
+          ),
+        ),
+      ),
       default: Type.Optional(Verdict),
     }),
     Type.Record(Type.String({ pattern: PORT_KEY }), Matrix, { additionalProperties: true }),
   ],
-  { unevaluatedProperties: false, description: "hand-written: `matrix`/`edges`/`default` for every port, '<port>/<PROTOCOL>' matrices for one; what is not given is not judged" },
+  {
+    unevaluatedProperties: false,
+    description: "hand-written: `matrix`/`edges`/`default` for every port, '<port>/<PROTOCOL>' matrices for one; what is not given is not judged",
+  },
 );
 export const Expectation = Type.Union([Type.Literal('computed', { description: "the evaluator's verdict for every cell is the expectation" }), HandWritten]);
 
@@ -122,7 +150,10 @@ const LabelChanges = Type.Object(
     namespaces: Type.Optional(Type.Record(Name, Type.Union([Labels, Type.Null()]))),
     pods: Type.Optional(Type.Record(Type.String({ pattern: '^([a-z0-9-]+/)?[a-z0-9-]+$' }), Type.Union([Labels, Type.Null()]))),
   },
-  { additionalProperties: false, description: 'label maps that replace the current ones from this step on (null: back to the declared labels); pods keep running' },
+  {
+    additionalProperties: false,
+    description: 'label maps that replace the current ones from this step on (null: back to the declared labels); pods keep running',
+  },
 );
 
 export const Step = Type.Object(
@@ -131,7 +162,8 @@ export const Step = Type.Object(
     description: Type.Optional(Type.String()),
     policies: Type.Optional(
       Type.Array(Type.Union([Type.String({ minLength: 1 }), PolicyEntry]), {
-        description: "the policies in force during this step: 'namespace/name' of a manifest, a dialect policy's name, or a manifest (or file:) for this step only; absent: the previous step's",
+        description:
+          "the policies in force during this step: 'namespace/name' of a manifest, a dialect policy's name, or a manifest (or file:) for this step only; absent: the previous step's",
       }),
     ),
     labels: Type.Optional(LabelChanges),

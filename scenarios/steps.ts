@@ -18,7 +18,8 @@ export function notRunCells(exp: StepExpectation, enforced: boolean): Map<string
   const out = new Map<string, string>();
   for (const c of exp.cells) {
     if (c.cell.protocol === 'SCTP') out.set(c.cell.key, 'not run: the probe cannot check SCTP (Node.js has no SCTP sockets)');
-    else if (!enforced && (c.computed === false || c.expected === false)) out.set(c.cell.key, 'not run: policies are not enforced here (no isolation), so nothing can be blocked');
+    else if (!enforced && (c.computed === false || c.expected === false))
+      out.set(c.cell.key, 'not run: policies are not enforced here (no isolation), so nothing can be blocked');
   }
   return out;
 }
@@ -41,7 +42,15 @@ export function desiredState(s: ResolvedScenario, step: ResolvedStep, ips: Reado
  */
 export function policyMistakes(s: ResolvedScenario, exps: StepExpectation[], enforced: boolean): StepResultDoc[] | undefined {
   if (!exps.some((e) => e.mistakes.length > 0)) return undefined;
-  return exps.map((e) => stepResult(e, s.pods, cellResults(e, notRunCells(e, enforced)), { settled: null, durationMs: null, budgetMs: settleBudgetMs(s), lastFlipMs: null, observed: false }));
+  return exps.map((e) =>
+    stepResult(e, s.pods, cellResults(e, notRunCells(e, enforced)), {
+      settled: null,
+      durationMs: null,
+      budgetMs: settleBudgetMs(s),
+      lastFlipMs: null,
+      observed: false,
+    }),
+  );
 }
 
 export function emptyReport(s: ResolvedScenario, isolated: boolean, enforced: boolean): ScenarioReportDoc {
@@ -67,7 +76,11 @@ export function emptyReport(s: ResolvedScenario, isolated: boolean, enforced: bo
  * policies, the report of that (printed), else undefined.
  */
 export function preflight(s: ResolvedScenario, isolated: boolean, enforced: boolean, log: (line: string) => void): ScenarioReportDoc | undefined {
-  const refused = policyMistakes(s, s.steps.map((st) => expectStep(s, st)), enforced);
+  const refused = policyMistakes(
+    s,
+    s.steps.map((st) => expectStep(s, st)),
+    enforced,
+  );
   return refused ? refuse(emptyReport(s, isolated, enforced), refused, log, 'nothing was deployed') : undefined;
 }
 
@@ -88,7 +101,6 @@ export function refuse(report: ScenarioReportDoc, steps: StepResultDoc[], log: (
   return report;
 }
 
-
 /**
  * What a run's report would hold before anything is observed: every step's intended and computed
  * verdicts, nothing observed (as `scenario check` sees it); for the HTML report's measurements.
@@ -97,7 +109,13 @@ export function computedReport(s: ResolvedScenario): ScenarioReportDoc {
   const report = emptyReport(s, false, true);
   report.steps = s.steps.map((st) => {
     const exp = expectStep(s, st);
-    return stepResult(exp, s.pods, cellResults(exp, notRunCells(exp, true)), { settled: null, durationMs: null, budgetMs: settleBudgetMs(s), lastFlipMs: null, observed: false });
+    return stepResult(exp, s.pods, cellResults(exp, notRunCells(exp, true)), {
+      settled: null,
+      durationMs: null,
+      budgetMs: settleBudgetMs(s),
+      lastFlipMs: null,
+      observed: false,
+    });
   });
   report.outcome = report.steps.some((st) => st.failure) ? 'fail' : 'not run';
   report.failure = report.steps.find((st) => st.failure)?.failure ?? null;

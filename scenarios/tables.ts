@@ -15,7 +15,7 @@ export interface TableCell {
   expected: boolean | null;
 }
 
-export const LEGEND = ". allowed  X blocked  - not judged  ? no value  ~ not run  ! differs from the table before";
+export const LEGEND = '. allowed  X blocked  - not judged  ? no value  ~ not run  ! differs from the table before';
 
 const mark = (v: boolean | null | 'not-run' | undefined): string => (v === true ? '.' : v === false ? 'X' : v === null ? '?' : v === 'not-run' ? '~' : '-');
 
@@ -50,7 +50,13 @@ function sideBySide(blocks: string[][], gap = 3): string[] {
   const widths = blocks.map((b) => Math.max(...b.map((l) => l.length)));
   const height = Math.max(...blocks.map((b) => b.length));
   const out: string[] = [];
-  for (let i = 0; i < height; i++) out.push(blocks.map((b, j) => (b[i] ?? '').padEnd(j < blocks.length - 1 ? widths[j]! + gap : 0)).join('').trimEnd());
+  for (let i = 0; i < height; i++)
+    out.push(
+      blocks
+        .map((b, j) => (b[i] ?? '').padEnd(j < blocks.length - 1 ? widths[j]! + gap : 0))
+        .join('')
+        .trimEnd(),
+    );
   return out;
 }
 
@@ -65,7 +71,13 @@ export function renderTables(pods: readonly PodSpec[], rows: readonly TableCell[
   const all = portGroups(rows, (r) => r.cell);
   const judged = all.filter((g) => [...g.cells.values()].some((r) => r.expected !== null));
   const shown = all.length > 1 && judged.length > 0 ? judged : all;
-  if (shown.length < all.length) out.push(`(not judged, not shown: ${all.filter((g) => !shown.includes(g)).map((g) => g.title).join(', ')})`);
+  if (shown.length < all.length)
+    out.push(
+      `(not judged, not shown: ${all
+        .filter((g) => !shown.includes(g))
+        .map((g) => g.title)
+        .join(', ')})`,
+    );
   for (const g of shown) {
     const sources = pods.filter((p) => [...g.cells.values()].some((r) => r.cell.from === p.id));
     const targets = pods.filter((p) => [...g.cells.values()].some((r) => r.cell.to === p.id));
@@ -77,7 +89,9 @@ export function renderTables(pods: readonly PodSpec[], rows: readonly TableCell[
     const blocks: string[][] = [];
     // In the intended table null means the step does not judge the cell.
     if (withIntended) blocks.push(table('intended', (r) => mark(r.intended ?? undefined)));
-    blocks.push(table('computed', (r) => `${mark(r.computed)}${withIntended && r.intended != null && r.computed !== null && r.intended !== r.computed ? '!' : ''}`));
+    blocks.push(
+      table('computed', (r) => `${mark(r.computed)}${withIntended && r.intended != null && r.computed !== null && r.intended !== r.computed ? '!' : ''}`),
+    );
     if (withObserved) {
       blocks.push(
         table('observed', (r) => {

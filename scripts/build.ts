@@ -68,7 +68,10 @@ function runtimeFor(arch: 'x64' | 'arm64'): string {
   if (!existsSync(bin)) {
     mkdirSync(dir, { recursive: true });
     console.log(`fetching node-linux-${arch}@${nodeVersion} from the npm registry`);
-    const tgz = execFileSync('npm', ['pack', `node-linux-${arch}@${nodeVersion}`, '--silent', '--pack-destination', dir], { encoding: 'utf8', cwd: dir }).trim().split('\n').pop()!;
+    const tgz = execFileSync('npm', ['pack', `node-linux-${arch}@${nodeVersion}`, '--silent', '--pack-destination', dir], { encoding: 'utf8', cwd: dir })
+      .trim()
+      .split('\n')
+      .pop()!;
     run('tar', ['-xzf', join(dir, tgz), '-C', dir]);
     rmSync(join(dir, tgz));
   }
@@ -196,7 +199,17 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
   const blob = join(work, 'sea.blob');
   const config = join(work, 'sea-config.json');
   // Code cache is tied to the architecture that made it: only for native builds.
-  writeFileSync(config, JSON.stringify({ main: bundlePath, output: blob, disableExperimentalSEAWarning: true, useCodeCache: arch === process.arch, useSnapshot: false, execArgv: EXEC_ARGV[name] ?? [] }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      main: bundlePath,
+      output: blob,
+      disableExperimentalSEAWarning: true,
+      useCodeCache: arch === process.arch,
+      useSnapshot: false,
+      execArgv: EXEC_ARGV[name] ?? [],
+    }),
+  );
   // The code cache is only accepted by a runtime with the same V8 flags: make it under them.
   run(process.execPath, [...(EXEC_ARGV[name] ?? []), '--experimental-sea-config', config]);
   const tmp = join(work, 'node');

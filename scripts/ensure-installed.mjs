@@ -28,10 +28,34 @@ const DEMO_ON_LOOPBACK = 'the demo runs on loopback: policies are not enforced a
  * are needed and what their absence costs.
  */
 export const NEEDS = [
-  { packages: ['ca-certificates'], have: () => existsSync('/etc/ssl/certs/ca-certificates.crt'), for: ['start', 'test'], why: 'lets npm reach its registry over HTTPS', cost: { start: 'npm ci cannot install the dependencies', test: 'npm ci cannot install the dependencies' } },
-  { packages: ['iproute2'], have: () => command('ip'), for: ['start', 'test'], why: 'network namespaces: every task on its own address', cost: { start: DEMO_ON_LOOPBACK, test: ISOLATION_SUITES } },
-  { packages: ['nftables'], have: () => command('nft'), for: ['start', 'test'], why: 'enforces the network policies on real packets', cost: { start: DEMO_ON_LOOPBACK, test: ISOLATION_SUITES } },
-  { packages: ['chromium'], have: () => existsSync('/usr/bin/chromium'), for: ['test'], why: 'a real browser for the collector UI tests', cost: { test: 'the collector UI suites (collector-ui-*) are skipped' } },
+  {
+    packages: ['ca-certificates'],
+    have: () => existsSync('/etc/ssl/certs/ca-certificates.crt'),
+    for: ['start', 'test'],
+    why: 'lets npm reach its registry over HTTPS',
+    cost: { start: 'npm ci cannot install the dependencies', test: 'npm ci cannot install the dependencies' },
+  },
+  {
+    packages: ['iproute2'],
+    have: () => command('ip'),
+    for: ['start', 'test'],
+    why: 'network namespaces: every task on its own address',
+    cost: { start: DEMO_ON_LOOPBACK, test: ISOLATION_SUITES },
+  },
+  {
+    packages: ['nftables'],
+    have: () => command('nft'),
+    for: ['start', 'test'],
+    why: 'enforces the network policies on real packets',
+    cost: { start: DEMO_ON_LOOPBACK, test: ISOLATION_SUITES },
+  },
+  {
+    packages: ['chromium'],
+    have: () => existsSync('/usr/bin/chromium'),
+    for: ['test'],
+    why: 'a real browser for the collector UI tests',
+    cost: { test: 'the collector UI suites (collector-ui-*) are skipped' },
+  },
   {
     packages: ['podman', 'buildah', 'runc', 'fuse-overlayfs', 'uidmap'],
     have: () => command('podman') && command('buildah'),
@@ -39,18 +63,49 @@ export const NEEDS = [
     why: 'builds and runs the container image',
     cost: { test: 'the image suites (distribution-image, orchestrator-executor-podman) are skipped' },
   },
-  { packages: ['gcc', 'libc6-dev'], have: () => command('gcc'), for: ['test'], why: "compiles the image's tiny health-check program", cost: { test: 'the image cannot be built, so its suites are skipped' } },
+  {
+    packages: ['gcc', 'libc6-dev'],
+    have: () => command('gcc'),
+    for: ['test'],
+    why: "compiles the image's tiny health-check program",
+    cost: { test: 'the image cannot be built, so its suites are skipped' },
+  },
   {
     packages: ['qemu-user-static', 'libc6-arm64-cross', 'libstdc++6-arm64-cross', 'libgcc-s1-arm64-cross', 'binutils-aarch64-linux-gnu'],
-    have: () => (existsSync('/usr/bin/qemu-aarch64-static') || existsSync('/usr/bin/qemu-aarch64')) && existsSync('/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1'),
+    have: () =>
+      (existsSync('/usr/bin/qemu-aarch64-static') || existsSync('/usr/bin/qemu-aarch64')) && existsSync('/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1'),
     for: ['test'],
     why: 'runs the arm64 executables under emulation',
     cost: { test: 'the arm64 smoke tests (probe-binary, agent-binary, distribution-image) are skipped' },
   },
-  { packages: ['binutils', 'file'], have: () => command('strip') && command('file'), for: ['test'], why: 'strips the executables and checks their format', cost: { test: 'the executables keep their symbols and the format checks fail' } },
-  { packages: ['openssl'], have: () => command('openssl'), for: ['test'], why: 'makes self-signed certificates for the HTTPS tests', cost: { test: 'the HTTPS tests are skipped' } },
-  { packages: ['python3'], have: () => command('python3'), for: ['test'], why: 'small HTTP servers that tasks in the orchestrator tests run', cost: { test: 'those orchestrator tests fail' } },
-  { packages: ['curl', 'jq'], have: () => command('curl') && command('jq'), for: ['test'], why: "the README's examples use them", cost: { test: 'readme-examples is skipped' } },
+  {
+    packages: ['binutils', 'file'],
+    have: () => command('strip') && command('file'),
+    for: ['test'],
+    why: 'strips the executables and checks their format',
+    cost: { test: 'the executables keep their symbols and the format checks fail' },
+  },
+  {
+    packages: ['openssl'],
+    have: () => command('openssl'),
+    for: ['test'],
+    why: 'makes self-signed certificates for the HTTPS tests',
+    cost: { test: 'the HTTPS tests are skipped' },
+  },
+  {
+    packages: ['python3'],
+    have: () => command('python3'),
+    for: ['test'],
+    why: 'small HTTP servers that tasks in the orchestrator tests run',
+    cost: { test: 'those orchestrator tests fail' },
+  },
+  {
+    packages: ['curl', 'jq'],
+    have: () => command('curl') && command('jq'),
+    for: ['test'],
+    why: "the README's examples use them",
+    cost: { test: 'readme-examples is skipped' },
+  },
 ];
 
 function systemPackages() {
@@ -64,8 +119,12 @@ function systemPackages() {
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     const all = missing.flatMap((n) => n.packages);
     const update = spawnSync('apt-get', ['update', '-qq'], { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-    const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...all], { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' }) : update;
-    if (install.status !== 0) say(`apt-get failed (carrying on without): ${(install.stderr || install.error?.message || '').trim().split('\n').slice(-3).join(' ')}`);
+    const install =
+      update.status === 0
+        ? spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...all], { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
+        : update;
+    if (install.status !== 0)
+      say(`apt-get failed (carrying on without): ${(install.stderr || install.error?.message || '').trim().split('\n').slice(-3).join(' ')}`);
   }
   const still = missing.filter((n) => !n.have());
   for (const n of still) say(`missing ${n.packages.join(' ')} (${n.why}): ${n.cost[mode]}`);

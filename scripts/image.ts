@@ -114,11 +114,20 @@ const COMPRESSORS: Record<Compression, { ext: string; stream: () => NodeJS.ReadW
   zstd: { ext: 'zst', stream: () => createZstdCompress({ params: { [zlibConstants.ZSTD_c_compressionLevel]: 19 } }) },
 };
 
-export async function buildImage(opts: { arch: ImageArch; store: string; save: boolean; compression?: Compression; log?: (s: string) => void }): Promise<ImageResult> {
+export async function buildImage(opts: {
+  arch: ImageArch;
+  store: string;
+  save: boolean;
+  compression?: Compression;
+  log?: (s: string) => void;
+}): Promise<ImageResult> {
   const log = opts.log ?? ((s: string) => console.log(s));
   // Always through the build: it is incremental, and an image of a stale executable is worse than a few seconds.
   log(`building ${AGENT} for ${opts.arch}`);
-  const built = execFileSync(process.execPath, [join(root, 'scripts', 'build.ts'), AGENT, `--arch=${opts.arch === 'amd64' ? 'x64' : 'arm64'}`], { encoding: 'utf8', cwd: root });
+  const built = execFileSync(process.execPath, [join(root, 'scripts', 'build.ts'), AGENT, `--arch=${opts.arch === 'amd64' ? 'x64' : 'arm64'}`], {
+    encoding: 'utf8',
+    cwd: root,
+  });
   log(built.trim());
   const podman = podmanIn(opts.store);
   const ctx = mkdtempSync(join(tmpdir(), 'starmap-image-'));
@@ -171,7 +180,9 @@ async function main(): Promise<void> {
   const archs: ImageArch[] = archArg === 'all' ? ['amd64', 'arm64'] : [archArg as ImageArch];
   for (const arch of archs) {
     const r = await buildImage({ arch, store, save, compression: compression as Compression });
-    console.log(`image ${r.tag} (${arch}): ${mb(r.imageBytes)} uncompressed${r.archive ? `, ${r.archive} ${mb(r.archiveBytes!)} compressed` : ''}${r.healthcheck ? '' : ', no HEALTHCHECK program'}`);
+    console.log(
+      `image ${r.tag} (${arch}): ${mb(r.imageBytes)} uncompressed${r.archive ? `, ${r.archive} ${mb(r.archiveBytes!)} compressed` : ''}${r.healthcheck ? '' : ', no HEALTHCHECK program'}`,
+    );
   }
   console.log(`podman store: CONTAINERS_CONF=${join(store, 'containers.conf')} CONTAINERS_STORAGE_CONF=${join(store, 'storage.conf')}`);
 }

@@ -41,7 +41,10 @@ async function main(): Promise<void> {
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   for (const p of programs) {
-    for (const [arch, src] of [['x64', p], ['arm64', `${p}-linux-arm64`]] as const) {
+    for (const [arch, src] of [
+      ['x64', p],
+      ['arm64', `${p}-linux-arm64`],
+    ] as const) {
       const from = join(root, 'dist', 'bin', src);
       if (!existsSync(from)) throw new Error(`missing ${from} after the build`);
       const to = join(out, `starmap-${p}-${version}-linux-${arch}`);
@@ -62,7 +65,9 @@ async function main(): Promise<void> {
       }
     }
   }
-  const files = readdirSync(out).filter((f) => f !== 'SHA256SUMS').sort();
+  const files = readdirSync(out)
+    .filter((f) => f !== 'SHA256SUMS')
+    .sort();
   const lines: string[] = [];
   for (const f of files) lines.push(`${await sha256(join(out, f))}  ${f}`);
   writeFileSync(join(out, 'SHA256SUMS'), lines.join('\n') + '\n');

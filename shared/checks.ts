@@ -59,7 +59,8 @@ export function trackLookup(resolver: NameResolver | undefined, host: string): T
       }),
     // Whichever of the deadlines (the lookup's, the check's, undici's connect timer) fired first,
     // a check whose name never resolved failed because of DNS.
-    dnsFailure: (timeoutMs) => (outcome === 'pending' ? dnsTimeout(host, timeoutMs) : outcome === 'ok' ? undefined : { reachable: false, ...classifyError(outcome) }),
+    dnsFailure: (timeoutMs) =>
+      outcome === 'pending' ? dnsTimeout(host, timeoutMs) : outcome === 'ok' ? undefined : { reachable: false, ...classifyError(outcome) },
   };
 }
 
@@ -121,7 +122,12 @@ export function checkTcp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
   return new Promise((resolve) => {
     let done = false;
     const tracked = trackLookup(opts.resolver, target.host);
-    const socket = net.connect({ host: target.host, port: target.port, noDelay: true, ...(tracked.lookup ? { lookup: tracked.lookup as net.LookupFunction } : {}) });
+    const socket = net.connect({
+      host: target.host,
+      port: target.port,
+      noDelay: true,
+      ...(tracked.lookup ? { lookup: tracked.lookup as net.LookupFunction } : {}),
+    });
     const finish = (result: Omit<CheckResult, 'checkedAt' | 'latencyMs'>) => {
       if (done) return;
       done = true;
@@ -169,26 +175,34 @@ export function checkUdp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptio
     let resolved = false;
     const timer = setTimeout(() => {
       if (!resolved) finish(dnsTimeout(target.host, opts.timeoutMs));
-      else if (strays > 0) finish({ reachable: false, reason: 'error', message: `${strays} datagram(s) came back without this check's nonce within ${opts.timeoutMs} ms: not an echo service` });
+      else if (strays > 0)
+        finish({
+          reachable: false,
+          reason: 'error',
+          message: `${strays} datagram(s) came back without this check's nonce within ${opts.timeoutMs} ms: not an echo service`,
+        });
       else finish({ reachable: false, reason: 'timeout', message: `no echo within ${opts.timeoutMs} ms` });
     }, opts.timeoutMs);
     const nonce = Buffer.from(randomUUID(), 'latin1');
-    addressOf(target.host, opts.resolver).then(({ address, family }) => {
-      resolved = true;
-      if (done) return;
-      const s = dgram.createSocket(family === 6 ? 'udp6' : 'udp4');
-      socket = s;
-      s.on('error', (err) => finish({ reachable: false, ...classifyError(err) }));
-      s.on('message', (msg) => {
-        if (msg.includes(nonce)) finish({ reachable: true, reason: 'ok' });
-        else strays++;
-      });
-      s.connect(target.port, address, () => {
-        s.send(Buffer.concat([Buffer.from('starmap-probe '), nonce]), (err) => {
-          if (err) finish({ reachable: false, ...classifyError(err) });
+    addressOf(target.host, opts.resolver).then(
+      ({ address, family }) => {
+        resolved = true;
+        if (done) return;
+        const s = dgram.createSocket(family === 6 ? 'udp6' : 'udp4');
+        socket = s;
+        s.on('error', (err) => finish({ reachable: false, ...classifyError(err) }));
+        s.on('message', (msg) => {
+          if (msg.includes(nonce)) finish({ reachable: true, reason: 'ok' });
+          else strays++;
         });
-      });
-    }, (err: unknown) => finish({ reachable: false, ...classifyError(err) }));
+        s.connect(target.port, address, () => {
+          s.send(Buffer.concat([Buffer.from('starmap-probe '), nonce]), (err) => {
+            if (err) finish({ reachable: false, ...classifyError(err) });
+          });
+        });
+      },
+      (err: unknown) => finish({ reachable: false, ...classifyError(err) }),
+    );
   });
 }
 
@@ -276,7 +290,13 @@ export async function getOnce<T>(
   const deadline = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new DeadlineExceeded(`no complete answer within ${opts.timeoutMs} ms`)), remainingMs);
   });
-  const exchange = request(client, { method: 'GET', path: `${url.pathname}${url.search}`, ...(opts.headers ? { headers: opts.headers } : {}), reset: true, signal: abort.signal }).then(read);
+  const exchange = request(client, {
+    method: 'GET',
+    path: `${url.pathname}${url.search}`,
+    ...(opts.headers ? { headers: opts.headers } : {}),
+    reset: true,
+    signal: abort.signal,
+  }).then(read);
   try {
     return await Promise.race([exchange, deadline]);
   } finally {
@@ -303,7 +323,13 @@ export async function checkHttp(target: Target, opts: CheckOptions): Promise<Che
   const start = process.hrtime.bigint();
   const tracked = trackLookup(opts.resolver, target.host);
   try {
-    const get = { timeoutMs: opts.timeoutMs, verifyTls: opts.verifyTls ?? true, headers: { 'user-agent': 'starmap-probe', accept: '*/*' }, lookup: tracked.lookup, startedAt: start };
+    const get = {
+      timeoutMs: opts.timeoutMs,
+      verifyTls: opts.verifyTls ?? true,
+      headers: { 'user-agent': 'starmap-probe', accept: '*/*' },
+      lookup: tracked.lookup,
+      startedAt: start,
+    };
     const res = await getOnce(new URL(target.href ?? target.url), get, async (r) => {
       r.body.on('error', () => {});
       r.body.destroy();
@@ -317,7 +343,8 @@ export async function checkHttp(target: Target, opts: CheckOptions): Promise<Che
       : { reachable: false, reason: 'http-status', message: `HTTP ${statusCode}`, statusCode, latencyMs, checkedAt };
   } catch (err) {
     const classified =
-      tracked.dnsFailure(opts.timeoutMs) ?? (err instanceof DeadlineExceeded ? { reason: 'timeout' as const, message: `no answer within ${opts.timeoutMs} ms` } : classifyError(err));
+      tracked.dnsFailure(opts.timeoutMs) ??
+      (err instanceof DeadlineExceeded ? { reason: 'timeout' as const, message: `no answer within ${opts.timeoutMs} ms` } : classifyError(err));
     return { reachable: false, ...classified, latencyMs: elapsedMs(start), checkedAt };
   }
 }

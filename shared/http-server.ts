@@ -60,7 +60,13 @@ export async function listen(app: FastifyInstance, host: string, port: number): 
  * Listens like listen(), but a failure (port in use, bad address) ends the program with exit code 1
  * and a message naming the flags, instead of a stack trace; `cleanup` runs first.
  */
-export async function listenOrExit(app: FastifyInstance, program: string, host: string, port: number, cleanup: () => Promise<unknown> = async () => undefined): Promise<string> {
+export async function listenOrExit(
+  app: FastifyInstance,
+  program: string,
+  host: string,
+  port: number,
+  cleanup: () => Promise<unknown> = async () => undefined,
+): Promise<string> {
   try {
     return await listen(app, host, port);
   } catch (err) {
@@ -86,10 +92,13 @@ export function closeOnSignals(app: FastifyInstance, logger: Logger, cleanup: ()
       process.exit(1);
     }, 10_000);
     force.unref();
-    Promise.allSettled([cleanup(), app.close()]).then(() => {
-      logger.info('stopped');
-      process.exit(0);
-    }, () => process.exit(1));
+    Promise.allSettled([cleanup(), app.close()]).then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      () => process.exit(1),
+    );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

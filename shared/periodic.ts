@@ -27,7 +27,12 @@ export interface PeriodicRunnerOptions<T> {
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight; resolves when all have settled. */
-export async function runBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>, shouldStop: () => boolean = () => false): Promise<void> {
+export async function runBounded<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+  shouldStop: () => boolean = () => false,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length && !shouldStop()) {
@@ -238,7 +243,11 @@ export class ItemClocks<T> {
       run.pool = 'slow';
     }
     const freshCap = Math.ceil(concurrency / 2);
-    for (const [queue, pool] of [['fast', 'fast'], ['fresh', 'fast'], ['slow', 'slow']] as const) {
+    for (const [queue, pool] of [
+      ['fast', 'fast'],
+      ['fresh', 'fast'],
+      ['slow', 'slow'],
+    ] as const) {
       const ready = this.#ready[queue];
       while (this.#started && ready.length > 0 && this.#active[pool] < concurrency && (queue !== 'fresh' || this.#freshActive < freshCap)) {
         const clock = ready.shift()!;

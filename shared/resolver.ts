@@ -107,7 +107,10 @@ export function parseResolvConf(text: string, env: Record<string, string | undef
   let search: string[] = [];
   let ndots = 1;
   for (const line of text.split('\n')) {
-    const [key, ...values] = line.replace(/[#;].*/, '').trim().split(/\s+/);
+    const [key, ...values] = line
+      .replace(/[#;].*/, '')
+      .trim()
+      .split(/\s+/);
     if (key === 'search') search = values;
     else if (key === 'domain' && values[0]) search = [values[0]];
     else if (key === 'options') ndots = ndotsOf(values, ndots);
@@ -183,7 +186,11 @@ export class NameResolver {
    * A `lookup` for net.connect, tls.connect and undici's `connect` options (`all` or the first
    * address, an optional family), in place of dns.lookup.
    */
-  readonly lookup = (hostname: string, options: { family?: number | string; all?: boolean } | number, callback: (err: Error | null, address: string | Address[], family?: number) => void): void => {
+  readonly lookup = (
+    hostname: string,
+    options: { family?: number | string; all?: boolean } | number,
+    callback: (err: Error | null, address: string | Address[], family?: number) => void,
+  ): void => {
     const opts = typeof options === 'number' ? { family: options } : options;
     const want = opts.family === 'IPv4' ? 4 : opts.family === 'IPv6' ? 6 : Number(opts.family ?? 0);
     this.resolve(hostname).then(
@@ -215,30 +222,35 @@ export class NameResolver {
     const enough = new Promise<void>((r) => (settle = r));
     let grace: NodeJS.Timeout | undefined;
     const ask = (index: 0 | 1) =>
-      (index === 0 ? this.#dns.resolve4(name) : this.#dns.resolve6(name)).then(
-        (addresses) => {
-          results[index] = addresses.map((address) => ({ address, family: index === 0 ? 4 : 6 }) as Address);
-        },
-        (err: NodeJS.ErrnoException) => {
-          results[index] = NOT_FOUND.has(err.code ?? '') ? 'not-found' : (err.code ?? err.message);
-        },
-      ).then(() => {
-        if (results.every((r) => r !== undefined)) settle();
-        else if (Array.isArray(results[index]) && results[index].length > 0 && grace === undefined) grace = setTimeout(settle, OTHER_FAMILY_GRACE_MS);
-      });
+      (index === 0 ? this.#dns.resolve4(name) : this.#dns.resolve6(name))
+        .then(
+          (addresses) => {
+            results[index] = addresses.map((address) => ({ address, family: index === 0 ? 4 : 6 }) as Address);
+          },
+          (err: NodeJS.ErrnoException) => {
+            results[index] = NOT_FOUND.has(err.code ?? '') ? 'not-found' : (err.code ?? err.message);
+          },
+        )
+        .then(() => {
+          if (results.every((r) => r !== undefined)) settle();
+          else if (Array.isArray(results[index]) && results[index].length > 0 && grace === undefined) grace = setTimeout(settle, OTHER_FAMILY_GRACE_MS);
+        });
     void ask(0);
     void ask(1);
     await enough;
     clearTimeout(grace);
     const addresses = results.flatMap((r) => (Array.isArray(r) ? r : []));
     if (addresses.length > 0) return addresses;
-    return results.find((r) => typeof r === 'string' && r !== 'not-found') as string | undefined ?? 'not-found';
+    return (results.find((r) => typeof r === 'string' && r !== 'not-found') as string | undefined) ?? 'not-found';
   }
 }
 
 /** `--dns-servers`: `ip`, `ip:port` or `[v6]:port`, comma-separated (the form c-ares takes). */
 export function parseDnsServers(text: string): string[] {
-  const servers = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const servers = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (servers.length === 0) throw new Error('no servers given (e.g. 10.96.0.10 or 127.0.0.1:5353)');
   for (const s of servers) {
     const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(s);

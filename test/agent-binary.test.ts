@@ -79,7 +79,10 @@ describe('dist/bin/agent', () => {
 
   it("keeps each program's flag errors: exit 2 naming the flag", async () => {
     const { agent, probe } = install();
-    for (const [cmd, args] of [[agent, ['probe', '--urls=127.0.0.1:1', '--http-port=nope']], [probe, ['--urls=127.0.0.1:1', '--http-port=nope']]] as const) {
+    for (const [cmd, args] of [
+      [agent, ['probe', '--urls=127.0.0.1:1', '--http-port=nope']],
+      [probe, ['--urls=127.0.0.1:1', '--http-port=nope']],
+    ] as const) {
       const r = await runToEnd(cmd, [...args], { env: NO_NODE });
       expect(r.code).toBe(2);
       expect(r.output).toContain('probe: error: invalid value for --http-port');
@@ -114,22 +117,38 @@ describe('dist/bin/agent', () => {
         const t = await statusOf(`http://127.0.0.1:${port}/status`);
         return t.every((x) => x.checkedAt) && t;
       });
-      expect(targets.map((t) => [t.url, t.reachable])).toEqual([[webUrl, true], [closedUrl, false]]);
+      expect(targets.map((t) => [t.url, t.reachable])).toEqual([
+        [webUrl, true],
+        [closedUrl, false],
+      ]);
     }
 
     // The collector fetches both probes' /status and serves them at /responses.
-    for (const [id, port] of [['by-subcommand', subPort], ['by-link', linkPort]] as const) {
-      const post = await fetch(`${base}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, url: `http://127.0.0.1:${port}/status` }) });
+    for (const [id, port] of [
+      ['by-subcommand', subPort],
+      ['by-link', linkPort],
+    ] as const) {
+      const post = await fetch(`${base}/resources`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id, url: `http://127.0.0.1:${port}/status` }),
+      });
       expect(post.status).toBe(201);
     }
     type Entry = { statusCode: number | null; json: { status: { targets: TargetStatus[] } } | null };
-    const responses = await waitFor(async () => {
-      const doc = (await (await fetch(`${base}/responses`)).json()) as { responses: Record<string, Entry | null> };
-      const entries = [doc.responses['by-subcommand'], doc.responses['by-link']];
-      return entries.every((e) => e?.statusCode === 200 && e.json?.status.targets.every((t) => t.checkedAt)) && doc.responses;
-    }, { timeoutMs: 10_000, message: "the collector serves both probes' status" });
+    const responses = await waitFor(
+      async () => {
+        const doc = (await (await fetch(`${base}/responses`)).json()) as { responses: Record<string, Entry | null> };
+        const entries = [doc.responses['by-subcommand'], doc.responses['by-link']];
+        return entries.every((e) => e?.statusCode === 200 && e.json?.status.targets.every((t) => t.checkedAt)) && doc.responses;
+      },
+      { timeoutMs: 10_000, message: "the collector serves both probes' status" },
+    );
     for (const id of ['by-subcommand', 'by-link']) {
-      expect(responses[id]!.json!.status.targets.map((t) => [t.url, t.reachable])).toEqual([[webUrl, true], [closedUrl, false]]);
+      expect(responses[id]!.json!.status.targets.map((t) => [t.url, t.reachable])).toEqual([
+        [webUrl, true],
+        [closedUrl, false],
+      ]);
     }
     // The collector's embedded UI came along into the agent.
     expect((await fetch(`${base}/responses/example`)).status).toBe(200);
@@ -141,18 +160,21 @@ describe('dist/bin/agent', () => {
   });
 });
 
-describe.skipIf(!qemu || !existsSync(join(ARM_SYSROOT, 'lib', 'ld-linux-aarch64.so.1')))('dist/bin/agent-linux-arm64 (under qemu-user; needs qemu-user-static and libc6-arm64-cross)', () => {
-  it('is an arm64 executable that runs each program by subcommand and through a link', async () => {
-    expect(existsSync(ARM_BIN), `${ARM_BIN} is missing: run npm run build`).toBe(true);
-    const dir = tempDir('starmap-agent-arm64-');
-    const agent = join(dir, 'agent');
-    copyFileSync(ARM_BIN, agent);
-    symlinkSync('agent', join(dir, 'collector'));
-    const sub = await runToEnd(qemu!, ['-L', ARM_SYSROOT, agent, 'probe', '--help'], { timeoutMs: 60_000 });
-    expect(sub.code).toBe(0);
-    expect(sub.output).toContain('--urls');
-    const link = await runToEnd(qemu!, ['-L', ARM_SYSROOT, join(dir, 'collector'), '--help'], { timeoutMs: 60_000 });
-    expect(link.code).toBe(0);
-    expect(link.output).toContain('--resources-file');
-  }, 120_000);
-});
+describe.skipIf(!qemu || !existsSync(join(ARM_SYSROOT, 'lib', 'ld-linux-aarch64.so.1')))(
+  'dist/bin/agent-linux-arm64 (under qemu-user; needs qemu-user-static and libc6-arm64-cross)',
+  () => {
+    it('is an arm64 executable that runs each program by subcommand and through a link', async () => {
+      expect(existsSync(ARM_BIN), `${ARM_BIN} is missing: run npm run build`).toBe(true);
+      const dir = tempDir('starmap-agent-arm64-');
+      const agent = join(dir, 'agent');
+      copyFileSync(ARM_BIN, agent);
+      symlinkSync('agent', join(dir, 'collector'));
+      const sub = await runToEnd(qemu!, ['-L', ARM_SYSROOT, agent, 'probe', '--help'], { timeoutMs: 60_000 });
+      expect(sub.code).toBe(0);
+      expect(sub.output).toContain('--urls');
+      const link = await runToEnd(qemu!, ['-L', ARM_SYSROOT, join(dir, 'collector'), '--help'], { timeoutMs: 60_000 });
+      expect(link.code).toBe(0);
+      expect(link.output).toContain('--resources-file');
+    }, 120_000);
+  },
+);

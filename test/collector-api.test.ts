@@ -103,10 +103,13 @@ describe('POST /resources', () => {
     expect(r.status).toBe(201);
     expect(r.body).toEqual({ resource: { id: 'a', url: `${target}/status` } });
     expect(r.headers.get('location')).toBe('/resources/a');
-    const entry = await waitFor(async () => {
-      const e = await responseOf('a');
-      return !e.pending && e;
-    }, { timeoutMs: 1500 });
+    const entry = await waitFor(
+      async () => {
+        const e = await responseOf('a');
+        return !e.pending && e;
+      },
+      { timeoutMs: 1500 },
+    );
     expect(entry).toMatchObject({ url: `${target}/status`, statusCode: 200, json: { status: { targets: [] } }, error: null, pending: false });
     expect(entry.lastSuccessAt).toBe(entry.fetchedAt);
     expect(entry.response).toEqual({ url: `${target}/status`, statusCode: 200, json: { status: { targets: [] } } });
@@ -176,7 +179,11 @@ describe('GET /resources', () => {
   });
 
   it('answers 404 JSON for unknown ids', async () => {
-    for (const [method, path] of [['GET', '/resources/nope'], ['DELETE', '/resources/nope'], ['GET', '/responses/nope']] as const) {
+    for (const [method, path] of [
+      ['GET', '/resources/nope'],
+      ['DELETE', '/resources/nope'],
+      ['GET', '/responses/nope'],
+    ] as const) {
       const r = await call(method, path);
       expect(r.status, `${method} ${path}`).toBe(404);
       expect(r.body).toEqual({ message: 'no resource with id "nope"' });
@@ -193,10 +200,13 @@ describe('PUT /resources/{id}', () => {
     const replaced = await call('PUT', '/resources/p', { id: 'p', url: `${target}/other` });
     expect(replaced.status).toBe(200);
     expect(replaced.body).toEqual({ resource: { id: 'p', url: `${target}/other` } });
-    const entry = await waitFor(async () => {
-      const e = await responseOf('p');
-      return e.url === `${target}/other` && !e.pending && e;
-    }, { timeoutMs: 1500 });
+    const entry = await waitFor(
+      async () => {
+        const e = await responseOf('p');
+        return e.url === `${target}/other` && !e.pending && e;
+      },
+      { timeoutMs: 1500 },
+    );
     expect(entry.json).toEqual({ other: true });
     expect((await call('PUT', '/resources/p', { url: `${target}/other` })).status).toBe(200);
   });
@@ -242,7 +252,8 @@ describe('GET /responses', () => {
     expect(Object.keys(responses)).toEqual(ids);
     expect(Object.keys(details)).toEqual(ids);
     for (const e of Object.values(responses)) if (e !== null) expect(Object.keys(e)).toEqual(['url', 'statusCode', 'json']);
-    for (const d of Object.values(details)) expect(Object.keys(d)).toEqual(['url', 'statusCode', 'error', 'fetchedAt', 'latencyMs', 'lastSuccessAt', 'pending']);
+    for (const d of Object.values(details))
+      expect(Object.keys(d)).toEqual(['url', 'statusCode', 'error', 'fetchedAt', 'latencyMs', 'lastSuccessAt', 'pending']);
     expect(Date.parse(r.body!.generatedAt as string)).not.toBeNaN();
     const etag = r.headers.get('etag')!;
     const again = await fetch(`${base}/responses`, { headers: { 'if-none-match': etag } });
@@ -253,7 +264,17 @@ describe('GET /responses', () => {
   it('shows a never-fetched resource as pending, and a failing one with its reason', async () => {
     await collector.stop(); // no prompt fetch: the entry stays pending
     await call('POST', '/resources', { id: 'later', url: `${target}/status` });
-    expect(await responseOf('later')).toEqual({ url: `${target}/status`, statusCode: null, json: null, response: null, error: null, fetchedAt: null, latencyMs: null, lastSuccessAt: null, pending: true });
+    expect(await responseOf('later')).toEqual({
+      url: `${target}/status`,
+      statusCode: null,
+      json: null,
+      response: null,
+      error: null,
+      fetchedAt: null,
+      latencyMs: null,
+      lastSuccessAt: null,
+      pending: true,
+    });
     // Nothing changes while stopped: a poller that sends the ETag back gets an empty 304.
     const etag = (await fetch(`${base}/responses`)).headers.get('etag')!;
     const unchanged = await fetch(`${base}/responses`, { headers: { 'if-none-match': etag } });
@@ -262,10 +283,13 @@ describe('GET /responses', () => {
     collector.start();
     const port = await freePort();
     await call('POST', '/resources', { id: 'refused', url: `http://127.0.0.1:${port}/status` });
-    const e = await waitFor(async () => {
-      const x = await responseOf('refused');
-      return !x.pending && x;
-    }, { timeoutMs: 1500 });
+    const e = await waitFor(
+      async () => {
+        const x = await responseOf('refused');
+        return !x.pending && x;
+      },
+      { timeoutMs: 1500 },
+    );
     expect(e).toMatchObject({ statusCode: null, response: null, error: { reason: 'refused' }, lastSuccessAt: null });
     await call('DELETE', '/resources/later');
     await call('DELETE', '/resources/refused');
@@ -279,23 +303,26 @@ describe('GET /responses', () => {
     // The silent one (1 s deadline) is still waiting: it did not hold the fast one up.
     expect((await responseOf('silent')).pending).toBe(true);
     expect(await responseOf('garbage')).toMatchObject({ statusCode: 200, response: null, error: { reason: 'not-json' } });
-    const silent = await waitFor(async () => {
-      const x = await responseOf('silent');
-      return !x.pending && x;
-    }, { timeoutMs: 3000 });
+    const silent = await waitFor(
+      async () => {
+        const x = await responseOf('silent');
+        return !x.pending && x;
+      },
+      { timeoutMs: 3000 },
+    );
     expect(silent.error?.reason).toBe('timeout');
     expect((await call('GET', '/responses')).status).toBe(200);
     for (const id of ['silent', 'garbage', 'fast']) await call('DELETE', `/resources/${id}`);
   });
 
-  it('serves star\'s sample data at /responses/example', async () => {
+  it("serves star's sample data at /responses/example", async () => {
     const r = await call('GET', '/responses/example');
     const responses = r.body!.responses as Record<string, StarEntry | null>;
     const details = r.body!.details as Record<string, Detail>;
     expect(Object.keys(responses)).toEqual(['A', 'B', 'C', 'D', 'E']);
     expect(Object.keys(details)).toEqual(['A', 'B', 'C', 'D', 'E']);
     const edges = (id: string) =>
-      ((responses[id]!.json as { status: { targets: { url: string; reachable: boolean }[] } }).status.targets).map((t) => `${t.url}:${t.reachable ? 'ok' : 'X'}`);
+      (responses[id]!.json as { status: { targets: { url: string; reachable: boolean }[] } }).status.targets.map((t) => `${t.url}:${t.reachable ? 'ok' : 'X'}`);
     expect(edges('A')).toEqual(['http://b/status:ok', 'http://c/status:ok', 'http://d/status:ok']);
     expect(edges('B')).toEqual(['http://a/status:ok', 'http://c/status:X', 'http://d/status:ok']);
     expect(edges('C')).toEqual(['http://a/status:X', 'http://b/status:X', 'http://d/status:X']);
@@ -321,7 +348,12 @@ describe('operations', () => {
   });
 
   it('unknown routes and methods are JSON 404s', async () => {
-    for (const [method, path] of [['GET', '/nope'], ['POST', '/responses'], ['PATCH', '/resources/a'], ['GET', '/resources/a/b']] as const) {
+    for (const [method, path] of [
+      ['GET', '/nope'],
+      ['POST', '/responses'],
+      ['PATCH', '/resources/a'],
+      ['GET', '/resources/a/b'],
+    ] as const) {
       const r = await call(method, path);
       expect(r.status, `${method} ${path}`).toBe(404);
       expect(r.body!.message).toMatch(/^not found/);
@@ -337,7 +369,11 @@ describe('web UI files', () => {
       expect(r.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(await r.text()).toContain('<title>starmap</title>');
     }
-    const types: Record<string, string> = { 'app.js': 'text/javascript; charset=utf-8', 'style.css': 'text/css; charset=utf-8', 'vendor/lib.js': 'text/javascript; charset=utf-8' };
+    const types: Record<string, string> = {
+      'app.js': 'text/javascript; charset=utf-8',
+      'style.css': 'text/css; charset=utf-8',
+      'vendor/lib.js': 'text/javascript; charset=utf-8',
+    };
     for (const [name, type] of Object.entries(types)) {
       const r = await fetch(`${base}/assets/${name}`);
       expect(r.status, name).toBe(200);
@@ -349,12 +385,20 @@ describe('web UI files', () => {
     const missing = await call('GET', '/assets/nope.js');
     expect(missing.status).toBe(404);
     expect(missing.body!.message).toBe('no asset named "nope.js"');
-    for (const path of ['/assets/%2e%2e/%2e%2e/etc/passwd', '/assets/..%2f..%2fetc%2fpasswd', '/assets/vendor/..%2f..%2fapp.js', '/assets/.hidden', '/assets/']) {
+    for (const path of [
+      '/assets/%2e%2e/%2e%2e/etc/passwd',
+      '/assets/..%2f..%2fetc%2fpasswd',
+      '/assets/vendor/..%2f..%2fapp.js',
+      '/assets/.hidden',
+      '/assets/',
+    ]) {
       expect((await call('GET', path)).status, path).toBe(404);
     }
     // A raw request line, as a hostile client would send it (fetch would normalise the dots).
     const raw = await new Promise<string>((resolve, reject) => {
-      const s = net.connect(Number(new URL(base).port), '127.0.0.1', () => s.write('GET /assets/../../../../etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+      const s = net.connect(Number(new URL(base).port), '127.0.0.1', () =>
+        s.write('GET /assets/../../../../etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+      );
       let out = '';
       s.on('data', (d) => (out += d.toString()));
       s.on('end', () => resolve(out));

@@ -50,7 +50,7 @@ describe('dist/bin/collector', () => {
     expect(bad.output).toContain(`${file}: entry at index 1: field "url"`);
   });
 
-  it('collects a probe\'s /status (end to end) and serves the embedded UI', async () => {
+  it("collects a probe's /status (end to end) and serves the embedded UI", async () => {
     // What the probe checks: one open HTTP server and one closed port, all on loopback.
     const web = http.createServer((_q, r) => r.end('ok'));
     await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
@@ -65,21 +65,34 @@ describe('dist/bin/collector', () => {
     const bin = alone(BIN);
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    start(bin, ['--http-address=127.0.0.1', `--http-port=${port}`, `--resources-file=${file}`, '--http-request-seconds=0.3'], { env: { PATH: '/nonexistent' }, cwd: dir });
+    start(bin, ['--http-address=127.0.0.1', `--http-port=${port}`, `--resources-file=${file}`, '--http-request-seconds=0.3'], {
+      env: { PATH: '/nonexistent' },
+      cwd: dir,
+    });
     await waitForHttp(`${base}/healthz`);
 
     // Registering the probe's status URL through the API, as the README describes.
-    const post = await fetch(`${base}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'probe', url: `${probe.url}/status` }) });
+    const post = await fetch(`${base}/resources`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'probe', url: `${probe.url}/status` }),
+    });
     expect(post.status).toBe(201);
     expect(await post.json()).toEqual({ resource: { id: 'probe', url: `${probe.url}/status` } });
 
-    const entry = await waitFor(async () => {
-      const doc = (await (await fetch(`${base}/responses/probe`)).json()) as { response: Record<string, Entry> };
-      const e = doc.response.probe!;
-      return e.json?.status.targets.every((t) => t.reason !== null) && e;
-    }, { timeoutMs: 10_000 });
+    const entry = await waitFor(
+      async () => {
+        const doc = (await (await fetch(`${base}/responses/probe`)).json()) as { response: Record<string, Entry> };
+        const e = doc.response.probe!;
+        return e.json?.status.targets.every((t) => t.reason !== null) && e;
+      },
+      { timeoutMs: 10_000 },
+    );
     expect(entry).toMatchObject({ url: `${probe.url}/status`, statusCode: 200 });
-    expect(entry.json!.status.targets.map((t) => [t.url, t.reachable])).toEqual([[webUrl, true], [closedUrl, false]]);
+    expect(entry.json!.status.targets.map((t) => [t.url, t.reachable])).toEqual([
+      [webUrl, true],
+      [closedUrl, false],
+    ]);
     const all = (await (await fetch(`${base}/responses`)).json()) as { responses: Record<string, Entry> };
     expect(Object.keys(all.responses)).toEqual(['from-file', 'probe']);
     expect(all.responses['from-file']!.json?.status.targets).toHaveLength(2);
@@ -87,7 +100,10 @@ describe('dist/bin/collector', () => {
     // Stopping the probe: its entry turns null (as in star) and its detail says why.
     await probe.proc.stop('SIGTERM');
     const failed = await waitFor(async () => {
-      const doc = (await (await fetch(`${base}/responses/probe`)).json()) as { response: Record<string, Entry | null>; details: Record<string, { error: { reason: string } | null }> };
+      const doc = (await (await fetch(`${base}/responses/probe`)).json()) as {
+        response: Record<string, Entry | null>;
+        details: Record<string, { error: { reason: string } | null }>;
+      };
       return doc.details.probe!.error?.reason === 'refused' && doc;
     });
     expect(failed.response.probe).toBeNull();

@@ -35,13 +35,23 @@ const doc = (over: Record<string, unknown> = {}) => ({
   collector: { id: 'management-ui', label: 'UI' },
   labels: { frontend: 'F', backend: 'B' },
   cells: [
-    { from: 'frontend', to: 'backend', url: 'http://127.0.0.1:1/status', port: 6379, protocol: 'TCP', expected: false, reason: 'ingress isolated by stars/default-deny, no rule allows it', reasons: ['egress of stars/frontend: not isolated', 'ingress of stars/backend: isolated by stars/default-deny; no rule allows it'] },
+    {
+      from: 'frontend',
+      to: 'backend',
+      url: 'http://127.0.0.1:1/status',
+      port: 6379,
+      protocol: 'TCP',
+      expected: false,
+      reason: 'ingress isolated by stars/default-deny, no rule allows it',
+      reasons: ['egress of stars/frontend: not isolated', 'ingress of stars/backend: isolated by stars/default-deny; no rule allows it'],
+    },
     { from: 'management-ui', to: 'frontend', expected: true, reason: 'egress not isolated; ingress not isolated', status: 'not run' },
   ],
   ...over,
 });
 
-const put = (body: unknown, headers: Record<string, string> = {}) => fetch(url, { method: 'PUT', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const put = (body: unknown, headers: Record<string, string> = {}) =>
+  fetch(url, { method: 'PUT', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
 describe('collector: /starmap/expectations', () => {
   it('is a JSON 404 until something is published; PUT stores, GET returns it with an ETag, DELETE removes it', async () => {

@@ -43,7 +43,8 @@ beforeAll(async () => {
       res.on('close', () => clearInterval(t));
       return;
     }
-    if (path === '/bad-utf8') return res.writeHead(200, { 'content-type': 'application/json' }).end(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]));
+    if (path === '/bad-utf8')
+      return res.writeHead(200, { 'content-type': 'application/json' }).end(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]));
     if (path === '/garbage-binary') return res.writeHead(200).end(Buffer.from([0, 1, 2, 0xff, 0xc3, 0x28]));
     res.writeHead(404).end();
   });
@@ -84,7 +85,11 @@ describe('fetchResource', () => {
   });
 
   it('reports 404 and 500 as http-status (a JSON body is still kept, as star)', async () => {
-    expect(await fetchResource(`${base}/404`, opts)).toMatchObject({ statusCode: 404, json: '{"message":"nope"}', error: { reason: 'http-status', message: 'HTTP 404' } });
+    expect(await fetchResource(`${base}/404`, opts)).toMatchObject({
+      statusCode: 404,
+      json: '{"message":"nope"}',
+      error: { reason: 'http-status', message: 'HTTP 404' },
+    });
     expect(await fetchResource(`${base}/500`, opts)).toMatchObject({ statusCode: 500, json: null, error: { reason: 'http-status', message: 'HTTP 500' } });
   });
 

@@ -16,10 +16,23 @@ import { waitFor } from './helpers/wait.ts';
 const MiB = 1024 * 1024;
 const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
 /** 1 MiB of `[{},{},…]`: ~350,000 objects once parsed. */
-const bomb = `[${Array(Math.floor(MiB / 3) - 1).fill('{}').join(',')}]`;
+const bomb = `[${Array(Math.floor(MiB / 3) - 1)
+  .fill('{}')
+  .join(',')}]`;
 /** A probe's /status of about 1 MiB (5,000 targets): what the byte cap is for. */
 const bigStatus = JSON.stringify({
-  status: { targets: Array.from({ length: 5000 }, (_v, i) => ({ reachable: i % 2 === 0, url: `http://10.0.${i >> 8}.${i & 255}:9000/status`, reason: 'ok', message: null, latencyMs: 1.25, statusCode: 200, checkedAt: '2026-11-21T18:00:00.000Z', changedAt: '2026-11-21T17:00:00.000Z' })) },
+  status: {
+    targets: Array.from({ length: 5000 }, (_v, i) => ({
+      reachable: i % 2 === 0,
+      url: `http://10.0.${i >> 8}.${i & 255}:9000/status`,
+      reason: 'ok',
+      message: null,
+      latencyMs: 1.25,
+      statusCode: 200,
+      checkedAt: '2026-11-21T18:00:00.000Z',
+      changedAt: '2026-11-21T17:00:00.000Z',
+    })),
+  },
 });
 
 describe('bounded JSON bodies', () => {
@@ -79,9 +92,18 @@ describe('hostile resources', () => {
     return `http://127.0.0.1:${(web.address() as net.AddressInfo).port}`;
   }
 
-  async function startCollector(resources: { id: string; url: string }[], opts: { intervalMs: number; concurrency: number; timeoutMs: number }): Promise<string> {
+  async function startCollector(
+    resources: { id: string; url: string }[],
+    opts: { intervalMs: number; concurrency: number; timeoutMs: number },
+  ): Promise<string> {
     const logger = pino({ level: 'silent' });
-    collector = new Collector({ resources, intervalMs: opts.intervalMs, concurrency: opts.concurrency, fetch: { timeoutMs: opts.timeoutMs, maxBodyBytes: MiB }, logger });
+    collector = new Collector({
+      resources,
+      intervalMs: opts.intervalMs,
+      concurrency: opts.concurrency,
+      fetch: { timeoutMs: opts.timeoutMs, maxBodyBytes: MiB },
+      logger,
+    });
     app = await createCollectorApp(collector, logger);
     await app.listen({ host: '127.0.0.1', port: 0 });
     collector.start();
@@ -117,7 +139,10 @@ describe('hostile resources', () => {
     const web = await serve();
     const base = await startCollector([{ id: 'big', url: `${web}/big` }], { intervalMs: 60_000, concurrency: 1, timeoutMs: 5000 });
     const d = await waitFor(async () => {
-      const x = (await (await fetch(`${base}/responses/big`)).json()) as { response: { big: { json: unknown } | null }; details: { big: { pending: boolean } } };
+      const x = (await (await fetch(`${base}/responses/big`)).json()) as {
+        response: { big: { json: unknown } | null };
+        details: { big: { pending: boolean } };
+      };
       return !x.details.big.pending && x;
     });
     expect(d.response.big!.json).toEqual(JSON.parse(bigStatus));
@@ -129,13 +154,21 @@ describe('hostile resources', () => {
     holes.push(hole);
     // Eight resources whose connects are never answered, two slots: one pass over all of them
     // takes four timeouts (2.4 s). The healthy one is due every 200 ms all the same.
-    const resources = [{ id: 'ok', url: `${web}/ok` }, ...Array.from({ length: 8 }, (_v, i) => ({ id: `hole-${i}`, url: `http://${hole.host}:${hole.port}/${i}` }))];
+    const resources = [
+      { id: 'ok', url: `${web}/ok` },
+      ...Array.from({ length: 8 }, (_v, i) => ({ id: `hole-${i}`, url: `http://${hole.host}:${hole.port}/${i}` })),
+    ];
     const base = await startCollector(resources, { intervalMs: 200, concurrency: 2, timeoutMs: 600 });
-    const fetchedAt = async () => ((await (await fetch(`${base}/responses/hole-0`)).json()) as { details: { 'hole-0': { fetchedAt: string | null; error: { reason: string } | null } } }).details['hole-0'];
-    const first = await waitFor(async () => {
-      const d = await fetchedAt();
-      return d.fetchedAt !== null && d;
-    }, { timeoutMs: 20_000 });
+    const fetchedAt = async () =>
+      ((await (await fetch(`${base}/responses/hole-0`)).json()) as { details: { 'hole-0': { fetchedAt: string | null; error: { reason: string } | null } } })
+        .details['hole-0'];
+    const first = await waitFor(
+      async () => {
+        const d = await fetchedAt();
+        return d.fetchedAt !== null && d;
+      },
+      { timeoutMs: 20_000 },
+    );
     expect(first.error?.reason).toBe('timeout');
     const hitsThen = hits;
     // Three more fetches of the same blackholed resource (each its whole 600 ms deadline; the
@@ -143,10 +176,13 @@ describe('hostile resources', () => {
     // clock (about 9 fetches; cycles over every resource made it one per pass).
     let last = first.fetchedAt;
     for (let i = 0; i < 3; i++) {
-      last = await waitFor(async () => {
-        const at = (await fetchedAt()).fetchedAt;
-        return at !== last && at;
-      }, { timeoutMs: 20_000 });
+      last = await waitFor(
+        async () => {
+          const at = (await fetchedAt()).fetchedAt;
+          return at !== last && at;
+        },
+        { timeoutMs: 20_000 },
+      );
     }
     expect(hits - hitsThen).toBeGreaterThanOrEqual(4);
     expect(((await (await fetch(`${base}/healthz`)).json()) as { fetches: number }).fetches).toBeGreaterThan(0);

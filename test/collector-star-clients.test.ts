@@ -42,13 +42,27 @@ function readLikeStarUi(doc: { responses: Record<string, unknown> }): { nodes: s
 }
 
 /** One request exactly as given (fetch would add or forbid headers): method, path, headers, body. */
-function raw(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; body: { message?: string; resource?: unknown } }> {
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<{ status: number; body: { message?: string; resource?: unknown } }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers: { host: `127.0.0.1:${port}`, ...headers, ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }) } }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, body: text ? (JSON.parse(text) as { message?: string }) : {} }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: { host: `127.0.0.1:${port}`, ...headers, ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }) },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text ? (JSON.parse(text) as { message?: string }) : {} }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -61,7 +75,10 @@ beforeAll(async () => {
   let webPort = 0;
   web = http.createServer((req, res) => {
     if (req.url === '/up') {
-      const targets = ['up', 'down', 'html'].map((x) => ({ url: x === 'down' ? `http://127.0.0.1:1/${x}` : `http://127.0.0.1:${webPort}/${x}`, reachable: x !== 'down' }));
+      const targets = ['up', 'down', 'html'].map((x) => ({
+        url: x === 'down' ? `http://127.0.0.1:1/${x}` : `http://127.0.0.1:${webPort}/${x}`,
+        reachable: x !== 'down',
+      }));
       return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: { targets } }));
     }
     if (req.url === '/html') return res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>not json</h1>');
@@ -100,13 +117,19 @@ describe("star's UI reading /responses", () => {
     expect(doc.responses.html).toBeNull();
     expect(readLikeStarUi(doc)).toEqual({ nodes: ['up'], edges: [] });
     // The detail of what went wrong is beside it, where star's clients do not look.
-    expect(doc.details).toMatchObject({ down: { error: { reason: 'refused' } }, html: { statusCode: 200, error: { reason: 'not-json' } }, up: { error: null } });
+    expect(doc.details).toMatchObject({
+      down: { error: { reason: 'refused' } },
+      html: { statusCode: 200, error: { reason: 'not-json' } },
+      up: { error: null },
+    });
   });
 
   it('a resource not fetched yet is null too', async () => {
     await collector.stop();
     try {
-      expect((await raw('PUT', '/resources/later', { 'content-type': 'application/json' }, JSON.stringify({ url: 'http://127.0.0.1:1/later' }))).status).toBe(201);
+      expect((await raw('PUT', '/resources/later', { 'content-type': 'application/json' }, JSON.stringify({ url: 'http://127.0.0.1:1/later' }))).status).toBe(
+        201,
+      );
       const doc = (await (await fetch(`${base}/responses`)).json()) as { responses: Record<string, unknown>; details: Record<string, unknown> };
       expect(doc.responses.later).toBeNull();
       expect(doc.details.later).toMatchObject({ pending: true });
@@ -119,17 +142,24 @@ describe("star's UI reading /responses", () => {
     }
   });
 
-  it('draws star\'s sample data at /responses/example as star did, E (no response) left out', async () => {
+  it("draws star's sample data at /responses/example as star did, E (no response) left out", async () => {
     const doc = (await (await fetch(`${base}/responses/example`)).json()) as { responses: Record<string, unknown>; details: Record<string, unknown> };
     expect(doc.responses.E).toBeNull();
     expect(doc.details.E).toMatchObject({ error: { reason: 'timeout' } });
     const { nodes, edges } = readLikeStarUi(doc);
     expect(nodes).toEqual(['A', 'B', 'C', 'D']);
     expect(edges).toEqual([
-      'A->B:reachable', 'A->C:reachable', 'A->D:reachable',
-      'B->A:reachable', 'B->C:unreachable', 'B->D:reachable',
-      'C->A:unreachable', 'C->B:unreachable', 'C->D:unreachable',
-      'D->A:unreachable', 'D->B:unreachable',
+      'A->B:reachable',
+      'A->C:reachable',
+      'A->D:reachable',
+      'B->A:reachable',
+      'B->C:unreachable',
+      'B->D:reachable',
+      'C->A:unreachable',
+      'C->B:unreachable',
+      'C->D:unreachable',
+      'D->A:unreachable',
+      'D->B:unreachable',
     ]);
   });
 });
@@ -146,7 +176,9 @@ describe('writes as star accepted them: a JSON body whatever its content type', 
   it('takes text/plain, no content type at all, and a charset parameter alike', async () => {
     expect((await raw('POST', '/resources', { 'content-type': 'text/plain' }, '{"id":"c2","url":"http://127.0.0.1:1/"}')).status).toBe(201);
     expect((await raw('POST', '/resources', {}, '{"id":"c3","url":"http://127.0.0.1:1/"}')).status).toBe(201);
-    expect((await raw('POST', '/resources', { 'content-type': 'application/json; charset=utf-8' }, '{"id":"c4","url":"http://127.0.0.1:1/"}')).status).toBe(201);
+    expect((await raw('POST', '/resources', { 'content-type': 'application/json; charset=utf-8' }, '{"id":"c4","url":"http://127.0.0.1:1/"}')).status).toBe(
+      201,
+    );
     for (const id of ['c2', 'c3', 'c4']) expect((await raw('DELETE', `/resources/${id}`)).status).toBe(200);
   });
 
@@ -174,7 +206,7 @@ describe('cross-site writes from browsers are refused by their Origin', () => {
     expect(list.resources.find((r) => r.id === 'keep')).toEqual({ id: 'keep', url: 'http://127.0.0.1:1/keep' });
   });
 
-  it('the collector\'s own page may write, and reads are open to everyone', async () => {
+  it("the collector's own page may write, and reads are open to everyone", async () => {
     const own = { 'content-type': 'application/json', origin: base, 'sec-fetch-site': 'same-origin' };
     expect((await raw('PUT', '/resources/keep', own, '{"url":"http://127.0.0.1:1/mine"}')).status).toBe(200);
     expect((await raw('DELETE', '/resources/keep', own)).status).toBe(200);

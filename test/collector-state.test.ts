@@ -63,7 +63,13 @@ describe('ResourceStore and ResponseCache', () => {
     expect(second.equals(first)).toBe(false);
     expect(JSON.parse(second.toString()).responses.a).toEqual({ url: 'http://a/', statusCode: 200, json: { n: 1 } });
     expect(JSON.parse(second.toString()).details.a).toMatchObject({ lastSuccessAt: good.fetchedAt, pending: false, error: null });
-    cache.record(r, { statusCode: null, json: null, error: { reason: 'timeout', message: 'no answer' }, latencyMs: 2000, fetchedAt: new Date(Date.now() + 1000).toISOString() });
+    cache.record(r, {
+      statusCode: null,
+      json: null,
+      error: { reason: 'timeout', message: 'no answer' },
+      latencyMs: 2000,
+      fetchedAt: new Date(Date.now() + 1000).toISOString(),
+    });
     expect(cache.get('a')).toMatchObject({ error: { reason: 'timeout' }, lastSuccessAt: good.fetchedAt });
     expect(JSON.parse(cache.responseBody('a')!.toString())).toEqual({ response: { a: null }, details: { a: cache.get('a') } });
   });
@@ -74,7 +80,11 @@ describe('ResourceStore and ResponseCache', () => {
     const t0 = Date.parse('2026-01-01T00:00:00.000Z');
     const doc = (ms: number) => JSON.parse(cache.responsesBody(new Date(t0 + ms)).toString());
     const first = cache.responsesDocument(t0);
-    expect(doc(0)).toEqual({ responses: { a: null }, details: { a: { url: 'http://a/', statusCode: null, error: null, fetchedAt: null, latencyMs: null, lastSuccessAt: null, pending: true } }, generatedAt: new Date(t0).toISOString() });
+    expect(doc(0)).toEqual({
+      responses: { a: null },
+      details: { a: { url: 'http://a/', statusCode: null, error: null, fetchedAt: null, latencyMs: null, lastSuccessAt: null, pending: true } },
+      generatedAt: new Date(t0).toISOString(),
+    });
     cache.record(store.get('a')!, ok({ n: 1 }));
     expect(cache.responsesDocument(t0 + 10)).toBe(first);
     expect(doc(10).details.a.pending).toBe(true);

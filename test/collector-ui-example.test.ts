@@ -54,11 +54,18 @@ interface Model {
 const model = (page: Page): Promise<Model> =>
   page.evaluate(() => {
     const s = window.__starmap;
-    return JSON.parse(JSON.stringify({ state: s.state, nodes: s.nodes.map(({ id, failing, reason }) => ({ id, failing, reason })), edges: s.edges.map(({ id, status, reason }) => ({ id, status, reason })), matrix: s.matrix })) as Model;
+    return JSON.parse(
+      JSON.stringify({
+        state: s.state,
+        nodes: s.nodes.map(({ id, failing, reason }) => ({ id, failing, reason })),
+        edges: s.edges.map(({ id, status, reason }) => ({ id, status, reason })),
+        matrix: s.matrix,
+      }),
+    ) as Model;
   });
 
 describe.skipIf(!haveChromium)('collector UI: sample data and empty state', () => {
-  it('/?example=true draws A-E, star\'s edges and the matrix, with E failing', async () => {
+  it("/?example=true draws A-E, star's edges and the matrix, with E failing", async () => {
     const page = await open('/?example=true');
     const m = await model(page);
     expect(m.nodes.map((n) => n.id)).toEqual(['A', 'B', 'C', 'D', 'E']);
@@ -66,10 +73,17 @@ describe.skipIf(!haveChromium)('collector UI: sample data and empty state', () =
     expect(m.nodes.filter((n) => n.failing).map((n) => n.id)).toEqual(['E']);
     const edges = Object.fromEntries(m.edges.map((e) => [e.id, e.status]));
     expect(edges).toEqual({
-      'A->B': 'reachable', 'A->C': 'reachable', 'A->D': 'reachable',
-      'B->A': 'reachable', 'B->C': 'unreachable', 'B->D': 'reachable',
-      'C->A': 'unreachable', 'C->B': 'unreachable', 'C->D': 'unreachable',
-      'D->A': 'unreachable', 'D->B': 'unreachable',
+      'A->B': 'reachable',
+      'A->C': 'reachable',
+      'A->D': 'reachable',
+      'B->A': 'reachable',
+      'B->C': 'unreachable',
+      'B->D': 'reachable',
+      'C->A': 'unreachable',
+      'C->B': 'unreachable',
+      'C->D': 'unreachable',
+      'D->A': 'unreachable',
+      'D->B': 'unreachable',
     });
     expect(m.edges.find((e) => e.id === 'C->D')!.reason).toBe('refused');
     expect(m.edges.find((e) => e.id === 'B->C')!.reason).toBe('timeout');
@@ -89,7 +103,7 @@ describe.skipIf(!haveChromium)('collector UI: sample data and empty state', () =
     await page.close();
   });
 
-  it('the toggles switch unreachable edges and markers, and hovering a cell shows the edge\'s details', async () => {
+  it("the toggles switch unreachable edges and markers, and hovering a cell shows the edge's details", async () => {
     const page = await open('/?example=true');
     await page.click('[data-testid="toggle-unreachable"]');
     expect(await page.getAttribute('[data-testid="toggle-unreachable"]', 'aria-pressed')).toBe('false');

@@ -12,7 +12,11 @@ import { fakeProbes, fakeReachable, type FakeProbes } from './helpers/fake-probe
 import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
 
-interface Expect { mismatch: boolean; expectedMark: string; reasons: string[] }
+interface Expect {
+  mismatch: boolean;
+  expectedMark: string;
+  reasons: string[];
+}
 // Browser globals inside page.evaluate callbacks (the project's TS config has no DOM library).
 declare const window: {
   __starmap: {
@@ -42,7 +46,10 @@ afterAll(async () => {
   await stopAll();
 });
 
-const DENY = ['egress of stars/frontend: not isolated (no policy selects it for egress)', 'ingress of stars/backend: isolated by stars/default-deny; no rule allows it'];
+const DENY = [
+  'egress of stars/frontend: not isolated (no policy selects it for egress)',
+  'ingress of stars/backend: isolated by stars/default-deny; no rule allows it',
+];
 
 /** Expectations as a runner sends them: every cell as the fake network behaves, except two. */
 function expectations(): Record<string, unknown> {
@@ -52,12 +59,32 @@ function expectations(): Record<string, unknown> {
       const really = fakeReachable(IDS, from, to);
       // frontend → backend is observed allowed but expected blocked (a mismatch).
       const expected = from === 'frontend' && to === 'backend' ? false : really;
-      cells.push({ from, to, expected, reason: expected ? 'egress not isolated; ingress not isolated' : 'ingress isolated by stars/default-deny, no rule allows it', reasons: expected ? [] : DENY });
+      cells.push({
+        from,
+        to,
+        expected,
+        reason: expected ? 'egress not isolated; ingress not isolated' : 'ingress isolated by stars/default-deny, no rule allows it',
+        reasons: expected ? [] : DENY,
+      });
     }
     // The collector's own row: it fetches every resource, but the step says it may not reach client.
-    cells.push({ from: 'management-ui', to: from, expected: from !== 'client', reason: from === 'client' ? 'ingress isolated by client/default-deny, no rule allows it' : 'ingress allowed by stars/allow-ui rule 0', reasons: from === 'client' ? ['ingress of client/client: isolated by client/default-deny; no rule allows it'] : [] });
+    cells.push({
+      from: 'management-ui',
+      to: from,
+      expected: from !== 'client',
+      reason: from === 'client' ? 'ingress isolated by client/default-deny, no rule allows it' : 'ingress allowed by stars/allow-ui rule 0',
+      reasons: from === 'client' ? ['ingress of client/client: isolated by client/default-deny; no rule allows it'] : [],
+    });
   }
-  return { scenario: 'stars', step: { index: 1, name: 'default-deny', total: 5, description: 'both namespaces deny all ingress', policies: ['stars/default-deny'] }, phase: 'judged', outcome: 'fail', collector: { id: 'management-ui', label: 'UI' }, labels: { frontend: 'F', backend: 'B', client: 'C' }, cells };
+  return {
+    scenario: 'stars',
+    step: { index: 1, name: 'default-deny', total: 5, description: 'both namespaces deny all ingress', policies: ['stars/default-deny'] },
+    phase: 'judged',
+    outcome: 'fail',
+    collector: { id: 'management-ui', label: 'UI' },
+    labels: { frontend: 'F', backend: 'B', client: 'C' },
+    cells,
+  };
 }
 
 describe.skipIf(!haveChromium)('collector UI: live expectations', () => {
@@ -68,18 +95,28 @@ describe.skipIf(!haveChromium)('collector UI: live expectations', () => {
     const base = `http://127.0.0.1:${port}`;
     start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${port}`, '--http-request-seconds=0.5', '--log-level=error']);
     await waitForHttp(`${base}/healthz`);
-    for (const id of IDS) expect((await fetch(`${base}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, url: fake.url(id) }) })).status).toBe(201);
+    for (const id of IDS)
+      expect(
+        (await fetch(`${base}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, url: fake.url(id) }) }))
+          .status,
+      ).toBe(201);
 
     const page = await chromiumHandle!.context.newPage();
     await page.setViewportSize({ width: 1400, height: 900 });
     await page.goto(`${base}/`);
-    await page.waitForFunction(() => window.__starmap.edges.length === 9 && window.__starmap.nodes.every((n) => !n.pending) && (window.__starmap.state.expectationPolls as number) > 0);
+    await page.waitForFunction(
+      () => window.__starmap.edges.length === 9 && window.__starmap.nodes.every((n) => !n.pending) && (window.__starmap.state.expectationPolls as number) > 0,
+    );
     // Nothing published: no step, no marks.
     expect(await page.isVisible('[data-testid="step"]')).toBe(false);
     expect(await page.$$('[data-mismatch]')).toHaveLength(0);
     expect(await page.evaluate(() => window.__starmap.expectations)).toBeNull();
 
-    const res = await fetch(`${base}/starmap/expectations`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(expectations()) });
+    const res = await fetch(`${base}/starmap/expectations`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(expectations()),
+    });
     expect(res.status).toBe(200);
     await page.waitForFunction(() => window.__starmap.expectations?.mismatches === 2, null, { timeout: 10_000 });
     await page.waitForSelector('[data-testid="step"]', { state: 'visible' });
@@ -148,10 +185,15 @@ steps:
 `,
     );
     const run = start(NODE, ['scenarios/main.ts', 'run', file, '--isolation=off', '--hold', '--step-timeout=20']);
-    const ui = await waitFor(() => /collector UI: (http:\/\/\S+)/.exec(run.output())?.[1], { timeoutMs: 90_000, message: 'the run printed no collector UI address' });
+    const ui = await waitFor(() => /collector UI: (http:\/\/\S+)/.exec(run.output())?.[1], {
+      timeoutMs: 90_000,
+      message: 'the run printed no collector UI address',
+    });
     const page = await chromiumHandle!.context.newPage();
     await page.goto(ui);
-    await page.waitForFunction(() => document.querySelector('[data-testid="step"]')?.textContent?.includes('step 2/2 closed (judged'), null, { timeout: 90_000 });
+    await page.waitForFunction(() => document.querySelector('[data-testid="step"]')?.textContent?.includes('step 2/2 closed (judged'), null, {
+      timeout: 90_000,
+    });
     const step = await page.textContent('[data-testid="step"]');
     expect(step).toContain('live: step 2/2 closed (judged: ');
     expect(step).toContain('b denies all ingress');

@@ -13,7 +13,12 @@ import { type Browser, haveChromium, launchChromium, warnIfNoChromium } from './
 import { fakeProbes, type FakeProbes } from './helpers/fake-probes.ts';
 import { NODE, ROOT, freePort, start, stopAll, waitForHttp } from './helpers/process.ts';
 
-interface Box { x: number; y: number; w: number; h: number }
+interface Box {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
 interface Geometry {
   width: number;
   height: number;
@@ -22,12 +27,24 @@ interface Geometry {
   loops: (Box & { id: string })[];
 }
 // Browser globals inside page.evaluate callbacks (the project's TS config has no DOM library).
-declare const window: { __starmap: { state: Record<string, unknown>; nodes: { id: string; pending: boolean }[]; edges: unknown[]; matrix: { ids: string[] }; geometry: () => Geometry } };
+declare const window: {
+  __starmap: {
+    state: Record<string, unknown>;
+    nodes: { id: string; pending: boolean }[];
+    edges: unknown[];
+    matrix: { ids: string[] };
+    geometry: () => Geometry;
+  };
+};
 
 warnIfNoChromium('collector UI layout tests');
 
 const SHOTS = join(ROOT, 'test-output', 'ui-screenshots');
-const VIEWPORTS = [{ width: 1400, height: 900 }, { width: 1920, height: 1080 }, { width: 390, height: 844 }];
+const VIEWPORTS = [
+  { width: 1400, height: 900 },
+  { width: 1920, height: 1080 },
+  { width: 390, height: 844 },
+];
 /** Ids in the order they are added: a scenario's order, deliberately not alphabetical. */
 const GRAPHS: Record<number, { ids: string[]; failing: string[] }> = {
   3: { ids: ['frontend', 'backend', 'client'], failing: [] },
@@ -55,7 +72,8 @@ const inside = (b: Box, g: Geometry) => b.x >= 0 && b.y >= 0 && b.x + b.w <= g.w
 const overlap = (a: Box, b: Box) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
 /** Whether a box covers part of a circle. */
 const coversCircle = (b: Box, c: { x: number; y: number; r: number }) => {
-  const nx = Math.max(b.x, Math.min(c.x, b.x + b.w)), ny = Math.max(b.y, Math.min(c.y, b.y + b.h));
+  const nx = Math.max(b.x, Math.min(c.x, b.x + b.w)),
+    ny = Math.max(b.y, Math.min(c.y, b.y + b.h));
   return Math.hypot(nx - c.x, ny - c.y) < c.r;
 };
 
@@ -68,7 +86,11 @@ async function collectorWith(n: number): Promise<string> {
   start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${port}`, '--http-request-seconds=0.5', '--log-level=error']);
   await waitForHttp(`${base}/healthz`);
   for (const id of ids) {
-    const res = await fetch(`${base}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, url: fake.url(id) }) });
+    const res = await fetch(`${base}/resources`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id, url: fake.url(id) }),
+    });
     expect(res.status).toBe(201);
   }
   return base;
@@ -80,7 +102,11 @@ async function look(base: string, n: number, viewport: { width: number; height: 
   await page.goto(`${base}/`);
   const { ids, failing } = GRAPHS[n]!;
   const edges = (ids.length - failing.length) * ids.length;
-  await page.waitForFunction(([count, e]) => window.__starmap.nodes.length === count && window.__starmap.nodes.every((x) => !x.pending) && window.__starmap.edges.length === e, [ids.length, edges] as const, { timeout: 20_000 });
+  await page.waitForFunction(
+    ([count, e]) => window.__starmap.nodes.length === count && window.__starmap.nodes.every((x) => !x.pending) && window.__starmap.edges.length === e,
+    [ids.length, edges] as const,
+    { timeout: 20_000 },
+  );
   // Nodes ease into place: wait until none moves, a few frames later.
   const frames = await page.evaluate(() => window.__starmap.state.frames as number);
   await page.waitForFunction((f) => window.__starmap.state.settled === true && (window.__starmap.state.frames as number) > f + 3, frames);
@@ -97,7 +123,10 @@ describe.skipIf(!haveChromium)('collector UI layout at three sizes with 3, 12 an
       for (const viewport of VIEWPORTS) {
         const { page, g } = await look(base, n, viewport);
         const where = `${n} nodes at ${viewport.width}x${viewport.height}`;
-        expect(g.nodes.map((x) => x.id), where).toEqual(ids);
+        expect(
+          g.nodes.map((x) => x.id),
+          where,
+        ).toEqual(ids);
         for (const node of g.nodes) {
           expect(inside({ x: node.x - node.r, y: node.y - node.r, w: 2 * node.r, h: 2 * node.r }, g), `${where}: node ${node.id} inside`).toBe(true);
           // Every node has a label box: drawn, or hidden for lack of room (shown on hover or tap).
@@ -112,8 +141,13 @@ describe.skipIf(!haveChromium)('collector UI layout at three sizes with 3, 12 an
         // No two drawn labels overlap, at any size; a label is hidden only where it would overlap a
         // drawn one, and the failing node's label (it says why) is always drawn.
         const shown = g.nodes.filter((x) => x.label);
-        for (const [i, a] of shown.entries()) for (const b of shown.slice(i + 1)) expect(overlap(a.label!, b.label!), `${where}: labels of ${a.id} and ${b.id} overlap`).toBe(false);
-        for (const h of g.nodes.filter((x) => x.hiddenLabel)) expect(shown.some((x) => overlap(x.label!, h.hiddenLabel!)), `${where}: label of ${h.id} hidden without need`).toBe(true);
+        for (const [i, a] of shown.entries())
+          for (const b of shown.slice(i + 1)) expect(overlap(a.label!, b.label!), `${where}: labels of ${a.id} and ${b.id} overlap`).toBe(false);
+        for (const h of g.nodes.filter((x) => x.hiddenLabel))
+          expect(
+            shown.some((x) => overlap(x.label!, h.hiddenLabel!)),
+            `${where}: label of ${h.id} hidden without need`,
+          ).toBe(true);
         for (const id of GRAPHS[n]!.failing) expect(g.nodes.find((x) => x.id === id)?.label, `${where}: failing ${id} labelled`).not.toBeNull();
         if (n <= 12) expect(shown.length, `${where}: every label drawn`).toBe(n);
         else expect(shown.length, `${where}: most labels drawn`).toBeGreaterThan(n * 0.6);
@@ -125,7 +159,8 @@ describe.skipIf(!haveChromium)('collector UI layout at three sizes with 3, 12 an
           await page.waitForFunction((id) => window.__starmap.geometry().raisedLabel === id, quiet.id, { timeout: 10_000 });
         }
         // The graph uses the space it has: the nodes span most of the canvas both ways.
-        const xs = g.nodes.map((x) => x.x), ys = g.nodes.map((x) => x.y);
+        const xs = g.nodes.map((x) => x.x),
+          ys = g.nodes.map((x) => x.y);
         expect((Math.max(...xs) - Math.min(...xs)) / g.width, `${where}: horizontal spread`).toBeGreaterThan(0.35);
         expect((Math.max(...ys) - Math.min(...ys)) / g.height, `${where}: vertical spread`).toBeGreaterThan(0.6);
         // The matrix: the collector's order, and its own row ("UI") last.

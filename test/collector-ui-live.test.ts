@@ -32,7 +32,15 @@ afterAll(async () => {
 });
 
 function probe(port: number, urls: string): Running {
-  return start(NODE, ['probe/main.ts', `--urls=${urls}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--http-probe-seconds=0.5', '--timeout-seconds=0.3', '--logfile=/dev/null']);
+  return start(NODE, [
+    'probe/main.ts',
+    `--urls=${urls}`,
+    '--http-address=127.0.0.1',
+    `--http-port=${port}`,
+    '--http-probe-seconds=0.5',
+    '--timeout-seconds=0.3',
+    '--logfile=/dev/null',
+  ]);
 }
 
 /** The page's view of the graph: node id → failing reason or "ok"; edge id → status. */
@@ -64,27 +72,49 @@ describe.skipIf(!haveChromium)('collector UI: live updates from real probes', ()
   it('a stopped probe turns failing and its incoming edge unreachable without a reload; restarting restores both', async () => {
     const [pc, pa, pb] = [await freePort(), await freePort(), await freePort()];
     const collector = `http://127.0.0.1:${pc}`;
-    const coll = start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${pc}`, '--http-request-seconds=0.5', '--timeout-seconds=0.3', '--log-level=warn']);
+    const coll = start(NODE, [
+      'collector/main.ts',
+      '--http-address=127.0.0.1',
+      `--http-port=${pc}`,
+      '--http-request-seconds=0.5',
+      '--timeout-seconds=0.3',
+      '--log-level=warn',
+    ]);
     await waitForHttp(`${collector}/healthz`);
     // A probes B as a bare host:port (TCP), B probes A as a URL: both must match the resources' URLs.
     probe(pa, `127.0.0.1:${pb}`);
     let b = probe(pb, `http://127.0.0.1:${pa}/status`);
     await waitForHttp(`http://127.0.0.1:${pa}/status`);
     await waitForHttp(`http://127.0.0.1:${pb}/status`);
-    for (const [id, port] of [['A', pa], ['B', pb]] as const) {
-      const res = await fetch(`${collector}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, url: `http://127.0.0.1:${port}/status` }) });
+    for (const [id, port] of [
+      ['A', pa],
+      ['B', pb],
+    ] as const) {
+      const res = await fetch(`${collector}/resources`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id, url: `http://127.0.0.1:${port}/status` }),
+      });
       expect(res.status).toBe(201);
     }
 
     const page = await chromiumHandle!.context.newPage();
     await page.goto(`${collector}/`);
-    await until(page, (v) => v.nodes.A === 'ok' && v.nodes.B === 'ok' && v.edges['A->B'] === 'reachable' && v.edges['B->A'] === 'reachable', 'A and B ok with both edges reachable');
+    await until(
+      page,
+      (v) => v.nodes.A === 'ok' && v.nodes.B === 'ok' && v.edges['A->B'] === 'reachable' && v.edges['B->A'] === 'reachable',
+      'A and B ok with both edges reachable',
+    );
     expect(await page.textContent('[data-testid="cell-A-B"]')).toBe('.');
     const loads: string[] = [];
     page.on('load', () => loads.push(page.url()));
 
     await b.stop('SIGKILL');
-    const down = await until(page, (v) => v.nodes.B?.startsWith('failing:') === true && v.edges['A->B']?.startsWith('unreachable:') === true, 'B failing and A→B unreachable');
+    const down = await until(
+      page,
+      (v) => v.nodes.B?.startsWith('failing:') === true && v.edges['A->B']?.startsWith('unreachable:') === true,
+      'B failing and A→B unreachable',
+    );
     expect(down.nodes.B).toBe('failing:refused');
     expect(down.edges['A->B']).toBe('unreachable:refused');
     // B's own probe no longer reports: its edge is kept on screen as unknown, never as reachable.
@@ -94,7 +124,11 @@ describe.skipIf(!haveChromium)('collector UI: live updates from real probes', ()
     expect(await page.textContent('[data-testid="resource-B"]')).toContain('failing: refused');
 
     b = probe(pb, `http://127.0.0.1:${pa}/status`);
-    const up = await until(page, (v) => v.nodes.B === 'ok' && v.edges['A->B'] === 'reachable' && v.edges['B->A'] === 'reachable', 'B ok again with both edges reachable');
+    const up = await until(
+      page,
+      (v) => v.nodes.B === 'ok' && v.edges['A->B'] === 'reachable' && v.edges['B->A'] === 'reachable',
+      'B ok again with both edges reachable',
+    );
     expect(up.cells).toEqual({ ab: '.', ba: '.' });
     expect(loads).toEqual([]);
 
@@ -107,15 +141,26 @@ describe.skipIf(!haveChromium)('collector UI: live updates from real probes', ()
     await page.close();
   });
 
-  it('keeps the collector\'s order of ids that look like integers (not the numeric order JSON.parse gives)', async () => {
+  it("keeps the collector's order of ids that look like integers (not the numeric order JSON.parse gives)", async () => {
     const pc = await freePort();
     const closed = await freePort(); // nothing listens: every resource fails, which is enough here
     const collector = `http://127.0.0.1:${pc}`;
-    start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${pc}`, '--http-request-seconds=0.5', '--timeout-seconds=0.3', '--log-level=warn']);
+    start(NODE, [
+      'collector/main.ts',
+      '--http-address=127.0.0.1',
+      `--http-port=${pc}`,
+      '--http-request-seconds=0.5',
+      '--timeout-seconds=0.3',
+      '--log-level=warn',
+    ]);
     await waitForHttp(`${collector}/healthz`);
     const ids = ['10', 'b', '2', '1'];
     for (const id of ids) {
-      const res = await fetch(`${collector}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, url: `http://127.0.0.1:${closed}/${id}` }) });
+      const res = await fetch(`${collector}/resources`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id, url: `http://127.0.0.1:${closed}/${id}` }),
+      });
       expect(res.status).toBe(201);
     }
     const page = await chromiumHandle!.context.newPage();

@@ -43,19 +43,25 @@ async function serve(handler: http.RequestListener): Promise<number> {
 }
 
 describe.skipIf(!haveChromium)('collector UI: reading the data', () => {
-  it('matches targets by scheme, host and port; keeps failing resources; tolerates star\'s shapes', async () => {
+  it("matches targets by scheme, host and port; keeps failing resources; tolerates star's shapes", async () => {
     let p = 0;
     let q = 0;
     // One server holds two "probes" (A and B, told apart by path); another is C.
     p = await serve((req, res) => {
       if (req.url === '/a') {
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ status: { targets: [
-          { url: `HTTP://127.0.0.1:${p}/b`, reachable: true, reason: 'ok' },
-          { url: `127.0.0.1:${q}`, reachable: false, reason: 'timeout', message: 'no answer within 300 ms' },
-          null,
-          { url: 'http://elsewhere.invalid:1/', reachable: false, reason: 'dns' },
-        ] } }));
+        res.end(
+          JSON.stringify({
+            status: {
+              targets: [
+                { url: `HTTP://127.0.0.1:${p}/b`, reachable: true, reason: 'ok' },
+                { url: `127.0.0.1:${q}`, reachable: false, reason: 'timeout', message: 'no answer within 300 ms' },
+                null,
+                { url: 'http://elsewhere.invalid:1/', reachable: false, reason: 'dns' },
+              ],
+            },
+          }),
+        );
       } else res.writeHead(500).end('{}');
     });
     q = await serve((_req, res) => {
@@ -66,14 +72,27 @@ describe.skipIf(!haveChromium)('collector UI: reading the data', () => {
     const collector = `http://127.0.0.1:${pc}`;
     start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${pc}`, '--http-request-seconds=0.5', '--log-level=warn']);
     await waitForHttp(`${collector}/healthz`);
-    for (const [id, url] of [['A', `http://127.0.0.1:${p}/a`], ['B', `http://127.0.0.1:${p}/b`], ['C', `http://127.0.0.1:${q}/status`]]) {
+    for (const [id, url] of [
+      ['A', `http://127.0.0.1:${p}/a`],
+      ['B', `http://127.0.0.1:${p}/b`],
+      ['C', `http://127.0.0.1:${q}/status`],
+    ]) {
       const res = await fetch(`${collector}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, url }) });
       expect(res.status).toBe(201);
     }
     const page = await chromiumHandle!.context.newPage();
     await page.goto(`${collector}/`);
     await page.waitForFunction(() => window.__starmap.edges.length === 3 && window.__starmap.nodes.some((n) => n.failing), null, { timeout: 15_000 });
-    const m = await page.evaluate(() => JSON.parse(JSON.stringify({ nodes: window.__starmap.nodes.map(({ id, failing, reason }) => ({ id, failing, reason })), edges: window.__starmap.edges.map(({ id, status, reason }) => ({ id, status, reason })), matrix: window.__starmap.matrix })) as Model);
+    const m = await page.evaluate(
+      () =>
+        JSON.parse(
+          JSON.stringify({
+            nodes: window.__starmap.nodes.map(({ id, failing, reason }) => ({ id, failing, reason })),
+            edges: window.__starmap.edges.map(({ id, status, reason }) => ({ id, status, reason })),
+            matrix: window.__starmap.matrix,
+          }),
+        ) as Model,
+    );
     expect(m.nodes).toEqual([
       { id: 'A', failing: false, reason: null },
       { id: 'B', failing: true, reason: 'http-status' },
@@ -94,7 +113,11 @@ describe.skipIf(!haveChromium)('collector UI: reading the data', () => {
     await page.waitForFunction((n) => (window.__starmap.state.polls as number) >= n + 2, polls);
     expect(await where()).toBe(before);
     // HiDPI: the canvas is backed at device pixels.
-    expect(await page.evaluate(() => document.querySelector('#graph')!.width === Math.round(document.querySelector('#graph')!.clientWidth * window.devicePixelRatio))).toBe(true);
+    expect(
+      await page.evaluate(
+        () => document.querySelector('#graph')!.width === Math.round(document.querySelector('#graph')!.clientWidth * window.devicePixelRatio),
+      ),
+    ).toBe(true);
     await page.close();
   });
 
@@ -104,11 +127,32 @@ describe.skipIf(!haveChromium)('collector UI: reading the data', () => {
     await waitForHttp(`http://127.0.0.1:${pc}/healthz`);
     const page = await chromiumHandle!.context.newPage();
     await page.goto(`http://127.0.0.1:${pc}/`);
-    const keys = await page.evaluate((list) => list.map((u) => window.__starmap.normalise(u)?.key ?? null), [
-      'http://x:80/status', 'http://X/status', 'x:80', 'https://x/', 'https://X:443/a', '[::1]:9000', 'http://[::1]:9000/status', 'http://Frontend.Stars.:80/status', 'not a url at all', '',
-    ]);
+    const keys = await page.evaluate(
+      (list) => list.map((u) => window.__starmap.normalise(u)?.key ?? null),
+      [
+        'http://x:80/status',
+        'http://X/status',
+        'x:80',
+        'https://x/',
+        'https://X:443/a',
+        '[::1]:9000',
+        'http://[::1]:9000/status',
+        'http://Frontend.Stars.:80/status',
+        'not a url at all',
+        '',
+      ],
+    );
     expect(keys).toEqual([
-      'http://x:80', 'http://x:80', 'tcp://x:80', 'https://x:443', 'https://x:443', 'tcp://[::1]:9000', 'http://[::1]:9000', 'http://frontend.stars:80', null, null,
+      'http://x:80',
+      'http://x:80',
+      'tcp://x:80',
+      'https://x:443',
+      'https://x:443',
+      'tcp://[::1]:9000',
+      'http://[::1]:9000',
+      'http://frontend.stars:80',
+      null,
+      null,
     ]);
     await page.close();
   });

@@ -13,26 +13,57 @@ const panels = await load('panels.js');
 
 const status = (targets: unknown[]) => ({ status: { targets } });
 const at = '2026-01-01T00:00:00.000Z';
-const detail = (url: string, error: unknown = null, pending = false) => ({ url, statusCode: error ? null : 200, error, fetchedAt: pending ? null : at, latencyMs: 1, lastSuccessAt: null, pending });
+const detail = (url: string, error: unknown = null, pending = false) => ({
+  url,
+  statusCode: error ? null : 200,
+  error,
+  fetchedAt: pending ? null : at,
+  latencyMs: 1,
+  lastSuccessAt: null,
+  pending,
+});
 
 /** A /responses document: C, A, B in that (collector) order; B failing; C→A blocked. */
 function doc() {
   return {
     responses: {
-      C: { url: 'http://c:9000/status', statusCode: 200, json: status([{ url: 'http://a:9000/status', reachable: false, reason: 'timeout' }, { url: 'b:9000', reachable: true, reason: 'ok' }, { url: 'http://elsewhere:1/', reachable: false }]) },
-      A: { url: 'http://a:9000/status', statusCode: 200, json: status([{ url: 'http://C:9000/status', reachable: true }, { url: 'http://a:9000/status', reachable: true }]) },
+      C: {
+        url: 'http://c:9000/status',
+        statusCode: 200,
+        json: status([
+          { url: 'http://a:9000/status', reachable: false, reason: 'timeout' },
+          { url: 'b:9000', reachable: true, reason: 'ok' },
+          { url: 'http://elsewhere:1/', reachable: false },
+        ]),
+      },
+      A: {
+        url: 'http://a:9000/status',
+        statusCode: 200,
+        json: status([
+          { url: 'http://C:9000/status', reachable: true },
+          { url: 'http://a:9000/status', reachable: true },
+        ]),
+      },
       B: null,
     },
-    details: { C: detail('http://c:9000/status'), A: detail('http://a:9000/status'), B: detail('http://b:9000/status', { reason: 'refused', message: 'ECONNREFUSED' }) },
+    details: {
+      C: detail('http://c:9000/status'),
+      A: detail('http://a:9000/status'),
+      B: detail('http://b:9000/status', { reason: 'refused', message: 'ECONNREFUSED' }),
+    },
     generatedAt: at,
   };
 }
 
 describe('model.js', () => {
-  it('keeps the collector\'s order, matches targets, and gives the collector its own matrix row', () => {
+  it("keeps the collector's order, matches targets, and gives the collector its own matrix row", () => {
     const m = model.buildModel(doc());
     expect(m.nodes.map((n: any) => n.id)).toEqual(['C', 'A', 'B']);
-    expect(m.nodes.map((n: any) => [n.id, n.failing, n.reason])).toEqual([['C', false, null], ['A', false, null], ['B', true, 'refused']]);
+    expect(m.nodes.map((n: any) => [n.id, n.failing, n.reason])).toEqual([
+      ['C', false, null],
+      ['A', false, null],
+      ['B', true, 'refused'],
+    ]);
     expect(m.edges.map((e: any) => `${e.id}:${e.status}`)).toEqual(['C->A:unreachable', 'C->B:reachable', 'A->C:reachable', 'A->A:reachable']);
     expect(m.unmatched).toEqual([{ from: 'C', url: 'http://elsewhere:1/', reachable: false }]);
     expect(m.matrix.ids).toEqual(['C', 'A', 'B']);
@@ -45,7 +76,9 @@ describe('model.js', () => {
   it('keeps the collector\'s order for ids that look like integers ("10", "2", "1"), which JSON.parse would sort', () => {
     const ids = ['10', 'b', '2', '1', '007', 'a'];
     const text = JSON.stringify({
-      responses: Object.fromEntries(ids.map((id) => [id, { url: `http://h${id}:9000/status`, statusCode: 200, json: status([{ url: `http://h${ids[0]}:9000/status`, reachable: true }]) }])),
+      responses: Object.fromEntries(
+        ids.map((id) => [id, { url: `http://h${id}:9000/status`, statusCode: 200, json: status([{ url: `http://h${ids[0]}:9000/status`, reachable: true }]) }]),
+      ),
       details: Object.fromEntries(ids.map((id) => [id, detail(`http://h${id}:9000/status`)])),
       generatedAt: at,
     });
@@ -65,7 +98,7 @@ describe('model.js', () => {
     expect(model.buildModel(model.parseResponses(pending)).matrix.ids).toEqual(['3', '20', '4']);
   });
 
-  it('keeps a failing probe\'s last targets as unknown, and reads star\'s documents without details', () => {
+  it("keeps a failing probe's last targets as unknown, and reads star's documents without details", () => {
     const last = new Map();
     const first = model.buildModel(doc(), model.emptyModel(), last);
     const d = doc();
@@ -78,7 +111,7 @@ describe('model.js', () => {
     expect(model.buildModel({ responses: {}, details: { P: detail('http://p:1/', null, true) } }).matrix.self).toEqual({ P: '?' });
   });
 
-  it('compares expectations with what is observed: mismatches, not-run cells, unknown ids, the collector\'s row', () => {
+  it("compares expectations with what is observed: mismatches, not-run cells, unknown ids, the collector's row", () => {
     const m = model.buildModel(doc());
     const x = model.compareExpectations(m, {
       scenario: 's',
@@ -120,16 +153,26 @@ describe('model.js', () => {
 describe('layout.js', () => {
   /** A text width estimate: 0.62 em per character. */
   const measure = (text: string, px: number) => text.length * px * 0.62;
-  const nodes = (ids: string[], failing: string[] = []) => ids.map((id) => ({ id, failing: failing.includes(id), reason: failing.includes(id) ? 'http-status' : null, pending: false }) as any);
+  const nodes = (ids: string[], failing: string[] = []) =>
+    ids.map((id) => ({ id, failing: failing.includes(id), reason: failing.includes(id) ? 'http-status' : null, pending: false }) as any);
   const inside = (b: { x: number; y: number; w: number; h: number }, W: number, H: number) => b.x >= 0 && b.y >= 0 && b.x + b.w <= W && b.y + b.h <= H;
 
-  for (const [W, H] of [[950, 800], [1300, 980], [390, 470]] as const) {
+  for (const [W, H] of [
+    [950, 800],
+    [1300, 980],
+    [390, 470],
+  ] as const) {
     for (const count of [1, 2, 3, 12, 50]) {
       it(`${count} nodes on ${W}x${H}: circles, labels and self-loops inside; labels apart and off every circle`, () => {
-        const ids = Array.from({ length: count }, (_, i) => (count <= 12 ? ['frontend', 'backend', 'client', 'a.x', 'b.x', 'c.x', 'a.y', 'b.y', 'c.y', 'a.z', 'b.z', 'c.z'][i]! : `p${i + 1}`));
+        const ids = Array.from({ length: count }, (_, i) =>
+          count <= 12 ? ['frontend', 'backend', 'client', 'a.x', 'b.x', 'c.x', 'a.y', 'b.y', 'c.y', 'a.z', 'b.z', 'c.z'][i]! : `p${i + 1}`,
+        );
         const ns = nodes(ids, ids.slice(-1));
         const g = layout.layoutNodes(ns, W, H, measure);
-        for (const n of ns) { n.x = n.tx; n.y = n.ty; }
+        for (const n of ns) {
+          n.x = n.tx;
+          n.y = n.ty;
+        }
         const boxes = ns.map((n: any) => layout.labelBox(n, g.nodeR, g));
         for (const [i, n] of ns.entries()) {
           expect(inside({ x: n.x - g.nodeR, y: n.y - g.nodeR, w: 2 * g.nodeR, h: 2 * g.nodeR }, W, H)).toBe(true);
@@ -138,11 +181,14 @@ describe('layout.js', () => {
           expect(inside(loop, W, H), `loop of ${n.id}`).toBe(true);
           for (const m of ns) {
             const b = boxes[i];
-            const nx = Math.max(b.x, Math.min(m.x, b.x + b.w)), ny = Math.max(b.y, Math.min(m.y, b.y + b.h));
+            const nx = Math.max(b.x, Math.min(m.x, b.x + b.w)),
+              ny = Math.max(b.y, Math.min(m.y, b.y + b.h));
             expect(Math.hypot(nx - m.x, ny - m.y) >= g.nodeR, `label ${n.id} over ${m.id}`).toBe(true);
           }
         }
-        if (count <= 12) for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) expect(layout.overlaps(boxes[i], boxes[j]), `${ids[i]} / ${ids[j]}`).toBe(false);
+        if (count <= 12)
+          for (let i = 0; i < boxes.length; i++)
+            for (let j = i + 1; j < boxes.length; j++) expect(layout.overlaps(boxes[i], boxes[j]), `${ids[i]} / ${ids[j]}`).toBe(false);
         // Where labels would crowd (50 on a phone), the ones drawn never overlap; the failing one is drawn.
         const hidden: Set<string> = layout.hiddenLabels(ns, new Map(ns.map((n: any, i: number) => [n.id, boxes[i]])));
         if (count <= 12) expect([...hidden]).toEqual([]);
@@ -163,7 +209,11 @@ describe('layout.js', () => {
   it('hit-tests nodes, labels and edges', () => {
     const ns = nodes(['A', 'B']);
     const g = layout.layoutNodes(ns, 800, 600, measure);
-    for (const n of ns) { n.x = n.tx; n.y = n.ty; n.labelBox = layout.labelBox(n, g.nodeR, g); }
+    for (const n of ns) {
+      n.x = n.tx;
+      n.y = n.ty;
+      n.labelBox = layout.labelBox(n, g.nodeR, g);
+    }
     const byId = new Map(ns.map((n: any) => [n.id, n]));
     const e: any = { id: 'A->B', from: 'A', to: 'B', status: 'reachable' };
     e.geo = layout.edgeGeometry(e, byId, g.nodeR, g);

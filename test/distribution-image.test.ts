@@ -65,7 +65,12 @@ async function json(url: string, init?: RequestInit): Promise<unknown> {
 describe('container image', () => {
   it('is non-root, labelled, has a healthcheck and no shell', (ctx) => {
     if (skipReason) ctx.skip(skipReason);
-    const cfg = JSON.parse(podman!.run(['image', 'inspect', image!.tag]).out) as [{ Healthcheck?: { Test: string[] }; Config: { User: string; Labels: Record<string, string>; Healthcheck?: { Test: string[] }; ExposedPorts: Record<string, unknown> } }];
+    const cfg = JSON.parse(podman!.run(['image', 'inspect', image!.tag]).out) as [
+      {
+        Healthcheck?: { Test: string[] };
+        Config: { User: string; Labels: Record<string, string>; Healthcheck?: { Test: string[] }; ExposedPorts: Record<string, unknown> };
+      },
+    ];
     const c = cfg[0].Config;
     expect(c.User).toBe('65532:65532');
     expect(c.Labels['org.opencontainers.image.version']).toBe(version);
@@ -84,7 +89,10 @@ describe('container image', () => {
     const tar = join(dir, 'amd64.tar');
     expect(podman!.run(['export', '-o', tar, id]).status).toBe(0);
     const listing = spawnSync('tar', ['-tvf', tar], { encoding: 'utf8' }).stdout.split('\n');
-    const bin = listing.filter((l) => / usr\/local\/bin\/./.test(l)).map((l) => l.replace(/^.*? usr\/local\/bin\//, '')).sort();
+    const bin = listing
+      .filter((l) => / usr\/local\/bin\/./.test(l))
+      .map((l) => l.replace(/^.*? usr\/local\/bin\//, ''))
+      .sort();
     expect(bin).toEqual(['agent', 'collector -> agent', 'healthcheck', 'probe -> agent'].filter((f) => image!.healthcheck || f !== 'healthcheck'));
     // Everything besides the agent (libraries, healthcheck, passwd) is small: no second runtime.
     const agentBytes = statSync(join(ROOT, 'dist', 'bin', 'agent')).size;
@@ -101,34 +109,67 @@ describe('container image', () => {
     const probePort = await freePort();
     const collectorPort = await freePort();
     const name = `starmap-dist-${process.pid}`;
-    const p = podman!.run(['run', '-d', '--name', `${name}-probe`, ...LOCKED, image!.tag,
-      'probe', `--urls=127.0.0.1:${collectorPort},http://127.0.0.1:${collectorPort}/healthz`, '--http-address=127.0.0.1', `--http-port=${probePort}`, '--http-probe-seconds=1']);
+    const p = podman!.run([
+      'run',
+      '-d',
+      '--name',
+      `${name}-probe`,
+      ...LOCKED,
+      image!.tag,
+      'probe',
+      `--urls=127.0.0.1:${collectorPort},http://127.0.0.1:${collectorPort}/healthz`,
+      '--http-address=127.0.0.1',
+      `--http-port=${probePort}`,
+      '--http-probe-seconds=1',
+    ]);
     expect(p.status, p.out).toBe(0);
     containers.push(`${name}-probe`);
-    const c = podman!.run(['run', '-d', '--name', `${name}-collector`, ...LOCKED, image!.tag,
-      'collector', '--http-address=127.0.0.1', `--http-port=${collectorPort}`, '--http-request-seconds=1']);
+    const c = podman!.run([
+      'run',
+      '-d',
+      '--name',
+      `${name}-collector`,
+      ...LOCKED,
+      image!.tag,
+      'collector',
+      '--http-address=127.0.0.1',
+      `--http-port=${collectorPort}`,
+      '--http-request-seconds=1',
+    ]);
     expect(c.status, c.out).toBe(0);
     containers.push(`${name}-collector`);
 
     const probeStatus = `http://127.0.0.1:${probePort}/status`;
     const collector = `http://127.0.0.1:${collectorPort}`;
     await waitFor(() => json(`${collector}/healthz`).then(() => true), { timeoutMs: 20_000, message: 'collector container answers' });
-    const posted = await json(`${collector}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'probe', url: probeStatus }) });
+    const posted = await json(`${collector}/resources`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'probe', url: probeStatus }),
+    });
     // star answers a bare {id,url}; the collector may wrap it as {resource:{id,url}} (README form).
     expect((posted as { resource?: unknown }).resource ?? posted).toMatchObject({ id: 'probe', url: probeStatus });
 
     // The probe sees the collector (both targets reachable), straight from its /status ...
-    const status = await waitFor(async () => {
-      const s = (await json(probeStatus)) as { status: { targets: { url: string; reachable: boolean }[] } };
-      return s.status.targets.length === 2 && s.status.targets.every((t) => t.reachable) ? s : undefined;
-    }, { timeoutMs: 20_000, message: 'probe container reports its targets reachable' });
+    const status = await waitFor(
+      async () => {
+        const s = (await json(probeStatus)) as { status: { targets: { url: string; reachable: boolean }[] } };
+        return s.status.targets.length === 2 && s.status.targets.every((t) => t.reachable) ? s : undefined;
+      },
+      { timeoutMs: 20_000, message: 'probe container reports its targets reachable' },
+    );
     expect(status.status.targets.map((t) => t.url).sort()).toEqual([`127.0.0.1:${collectorPort}`, `http://127.0.0.1:${collectorPort}/healthz`]);
     // ... and through the collector's /responses.
-    const responses = await waitFor(async () => {
-      const r = (await json(`${collector}/responses`)) as { responses: Record<string, { statusCode: number; json: { status: { targets: { reachable: boolean }[] } } } | null> };
-      const mine = r.responses.probe;
-      return mine && mine.json.status.targets.length === 2 && mine.json.status.targets.every((t) => t.reachable) ? mine : undefined;
-    }, { timeoutMs: 20_000, message: "collector container serves the probe's status" });
+    const responses = await waitFor(
+      async () => {
+        const r = (await json(`${collector}/responses`)) as {
+          responses: Record<string, { statusCode: number; json: { status: { targets: { reachable: boolean }[] } } } | null>;
+        };
+        const mine = r.responses.probe;
+        return mine && mine.json.status.targets.length === 2 && mine.json.status.targets.every((t) => t.reachable) ? mine : undefined;
+      },
+      { timeoutMs: 20_000, message: "collector container serves the probe's status" },
+    );
     expect(responses.statusCode).toBe(200);
 
     if (image!.healthcheck) {
@@ -158,13 +199,19 @@ describe('container image', () => {
     expect(podman!.run(['export', '-o', tar, id]).status).toBe(0);
     expect(spawnSync('tar', ['-xf', tar, '-C', rootfs]).status).toBe(0);
     // probe and collector are links to the agent: started through them, it runs that program.
-    for (const [program, flag] of [['probe', '--urls'], ['collector', '--resources-file']] as const) {
+    for (const [program, flag] of [
+      ['probe', '--urls'],
+      ['collector', '--resources-file'],
+    ] as const) {
       const r = spawnSync('qemu-aarch64-static', ['-L', rootfs, join(rootfs, 'usr', 'local', 'bin', program), '--help'], { encoding: 'utf8', timeout: 60_000 });
       expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
       expect(r.stdout, program).toContain(`${program} ${version}`);
       expect(r.stdout, program).toContain(flag);
     }
-    const agent = spawnSync('qemu-aarch64-static', ['-L', rootfs, join(rootfs, 'usr', 'local', 'bin', 'agent'), '--version'], { encoding: 'utf8', timeout: 60_000 });
+    const agent = spawnSync('qemu-aarch64-static', ['-L', rootfs, join(rootfs, 'usr', 'local', 'bin', 'agent'), '--version'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(agent.stdout.trim()).toBe(version);
   }, 180_000);
 });

@@ -20,7 +20,9 @@ interface Obj {
   data?: Record<string, string>;
 }
 
-const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
 const objects: { file: string; obj: Obj }[] = files.flatMap((file) =>
   parseAllDocuments(readFileSync(join(DIR, file), 'utf8')).map((d) => {
     if (d.errors.length) throw new Error(`${file}: ${d.errors.map((e) => e.message).join('; ')}`);
@@ -52,7 +54,8 @@ interface PodSpec {
   volumes?: { configMap?: { name: string } }[];
 }
 const deployments = objects.filter((o) => o.obj.kind === 'Deployment').map((o) => o.obj as Obj & { spec: { template: { spec: PodSpec } } });
-const byName = (kind: string, name: string, ns: string): Obj | undefined => objects.map((o) => o.obj).find((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === ns);
+const byName = (kind: string, name: string, ns: string): Obj | undefined =>
+  objects.map((o) => o.obj).find((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === ns);
 
 describe('Kubernetes manifests', () => {
   it('validate against the Kubernetes schemas (kubernetes-models)', () => {
@@ -95,7 +98,11 @@ describe('Kubernetes manifests', () => {
   });
 
   it('is the stars demo: namespaces, agents, ports, UI on NodePort 30002, resources from a ConfigMap', () => {
-    for (const ns of ['stars', 'client', 'management-ui']) expect(objects.find((o) => o.obj.kind === 'Namespace' && o.obj.metadata.name === ns), ns).toBeDefined();
+    for (const ns of ['stars', 'client', 'management-ui'])
+      expect(
+        objects.find((o) => o.obj.kind === 'Namespace' && o.obj.metadata.name === ns),
+        ns,
+      ).toBeDefined();
     const expectAgent = (name: string, ns: string, program: string, port: number): Container => {
       const d = byName('Deployment', name, ns) as (typeof deployments)[number] | undefined;
       expect(d, `${ns}/${name}`).toBeDefined();
@@ -108,7 +115,11 @@ describe('Kubernetes manifests', () => {
       return c;
     };
     const urls = 'http://frontend.stars:80/status,http://backend.stars:6379/status,http://client.client:9000/status';
-    for (const [name, ns, port] of [['frontend', 'stars', 80], ['backend', 'stars', 6379], ['client', 'client', 9000]] as const) {
+    for (const [name, ns, port] of [
+      ['frontend', 'stars', 80],
+      ['backend', 'stars', 6379],
+      ['client', 'client', 9000],
+    ] as const) {
       expect(expectAgent(name, ns, 'probe', port).args).toContain(`--urls=${urls}`);
     }
     expect(expectAgent('management-ui', 'management-ui', 'collector', 9001).args).toContain('--resources-file=/config/resources.json');
@@ -123,7 +134,13 @@ describe('Kubernetes manifests', () => {
 
   it('has the five policy steps, one file each', () => {
     const steps = files.filter((f) => f.startsWith('policy-'));
-    expect(steps).toEqual(['policy-1-default-deny.yaml', 'policy-2-allow-ui.yaml', 'policy-3-allow-ui-client.yaml', 'policy-4-backend-policy.yaml', 'policy-5-frontend-policy.yaml']);
+    expect(steps).toEqual([
+      'policy-1-default-deny.yaml',
+      'policy-2-allow-ui.yaml',
+      'policy-3-allow-ui-client.yaml',
+      'policy-4-backend-policy.yaml',
+      'policy-5-frontend-policy.yaml',
+    ]);
     for (const f of steps) for (const o of objects.filter((x) => x.file === f)) expect(o.obj.kind).toBe('NetworkPolicy');
     const np = (name: string, ns: string) => byName('NetworkPolicy', name, ns) as Obj & { spec: { ingress?: { ports?: { port: number }[] }[] } };
     expect(np('default-deny', 'stars').spec.ingress).toBeUndefined();

@@ -43,10 +43,13 @@ afterAll(async () => {
   // and wait until no task is left before stopping the orchestrator.
   if (orch) {
     for (const a of apps) await orch.call('DELETE', `/v2/apps${a.id}?force=true`).catch(() => undefined);
-    await waitFor(async () => {
-      const r = await orch!.call<{ tasks: unknown[] }>('GET', '/v2/tasks');
-      return r.status === 200 && r.body.tasks.length === 0;
-    }, { timeoutMs: 20_000, message: 'all tasks gone' }).catch((e: unknown) => console.error(e));
+    await waitFor(
+      async () => {
+        const r = await orch!.call<{ tasks: unknown[] }>('GET', '/v2/tasks');
+        return r.status === 200 && r.body.tasks.length === 0;
+      },
+      { timeoutMs: 20_000, message: 'all tasks gone' },
+    ).catch((e: unknown) => console.error(e));
   }
   await stopAll();
   removeTempDirs();
@@ -62,7 +65,10 @@ describe('Marathon groups', () => {
         expect(a.id.startsWith(`${g.id}/`), a.id).toBe(true);
         expect(a.id).toMatch(/^(\/[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/);
         expect(a.cpus > 0 && a.mem >= 64 && a.instances === 1, a.id).toBe(true);
-        expect(a.portDefinitions.map((p) => p.port), a.id).toEqual([ports[a.id]]);
+        expect(
+          a.portDefinitions.map((p) => p.port),
+          a.id,
+        ).toEqual([ports[a.id]]);
         expect(a.healthChecks, a.id).toEqual([expect.objectContaining({ protocol: 'HTTP', path: '/healthz', portIndex: 0 })]);
         expect(a.labels['app.kubernetes.io/part-of'], a.id).toBe('starmap-stars-demo');
         const program = a.id.endsWith('collector') ? 'collector' : 'probe';
@@ -110,20 +116,28 @@ describe('Marathon groups', () => {
       expect(r.status, `${g.id}: ${r.text}`).toBe(201);
     }
     for (const a of apps) {
-      await waitFor(async () => {
-        const r = await o.call<{ app: { tasksHealthy: number } }>('GET', `/v2/apps${a.id}`);
-        return r.status === 200 && r.body.app.tasksHealthy === 1;
-      }, { timeoutMs: 30_000, message: `${a.id} healthy` });
+      await waitFor(
+        async () => {
+          const r = await o.call<{ app: { tasksHealthy: number } }>('GET', `/v2/apps${a.id}`);
+          return r.status === 200 && r.body.app.tasksHealthy === 1;
+        },
+        { timeoutMs: 30_000, message: `${a.id} healthy` },
+      );
     }
     const collector = `http://127.0.0.1:${port['/management-ui/collector']}`;
-    await waitFor(async () => {
-      const r = (await (await fetch(`${collector}/responses`)).json()) as { responses: Record<string, { url: string; json: { status: { targets: { url: string; reachable: boolean }[] } } } | null> };
-      const ids = ['frontend', 'backend', 'client'];
-      return ids.every((id) => {
-        const resp = r.responses[id];
-        return resp && resp.json.status.targets.length === 3 && resp.json.status.targets.every((t) => t.reachable);
-      });
-    }, { timeoutMs: 30_000, message: 'collector sees the three probes, each reaching all agents' });
+    await waitFor(
+      async () => {
+        const r = (await (await fetch(`${collector}/responses`)).json()) as {
+          responses: Record<string, { url: string; json: { status: { targets: { url: string; reachable: boolean }[] } } } | null>;
+        };
+        const ids = ['frontend', 'backend', 'client'];
+        return ids.every((id) => {
+          const resp = r.responses[id];
+          return resp && resp.json.status.targets.length === 3 && resp.json.status.targets.every((t) => t.reachable);
+        });
+      },
+      { timeoutMs: 30_000, message: 'collector sees the three probes, each reaching all agents' },
+    );
     expect(url('/stars/frontend')).toContain('127.0.0.1');
   }, 120_000);
 });

@@ -18,13 +18,20 @@ afterAll(async () => {
 describe('fuzz', () => {
   it('counts the answer to a body beyond the limit, sent before the body is read, not the failed write', async () => {
     // As the services do (fastify's bodyLimit): 413 from the headers, then the connection closes.
-    const server = createServer((req, res) => res.writeHead(413, { 'content-type': 'application/json', connection: 'close' }).end('{"message":"Request body is too large"}'));
+    const server = createServer((req, res) =>
+      res.writeHead(413, { 'content-type': 'application/json', connection: 'close' }).end('{"message":"Request body is too large"}'),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const pool = new Pool(url);
     try {
       for (let i = 0; i < 3; i++) {
-        const answer = await send(pool, url, { method: 'POST', path: '/v2/groups', headers: { 'content-type': 'application/json' }, body: '{}'.padEnd(9 * 1024 * 1024, ' ') }, 20_000);
+        const answer = await send(
+          pool,
+          url,
+          { method: 'POST', path: '/v2/groups', headers: { 'content-type': 'application/json' }, body: '{}'.padEnd(9 * 1024 * 1024, ' ') },
+          20_000,
+        );
         expect(answer).toMatchObject({ status: 413 });
       }
     } finally {
@@ -37,7 +44,10 @@ describe('fuzz', () => {
     const seed = Number(process.env.STARMAP_FUZZ_SEED ?? 1);
     const report = await runFuzz({ seed, requests: Number(process.env.STARMAP_FUZZ_REQUESTS ?? 2000), durationMs: 120_000 });
     console.log(`fuzz seed ${seed}: sent ${JSON.stringify(report.sent)}; statuses ${JSON.stringify(report.statuses)}`);
-    expect(report.failures, `seed ${seed} (replay: STARMAP_FUZZ_SEED=${seed}); first failures:\n${JSON.stringify(report.failures.slice(0, 10), null, 1)}`).toEqual([]);
+    expect(
+      report.failures,
+      `seed ${seed} (replay: STARMAP_FUZZ_SEED=${seed}); first failures:\n${JSON.stringify(report.failures.slice(0, 10), null, 1)}`,
+    ).toEqual([]);
     for (const service of ['orchestrator', 'collector', 'probe']) expect(report.sent[service] ?? 0, service).toBeGreaterThan(0);
   }, 240_000);
 });

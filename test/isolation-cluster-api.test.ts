@@ -85,7 +85,14 @@ describe('NetworkPolicy objects at /v2/starmap/policies/{namespace}/{name}', () 
 
   it('refuses what the Kubernetes API server refuses, with paths, and metadata that disagrees with the path', async () => {
     const { call } = setup([]);
-    let r = await call('PUT', `${P}/policies/x/p`, netpol('x', 'p', { podSelector: { matchExpressions: [{ key: 'a', operator: 'Equals', values: ['b'] }] }, ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/33' } }], ports: [{ port: 0 }] }] }));
+    let r = await call(
+      'PUT',
+      `${P}/policies/x/p`,
+      netpol('x', 'p', {
+        podSelector: { matchExpressions: [{ key: 'a', operator: 'Equals', values: ['b'] }] },
+        ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/33' } }], ports: [{ port: 0 }] }],
+      }),
+    );
     expect(r.status).toBe(422);
     expect(r.body).toEqual({
       message: 'Object is not valid',
@@ -101,7 +108,10 @@ describe('NetworkPolicy objects at /v2/starmap/policies/{namespace}/{name}', () 
       { path: '/metadata/namespace', errors: ['does not match the namespace in the path (x)'] },
     ]);
     expect((await call('PUT', `${P}/policies/Bad_NS/p`, netpol('Bad_NS', 'p', {}))).body.details[0].path).toBe('/metadata/namespace');
-    expect((await call('PUT', `${P}/policies/one-segment`, netpol('x', 'p', {}))).body.details[0]).toEqual({ path: '/kind', errors: [expect.stringContaining(`${P}/policies/x/p`)] });
+    expect((await call('PUT', `${P}/policies/one-segment`, netpol('x', 'p', {}))).body.details[0]).toEqual({
+      path: '/kind',
+      errors: [expect.stringContaining(`${P}/policies/x/p`)],
+    });
     expect((await call('PUT', `${P}/policies/x/p`, [1])).status).toBe(422);
   });
 });
@@ -109,12 +119,25 @@ describe('NetworkPolicy objects at /v2/starmap/policies/{namespace}/{name}', () 
 describe('namespaces and pod labels', () => {
   it('lists namespaces implied by tasks, stores labels (metadata.name forced), deletes them', async () => {
     const { call, ruleset } = setup(TASKS());
-    expect((await call('GET', `${P}/namespaces`)).body).toEqual({ namespaces: [{ name: 'x', labels: { 'kubernetes.io/metadata.name': 'x' } }, { name: 'y', labels: { 'kubernetes.io/metadata.name': 'y' } }] });
+    expect((await call('GET', `${P}/namespaces`)).body).toEqual({
+      namespaces: [
+        { name: 'x', labels: { 'kubernetes.io/metadata.name': 'x' } },
+        { name: 'y', labels: { 'kubernetes.io/metadata.name': 'y' } },
+      ],
+    });
     // y/a accepts only from namespaces labelled team=blue.
-    await call('PUT', `${P}/policies/y/from-blue`, netpol('y', 'from-blue', { podSelector: {}, ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'blue' } } }] }] }));
+    await call(
+      'PUT',
+      `${P}/policies/y/from-blue`,
+      netpol('y', 'from-blue', { podSelector: {}, ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'blue' } } }] }] }),
+    );
     expect(ruleset('ya')).not.toContain('10.213.0.2');
     const r = await call('PUT', `${P}/namespaces/x`, { labels: { team: 'blue', 'kubernetes.io/metadata.name': 'other' } });
-    expect(r).toMatchObject({ status: 201, body: { name: 'x', labels: { team: 'blue', 'kubernetes.io/metadata.name': 'x' } }, enforcement: 'applied=1 unchanged=2 failed=0' });
+    expect(r).toMatchObject({
+      status: 201,
+      body: { name: 'x', labels: { team: 'blue', 'kubernetes.io/metadata.name': 'x' } },
+      enforcement: 'applied=1 unchanged=2 failed=0',
+    });
     expect(ruleset('ya')).toContain('ip saddr { 10.213.0.2, 10.213.0.3 } accept comment "y/from-blue ingress 0"');
     expect((await call('PUT', `${P}/namespaces/x`, { labels: { team: 'blue' } })).status).toBe(200);
     expect((await call('GET', `${P}/namespaces/x`)).body).toEqual({ name: 'x', labels: { team: 'blue', 'kubernetes.io/metadata.name': 'x' } });
@@ -124,8 +147,12 @@ describe('namespaces and pod labels', () => {
     expect(ruleset('ya')).not.toContain('10.213.0.2');
     expect((await call('DELETE', `${P}/namespaces/x`)).status).toBe(404);
     expect((await call('GET', `${P}/namespaces/nowhere`)).status).toBe(404);
-    expect((await call('PUT', `${P}/namespaces/Bad_Name`, { labels: {} })).body.details).toEqual([{ path: '/name', errors: [expect.stringContaining('RFC 1123 label')] }]);
-    expect((await call('PUT', `${P}/namespaces/x`, { labels: { 'a b': 'c', d: 3 }, extra: 1 })).body.details).toEqual([{ path: '/extra', errors: ['unknown field (expected: labels)'] }]);
+    expect((await call('PUT', `${P}/namespaces/Bad_Name`, { labels: {} })).body.details).toEqual([
+      { path: '/name', errors: [expect.stringContaining('RFC 1123 label')] },
+    ]);
+    expect((await call('PUT', `${P}/namespaces/x`, { labels: { 'a b': 'c', d: 3 }, extra: 1 })).body.details).toEqual([
+      { path: '/extra', errors: ['unknown field (expected: labels)'] },
+    ]);
     expect((await call('PUT', `${P}/namespaces/x`, { labels: { 'a b': 'c', d: 3 } })).body.details).toEqual([
       { path: '/labels/a b', errors: [expect.stringContaining('name part must consist')] },
       { path: '/labels/d', errors: ['must be a string'] },
@@ -134,14 +161,22 @@ describe('namespaces and pod labels', () => {
 
   it('replaces a pod’s labels at once (no restart) and reverts them', async () => {
     const { call, ruleset, engine } = setup(TASKS());
-    await call('PUT', `${P}/policies/x/only-b`, netpol('x', 'only-b', { podSelector: { matchLabels: { pod: 'a' } }, ingress: [{ from: [{ podSelector: { matchLabels: { pod: 'b' } } }] }] }));
+    await call(
+      'PUT',
+      `${P}/policies/x/only-b`,
+      netpol('x', 'only-b', { podSelector: { matchLabels: { pod: 'a' } }, ingress: [{ from: [{ podSelector: { matchLabels: { pod: 'b' } } }] }] }),
+    );
     expect(ruleset('xa')).toContain('ip saddr { 10.213.0.3 } accept');
     expect((await call('GET', `${P}/pods/x/xa/labels`)).body).toEqual({ namespace: 'x', pod: 'xa', labels: { pod: 'a' }, replaced: false });
     // x/b loses pod=b: nobody may reach x/a any more.
     let r = await call('PUT', `${P}/pods/x/xb/labels`, { labels: { pod: 'other' } });
     expect(r).toMatchObject({ status: 201, body: { namespace: 'x', pod: 'xb', labels: { pod: 'other' }, tasks: ['xb'] } });
     expect(ruleset('xa')).not.toContain('10.213.0.3');
-    expect((await call('GET', `${P}/pods`)).body.pods.find((p: { pod: string }) => p.pod === 'xb')).toMatchObject({ labels: { pod: 'other' }, replaced: true, tasks: [{ taskId: 'xb', ip: '10.213.0.3' }] });
+    expect((await call('GET', `${P}/pods`)).body.pods.find((p: { pod: string }) => p.pod === 'xb')).toMatchObject({
+      labels: { pod: 'other' },
+      replaced: true,
+      tasks: [{ taskId: 'xb', ip: '10.213.0.3' }],
+    });
     // x/a stops being selected: open again.
     r = await call('PUT', `${P}/pods/x/xa/labels`, { labels: {} });
     expect(ruleset('xa')).toMatch(/chain input \{\n {4}type filter hook input priority 0; policy accept;\n {2}\}/);
@@ -159,8 +194,16 @@ describe('POST /v2/starmap/changes', () => {
   it('validates the whole change first (prefixed paths) and applies nothing when any part is wrong', async () => {
     const { call, applied, engine } = setup(TASKS());
     const r = await call('POST', `${P}/changes`, {
-      policies: { put: [netpol('x', 'ok', { podSelector: {} }), netpol('x', 'bad', { podSelector: {}, ingress: [{ ports: [{ port: 'Not_A_Name' }] }] }), { id: 'dialect', selector: {}, ingress: 'x' }, netpol('x', 'ok', {})], delete: ['BAD ID', 7] },
-      namespaces: { 'UPPER': { labels: {} }, y: { labels: { ok: 'yes' }, more: 1 } },
+      policies: {
+        put: [
+          netpol('x', 'ok', { podSelector: {} }),
+          netpol('x', 'bad', { podSelector: {}, ingress: [{ ports: [{ port: 'Not_A_Name' }] }] }),
+          { id: 'dialect', selector: {}, ingress: 'x' },
+          netpol('x', 'ok', {}),
+        ],
+        delete: ['BAD ID', 7],
+      },
+      namespaces: { UPPER: { labels: {} }, y: { labels: { ok: 'yes' }, more: 1 } },
       podLabels: { nopod: { labels: {} }, 'x/a': { labels: { k: 'v v' } } },
       extra: true,
     });
@@ -187,7 +230,10 @@ describe('POST /v2/starmap/changes', () => {
     applied.length = 0;
     const r = await call('POST', `${P}/changes`, {
       policies: {
-        put: [netpol('x', 'deny-all', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] }), netpol('y', 'from-x', { podSelector: {}, ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'x' } } }] }] })],
+        put: [
+          netpol('x', 'deny-all', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] }),
+          netpol('y', 'from-x', { podSelector: {}, ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'x' } } }] }] }),
+        ],
         delete: ['old', 'x/never-existed'],
       },
       namespaces: { x: { labels: { team: 'x' } }, z: null },
@@ -200,7 +246,9 @@ describe('POST /v2/starmap/changes', () => {
     expect(engine.storedNamespace('x')).toEqual({ team: 'x' });
     expect(engine.podLabels('x/xa')).toEqual({ pod: 'a2' });
     // The same change again changes nothing.
-    expect((await call('POST', `${P}/changes`, { policies: { put: [netpol('x', 'deny-all', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] })] } })).body).toMatchObject({ applied: 0, unchanged: 3 });
+    expect(
+      (await call('POST', `${P}/changes`, { policies: { put: [netpol('x', 'deny-all', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] })] } })).body,
+    ).toMatchObject({ applied: 0, unchanged: 3 });
     expect((await call('POST', `${P}/changes`, {})).body).toMatchObject({ applied: 0, unchanged: 3, notFound: [] });
   });
 });
@@ -208,33 +256,78 @@ describe('POST /v2/starmap/changes', () => {
 describe('network, drops, persistence and bad input', () => {
   it('shows the rules in force both ways per task', async () => {
     const { call } = setup(TASKS());
-    await call('PUT', `${P}/policies/x/p`, netpol('x', 'p', {
-      podSelector: { matchLabels: { pod: 'a' } },
-      ingress: [{ from: [{ podSelector: { matchLabels: { pod: 'b' } } }], ports: [{ port: 'serve-80-tcp' }] }],
-      egress: [{ to: [{ ipBlock: { cidr: '10.213.0.0/24', except: ['10.213.0.4/32'] } }], ports: [{ port: 53, endPort: 54, protocol: 'UDP' }] }],
-    }));
+    await call(
+      'PUT',
+      `${P}/policies/x/p`,
+      netpol('x', 'p', {
+        podSelector: { matchLabels: { pod: 'a' } },
+        ingress: [{ from: [{ podSelector: { matchLabels: { pod: 'b' } } }], ports: [{ port: 'serve-80-tcp' }] }],
+        egress: [{ to: [{ ipBlock: { cidr: '10.213.0.0/24', except: ['10.213.0.4/32'] } }], ports: [{ port: 53, endPort: 54, protocol: 'UDP' }] }],
+      }),
+    );
     const net = (await call('GET', `${P}/network`)).body;
     expect(net.gateway).toBe(GW);
     const xa = net.tasks.find((t: { taskId: string }) => t.taskId === 'xa');
-    expect(xa).toMatchObject({ namespace: 'x', pod: 'xa', ip: '10.213.0.2', labels: { pod: 'a' }, ports: [{ name: 'serve-80-tcp', port: 80, protocol: 'TCP' }], restricted: true });
-    expect(xa.ingress).toEqual({ isolated: true, rules: [{ origin: 'x/p ingress 0', peer: { pods: ['x/xb'], ips: ['10.213.0.3'] }, ports: [{ protocol: 'TCP', port: 80 }] }] });
-    expect(xa.egress).toEqual({ isolated: true, rules: [{ origin: 'x/p egress 0', peer: { ipBlock: { cidr: '10.213.0.0/24', except: ['10.213.0.4/32'] } }, ports: [{ protocol: 'UDP', port: 53, endPort: 54 }] }] });
-    expect(net.tasks.find((t: { taskId: string }) => t.taskId === 'ya')).toMatchObject({ restricted: false, ingress: { isolated: false, rules: [] }, egress: { isolated: false, rules: [] } });
+    expect(xa).toMatchObject({
+      namespace: 'x',
+      pod: 'xa',
+      ip: '10.213.0.2',
+      labels: { pod: 'a' },
+      ports: [{ name: 'serve-80-tcp', port: 80, protocol: 'TCP' }],
+      restricted: true,
+    });
+    expect(xa.ingress).toEqual({
+      isolated: true,
+      rules: [{ origin: 'x/p ingress 0', peer: { pods: ['x/xb'], ips: ['10.213.0.3'] }, ports: [{ protocol: 'TCP', port: 80 }] }],
+    });
+    expect(xa.egress).toEqual({
+      isolated: true,
+      rules: [
+        {
+          origin: 'x/p egress 0',
+          peer: { ipBlock: { cidr: '10.213.0.0/24', except: ['10.213.0.4/32'] } },
+          ports: [{ protocol: 'UDP', port: 53, endPort: 54 }],
+        },
+      ],
+    });
+    expect(net.tasks.find((t: { taskId: string }) => t.taskId === 'ya')).toMatchObject({
+      restricted: false,
+      ingress: { isolated: false, rules: [] },
+      egress: { isolated: false, rules: [] },
+    });
   });
 
   it('reports drops per side with the pods behind the addresses', async () => {
-    const drops = JSON.stringify({ nftables: [{ set: { name: 'egress_drops', elem: [{ elem: { val: { concat: ['10.213.0.3', 'tcp', 80] }, counter: { packets: 2 } } }] } }, { set: { name: 'ingress_drops', elem: [{ elem: { val: { concat: ['10.213.0.99', 'udp', 81] }, counter: { packets: 1 } } }] } }] });
+    const drops = JSON.stringify({
+      nftables: [
+        { set: { name: 'egress_drops', elem: [{ elem: { val: { concat: ['10.213.0.3', 'tcp', 80] }, counter: { packets: 2 } } }] } },
+        { set: { name: 'ingress_drops', elem: [{ elem: { val: { concat: ['10.213.0.99', 'udp', 81] }, counter: { packets: 1 } } }] } },
+      ],
+    });
     const { call } = setup(TASKS(), undefined, drops);
     const body = (await call('GET', `${P}/drops`)).body;
-    expect(body.tasks[0]).toEqual({ taskId: 'xa', namespace: 'x', pod: 'xa', ip: '10.213.0.2', egress: [{ to: '10.213.0.3', pod: 'x/xb', port: 80, protocol: 'TCP', packets: 2 }], ingress: [{ from: '10.213.0.99', port: 81, protocol: 'UDP', packets: 1 }] });
+    expect(body.tasks[0]).toEqual({
+      taskId: 'xa',
+      namespace: 'x',
+      pod: 'xa',
+      ip: '10.213.0.2',
+      egress: [{ to: '10.213.0.3', pod: 'x/xb', port: 80, protocol: 'TCP', packets: 2 }],
+      ingress: [{ from: '10.213.0.99', port: 81, protocol: 'UDP', packets: 1 }],
+    });
   });
 
   it('keeps NetworkPolicies, namespace labels and pod labels across a restart, skipping rows that no longer validate', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'starmap-np-'));
     dirs.push(dir);
     const first = setup(TASKS(), dir);
-    await first.call('POST', `${P}/changes`, { policies: { put: [netpol('x', 'p', { podSelector: {} }), { id: 'd', selector: {}, ingress: [] }] }, namespaces: { x: { labels: { a: 'b' } } }, podLabels: { 'x/xa': { labels: { c: 'd' } } } });
-    first.db!.prepare('INSERT INTO isolation_policies (id, doc, updated_at) VALUES (?, ?, ?)').run('x/poison', JSON.stringify({ kind: 'NetworkPolicy', metadata: { name: 'poison' } }), 'now');
+    await first.call('POST', `${P}/changes`, {
+      policies: { put: [netpol('x', 'p', { podSelector: {} }), { id: 'd', selector: {}, ingress: [] }] },
+      namespaces: { x: { labels: { a: 'b' } } },
+      podLabels: { 'x/xa': { labels: { c: 'd' } } },
+    });
+    first
+      .db!.prepare('INSERT INTO isolation_policies (id, doc, updated_at) VALUES (?, ?, ?)')
+      .run('x/poison', JSON.stringify({ kind: 'NetworkPolicy', metadata: { name: 'poison' } }), 'now');
     first.db!.prepare('INSERT INTO isolation_namespaces (name, labels, updated_at) VALUES (?, ?, ?)').run('broken', '[1]', 'now');
     first.db!.close();
     const logs: string[] = [];
@@ -249,12 +342,42 @@ describe('network, drops, persistence and bad input', () => {
 
   it('answers every extension path with a 4xx or 2xx, never a 500, whatever the body', async () => {
     const { app } = setup(TASKS());
-    const bodies: unknown[] = [null, 0, 'x', [], [null], {}, { labels: null }, { policies: [] }, { policies: { put: [null, 1, 'x', []] } }, { namespaces: [] }, { podLabels: { '/': null } }, { metadata: [] }, { spec: { ingress: [{ from: [{ ipBlock: null }] }] } }, { kind: 'NetworkPolicy', metadata: { name: 'a'.repeat(100_000) } }];
-    const urls = [`${P}/policies`, `${P}/policies/x`, `${P}/policies/x/y`, `${P}/namespaces/x`, `${P}/pods/x/y/labels`, `${P}/changes`, `${P}/network`, `${P}/drops`, `${P}/namespaces`, `${P}/pods`];
+    const bodies: unknown[] = [
+      null,
+      0,
+      'x',
+      [],
+      [null],
+      {},
+      { labels: null },
+      { policies: [] },
+      { policies: { put: [null, 1, 'x', []] } },
+      { namespaces: [] },
+      { podLabels: { '/': null } },
+      { metadata: [] },
+      { spec: { ingress: [{ from: [{ ipBlock: null }] }] } },
+      { kind: 'NetworkPolicy', metadata: { name: 'a'.repeat(100_000) } },
+    ];
+    const urls = [
+      `${P}/policies`,
+      `${P}/policies/x`,
+      `${P}/policies/x/y`,
+      `${P}/namespaces/x`,
+      `${P}/pods/x/y/labels`,
+      `${P}/changes`,
+      `${P}/network`,
+      `${P}/drops`,
+      `${P}/namespaces`,
+      `${P}/pods`,
+    ];
     for (const url of urls) {
       for (const method of ['GET', 'PUT', 'POST', 'DELETE'] as const) {
         for (const body of method === 'GET' || method === 'DELETE' ? [undefined] : bodies) {
-          const res = await app.inject({ method, url, ...(body !== undefined ? { payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}) });
+          const res = await app.inject({
+            method,
+            url,
+            ...(body !== undefined ? { payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+          });
           expect(res.statusCode, `${method} ${url} ${JSON.stringify(body)?.slice(0, 80)}`).toBeLessThan(500);
         }
       }

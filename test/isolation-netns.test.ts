@@ -100,7 +100,9 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
   });
 
   it('refuses a subnet the machine already uses, creating nothing', async () => {
-    await expect(Isolation.open({ prefix: 'smtx', subnet: '10.213.101.128/25' })).rejects.toThrow(/10\.213\.101\.128\/25 is already in use on this machine .*--netns-subnet/);
+    await expect(Isolation.open({ prefix: 'smtx', subnet: '10.213.101.128/25' })).rejects.toThrow(
+      /10\.213\.101\.128\/25 is already in use on this machine .*--netns-subnet/,
+    );
     expect(await leftovers('smtx')).toEqual({ namespaces: [], links: [], tables: [], routes: [] });
     expect(existsSync(prefixLockFile('smtx'))).toBe(false);
   });
@@ -185,7 +187,11 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
       const echo = start('ip', ['netns', 'exec', be.netns, NODE, '-e', ECHO, '7070']);
       await waitFor(() => echo.output().includes('listening'));
       const chat = start('ip', ['netns', 'exec', fe.netns, NODE, '-e', CHAT, be.ip, '7070']);
-      const echoed = () => chat.output().split('\n').filter((l) => /^\d+$/.test(l)).length;
+      const echoed = () =>
+        chat
+          .output()
+          .split('\n')
+          .filter((l) => /^\d+$/.test(l)).length;
       await waitFor(() => echoed() > 3, { message: 'echoes over an open connection' });
       const s90 = await serve(be.netns, 9090, 'be9090');
       await expectConnect(fe.netns, be.ip, 8080, 'ok');
@@ -205,7 +211,14 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
       // An unselected task is not affected: it answers (refused, nobody listens there) instead of dropping.
       expect(await connect(be.netns, fe.ip, 8080)).toBe('error:ECONNREFUSED');
 
-      res = await app.inject({ method: 'PUT', url: `${POLICY_PATH}/allow-frontend`, payload: { selector: { labels: { role: 'backend' } }, ingress: [{ from: [{ labels: { role: 'frontend' } }], ports: [{ port: 8080, protocol: 'tcp' }] }] } });
+      res = await app.inject({
+        method: 'PUT',
+        url: `${POLICY_PATH}/allow-frontend`,
+        payload: {
+          selector: { labels: { role: 'backend' } },
+          ingress: [{ from: [{ labels: { role: 'frontend' } }], ports: [{ port: 8080, protocol: 'tcp' }] }],
+        },
+      });
       expect(res.statusCode).toBe(201);
       await expectConnect(fe.netns, be.ip, 8080, 'ok');
       expect(await connect(fe.netns, be.ip, 9090)).toBe('timeout');

@@ -58,10 +58,17 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy on real packets (root)'
     expect(r.body.failed).toEqual([]);
     return r.body;
   };
-  const netpol = (namespace: string, name: string, spec: unknown) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace }, spec });
+  const netpol = (namespace: string, name: string, spec: unknown) => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name, namespace },
+    spec,
+  });
   /** Back to no policies, no namespace labels, no replaced pod labels. */
   const reset = async () => {
-    const ids = (await call('GET', '/v2/starmap/policies')).body.policies.map((p: { metadata: { namespace: string; name: string } }) => `${p.metadata.namespace}/${p.metadata.name}`);
+    const ids = (await call('GET', '/v2/starmap/policies')).body.policies.map(
+      (p: { metadata: { namespace: string; name: string } }) => `${p.metadata.namespace}/${p.metadata.name}`,
+    );
     await change({ policies: { delete: ids }, namespaces: { x: null, y: null }, podLabels: Object.fromEntries([...pods.keys()].map((id) => [id, null])) });
   };
 
@@ -102,7 +109,13 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy on real packets (root)'
     for (const ns of ['x', 'y']) {
       for (const name of ['a', 'b']) {
         const ports = [80, 81].flatMap((n) => ['tcp', 'udp'].map((protocol) => ({ number: n, name: `serve-${n}-${protocol}`, protocol })));
-        const t = await iso.taskStarting({ taskId: `${ns}${name}`, appId: `/np/${ns}/${name}`, labels: { 'starmap.namespace': ns, pod: name }, groups: [], ports });
+        const t = await iso.taskStarting({
+          taskId: `${ns}${name}`,
+          appId: `/np/${ns}/${name}`,
+          labels: { 'starmap.namespace': ns, pod: name },
+          groups: [],
+          ports,
+        });
         const server = start('ip', ['netns', 'exec', t.netns, NODE, '-e', SERVE, '80', '81']);
         pods.set(`${ns}/${name}`, { id: `${ns}/${name}`, netns: t.netns, ip: t.ip, server });
       }
@@ -127,7 +140,11 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy on real packets (root)'
     const echo = start('ip', ['netns', 'exec', pods.get('x/b')!.netns, NODE, '-e', ECHO, '7070']);
     await waitFor(() => echo.output().includes('listening'), { message: 'echo server' });
     const chat = start('ip', ['netns', 'exec', pods.get('x/a')!.netns, NODE, '-e', CHAT, pods.get('x/b')!.ip, '7070']);
-    chatEchoes = () => chat.output().split('\n').filter((l) => /^\d+$/.test(l)).length;
+    chatEchoes = () =>
+      chat
+        .output()
+        .split('\n')
+        .filter((l) => /^\d+$/.test(l)).length;
     await waitFor(() => chatEchoes() > 3, { message: 'echoes over an open connection' });
     await change({ policies: { put: [netpol('x', 'deny-egress', { podSelector: { matchLabels: { pod: 'a' } }, policyTypes: ['Egress'] })] } });
     await expectReach('x/a', { 'x/b:80/TCP': 'blocked', 'x/b:80/UDP': 'blocked', 'y/a:81/TCP': 'blocked', 'y/b:81/UDP': 'blocked', 'host:0/TCP': 'blocked' });
@@ -137,10 +154,22 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy on real packets (root)'
     // A connection opened before the policy is cut too: its packets are checked on every packet.
     expect(chatEchoes()).toBeGreaterThan(0);
     const before = chatEchoes();
-    await waitFor(async () => (await iso.engine.drops()).find((d) => d.pod === 'a' && d.namespace === 'x')!.egress.some((e) => e.port === 7070), { message: 'the open connection hits the egress drop rule' });
+    await waitFor(async () => (await iso.engine.drops()).find((d) => d.pod === 'a' && d.namespace === 'x')!.egress.some((e) => e.port === 7070), {
+      message: 'the open connection hits the egress drop rule',
+    });
     expect(chatEchoes()).toBeLessThanOrEqual(before + 1);
     // Reaching the host takes a rule, as in Kubernetes (only the node's ingress is exempt).
-    await change({ policies: { put: [netpol('x', 'to-host', { podSelector: { matchLabels: { pod: 'a' } }, policyTypes: ['Egress'], egress: [{ to: [{ ipBlock: { cidr: `${iso.gateway}/32` } }] }] })] } });
+    await change({
+      policies: {
+        put: [
+          netpol('x', 'to-host', {
+            podSelector: { matchLabels: { pod: 'a' } },
+            policyTypes: ['Egress'],
+            egress: [{ to: [{ ipBlock: { cidr: `${iso.gateway}/32` } }] }],
+          }),
+        ],
+      },
+    });
     await expectReach('x/a', { 'host:0/TCP': 'ok', 'x/b:80/TCP': 'blocked' });
     await chat.stop('SIGKILL');
     await echo.stop('SIGKILL');
@@ -177,13 +206,25 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy on real packets (root)'
     await change({
       policies: {
         put: [
-          netpol('x', 'a-to-ya', { podSelector: { matchLabels: { pod: 'a' } }, policyTypes: ['Egress'], egress: [{ to: [{ namespaceSelector: {}, podSelector: { matchLabels: { pod: 'a' } } }] }] }),
-          netpol('y', 'ya-from-xb', { podSelector: { matchLabels: { pod: 'a' } }, ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'x' } }, podSelector: { matchLabels: { pod: 'b' } } }] }] }),
+          netpol('x', 'a-to-ya', {
+            podSelector: { matchLabels: { pod: 'a' } },
+            policyTypes: ['Egress'],
+            egress: [{ to: [{ namespaceSelector: {}, podSelector: { matchLabels: { pod: 'a' } } }] }],
+          }),
+          netpol('y', 'ya-from-xb', {
+            podSelector: { matchLabels: { pod: 'a' } },
+            ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'x' } }, podSelector: { matchLabels: { pod: 'b' } } }] }],
+          }),
         ],
       },
     });
     // Counters only grow (and earlier tests dropped packets too): judge what this probe adds.
-    type Drops = { namespace: string; pod: string; egress: { to: string; pod?: string; port: number; protocol: string; packets: number }[]; ingress: { from: string; pod?: string; port: number; protocol: string; packets: number }[] }[];
+    type Drops = {
+      namespace: string;
+      pod: string;
+      egress: { to: string; pod?: string; port: number; protocol: string; packets: number }[];
+      ingress: { from: string; pod?: string; port: number; protocol: string; packets: number }[];
+    }[];
     const counts = async () => {
       const m = new Map<string, number>();
       for (const t of (await call('GET', '/v2/starmap/drops')).body.tasks as Drops) {
@@ -195,7 +236,11 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy on real packets (root)'
     const before = await counts();
     await expectReach('x/a', { 'y/a:80/TCP': 'blocked', 'y/b:81/UDP': 'blocked', 'y/b:80/TCP': 'blocked' });
     await expectReach('x/b', { 'y/a:80/TCP': 'ok' });
-    const grown = async () => [...(await counts())].filter(([k, n]) => n > (before.get(k) ?? 0)).map(([k]) => k).sort();
+    const grown = async () =>
+      [...(await counts())]
+        .filter(([k, n]) => n > (before.get(k) ?? 0))
+        .map(([k]) => k)
+        .sort();
     // x/a → y/a: x/a's egress allowed it, y/a's ingress dropped it. x/a → y/b: dropped on the way
     // out (y/b never saw it). x/b → y/a: allowed by both.
     await waitFor(async () => (await grown()).length >= 3, { message: 'drop counters grow' });
@@ -203,13 +248,25 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy on real packets (root)'
     const ip = (id: string) => pods.get(id)!.ip;
     // The rules in force, both ways, as the network endpoint shows them.
     const net = (await call('GET', '/v2/starmap/network')).body.tasks;
-    expect(net.find((t: { namespace: string; pod: string }) => t.namespace === 'x' && t.pod === 'a').egress).toEqual({ isolated: true, rules: [{ origin: 'x/a-to-ya egress 0', peer: { pods: ['x/a', 'y/a'], ips: [ip('x/a'), ip('y/a')] }, ports: 'all' }] });
+    expect(net.find((t: { namespace: string; pod: string }) => t.namespace === 'x' && t.pod === 'a').egress).toEqual({
+      isolated: true,
+      rules: [{ origin: 'x/a-to-ya egress 0', peer: { pods: ['x/a', 'y/a'], ips: [ip('x/a'), ip('y/a')] }, ports: 'all' }],
+    });
   });
 
   it('namespace labels and pod labels change what is allowed at once, without restarting the pods', async () => {
     await reset();
     const pids = [...pods.values()].map((p) => p.server.child.pid);
-    await change({ policies: { put: [netpol('y', 'from-blue', { podSelector: {}, ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'blue' } }, podSelector: { matchLabels: { role: 'client' } } }] }] })] } });
+    await change({
+      policies: {
+        put: [
+          netpol('y', 'from-blue', {
+            podSelector: {},
+            ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'blue' } }, podSelector: { matchLabels: { role: 'client' } } }] }],
+          }),
+        ],
+      },
+    });
     await expectReach('x/a', { 'y/a:80/TCP': 'blocked', 'y/b:81/UDP': 'blocked' });
     await change({ namespaces: { x: { labels: { team: 'blue' } } }, podLabels: { 'x/a': { labels: { pod: 'a', role: 'client' } } } });
     await expectReach('x/a', { 'y/a:80/TCP': 'ok', 'y/b:81/UDP': 'ok' });

@@ -38,13 +38,19 @@ function model(extraNsLabels: Record<string, Record<string, string>> = {}): { na
 /** Which of the 9 pods `from` reaches on port/protocol, as "x/a x/b …". */
 function reach(policies: NetworkPolicyObject[], from: string, port: number, protocol: Protocol = 'TCP', m = model()): string {
   const sim = simulateCluster({ ...m, policies, gateway: GW });
-  return m.pods.map((p) => `${p.namespace}/${p.name}`).filter((to) => to !== from && sim(from, to, port, protocol).allowed).join(' ');
+  return m.pods
+    .map((p) => `${p.namespace}/${p.name}`)
+    .filter((to) => to !== from && sim(from, to, port, protocol).allowed)
+    .join(' ');
 }
 
 /** Who reaches `to` on port/protocol. */
 function reachedBy(policies: NetworkPolicyObject[], to: string, port: number, protocol: Protocol = 'TCP', m = model()): string {
   const sim = simulateCluster({ ...m, policies, gateway: GW });
-  return m.pods.map((p) => `${p.namespace}/${p.name}`).filter((from) => from !== to && sim(from, to, port, protocol).allowed).join(' ');
+  return m.pods
+    .map((p) => `${p.namespace}/${p.name}`)
+    .filter((from) => from !== to && sim(from, to, port, protocol).allowed)
+    .join(' ');
 }
 
 const ALL_BUT = (me: string) => ['x/a', 'x/b', 'x/c', 'y/a', 'y/b', 'y/c', 'z/a', 'z/b', 'z/c'].filter((p) => p !== me).join(' ');
@@ -65,14 +71,18 @@ describe('ingress', () => {
     expect(reachedBy([sel([{ namespaceSelector: { matchLabels: { ns: 'y' } } }])], 'x/a', 80)).toBe('y/a y/b y/c');
     expect(reachedBy([sel([{ namespaceSelector: { matchLabels: { ns: 'y' } }, podSelector: { matchLabels: { pod: 'b' } } }])], 'x/a', 80)).toBe('y/b');
     // Two peers: OR.
-    expect(reachedBy([sel([{ namespaceSelector: { matchLabels: { ns: 'y' } } }, { podSelector: { matchLabels: { pod: 'b' } } }])], 'x/a', 80)).toBe('x/b y/a y/b y/c');
+    expect(reachedBy([sel([{ namespaceSelector: { matchLabels: { ns: 'y' } } }, { podSelector: { matchLabels: { pod: 'b' } } }])], 'x/a', 80)).toBe(
+      'x/b y/a y/b y/c',
+    );
     // namespaceSelector {} : every namespace.
     expect(reachedBy([sel([{ namespaceSelector: {}, podSelector: { matchLabels: { pod: 'c' } } }])], 'x/a', 80)).toBe('x/c y/c z/c');
   });
 
   it('matchExpressions: In, NotIn (a missing key matches), Exists, DoesNotExist', () => {
     const m = model({ y: { tier: 'web' }, z: { tier: 'db' } });
-    const from = (expr: unknown) => [np('x', 'p', { podSelector: { matchLabels: { pod: 'a' } }, ingress: [{ from: [{ namespaceSelector: { matchExpressions: [expr] } }] }] })];
+    const from = (expr: unknown) => [
+      np('x', 'p', { podSelector: { matchLabels: { pod: 'a' } }, ingress: [{ from: [{ namespaceSelector: { matchExpressions: [expr] } }] }] }),
+    ];
     expect(reachedBy(from({ key: 'tier', operator: 'In', values: ['web', 'db'] }), 'x/a', 80, 'TCP', m)).toBe('y/a y/b y/c z/a z/b z/c');
     expect(reachedBy(from({ key: 'tier', operator: 'NotIn', values: ['web'] }), 'x/a', 80, 'TCP', m)).toBe('x/b x/c z/a z/b z/c');
     expect(reachedBy(from({ key: 'tier', operator: 'Exists' }), 'x/a', 80, 'TCP', m)).toBe('y/a y/b y/c z/a z/b z/c');
@@ -95,7 +105,10 @@ describe('ingress', () => {
   it('ipBlock with except, host bits ignored', () => {
     const m = model();
     const ipOf = (id: string) => m.pods.find((p) => `${p.namespace}/${p.name}` === id)!.ip!;
-    const p = np('x', 'p', { podSelector: { matchLabels: { pod: 'a' } }, ingress: [{ from: [{ ipBlock: { cidr: `${ipOf('x/b')}/24`, except: [`${ipOf('y/a')}/32`, `${ipOf('y/b')}/31`] } }] }] });
+    const p = np('x', 'p', {
+      podSelector: { matchLabels: { pod: 'a' } },
+      ingress: [{ from: [{ ipBlock: { cidr: `${ipOf('x/b')}/24`, except: [`${ipOf('y/a')}/32`, `${ipOf('y/b')}/31`] } }] }],
+    });
     // y/a (.5) is excepted; y/b (.6) and y/c (.7) share the /31 .6-.7.
     expect(reachedBy([p], 'x/a', 80, 'TCP', m)).toBe('x/b x/c z/a z/b z/c');
   });
@@ -104,7 +117,12 @@ describe('ingress', () => {
 describe('egress and both sides', () => {
   it('egress default deny, then to a pod, a namespace and an ipBlock with except', () => {
     const m = model();
-    const eg = (to?: unknown[], ports?: unknown[]) => np('x', 'eg', { podSelector: { matchLabels: { pod: 'a' } }, policyTypes: ['Egress'], egress: to || ports ? [{ ...(to ? { to } : {}), ...(ports ? { ports } : {}) }] : [] });
+    const eg = (to?: unknown[], ports?: unknown[]) =>
+      np('x', 'eg', {
+        podSelector: { matchLabels: { pod: 'a' } },
+        policyTypes: ['Egress'],
+        egress: to || ports ? [{ ...(to ? { to } : {}), ...(ports ? { ports } : {}) }] : [],
+      });
     expect(reach([eg()], 'x/a', 80)).toBe('');
     expect(reach([eg()], 'x/b', 80)).toBe(ALL_BUT('x/b'));
     expect(reach([eg([{ podSelector: { matchLabels: { pod: 'c' } } }])], 'x/a', 80)).toBe('x/c');
@@ -127,10 +145,18 @@ describe('egress and both sides', () => {
 
   it('a connection needs the source egress AND the destination ingress; each side says which rule decided', () => {
     const m = model();
-    const egress = np('x', 'out', { podSelector: { matchLabels: { pod: 'a' } }, policyTypes: ['Egress'], egress: [{ to: [{ podSelector: { matchLabels: { pod: 'b' } } }] }] });
+    const egress = np('x', 'out', {
+      podSelector: { matchLabels: { pod: 'a' } },
+      policyTypes: ['Egress'],
+      egress: [{ to: [{ podSelector: { matchLabels: { pod: 'b' } } }] }],
+    });
     const ingress = np('x', 'in', { podSelector: { matchLabels: { pod: 'b' } }, ingress: [{ from: [{ podSelector: { matchLabels: { pod: 'c' } } }] }] });
     const sim = simulateCluster({ ...m, policies: [egress, ingress], gateway: GW });
-    expect(sim('x/a', 'x/b', 80, 'TCP')).toEqual({ allowed: false, egress: { verdict: 'accept', counted: false, rule: 'x/out egress 0' }, ingress: { verdict: 'drop', counted: true } });
+    expect(sim('x/a', 'x/b', 80, 'TCP')).toEqual({
+      allowed: false,
+      egress: { verdict: 'accept', counted: false, rule: 'x/out egress 0' },
+      ingress: { verdict: 'drop', counted: true },
+    });
     expect(sim('x/a', 'x/c', 80, 'TCP')).toMatchObject({ allowed: false, egress: { verdict: 'drop', counted: true }, ingress: { verdict: 'accept' } });
     expect(sim('x/c', 'x/b', 80, 'TCP')).toMatchObject({ allowed: true, ingress: { rule: 'x/in ingress 0' } });
   });
@@ -141,7 +167,11 @@ describe('egress and both sides', () => {
     const xa = r.get('x/a')!;
     expect(evaluateRuleset(xa, 'input', { src: GW, dst: '10.213.0.2', port: 80, protocol: 'TCP' }).verdict).toBe('accept');
     expect(evaluateRuleset(xa, 'output', { src: '10.213.0.2', dst: GW, port: 8080, protocol: 'TCP' }).verdict).toBe('drop');
-    const toHost = renderCluster({ ...m, policies: [np('x', 'all', { podSelector: {}, policyTypes: ['Egress'], egress: [{ to: [{ ipBlock: { cidr: `${GW}/32` } }] }] })], gateway: GW });
+    const toHost = renderCluster({
+      ...m,
+      policies: [np('x', 'all', { podSelector: {}, policyTypes: ['Egress'], egress: [{ to: [{ ipBlock: { cidr: `${GW}/32` } }] }] })],
+      gateway: GW,
+    });
     expect(evaluateRuleset(toHost.get('x/a')!, 'output', { src: '10.213.0.2', dst: GW, port: 8080, protocol: 'TCP' }).verdict).toBe('accept');
   });
 
@@ -154,7 +184,14 @@ describe('egress and both sides', () => {
 });
 
 describe('the rule model with the dialect and the fault switch', () => {
-  const task = (taskId: string, ip: string, labels: Record<string, string>, groups: string[] = []) => ({ taskId, appId: `/s/${taskId}`, labels, groups, ip, netns: `ns-${taskId}` });
+  const task = (taskId: string, ip: string, labels: Record<string, string>, groups: string[] = []) => ({
+    taskId,
+    appId: `/s/${taskId}`,
+    labels,
+    groups,
+    ip,
+    netns: `ns-${taskId}`,
+  });
 
   it('dialect policies and NetworkPolicies add up on ingress; network groups still restrict both', () => {
     const tasks = [task('a', '10.213.0.2', { role: 'db' }, ['g']), task('b', '10.213.0.3', { role: 'api' }, ['g']), task('c', '10.213.0.4', { role: 'web' })];
@@ -163,7 +200,9 @@ describe('the rule model with the dialect and the fault switch', () => {
       pods,
       namespaces: namespacesOf(new Map(), pods),
       dialect: [{ id: 'd', selector: { labels: { role: 'db' } }, ingress: [{ from: [{ labels: { role: 'api' } }] }] }],
-      policies: [np('default', 'n', { podSelector: { matchLabels: { role: 'db' } }, ingress: [{ from: [{ podSelector: { matchLabels: { role: 'web' } } }] }] })],
+      policies: [
+        np('default', 'n', { podSelector: { matchLabels: { role: 'db' } }, ingress: [{ from: [{ podSelector: { matchLabels: { role: 'web' } } }] }] }),
+      ],
       gateway: GW,
     });
     const a = rules.find((r) => r.taskId === 'a')!;
@@ -172,16 +211,41 @@ describe('the rule model with the dialect and the fault switch', () => {
     const text = renderRuleset(a);
     expect(evaluateRuleset(text, 'input', { src: '10.213.0.3', dst: '10.213.0.2', port: 1, protocol: 'TCP' }).verdict).toBe('accept');
     // c is allowed by the NetworkPolicy but not in group g: the group limit wins.
-    expect(evaluateRuleset(text, 'input', { src: '10.213.0.4', dst: '10.213.0.2', port: 1, protocol: 'TCP' })).toEqual({ verdict: 'drop', counted: true, rule: 'groups g' });
+    expect(evaluateRuleset(text, 'input', { src: '10.213.0.4', dst: '10.213.0.2', port: 1, protocol: 'TCP' })).toEqual({
+      verdict: 'drop',
+      counted: true,
+      rule: 'groups g',
+    });
   });
 
   it('leaves out exactly the rule the fault names', () => {
     expect(parseFault('x/p:egress:2')).toEqual({ policy: 'x/p', direction: 'egress', index: 2 });
     expect(parseFault('x/p:sideways:1')).toHaveProperty('error');
     const m = model();
-    const p = np('x', 'p', { podSelector: { matchLabels: { pod: 'a' } }, ingress: [{ from: [{ podSelector: { matchLabels: { pod: 'b' } } }] }, { from: [{ podSelector: { matchLabels: { pod: 'c' } } }] }] });
-    const pods = m.pods.map((q) => ({ taskId: `${q.namespace}/${q.name}`, appId: '', netns: '', ip: q.ip!, namespace: q.namespace, pod: q.name, labels: q.labels, dialectLabels: q.labels, groups: [], ports: q.ports }));
-    const rules = compileRules({ pods, namespaces: m.namespaces, dialect: [], policies: [p], gateway: GW, fault: { policy: 'x/p', direction: 'ingress', index: 1 } });
+    const p = np('x', 'p', {
+      podSelector: { matchLabels: { pod: 'a' } },
+      ingress: [{ from: [{ podSelector: { matchLabels: { pod: 'b' } } }] }, { from: [{ podSelector: { matchLabels: { pod: 'c' } } }] }],
+    });
+    const pods = m.pods.map((q) => ({
+      taskId: `${q.namespace}/${q.name}`,
+      appId: '',
+      netns: '',
+      ip: q.ip!,
+      namespace: q.namespace,
+      pod: q.name,
+      labels: q.labels,
+      dialectLabels: q.labels,
+      groups: [],
+      ports: q.ports,
+    }));
+    const rules = compileRules({
+      pods,
+      namespaces: m.namespaces,
+      dialect: [],
+      policies: [p],
+      gateway: GW,
+      fault: { policy: 'x/p', direction: 'ingress', index: 1 },
+    });
     expect(rules.find((r) => r.taskId === 'x/a')!.ingress).toMatchObject({ isolated: true, rules: [{ origin: 'x/p ingress 0' }] });
   });
 });
@@ -191,10 +255,30 @@ describe('pure parts', () => {
     expect(podIdentity('/starmap/e2e/x/a', { 'starmap.namespace': 'x' })).toEqual({ namespace: 'x', pod: 'a' });
     expect(podIdentity('/grp/app', {})).toEqual({ namespace: 'default', pod: 'app' });
     expect(podIdentity('/grp/app', { 'starmap.pod': 'p1' })).toEqual({ namespace: 'default', pod: 'p1' });
-    const t = { taskId: 't', appId: '/s/x/a', labels: { 'starmap.namespace': 'x', 'starmap.scenario': 's', pod: 'a' }, groups: [], ip: '10.213.0.2', netns: 'n' };
+    const t = {
+      taskId: 't',
+      appId: '/s/x/a',
+      labels: { 'starmap.namespace': 'x', 'starmap.scenario': 's', pod: 'a' },
+      groups: [],
+      ip: '10.213.0.2',
+      netns: 'n',
+    };
     expect(podOf(t, new Map())).toMatchObject({ namespace: 'x', pod: 'a', labels: { pod: 'a' }, dialectLabels: t.labels });
-    expect(podOf(t, new Map([['x/a', { pod: 'z' }]]))).toMatchObject({ labels: { pod: 'z' }, dialectLabels: { 'starmap.namespace': 'x', 'starmap.scenario': 's', pod: 'z' } });
-    expect(parseDiscoveryPorts([{ number: 80, name: 'http', protocol: 'tcp' }, { number: 53, name: 'dns', protocol: 'udp,tcp' }, { number: 9, protocol: 'sctp' }, { number: 0 }, { name: 'x' }, 'junk', { number: 7, protocol: 'icmp' }])).toEqual([
+    expect(podOf(t, new Map([['x/a', { pod: 'z' }]]))).toMatchObject({
+      labels: { pod: 'z' },
+      dialectLabels: { 'starmap.namespace': 'x', 'starmap.scenario': 's', pod: 'z' },
+    });
+    expect(
+      parseDiscoveryPorts([
+        { number: 80, name: 'http', protocol: 'tcp' },
+        { number: 53, name: 'dns', protocol: 'udp,tcp' },
+        { number: 9, protocol: 'sctp' },
+        { number: 0 },
+        { name: 'x' },
+        'junk',
+        { number: 7, protocol: 'icmp' },
+      ]),
+    ).toEqual([
       { name: 'http', port: 80, protocol: 'TCP' },
       { name: 'dns', port: 53, protocol: 'UDP' },
       { name: 'dns', port: 53, protocol: 'TCP' },
@@ -208,8 +292,24 @@ describe('pure parts', () => {
   });
 
   it('merges port ranges and nested prefixes (nft refuses overlapping intervals)', () => {
-    expect(mergeRanges([[81, 90], [80, 80], [85, 100], [200, 200], [102, 103], [101, 101]])).toEqual([[80, 103], [200, 200]]);
-    expect(outermostPrefixes(['10.1.0.0/16', '10.1.2.0/24', '10.1.0.0/16', '10.2.0.0/16', '2001:db8:0:0:0:0:0:0/48', '2001:db8:0:1:0:0:0:0/64'])).toEqual(['10.1.0.0/16', '10.2.0.0/16', '2001:db8:0:0:0:0:0:0/48']);
+    expect(
+      mergeRanges([
+        [81, 90],
+        [80, 80],
+        [85, 100],
+        [200, 200],
+        [102, 103],
+        [101, 101],
+      ]),
+    ).toEqual([
+      [80, 103],
+      [200, 200],
+    ]);
+    expect(outermostPrefixes(['10.1.0.0/16', '10.1.2.0/24', '10.1.0.0/16', '10.2.0.0/16', '2001:db8:0:0:0:0:0:0/48', '2001:db8:0:1:0:0:0:0/64'])).toEqual([
+      '10.1.0.0/16',
+      '10.2.0.0/16',
+      '2001:db8:0:0:0:0:0:0/48',
+    ]);
   });
 
   it('renders unrestricted sides as open chains', () => {
@@ -222,8 +322,28 @@ describe('pure parts', () => {
     const json = JSON.stringify({
       nftables: [
         { metainfo: { version: '1.0.6' } },
-        { set: { family: 'inet', name: 'ingress_drops', table: 'starmap', elem: [{ elem: { val: { concat: ['10.213.0.3', 'tcp', 80] }, counter: { packets: 3, bytes: 180 } } }, { elem: { val: { concat: ['10.213.0.4', 'udp', 81] }, counter: { packets: 9, bytes: 1 } } }] } },
-        { set: { family: 'inet', name: 'egress_drops', table: 'starmap', elem: [{ elem: { val: { concat: ['10.213.0.5', 132, 80] }, counter: { packets: 1, bytes: 1 }, expires: 5 } }, { elem: { val: { concat: ['10.213.0.6', 'tcp', 1] }, counter: { packets: 0, bytes: 0 } } }] } },
+        {
+          set: {
+            family: 'inet',
+            name: 'ingress_drops',
+            table: 'starmap',
+            elem: [
+              { elem: { val: { concat: ['10.213.0.3', 'tcp', 80] }, counter: { packets: 3, bytes: 180 } } },
+              { elem: { val: { concat: ['10.213.0.4', 'udp', 81] }, counter: { packets: 9, bytes: 1 } } },
+            ],
+          },
+        },
+        {
+          set: {
+            family: 'inet',
+            name: 'egress_drops',
+            table: 'starmap',
+            elem: [
+              { elem: { val: { concat: ['10.213.0.5', 132, 80] }, counter: { packets: 1, bytes: 1 }, expires: 5 } },
+              { elem: { val: { concat: ['10.213.0.6', 'tcp', 1] }, counter: { packets: 0, bytes: 0 } } },
+            ],
+          },
+        },
       ],
     });
     expect(parseDropSets(json)).toEqual({

@@ -17,7 +17,14 @@ import { policyPlugin, POLICY_PATH } from '../orchestrator/isolation/policy-rout
 import { policyId } from '../orchestrator/isolation/policy-store.ts';
 
 const GW = '10.213.0.1';
-const task = (taskId: string, ip: string, labels: Record<string, string> = {}, groups: string[] = []): TaskNetInfo => ({ taskId, appId: `/${taskId}`, labels, groups, ip, netns: `ns-${taskId}` });
+const task = (taskId: string, ip: string, labels: Record<string, string> = {}, groups: string[] = []): TaskNetInfo => ({
+  taskId,
+  appId: `/${taskId}`,
+  labels,
+  groups,
+  ip,
+  netns: `ns-${taskId}`,
+});
 
 function ok(body: unknown, id?: string): NetworkPolicy {
   const v = validatePolicy(body, id);
@@ -62,7 +69,11 @@ describe('isolation flags', () => {
   it('have defaults and name the flag in errors', async () => {
     const parse = (argv: string[]) => isolationOptions(yargs(argv).exitProcess(false).strict()).parseAsync();
     expect(await parse([])).toMatchObject({ isolation: 'off', netnsSubnet: '10.213.0.0/24', netnsPrefix: 'smap' });
-    expect(await parse(['--isolation=netns', '--netns_subnet=10.77.0.0/16', '--netns-prefix=sm2'])).toMatchObject({ isolation: 'netns', netnsSubnet: '10.77.0.0/16', netnsPrefix: 'sm2' });
+    expect(await parse(['--isolation=netns', '--netns_subnet=10.77.0.0/16', '--netns-prefix=sm2'])).toMatchObject({
+      isolation: 'netns',
+      netnsSubnet: '10.77.0.0/16',
+      netnsPrefix: 'sm2',
+    });
     expect(() => subnetFlag('netns-subnet')('1.2.3.0/24')).toThrow(/^invalid value for --netns-subnet: .*private range/);
     expect(() => prefixFlag('netns-prefix')('Bad')).toThrow(/^invalid value for --netns-prefix: "Bad"/);
   });
@@ -70,7 +81,9 @@ describe('isolation flags', () => {
 
 describe('policy validation', () => {
   it('accepts the documented shape and normalises it', () => {
-    expect(ok({ id: 'p1', selector: { matchLabels: { role: 'db' } }, ingress: [{ from: [{ labels: { role: 'api' } }, { group: 'g' }], ports: [{ port: 5432 }] }] })).toEqual({
+    expect(
+      ok({ id: 'p1', selector: { matchLabels: { role: 'db' } }, ingress: [{ from: [{ labels: { role: 'api' } }, { group: 'g' }], ports: [{ port: 5432 }] }] }),
+    ).toEqual({
       id: 'p1',
       selector: { labels: { role: 'db' } },
       ingress: [{ from: [{ labels: { role: 'api' } }, { group: 'g' }], ports: [{ port: 5432, protocol: 'tcp' }] }],
@@ -79,7 +92,21 @@ describe('policy validation', () => {
   });
 
   it('names every problem with its path', () => {
-    const v = validatePolicy({ id: 'x y', selector: { labels: { role: 3 } }, ingress: [{ from: [{}], ports: [{ port: 70000, protocol: 'sctp' }, { port: 80, protocol: 'udp', endPort: 10 }] }, 'nope'], extra: 1 });
+    const v = validatePolicy({
+      id: 'x y',
+      selector: { labels: { role: 3 } },
+      ingress: [
+        {
+          from: [{}],
+          ports: [
+            { port: 70000, protocol: 'sctp' },
+            { port: 80, protocol: 'udp', endPort: 10 },
+          ],
+        },
+        'nope',
+      ],
+      extra: 1,
+    });
     expect('errors' in v && v.errors).toEqual([
       { path: '/extra', errors: [expect.stringContaining('unknown property')] },
       { path: '/id', errors: [expect.stringContaining('letters, digits')] },
@@ -90,7 +117,9 @@ describe('policy validation', () => {
       { path: '/ingress/1', errors: ['must be an object'] },
     ]);
     expect(validatePolicy('x')).toEqual({ errors: [{ path: '/', errors: ['must be a JSON object'] }] });
-    expect(validatePolicy({ id: 'a', selector: {}, ingress: [] }, 'b')).toEqual({ errors: [{ path: '/id', errors: ['does not match the id in the path (b)'] }] });
+    expect(validatePolicy({ id: 'a', selector: {}, ingress: [] }, 'b')).toEqual({
+      errors: [{ path: '/id', errors: ['does not match the id in the path (b)'] }],
+    });
     expect(validatePolicy({ id: 'a' })).toEqual({
       errors: [
         { path: '/selector', errors: [expect.stringContaining('is required')] },
@@ -152,7 +181,11 @@ describe('policy evaluation (Kubernetes ingress semantics + network groups)', ()
   });
 
   it('renders one atomic nftables transaction per namespace', () => {
-    const p = ok({ id: 'p', selector: { labels: { role: 'backend' } }, ingress: [{ from: [{ labels: { role: 'frontend' } }], ports: [{ port: 80 }, { port: 53, protocol: 'udp' }] }] });
+    const p = ok({
+      id: 'p',
+      selector: { labels: { role: 'backend' } },
+      ingress: [{ from: [{ labels: { role: 'frontend' } }], ports: [{ port: 80 }, { port: 53, protocol: 'udp' }] }],
+    });
     const text = renderRuleset(rulesOf([fe, be], [p], 'be'));
     // Declared (no-op when present), flushed and filled again in one transaction: the drop
     // counters survive a change of rules.

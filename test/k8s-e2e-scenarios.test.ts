@@ -84,7 +84,10 @@ describe('the k8s-e2e scenario set', () => {
   it('renders every upstream truth-table test once, in upstream order, one file each', () => {
     for (const [prefix, names] of Object.entries(UPSTREAM)) {
       const mine = files.filter((f) => f.file.startsWith(`${prefix}-`));
-      expect(mine.map((f) => f.upstreamIt), prefix).toEqual(names);
+      expect(
+        mine.map((f) => f.upstreamIt),
+        prefix,
+      ).toEqual(names);
       mine.forEach((f, i) => {
         expect(f.file, f.upstreamIt).toMatch(new RegExp(`^${prefix}-0?${i + 1}-[a-z0-9-]+\\.yaml$`));
         expect(f.name).toBe(f.file.replace(/\.yaml$/, ''));
@@ -103,7 +106,12 @@ describe('the k8s-e2e scenario set', () => {
   it('uses the upstream 3 x 3 model and names only its namespaces, pods, ports and protocols', () => {
     for (const f of files) {
       const sctp = f.file.startsWith('sctp-');
-      expect(f.model, f.file).toEqual({ namespaces: ['x', 'y', 'z'], pods: ['a', 'b', 'c'], ports: [80, 81], protocols: sctp ? ['TCP', 'UDP', 'SCTP'] : ['TCP', 'UDP'] });
+      expect(f.model, f.file).toEqual({
+        namespaces: ['x', 'y', 'z'],
+        pods: ['a', 'b', 'c'],
+        ports: [80, 81],
+        protocols: sctp ? ['TCP', 'UDP', 'SCTP'] : ['TCP', 'UDP'],
+      });
       const pods = modelPods(f.model);
       const ids = f.policies.map(idOf);
       expect(new Set(ids).size, `${f.file}: policy ids must be unique`).toBe(ids.length);
@@ -193,7 +201,10 @@ describe('the k8s-e2e scenario set', () => {
 // shared/netpol/evaluate.ts; until it is on this branch the comparison says it was skipped.
 const EVALUATOR = join(ROOT, 'shared', 'netpol', 'evaluate.ts');
 interface EvaluatorApi {
-  Evaluator: new (cluster: unknown, policies: unknown[]) => { evaluate(conn: { from: unknown; to: unknown; port: number; protocol: string }): { allowed: boolean | null } };
+  Evaluator: new (
+    cluster: unknown,
+    policies: unknown[],
+  ) => { evaluate(conn: { from: unknown; to: unknown; port: number; protocol: string }): { allowed: boolean | null } };
 }
 
 describe.skipIf(!existsSync(EVALUATOR))('the set against the evaluator (skipped while shared/netpol/evaluate.ts is absent)', () => {
@@ -217,7 +228,10 @@ describe.skipIf(!existsSync(EVALUATOR))('the set against the evaluator (skipped 
               if (want === '-') continue;
               cells++;
               const got = evaluator.evaluate({ from, to, port: e.port, protocol: e.protocol }).allowed;
-              if (got !== (want === '.')) differences.push(`${f.file}:${e.line} ${e.port}/${e.protocol} ${from.namespace}/${from.name} -> ${to.namespace}/${to.name}: table ${want}, evaluator ${got}`);
+              if (got !== (want === '.'))
+                differences.push(
+                  `${f.file}:${e.line} ${e.port}/${e.protocol} ${from.namespace}/${from.name} -> ${to.namespace}/${to.name}: table ${want}, evaluator ${got}`,
+                );
             }
           }
         }
@@ -244,13 +258,19 @@ describe('the replay of the upstream reachability statements', () => {
     );
     expect(t!.port).toBe(81);
     expect(t!.protocol).toBe('UDP');
-    expect(renderMatrix(t!.expected)).toBe(['-    x/a  x/b  y/a  y/b', 'x/a  -    .    X    X', 'x/b  .    -    X    X', 'y/a  X    .    -    X', 'y/b  X    .    X    -', ''].join('\n'));
+    expect(renderMatrix(t!.expected)).toBe(
+      ['-    x/a  x/b  y/a  y/b', 'x/a  -    .    X    X', 'x/b  .    -    X    X', 'y/a  X    .    -    X', 'y/b  X    .    X    -', ''].join('\n'),
+    );
   });
 
   it('refuses a statement it does not know instead of skipping it', () => {
-    expect(() => replay(['r := NewReachability(k8s.AllPodStrings(), true)', 'r.ExpectSomething(NewPodString(nsX, "a"), false)'], ['x'], ['a'])).toThrow(TranscriptionError);
+    expect(() => replay(['r := NewReachability(k8s.AllPodStrings(), true)', 'r.ExpectSomething(NewPodString(nsX, "a"), false)'], ['x'], ['a'])).toThrow(
+      TranscriptionError,
+    );
     expect(() => replay(['r.ExpectAllIngress(NewPodString(nsX, "a"), false)'], ['x'], ['a'])).toThrow(/before NewReachability/);
-    expect(() => replay(['r := NewReachability(k8s.AllPodStrings(), true)', 'r.ExpectAllIngress(NewPodString(nsX, "q"), false)'], ['x'], ['a'])).toThrow(/not in the model/);
+    expect(() => replay(['r := NewReachability(k8s.AllPodStrings(), true)', 'r.ExpectAllIngress(NewPodString(nsX, "q"), false)'], ['x'], ['a'])).toThrow(
+      /not in the model/,
+    );
   });
 });
 

@@ -70,7 +70,15 @@ describe('label selectors', () => {
 
   it('prints selectors kubectl style', () => {
     expect(selectorText({})).toBe('{}');
-    expect(selectorText({ matchLabels: { a: 'b' }, matchExpressions: [{ key: 'c', operator: 'NotIn', values: ['d', 'e'] }, { key: 'f', operator: 'DoesNotExist' }] })).toBe('a=b,c notin (d,e),!f');
+    expect(
+      selectorText({
+        matchLabels: { a: 'b' },
+        matchExpressions: [
+          { key: 'c', operator: 'NotIn', values: ['d', 'e'] },
+          { key: 'f', operator: 'DoesNotExist' },
+        ],
+      }),
+    ).toBe('a=b,c notin (d,e),!f');
   });
 });
 
@@ -86,8 +94,15 @@ describe('{{ip ns/pod}}', () => {
   });
 
   it('resolves a policy, leaving the original untouched, and refuses to half-resolve', () => {
-    const p = np('x', 'p', { egress: [{ to: [{ ipBlock: { cidr: '{{ip x/b}}/8', except: ['{{ip x/b}}/32'] } }] }], ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/8' } }] }] });
-    expect(cidrTexts(p).map((c) => c.path)).toEqual(['/spec/ingress/0/from/0/ipBlock/cidr', '/spec/egress/0/to/0/ipBlock/cidr', '/spec/egress/0/to/0/ipBlock/except/0']);
+    const p = np('x', 'p', {
+      egress: [{ to: [{ ipBlock: { cidr: '{{ip x/b}}/8', except: ['{{ip x/b}}/32'] } }] }],
+      ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/8' } }] }],
+    });
+    expect(cidrTexts(p).map((c) => c.path)).toEqual([
+      '/spec/ingress/0/from/0/ipBlock/cidr',
+      '/spec/egress/0/to/0/ipBlock/cidr',
+      '/spec/egress/0/to/0/ipBlock/except/0',
+    ]);
     const r = resolvePolicy(p, (ref) => ips[ref]);
     expect(r.spec.egress![0]!.to![0]!.ipBlock).toEqual({ cidr: '10.0.1.2/8', except: ['10.0.1.2/32'] });
     expect(p.spec.egress![0]!.to![0]!.ipBlock!.cidr).toBe('{{ip x/b}}/8');

@@ -34,7 +34,10 @@ describe('evaluator: ingress (upstream e2e cases)', () => {
   });
 
   it('allow ingress to a target from every pod of every namespace, beside a default deny', () => {
-    const ps = [np('x', 'deny-all', { ingress: [] }), np('x', 'allow-all-to-a', { podSelector: pod('a'), ingress: [{ from: [{ podSelector: {}, namespaceSelector: {} }] }] })];
+    const ps = [
+      np('x', 'deny-all', { ingress: [] }),
+      np('x', 'allow-all-to-a', { podSelector: pod('a'), ingress: [{ from: [{ podSelector: {}, namespaceSelector: {} }] }] }),
+    ];
     check(ps, 80, 'TCP', reach().allIngress('x/a', true).allIngress('x/b', false).allIngress('x/c', false));
   });
 
@@ -51,7 +54,12 @@ describe('evaluator: ingress (upstream e2e cases)', () => {
 
   it('podSelector with matchExpressions In', () => {
     const sel = { matchExpressions: [{ key: 'pod', operator: 'In' as const, values: ['b'] }] };
-    check([np('x', 'p', { podSelector: pod('a'), ingress: [{ from: [{ podSelector: sel }] }] })], 80, 'TCP', reach().allIngress('x/a', false).expect('x/b', 'x/a', true));
+    check(
+      [np('x', 'p', { podSelector: pod('a'), ingress: [{ from: [{ podSelector: sel }] }] })],
+      80,
+      'TCP',
+      reach().allIngress('x/a', false).expect('x/b', 'x/a', true),
+    );
   });
 
   it('two peers are OR: other namespaces (NotIn) or pod b of the same namespace', () => {
@@ -70,11 +78,17 @@ describe('evaluator: ingress (upstream e2e cases)', () => {
   });
 
   it('ports: a numeric port allows that port only; stacked policies add up', () => {
-    const p81 = np('x', 'allow-81', { podSelector: pod('a'), ingress: [{ from: [{ namespaceSelector: nsName('y') }], ports: [{ port: 81, protocol: 'TCP' }] }] });
+    const p81 = np('x', 'allow-81', {
+      podSelector: pod('a'),
+      ingress: [{ from: [{ namespaceSelector: nsName('y') }], ports: [{ port: 81, protocol: 'TCP' }] }],
+    });
     const allowY = reach().expectPeer({ ns: 'x' }, { ns: 'x', pod: 'a' }, false).expectPeer({ ns: 'z' }, { ns: 'x', pod: 'a' }, false);
     check([p81], 81, 'TCP', allowY);
     check([p81], 80, 'TCP', reach().allIngress('x/a', false));
-    const p80 = np('x', 'allow-80', { podSelector: pod('a'), ingress: [{ from: [{ namespaceSelector: nsName('y') }], ports: [{ port: 80, protocol: 'TCP' }] }] });
+    const p80 = np('x', 'allow-80', {
+      podSelector: pod('a'),
+      ingress: [{ from: [{ namespaceSelector: nsName('y') }], ports: [{ port: 80, protocol: 'TCP' }] }],
+    });
     check([p81, p80], 80, 'TCP', allowY);
   });
 
@@ -92,7 +106,10 @@ describe('evaluator: ingress (upstream e2e cases)', () => {
 
   it('UDP-only and SCTP-only rules do not allow TCP, and still isolate', () => {
     check([np('x', 'udp-81', { podSelector: pod('a'), ingress: [{ ports: [{ port: 81, protocol: 'UDP' }] }] })], 81, 'TCP', reach().allIngress('x/a', false));
-    const sctp = [np('x', 'deny-ingress', { ingress: [] }), np('x', 'sctp-81', { podSelector: pod('a'), ingress: [{ ports: [{ port: 81, protocol: 'SCTP' }] }] })];
+    const sctp = [
+      np('x', 'deny-ingress', { ingress: [] }),
+      np('x', 'sctp-81', { podSelector: pod('a'), ingress: [{ ports: [{ port: 81, protocol: 'SCTP' }] }] }),
+    ];
     check(sctp, 81, 'TCP', reach().expectPeer({}, { ns: 'x' }, false));
     check(sctp, 81, 'SCTP', reach().expectPeer({}, { ns: 'x', pod: 'b' }, false).expectPeer({}, { ns: 'x', pod: 'c' }, false));
     check([np('x', 'sctp-80', { podSelector: pod('a'), ingress: [{ ports: [{ port: 80, protocol: 'SCTP' }] }] })], 81, 'TCP', reach().allIngress('x/a', false));
@@ -103,10 +120,18 @@ describe('evaluator: ingress (upstream e2e cases)', () => {
     check([p], 81, 'TCP', reach());
     check([p], 80, 'TCP', reach().expectPeer({}, { ns: 'x' }, false));
     // The same name asked for over UDP names no container port: nothing matches.
-    check([np('x', 'wrong-proto', { ingress: [{ ports: [{ port: 'serve-81-tcp', protocol: 'UDP' }] }] })], 81, 'UDP', reach().expectPeer({}, { ns: 'x' }, false));
+    check(
+      [np('x', 'wrong-proto', { ingress: [{ ports: [{ port: 'serve-81-tcp', protocol: 'UDP' }] }] })],
+      81,
+      'UDP',
+      reach().expectPeer({}, { ns: 'x' }, false),
+    );
     // A name no pod declares is not an error; it matches nothing.
     check([np('x', 'unknown-name', { ingress: [{ ports: [{ port: 'no-such-port' }] }] })], 80, 'TCP', reach().expectPeer({}, { ns: 'x' }, false));
-    const fromY = np('x', 'y-80', { podSelector: pod('a'), ingress: [{ from: [{ namespaceSelector: nsName('y') }], ports: [{ port: 'serve-80-tcp', protocol: 'TCP' }] }] });
+    const fromY = np('x', 'y-80', {
+      podSelector: pod('a'),
+      ingress: [{ from: [{ namespaceSelector: nsName('y') }], ports: [{ port: 'serve-80-tcp', protocol: 'TCP' }] }],
+    });
     check([fromY], 80, 'TCP', reach().expectPeer({ ns: 'x' }, { ns: 'x', pod: 'a' }, false).expectPeer({ ns: 'z' }, { ns: 'x', pod: 'a' }, false));
     check([fromY], 81, 'TCP', reach().allIngress('x/a', false));
   });
@@ -137,7 +162,12 @@ describe('evaluator: ingress (upstream e2e cases)', () => {
   });
 
   it('podSelector {} peer means the policy namespace only (deny from other namespaces)', () => {
-    check([np('x', 'deny-other-ns', { ingress: [{ from: [{ podSelector: { matchLabels: {} } }] }] })], 80, 'TCP', reach().expectPeer({ ns: 'y' }, { ns: 'x' }, false).expectPeer({ ns: 'z' }, { ns: 'x' }, false));
+    check(
+      [np('x', 'deny-other-ns', { ingress: [{ from: [{ podSelector: { matchLabels: {} } }] }] })],
+      80,
+      'TCP',
+      reach().expectPeer({ ns: 'y' }, { ns: 'x' }, false).expectPeer({ ns: 'z' }, { ns: 'x' }, false),
+    );
   });
 });
 
@@ -161,11 +191,20 @@ describe('evaluator: egress (upstream e2e cases)', () => {
 
   it('policyTypes defaulting: egress rules add Egress to Ingress; an empty egress list adds nothing', () => {
     check([np('x', 'empty-egress', { podSelector: pod('a'), ingress: [{}], egress: [] })], 80, 'TCP', reach());
-    check([np('x', 'egress-rules', { podSelector: pod('a'), egress: [{ ports: [{ port: 81 }] }] })], 80, 'TCP', reach().allIngress('x/a', false).allEgress('x/a', false));
+    check(
+      [np('x', 'egress-rules', { podSelector: pod('a'), egress: [{ ports: [{ port: 81 }] }] })],
+      80,
+      'TCP',
+      reach().allIngress('x/a', false).allEgress('x/a', false),
+    );
   });
 
   it('the client side can deny what the server side allows, and the reverse', () => {
-    const egress = np('x', 'to-y-a', { podSelector: pod('a'), egress: [{ to: [{ namespaceSelector: nsName('y'), podSelector: pod('a') }] }], policyTypes: ['Egress'] });
+    const egress = np('x', 'to-y-a', {
+      podSelector: pod('a'),
+      egress: [{ to: [{ namespaceSelector: nsName('y'), podSelector: pod('a') }] }],
+      policyTypes: ['Egress'],
+    });
     const fromXa = [{ from: [{ namespaceSelector: nsName('x'), podSelector: pod('a') }] }];
     const ingA = np('y', 'from-xa-on-ya', { podSelector: pod('a'), ingress: fromXa });
     const ingB = np('y', 'from-xa-on-yb', { podSelector: pod('b'), ingress: fromXa });
@@ -174,7 +213,12 @@ describe('evaluator: egress (upstream e2e cases)', () => {
 
   it('egress by NotIn on the namespace name label', () => {
     const notY = { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn' as const, values: ['y'] }] };
-    check([np('x', 'not-y', { podSelector: pod('a'), egress: [{ to: [{ namespaceSelector: notY }] }], policyTypes: ['Egress'] })], 80, 'TCP', reach().expectPeer({ ns: 'x', pod: 'a' }, { ns: 'y' }, false));
+    check(
+      [np('x', 'not-y', { podSelector: pod('a'), egress: [{ to: [{ namespaceSelector: notY }] }], policyTypes: ['Egress'] })],
+      80,
+      'TCP',
+      reach().expectPeer({ ns: 'x', pod: 'a' }, { ns: 'y' }, false),
+    );
   });
 
   it('allow-all egress takes precedence over a narrower egress policy', () => {
@@ -186,11 +230,20 @@ describe('evaluator: egress (upstream e2e cases)', () => {
 
 describe('evaluator: ipBlock', () => {
   it('egress to a pod address /32', () => {
-    check([np('x', 'cidr', { podSelector: pod('a'), egress: [{ to: [{ ipBlock: { cidr: '10.0.2.2/32' } }] }], policyTypes: ['Egress'] })], 80, 'TCP', reach().allEgress('x/a', false).expect('x/a', 'y/b', true));
+    check(
+      [np('x', 'cidr', { podSelector: pod('a'), egress: [{ to: [{ ipBlock: { cidr: '10.0.2.2/32' } }] }], policyTypes: ['Egress'] })],
+      80,
+      'TCP',
+      reach().allEgress('x/a', false).expect('x/a', 'y/b', true),
+    );
   });
 
   it('except carves a pod out of a large block given with host bits set (10.0.1.2/4)', () => {
-    const p = np('x', 'except', { podSelector: pod('a'), egress: [{ to: [{ ipBlock: { cidr: '10.0.1.2/4', except: ['10.0.1.2/32'] } }] }], policyTypes: ['Egress'] });
+    const p = np('x', 'except', {
+      podSelector: pod('a'),
+      egress: [{ to: [{ ipBlock: { cidr: '10.0.1.2/4', except: ['10.0.1.2/32'] } }] }],
+      policyTypes: ['Egress'],
+    });
     check([p], 80, 'TCP', reach().expect('x/a', 'x/b', false));
     // A second rule allowing the excepted address wins: policies and rules add up.
     const allowB = np('x', 'allow-b', { podSelector: pod('a'), egress: [{ to: [{ ipBlock: { cidr: '10.0.1.2/32' } }] }], policyTypes: ['Egress'] });
@@ -206,7 +259,11 @@ describe('evaluator: ipBlock', () => {
 
   it('IPv6 blocks with except and host bits', () => {
     const v6 = modelCluster({ ipv6: true });
-    const p = np('x', 'v6', { podSelector: pod('a'), egress: [{ to: [{ ipBlock: { cidr: 'fd00::2:5/112', except: ['fd00:0:0:0:0:0:2:2/128'] } }] }], policyTypes: ['Egress'] });
+    const p = np('x', 'v6', {
+      podSelector: pod('a'),
+      egress: [{ to: [{ ipBlock: { cidr: 'fd00::2:5/112', except: ['fd00:0:0:0:0:0:2:2/128'] } }] }],
+      policyTypes: ['Egress'],
+    });
     check([p], 80, 'TCP', reach().allEgress('x/a', false).expect('x/a', 'y/a', true).expect('x/a', 'y/c', true), v6);
   });
 
@@ -216,7 +273,11 @@ describe('evaluator: ipBlock', () => {
     const unknown = modelCluster({ noIps: true });
     const table = computed(unknown, [p], 80, 'TCP');
     // Only x/a's egress depends on addresses; everything else is decided.
-    expect(Object.entries(table).filter(([, v]) => v === null).map(([k]) => k)).toEqual(ids.filter((t) => t !== 'x/a').map((t) => `x/a>${t}`));
+    expect(
+      Object.entries(table)
+        .filter(([, v]) => v === null)
+        .map(([k]) => k),
+    ).toEqual(ids.filter((t) => t !== 'x/a').map((t) => `x/a>${t}`));
     expect(table['y/a>x/a']).toBe(true);
     // A side that is denied anyway decides the connection even when the other side is undecided.
     const withDeny = computed(unknown, [p, np('y', 'deny', { ingress: [] })], 80, 'TCP');
@@ -228,7 +289,10 @@ describe('evaluator: reasons', () => {
   const [xa, xb, ya] = [cluster.pods[0]!, cluster.pods[1]!, cluster.pods[3]!];
   const policies = [
     np('x', 'deny-all', { ingress: [] }),
-    np('x', 'allow-y', { podSelector: pod('a'), ingress: [{ from: [{ podSelector: pod('c') }, { namespaceSelector: nsName('y') }], ports: [{ port: 79 }, { port: 80, protocol: 'TCP' }] }] }),
+    np('x', 'allow-y', {
+      podSelector: pod('a'),
+      ingress: [{ from: [{ podSelector: pod('c') }, { namespaceSelector: nsName('y') }], ports: [{ port: 79 }, { port: 80, protocol: 'TCP' }] }],
+    }),
   ];
   const ev = new Evaluator(cluster, policies);
 
@@ -236,7 +300,12 @@ describe('evaluator: reasons', () => {
     const v = ev.evaluate({ from: ya, to: xa, port: 80, protocol: 'TCP' });
     expect(v.allowed).toBe(true);
     expect(v.egress).toEqual({ decision: 'not-isolated', allowed: true });
-    expect(v.ingress).toEqual({ decision: 'allowed', allowed: true, isolatedBy: ['x/deny-all', 'x/allow-y'], allowedBy: [{ policy: 'x/allow-y', direction: 'ingress', rule: 0, peer: 1, port: 1 }] });
+    expect(v.ingress).toEqual({
+      decision: 'allowed',
+      allowed: true,
+      isolatedBy: ['x/deny-all', 'x/allow-y'],
+      allowedBy: [{ policy: 'x/allow-y', direction: 'ingress', rule: 0, peer: 1, port: 1 }],
+    });
     expect(reasonLine(v)).toBe('egress not isolated; ingress allowed by x/allow-y ingress rule 0 peer 1 port 1');
     expect(verdictText({ from: ya, to: xa, port: 80, protocol: 'TCP' }, v, ev)).toBe(
       [
@@ -267,6 +336,8 @@ describe('evaluator: reasons', () => {
   });
 
   it('refuses a CIDR that does not parse rather than guessing', () => {
-    expect(() => new Evaluator(cluster, [np('x', 'bad', { ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/33' } }] }] })])).toThrow(/x\/bad: ipBlock "10.0.0.0\/33" is not a CIDR/);
+    expect(() => new Evaluator(cluster, [np('x', 'bad', { ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/33' } }] }] })])).toThrow(
+      /x\/bad: ipBlock "10.0.0.0\/33" is not a CIDR/,
+    );
   });
 });

@@ -21,7 +21,10 @@ describe('loading manifests', () => {
   });
 
   it('applies the API server defaults (namespace, policyTypes, protocol)', () => {
-    const [p] = loadManifests('{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy","metadata":{"name":"j"},"spec":{"podSelector":{},"egress":[{"ports":[{"port":53}]}]}}', 'j.json');
+    const [p] = loadManifests(
+      '{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy","metadata":{"name":"j"},"spec":{"podSelector":{},"egress":[{"ports":[{"port":53}]}]}}',
+      'j.json',
+    );
     expect(p!.policy.metadata.namespace).toBe('default');
     expect(p!.policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(p!.policy.spec.egress![0]!.ports![0]!.protocol).toBe('TCP');
@@ -51,11 +54,19 @@ metadata:
   resourceVersion: ""
 `;
     expect(loadManifests(list, 'l.yaml').map((p) => p.policy.metadata)).toEqual([{ name: 'allow-ui', namespace: 'stars' }]);
-    expect(loadManifests(list.replace('kind: List', 'kind: NetworkPolicyList').replace('apiVersion: v1', 'apiVersion: networking.k8s.io/v1'), 'l.yaml')).toHaveLength(1);
+    expect(
+      loadManifests(list.replace('kind: List', 'kind: NetworkPolicyList').replace('apiVersion: v1', 'apiVersion: networking.k8s.io/v1'), 'l.yaml'),
+    ).toHaveLength(1);
   });
 
   it("reads the Calico stars demo's own policy files", () => {
-    for (const f of ['policy-1-default-deny.yaml', 'policy-2-allow-ui.yaml', 'policy-3-allow-ui-client.yaml', 'policy-4-backend-policy.yaml', 'policy-5-frontend-policy.yaml']) {
+    for (const f of [
+      'policy-1-default-deny.yaml',
+      'policy-2-allow-ui.yaml',
+      'policy-3-allow-ui-client.yaml',
+      'policy-4-backend-policy.yaml',
+      'policy-5-frontend-policy.yaml',
+    ]) {
       expect(loadManifests(readFileSync(join(ROOT, 'deploy', 'kubernetes', f), 'utf8'), f).length).toBeGreaterThan(0);
     }
   });
@@ -63,8 +74,12 @@ metadata:
   it('refuses anything that is not a NetworkPolicy with the file, the document index and the kind', () => {
     const text = `${deny('x')}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: { name: d }\n`;
     expect(() => loadManifests(text, 'mixed.yaml')).toThrow(ManifestError);
-    expect(() => loadManifests(text, 'mixed.yaml')).toThrow(/^mixed\.yaml: document 2 \(line 6\): kind "Deployment" \(apiVersion "apps\/v1"\) is not a NetworkPolicy/);
-    expect(() => loadManifests('apiVersion: v1\nkind: List\nitems:\n- { apiVersion: v1, kind: Namespace, metadata: { name: n } }\n', 'l.yaml')).toThrow(/^l\.yaml: document 1 \(line 1\) \/items\/0: kind "Namespace"/);
+    expect(() => loadManifests(text, 'mixed.yaml')).toThrow(
+      /^mixed\.yaml: document 2 \(line 6\): kind "Deployment" \(apiVersion "apps\/v1"\) is not a NetworkPolicy/,
+    );
+    expect(() => loadManifests('apiVersion: v1\nkind: List\nitems:\n- { apiVersion: v1, kind: Namespace, metadata: { name: n } }\n', 'l.yaml')).toThrow(
+      /^l\.yaml: document 1 \(line 1\) \/items\/0: kind "Namespace"/,
+    );
     expect(() => loadManifests('- 1\n- 2\n', 'arr.yaml')).toThrow(/arr\.yaml: document 1 \(line 1\): not a Kubernetes object/);
     expect(() => loadManifests('apiVersion: networking.k8s.io/v1beta1\nkind: NetworkPolicy\n', 'old.yaml')).toThrow(/apiVersion "networking.k8s.io\/v1beta1"/);
   });
@@ -88,7 +103,9 @@ spec:
     } catch (err) {
       message = (err as Error).message;
     }
-    expect(message).toContain('bad.yaml: \n  document 2 (line 6): /spec/podSelector/matchExpressions/0/operator (line 12): Invalid value: "Like": not a valid selector operator');
+    expect(message).toContain(
+      'bad.yaml: \n  document 2 (line 6): /spec/podSelector/matchExpressions/0/operator (line 12): Invalid value: "Like": not a valid selector operator',
+    );
     expect(message).toMatch(/document 2 \(line 6\): \/spec\/ingress\/0\/from\/0\/ipBlock\/cidr \(line 15\): /);
   });
 
@@ -120,6 +137,8 @@ describe('address templates in manifests', () => {
 
   it('a template must be the whole address followed by a prefix length', () => {
     const r = checkPolicy(tpl('{{ip x/b}}'), { templates: true });
-    expect('errors' in r && r.errors).toEqual([{ path: '/spec/egress/0/to/0/ipBlock/cidr', errors: [expect.stringContaining('write an address template as {{ip namespace/pod}}/<prefix length>')] }]);
+    expect('errors' in r && r.errors).toEqual([
+      { path: '/spec/egress/0/to/0/ipBlock/cidr', errors: [expect.stringContaining('write an address template as {{ip namespace/pod}}/<prefix length>')] },
+    ]);
   });
 });

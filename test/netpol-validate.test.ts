@@ -2,7 +2,16 @@
 // upstream validation (names, labels, selectors, CIDRs, ports, policyTypes), strict decoding of
 // unknown fields with JSON pointer paths, and the bound on the work a document may cost.
 import { describe, expect, it } from 'vitest';
-import { MAX_VALUES, cidrStrictlyInside, labelKeyErrors, parseCidr, portNameErrors, validateNetworkPolicy, type Cidr, type FieldErrors } from '../shared/netpol/validate.ts';
+import {
+  MAX_VALUES,
+  cidrStrictlyInside,
+  labelKeyErrors,
+  parseCidr,
+  portNameErrors,
+  validateNetworkPolicy,
+  type Cidr,
+  type FieldErrors,
+} from '../shared/netpol/validate.ts';
 import type { NetworkPolicyObject } from '../shared/netpol/types.ts';
 
 function np(spec: unknown, metadata: unknown = { name: 'p', namespace: 'x' }): Record<string, unknown> {
@@ -50,11 +59,23 @@ describe('defaults and normalisation', () => {
     const doc = np(
       { podSelector: {}, policyTypes: ['Ingress'] },
       {
-        name: 'allow', namespace: 'y', labels: { team: 'a' }, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"x":1}\n' },
-        uid: '0f3c', resourceVersion: '123', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z', managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:spec': {} } }],
+        name: 'allow',
+        namespace: 'y',
+        labels: { team: 'a' },
+        annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"x":1}\n' },
+        uid: '0f3c',
+        resourceVersion: '123',
+        generation: 1,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:spec': {} } }],
       },
     );
-    expect(ok({ ...doc, status: {} }).metadata).toEqual({ name: 'allow', namespace: 'y', labels: { team: 'a' }, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"x":1}\n' } });
+    expect(ok({ ...doc, status: {} }).metadata).toEqual({
+      name: 'allow',
+      namespace: 'y',
+      labels: { team: 'a' },
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"x":1}\n' },
+    });
   });
 
   it('reads JSON null as absent (YAML `ingress:` with nothing under it)', () => {
@@ -74,13 +95,35 @@ describe('defaults and normalisation', () => {
       ingress: [
         {
           from: [
-            { podSelector: { matchLabels: { pod: 'a' } }, namespaceSelector: { matchExpressions: [{ key: 'ns', operator: 'NotIn', values: ['y'] }, { key: 'x', operator: 'Exists' }, { key: 'z', operator: 'DoesNotExist', values: [] }] } },
+            {
+              podSelector: { matchLabels: { pod: 'a' } },
+              namespaceSelector: {
+                matchExpressions: [
+                  { key: 'ns', operator: 'NotIn', values: ['y'] },
+                  { key: 'x', operator: 'Exists' },
+                  { key: 'z', operator: 'DoesNotExist', values: [] },
+                ],
+              },
+            },
           ],
-          ports: [{ port: 80, endPort: 81 }, { port: 'serve-80-sctp', protocol: 'SCTP' }, { port: 7, endPort: 7 }],
+          ports: [
+            { port: 80, endPort: 81 },
+            { port: 'serve-80-sctp', protocol: 'SCTP' },
+            { port: 7, endPort: 7 },
+          ],
         },
       ],
     };
-    expect(ok(np(spec)).spec.ingress).toEqual([{ from: spec.ingress[0]!.from, ports: [{ protocol: 'TCP', port: 80, endPort: 81 }, { protocol: 'SCTP', port: 'serve-80-sctp' }, { protocol: 'TCP', port: 7, endPort: 7 }] }]);
+    expect(ok(np(spec)).spec.ingress).toEqual([
+      {
+        from: spec.ingress[0]!.from,
+        ports: [
+          { protocol: 'TCP', port: 80, endPort: 81 },
+          { protocol: 'SCTP', port: 'serve-80-sctp' },
+          { protocol: 'TCP', port: 7, endPort: 7 },
+        ],
+      },
+    ]);
   });
 });
 
@@ -116,7 +159,16 @@ describe('refusals, each with its JSON pointer path', () => {
   });
 
   it('checks label keys and values in metadata and selectors', () => {
-    expect(lines(np({ podSelector: { matchLabels: { 'Bad Key': 'x', 'example.com/ok': 'bad value!', 'a/b/c': '', [`${'x'.repeat(64)}`]: 'v', 'UPPER.com/x': 'y', n: 3 } } }, { name: 'p', labels: { '/x': 'v' } }))).toEqual([
+    expect(
+      lines(
+        np(
+          {
+            podSelector: { matchLabels: { 'Bad Key': 'x', 'example.com/ok': 'bad value!', 'a/b/c': '', [`${'x'.repeat(64)}`]: 'v', 'UPPER.com/x': 'y', n: 3 } },
+          },
+          { name: 'p', labels: { '/x': 'v' } },
+        ),
+      ),
+    ).toEqual([
       '/metadata/labels/~1x: prefix part must be non-empty',
       expect.stringMatching(/^\/spec\/podSelector\/matchLabels\/Bad Key: name part must consist of/),
       expect.stringMatching(/^\/spec\/podSelector\/matchLabels\/example.com~1ok: Invalid value: "bad value!": a valid label must be an empty string/),
@@ -208,8 +260,12 @@ describe('refusals, each with its JSON pointer path', () => {
   });
 
   it('checks policyTypes and the types of every list', () => {
-    expect(lines(np({ podSelector: {}, policyTypes: ['Ingress', 'Egress', 'Ingress'] }))).toEqual(['/spec/policyTypes: Invalid value: may not specify more than two policyTypes']);
-    expect(lines(np({ podSelector: {}, policyTypes: ['ingress'] }))).toEqual(['/spec/policyTypes/0: Unsupported value: "ingress": supported values: "Ingress", "Egress"']);
+    expect(lines(np({ podSelector: {}, policyTypes: ['Ingress', 'Egress', 'Ingress'] }))).toEqual([
+      '/spec/policyTypes: Invalid value: may not specify more than two policyTypes',
+    ]);
+    expect(lines(np({ podSelector: {}, policyTypes: ['ingress'] }))).toEqual([
+      '/spec/policyTypes/0: Unsupported value: "ingress": supported values: "Ingress", "Egress"',
+    ]);
     expect(lines(np({ podSelector: [], ingress: {}, egress: 'x', policyTypes: 'Ingress' }))).toEqual([
       '/spec/podSelector: must be an object',
       '/spec/ingress: must be an array',
@@ -229,7 +285,9 @@ describe('bounded work', () => {
     expect(errs(np({ podSelector: { matchLabels: manyKeys } }))[0]!.errors[0]).toMatch(/too large/);
     // Long strings are judged by their length first, and quoted shortened in messages.
     const long = 'a'.repeat(1_000_000);
-    const e = lines(np({ podSelector: { matchLabels: { k: long } }, ingress: [{ from: [{ ipBlock: { cidr: long } }], ports: [{ port: long }] }] }, { name: long }));
+    const e = lines(
+      np({ podSelector: { matchLabels: { k: long } }, ingress: [{ from: [{ ipBlock: { cidr: long } }], ports: [{ port: long }] }] }, { name: long }),
+    );
     expect(e.every((l) => l.length < 700)).toBe(true);
     expect(performance.now() - t0).toBeLessThan(5000); // generous: a guard against quadratic work, not a benchmark
   });
@@ -249,7 +307,18 @@ describe('CIDR parsing', () => {
     expect(net('::/0').text).toBe('0:0:0:0:0:0:0:0/0');
     expect(net('64:ff9b::10.0.0.1/128').text).toBe('64:ff9b:0:0:0:0:a00:1/128');
     expect(net('1:2:3:4:5:6:7:8/128').text).toBe('1:2:3:4:5:6:7:8/128');
-    for (const bad of ['10.0.0.0', '10.0.0/8', '10.0.0.256/8', '10.0.0.0/-1', '1::2::3/64', '1:2:3:4:5:6:7:8:9/64', '12345::/64', 'fe80::1%eth0/64', '10.0.0.0/8/8', '1:2:3:4:5:6:7::8/64x']) {
+    for (const bad of [
+      '10.0.0.0',
+      '10.0.0/8',
+      '10.0.0.256/8',
+      '10.0.0.0/-1',
+      '1::2::3/64',
+      '1:2:3:4:5:6:7:8:9/64',
+      '12345::/64',
+      'fe80::1%eth0/64',
+      '10.0.0.0/8/8',
+      '1:2:3:4:5:6:7::8/64x',
+    ]) {
       expect(parseCidr(bad), bad).toHaveProperty('error');
     }
   });

@@ -16,7 +16,8 @@ afterAll(async () => {
   await stopAll();
 });
 
-const noDeployments = (id: string) => waitFor(async () => (await o.call('GET', `/v2/apps${id}`)).body.app.deployments.length === 0, { timeoutMs: 15_000, message: `deployments of ${id} done` });
+const noDeployments = (id: string) =>
+  waitFor(async () => (await o.call('GET', `/v2/apps${id}`)).body.app.deployments.length === 0, { timeoutMs: 15_000, message: `deployments of ${id} done` });
 
 describe('apps', () => {
   it('creates an app: 201, Location, deployment header, echoed body, then runs its tasks', async () => {
@@ -25,7 +26,20 @@ describe('apps', () => {
     expect(r.headers.get('location')).toBe('/v2/apps/web');
     expect(r.headers.get('marathon-deployment-id')).toBe(r.body.deployments[0].id);
     expect(r.headers.get('cache-control')).toBe('no-cache, no-store, must-revalidate');
-    expect(r.body).toMatchObject({ id: '/web', cmd: 'sleep 1000', args: null, instances: 2, cpus: 1, mem: 128, disk: 0, backoffSeconds: 1, backoffFactor: 1.15, maxLaunchDelaySeconds: 3600, tasks: [], tasksRunning: 0 });
+    expect(r.body).toMatchObject({
+      id: '/web',
+      cmd: 'sleep 1000',
+      args: null,
+      instances: 2,
+      cpus: 1,
+      mem: 128,
+      disk: 0,
+      backoffSeconds: 1,
+      backoffFactor: 1.15,
+      maxLaunchDelaySeconds: 3600,
+      tasks: [],
+      tasksRunning: 0,
+    });
     expect(r.body.ports).toEqual([0]);
     expect(r.body.versionInfo).toBeUndefined();
     await noDeployments('/web');
@@ -96,8 +110,23 @@ describe('apps', () => {
     expect(scaled.versionInfo.lastScalingAt).toBe(scale.body.version);
     expect(scaled.ports).toEqual(before.ports);
     // The same definition in full, asking for service port 0 again: it keeps its port, no config change.
-    const { version: _v, versionInfo: _vi, tasks: _t, deployments: _d, lastTaskFailure: _l, tasksStaged: _s1, tasksRunning: _s2, tasksHealthy: _s3, tasksUnhealthy: _s4, ...definition } = scaled;
-    const same = await o.call('PUT', '/v2/apps/grp/api?partialUpdate=false', { ...definition, portDefinitions: definition.portDefinitions.map((p: any) => ({ ...p, port: 0 })), ports: undefined });
+    const {
+      version: _v,
+      versionInfo: _vi,
+      tasks: _t,
+      deployments: _d,
+      lastTaskFailure: _l,
+      tasksStaged: _s1,
+      tasksRunning: _s2,
+      tasksHealthy: _s3,
+      tasksUnhealthy: _s4,
+      ...definition
+    } = scaled;
+    const same = await o.call('PUT', '/v2/apps/grp/api?partialUpdate=false', {
+      ...definition,
+      portDefinitions: definition.portDefinitions.map((p: any) => ({ ...p, port: 0 })),
+      ports: undefined,
+    });
     expect(same.status).toBe(200);
     await noDeployments('/grp/api');
     const resent = (await o.call('GET', '/v2/apps/grp/api')).body.app;
@@ -138,7 +167,10 @@ describe('apps', () => {
     expect((await o.call('GET', '/v2/apps/made')).body.app.env).toEqual({ B: '2' });
     expect((await o.call('PATCH', '/v2/apps/absent', { instances: 1 })).status).toBe(404);
     await noDeployments('/made');
-    const many = await o.call('PUT', '/v2/apps', [{ id: '/made', instances: 0, cmd: 'sleep 300' }, { id: '/made2', cmd: 'sleep 1', instances: 0 }]);
+    const many = await o.call('PUT', '/v2/apps', [
+      { id: '/made', instances: 0, cmd: 'sleep 300' },
+      { id: '/made2', cmd: 'sleep 1', instances: 0 },
+    ]);
     expect(many.status).toBe(200);
     expect(many.body.deploymentId).toBeTruthy();
     expect((await o.call('GET', '/v2/apps/made2')).status).toBe(200);
@@ -146,7 +178,12 @@ describe('apps', () => {
 
   it('locks an app during a deployment: 409 body, force overrides; DELETE deployments rollback and force', async () => {
     // A deployment that cannot finish: the task never becomes healthy.
-    const r = await o.call('POST', '/v2/apps', { id: '/stuck', cmd: 'exec sleep 1000', instances: 1, healthChecks: [{ protocol: 'COMMAND', command: { value: 'false' }, gracePeriodSeconds: 300 }] });
+    const r = await o.call('POST', '/v2/apps', {
+      id: '/stuck',
+      cmd: 'exec sleep 1000',
+      instances: 1,
+      healthChecks: [{ protocol: 'COMMAND', command: { value: 'false' }, gracePeriodSeconds: 300 }],
+    });
     const dep = r.body.deployments[0].id;
     const locked = await o.call('PUT', '/v2/apps/stuck', { instances: 2 });
     expect(locked.status).toBe(409);
@@ -157,7 +194,11 @@ describe('apps', () => {
     expect((await o.call('POST', '/v2/apps/stuck/restart')).status).toBe(409);
     const list = (await o.call('GET', '/v2/deployments')).body as any[];
     const d = list.find((x) => x.id === dep);
-    expect(d).toMatchObject({ affectedApps: ['/stuck'], totalSteps: 2, steps: [{ actions: [{ action: 'StartApplication', app: '/stuck' }] }, { actions: [{ action: 'ScaleApplication', app: '/stuck' }] }] });
+    expect(d).toMatchObject({
+      affectedApps: ['/stuck'],
+      totalSteps: 2,
+      steps: [{ actions: [{ action: 'StartApplication', app: '/stuck' }] }, { actions: [{ action: 'ScaleApplication', app: '/stuck' }] }],
+    });
     expect(d.currentStep).toBe(2);
     expect(d.currentActions).toEqual([{ action: 'ScaleApplication', app: '/stuck', readinessCheckResults: [], readinessChecks: [] }]);
     const forced = await o.call('PUT', '/v2/apps/stuck?force=true', { instances: 2 });
@@ -176,7 +217,10 @@ describe('apps', () => {
     expect((await o.call('DELETE', '/v2/deployments/nope')).body).toEqual({ message: 'DeploymentPlan nope does not exist' });
     // The queue shows a delayed app; deleting the delay gives 204.
     await o.call('POST', '/v2/apps', { id: '/crashq', cmd: 'exit 1', instances: 1, backoffSeconds: 30 });
-    const q = await waitFor(async () => ((await o.call('GET', '/v2/queue')).body.queue as any[]).find((e) => e.app.id === '/crashq' && e.delay.overdue === false), { timeoutMs: 10_000 });
+    const q = await waitFor(
+      async () => ((await o.call('GET', '/v2/queue')).body.queue as any[]).find((e) => e.app.id === '/crashq' && e.delay.overdue === false),
+      { timeoutMs: 10_000 },
+    );
     expect(q.count).toBe(1);
     expect(q.delay.timeLeftSeconds).toBeGreaterThan(20);
     expect(q.processedOffersSummary).toBeDefined();
@@ -206,25 +250,40 @@ describe('validation', () => {
       { path: '/labels/a', errors: ['error.expected.jsstring'] },
     ]);
     expect((await post({ cmd: 'a' })).body.details).toEqual([{ path: '/id', errors: ['error.path.missing'] }]);
-    expect((await post({ id: 'x', cmd: 'a', ports: [80, 80] })).body).toEqual({ message: 'Invalid JSON', details: [{ path: '/', errors: ['Ports must be unique.'] }] });
+    expect((await post({ id: 'x', cmd: 'a', ports: [80, 80] })).body).toEqual({
+      message: 'Invalid JSON',
+      details: [{ path: '/', errors: ['Ports must be unique.'] }],
+    });
     expect((await o.call('POST', '/v2/apps')).status).toBe(400);
   });
   it('422 Object is not valid with Marathon paths', async () => {
     const r = await post({
-      id: 'Bad_Id', cmd: 'a', args: ['b'], instances: -3, mem: -3, backoffFactor: 0.5,
-      portDefinitions: [{ port: 70000 }], upgradeStrategy: { minimumHealthCapacity: 1.2, maximumOverCapacity: -1 },
-      healthChecks: [{ protocol: 'COMMAND', command: { value: 'true' } }, { protocol: 'COMMAND', command: { value: 'true' } }, { protocol: 'HTTP', portIndex: 4 }],
+      id: 'Bad_Id',
+      cmd: 'a',
+      args: ['b'],
+      instances: -3,
+      mem: -3,
+      backoffFactor: 0.5,
+      portDefinitions: [{ port: 70000 }],
+      upgradeStrategy: { minimumHealthCapacity: 1.2, maximumOverCapacity: -1 },
+      healthChecks: [
+        { protocol: 'COMMAND', command: { value: 'true' } },
+        { protocol: 'COMMAND', command: { value: 'true' } },
+        { protocol: 'HTTP', portIndex: 4 },
+      ],
       constraints: [['host', 'SOMETIMES']],
     });
     expect(r.status).toBe(422);
     expect(r.body.message).toBe('Object is not valid');
     const byPath = Object.fromEntries((r.body.details as any[]).map((d) => [d.path, d.errors]));
     expect(byPath['/id'][0]).toMatch(/must fully match regular expression/);
-    expect(byPath['/']).toEqual(expect.arrayContaining([
-      "AppDefinition must either contain one of 'cmd' or 'args', and/or a 'container'.",
-      'AppDefinition can contain at most one Mesos health check',
-      'Health check port indices must address an element of the ports array or container port mappings.',
-    ]));
+    expect(byPath['/']).toEqual(
+      expect.arrayContaining([
+        "AppDefinition must either contain one of 'cmd' or 'args', and/or a 'container'.",
+        'AppDefinition can contain at most one Mesos health check',
+        'Health check port indices must address an element of the ports array or container port mappings.',
+      ]),
+    );
     expect(byPath['/instances']).toEqual(['got -3, expected 0 or more']);
     expect(byPath['/mem']).toEqual(['got -3.0, expected 0.0 or more']);
     expect(byPath['/backoffFactor']).toEqual(['got 0.5, expected 1.0 or more']);
@@ -237,7 +296,28 @@ describe('validation', () => {
   });
   it('never answers 500 to random input', async () => {
     const values: unknown[] = [null, true, 0, -1, 1.5, 'x', '', [], {}, [1], { a: null }, 1e308, '999999999999999999999'];
-    const keys = ['id', 'cmd', 'args', 'instances', 'cpus', 'ports', 'portDefinitions', 'healthChecks', 'container', 'env', 'labels', 'constraints', 'upgradeStrategy', 'ipAddress', 'fetch', 'uris', 'dependencies', 'version', 'backoffFactor', 'acceptedResourceRoles'];
+    const keys = [
+      'id',
+      'cmd',
+      'args',
+      'instances',
+      'cpus',
+      'ports',
+      'portDefinitions',
+      'healthChecks',
+      'container',
+      'env',
+      'labels',
+      'constraints',
+      'upgradeStrategy',
+      'ipAddress',
+      'fetch',
+      'uris',
+      'dependencies',
+      'version',
+      'backoffFactor',
+      'acceptedResourceRoles',
+    ];
     let seed = 7;
     const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
     for (let i = 0; i < 150; i++) {
@@ -249,7 +329,8 @@ describe('validation', () => {
       expect(p.status, JSON.stringify(body)).toBeLessThan(500);
     }
     for (const path of ['/v2/apps/%ZZ', '/v2/apps//x', '/v2/apps/a/b/c/versions/zz', '/v2/tasks?status=weird', '/v2/queue/x/delay', '/v2/deployments/x']) {
-      for (const m of ['GET', 'DELETE', 'PUT', 'POST']) expect((await o.call(m, path, m === 'PUT' || m === 'POST' ? {} : undefined)).status, `${m} ${path}`).toBeLessThan(500);
+      for (const m of ['GET', 'DELETE', 'PUT', 'POST'])
+        expect((await o.call(m, path, m === 'PUT' || m === 'POST' ? {} : undefined)).status, `${m} ${path}`).toBeLessThan(500);
     }
   }, 60_000);
 });
@@ -264,7 +345,9 @@ describe('tasks', () => {
     expect(text.headers.get('content-type')).toMatch(/text\/plain/);
     const web = (await o.call('GET', '/v2/apps/web')).body.app;
     const line = text.text.split('\n').find((l) => l.startsWith('web\t'))!;
-    expect(line).toBe(`web\t${web.ports[0]}\t${web.tasks.map((t: any) => `127.0.0.1:${t.ports[0]}\t`).join('')}`.replace(/\t(127[^\t]*\t)(127[^\t]*\t)$/, (m) => m) || line);
+    expect(line).toBe(
+      `web\t${web.ports[0]}\t${web.tasks.map((t: any) => `127.0.0.1:${t.ports[0]}\t`).join('')}`.replace(/\t(127[^\t]*\t)(127[^\t]*\t)$/, (m) => m) || line,
+    );
     expect(line.split('\t').filter(Boolean)).toHaveLength(4);
     const appText = await o.call('GET', '/v2/apps/web/tasks', undefined, { accept: 'text/plain' });
     expect(appText.text.startsWith(`web\t${web.ports[0]}\t`)).toBe(true);
@@ -277,11 +360,16 @@ describe('tasks', () => {
     const one = await o.call('DELETE', `/v2/apps/web/tasks/${before[0].id}`);
     expect(one.status).toBe(200);
     expect(one.body.task.id).toBe(before[0].id);
-    await waitFor(async () => {
-      const ts = (await o.call('GET', '/v2/apps/web/tasks')).body.tasks as any[];
-      return ts.length === 2 && !ts.some((t) => t.id === before[0].id) && ts.every((t) => t.state === 'TASK_RUNNING');
-    }, { timeoutMs: 15_000, message: 'killed task replaced' });
-    expect((await o.call('DELETE', '/v2/apps/web/tasks/web.00000000-0000-0000-0000-000000000000')).body).toEqual({ message: "Task 'web.00000000-0000-0000-0000-000000000000' does not exist" });
+    await waitFor(
+      async () => {
+        const ts = (await o.call('GET', '/v2/apps/web/tasks')).body.tasks as any[];
+        return ts.length === 2 && !ts.some((t) => t.id === before[0].id) && ts.every((t) => t.state === 'TASK_RUNNING');
+      },
+      { timeoutMs: 15_000, message: 'killed task replaced' },
+    );
+    expect((await o.call('DELETE', '/v2/apps/web/tasks/web.00000000-0000-0000-0000-000000000000')).body).toEqual({
+      message: "Task 'web.00000000-0000-0000-0000-000000000000' does not exist",
+    });
     expect((await o.call('DELETE', '/v2/apps/web/tasks?scale=true&wipe=true')).body).toEqual({ message: 'You cannot use scale and wipe at the same time.' });
     expect((await o.call('DELETE', '/v2/apps/web/tasks?host=elsewhere')).body).toEqual({ tasks: [] });
     const cur = (await o.call('GET', '/v2/apps/web/tasks')).body.tasks as any[];

@@ -29,7 +29,10 @@ describe('events', () => {
     const dep = r.body.deployments[0].id;
     await waitFor(() => events.some((e) => e.eventType === 'deployment_success' && e.id === dep), { timeoutMs: 15_000, message: 'deployment_success' });
     await o.call('DELETE', '/v2/apps/ev');
-    await waitFor(() => events.some((e) => e.eventType === 'app_terminated_event' && e.appId === '/ev'), { timeoutMs: 15_000, message: 'app_terminated_event' });
+    await waitFor(() => events.some((e) => e.eventType === 'app_terminated_event' && e.appId === '/ev'), {
+      timeoutMs: 15_000,
+      message: 'app_terminated_event',
+    });
     stream.close();
     const types = events.map((e) => e.eventType);
     const at = (t: string) => types.indexOf(t);

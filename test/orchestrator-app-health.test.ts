@@ -20,12 +20,20 @@ const app = async (id: string) => (await o.call('GET', `/v2/apps${id}`)).body.ap
 
 describe('health checks', () => {
   it('an HTTP check makes the task healthy; results and counts are shown', async () => {
-    const r = await o.call('POST', '/v2/apps', { id: '/hc/web', cmd: serve, instances: 1, healthChecks: [{ protocol: 'HTTP', path: '/', intervalSeconds: 1, gracePeriodSeconds: 10 }] });
+    const r = await o.call('POST', '/v2/apps', {
+      id: '/hc/web',
+      cmd: serve,
+      instances: 1,
+      healthChecks: [{ protocol: 'HTTP', path: '/', intervalSeconds: 1, gracePeriodSeconds: 10 }],
+    });
     expect(r.status).toBe(201);
-    const a = await waitFor(async () => {
-      const x = await app('/hc/web');
-      return x.tasksHealthy === 1 && x.deployments.length === 0 ? x : undefined;
-    }, { timeoutMs: 20_000, message: 'healthy' });
+    const a = await waitFor(
+      async () => {
+        const x = await app('/hc/web');
+        return x.tasksHealthy === 1 && x.deployments.length === 0 ? x : undefined;
+      },
+      { timeoutMs: 20_000, message: 'healthy' },
+    );
     expect(a.tasksUnhealthy).toBe(0);
     const res = a.tasks[0].healthCheckResults[0];
     expect(res).toMatchObject({ alive: true, consecutiveFailures: 0, lastFailure: null });
@@ -38,29 +46,43 @@ describe('health checks', () => {
     const put = await o.call('PUT', '/v2/apps/hc/web', { cmd: 'exec sleep 1000' });
     expect(put.status).toBe(200);
     // The new task runs but never passes; after two counted failures the old one must still be there.
-    await waitFor(async () => {
-      const x = await app('/hc/web');
-      const fresh = x.tasks.find((t: any) => t.id !== before.tasks[0].id);
-      return fresh?.healthCheckResults?.[0]?.consecutiveFailures >= 2;
-    }, { timeoutMs: 20_000, message: 'new task failing' });
+    await waitFor(
+      async () => {
+        const x = await app('/hc/web');
+        const fresh = x.tasks.find((t: any) => t.id !== before.tasks[0].id);
+        return fresh?.healthCheckResults?.[0]?.consecutiveFailures >= 2;
+      },
+      { timeoutMs: 20_000, message: 'new task failing' },
+    );
     const x = await app('/hc/web');
     expect(x.tasks.map((t: any) => t.id)).toContain(before.tasks[0].id);
     expect(x.deployments).toHaveLength(1);
     // Fix it with a newer definition (force): the deployment completes.
     expect((await o.call('PUT', '/v2/apps/hc/web?force=true', { cmd: serve })).status).toBe(200);
-    await waitFor(async () => {
-      const y = await app('/hc/web');
-      return y.deployments.length === 0 && y.tasks.length === 1 && y.tasksHealthy === 1;
-    }, { timeoutMs: 30_000, message: 'fixed deployment done' });
+    await waitFor(
+      async () => {
+        const y = await app('/hc/web');
+        return y.deployments.length === 0 && y.tasks.length === 1 && y.tasksHealthy === 1;
+      },
+      { timeoutMs: 30_000, message: 'fixed deployment done' },
+    );
   }, 60_000);
 
   it('kills and replaces a task whose COMMAND check keeps failing', async () => {
-    await o.call('POST', '/v2/apps', { id: '/hc/bad', cmd: 'exec sleep 1000', instances: 1, healthChecks: [{ protocol: 'COMMAND', command: { value: 'exit 1' }, intervalSeconds: 0.3, gracePeriodSeconds: 0, maxConsecutiveFailures: 1 }] });
+    await o.call('POST', '/v2/apps', {
+      id: '/hc/bad',
+      cmd: 'exec sleep 1000',
+      instances: 1,
+      healthChecks: [{ protocol: 'COMMAND', command: { value: 'exit 1' }, intervalSeconds: 0.3, gracePeriodSeconds: 0, maxConsecutiveFailures: 1 }],
+    });
     const first = await waitFor(async () => (await app('/hc/bad')).tasks[0]?.id, { timeoutMs: 10_000 });
-    await waitFor(async () => {
-      const ts = (await app('/hc/bad')).tasks as any[];
-      return ts.length > 0 && ts.every((t) => t.id !== first);
-    }, { timeoutMs: 20_000, message: 'unhealthy task replaced' });
+    await waitFor(
+      async () => {
+        const ts = (await app('/hc/bad')).tasks as any[];
+        return ts.length > 0 && ts.every((t) => t.id !== first);
+      },
+      { timeoutMs: 20_000, message: 'unhealthy task replaced' },
+    );
     // A health kill ends in TASK_KILLED: it does not grow the back-off and is not a lastTaskFailure.
     const f = (await app('/hc/bad')).lastTaskFailure;
     expect(f).toBeUndefined();

@@ -47,15 +47,26 @@ const nowS = (s: AuthServer) => Math.floor(s.clock.now / 1000);
 function loginFrom(s: AuthServer, from: string, uid: string, password: string): Promise<{ status: number; body: any; retryAfter: string | undefined }> {
   const url = new URL(`${s.base}/acs/api/v1/auth/login`);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress: from, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        const retry = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), retryAfter: typeof retry === 'string' ? retry : undefined });
-      });
-    });
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        localAddress: from,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          const retry = res.headers['retry-after'];
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), retryAfter: typeof retry === 'string' ? retry : undefined });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify({ uid, password }));
   });
@@ -84,7 +95,7 @@ describe('service-account login tokens', () => {
 });
 
 describe('tokens die with their account', () => {
-  it('does not revive a deleted account\'s tokens when the uid is created again, also after a restart', async () => {
+  it("does not revive a deleted account's tokens when the uid is created again, also after a restart", async () => {
     const s = await server();
     const admin = await loginWithPassword(s.base, 'admin', ADMIN_PW);
     expect((await s.call('PUT', '/acs/api/v1/users/bot', { public_key: key.publicPem }, authHeader(admin))).status).toBe(201);
@@ -121,7 +132,11 @@ describe('tokens die with their account', () => {
     const bot = await loginWithServiceAccount(s.base, 'old-bot', key.privatePem);
     expect((await s.call('GET', '/v2/apps', undefined, authHeader(bot))).body.who).toBe('old-bot');
     const signingKey = createPrivateKey(readFileSync(join(dataDir, 'auth-signing-key.pem'), 'utf8'));
-    const legacy = await new SignJWT({ uid: 'old-bot' }).setProtectedHeader({ alg: 'RS256' }).setIssuedAt(nowS(s)).setExpirationTime(nowS(s) + 600).sign(signingKey);
+    const legacy = await new SignJWT({ uid: 'old-bot' })
+      .setProtectedHeader({ alg: 'RS256' })
+      .setIssuedAt(nowS(s))
+      .setExpirationTime(nowS(s) + 600)
+      .sign(signingKey);
     expect((await s.call('GET', '/v2/apps', undefined, authHeader(legacy))).status).toBe(401);
   });
 });
@@ -189,7 +204,9 @@ describe('the DC/OS login cookie (marathon-lb reads it)', () => {
     const admin = await loginWithPassword(s.base, 'admin', ADMIN_PW);
     expect((await s.call('PUT', '/acs/api/v1/users/mlb', { public_key: key.publicPem }, authHeader(admin))).status).toBe(201);
     // What marathon-lb's DCOSAuth posts: a 60 s login token and the wanted expiry of the token.
-    const loginToken = await new SignJWT({ uid: 'mlb', exp: nowS(s) + 60 }).setProtectedHeader({ alg: 'RS256', typ: 'JWT' }).sign(createPrivateKey(key.privatePem));
+    const loginToken = await new SignJWT({ uid: 'mlb', exp: nowS(s) + 60 })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
+      .sign(createPrivateKey(key.privatePem));
     const r = await s.call('POST', '/acs/api/v1/auth/login', { uid: 'mlb', token: loginToken, exp: nowS(s) + 3600 });
     expect(r.status).toBe(200);
     const fromCookie = /^dcos-acs-auth-cookie=([^;]+);/.exec(cookieOf(r.headers))?.[1];
@@ -199,7 +216,11 @@ describe('the DC/OS login cookie (marathon-lb reads it)', () => {
     // marathon-lb then sends "Authorization: token=<cookie value>".
     expect((await s.call('GET', '/v2/apps', undefined, { authorization: `token=${fromCookie}` })).body.who).toBe('mlb');
     // exp never lengthens the configured lifetime, and must be sane.
-    const long = await s.call('POST', '/acs/api/v1/auth/login', { uid: 'mlb', token: await serviceLoginToken('mlb', key.privatePem), exp: nowS(s) + 10 * 365 * 86400 });
+    const long = await s.call('POST', '/acs/api/v1/auth/login', {
+      uid: 'mlb',
+      token: await serviceLoginToken('mlb', key.privatePem),
+      exp: nowS(s) + 10 * 365 * 86400,
+    });
     expect(decodeJwt(long.body.token).exp).toBe(nowS(s) + 5 * 24 * 3600);
     for (const exp of ['soon', nowS(s) - 5, 1.5]) {
       const bad = await s.call('POST', '/acs/api/v1/auth/login', { uid: 'mlb', token: await serviceLoginToken('mlb', key.privatePem), exp });
@@ -225,7 +246,25 @@ describe('the DC/OS login cookie (marathon-lb reads it)', () => {
   it('marks the cookie Secure when the login came over TLS', async (ctx) => {
     const dir = tempDir('orch-auth-tls-');
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+          '-days',
+          '1',
+          '-subj',
+          '/CN=127.0.0.1',
+        ],
+        { stdio: 'ignore' },
+      );
     } catch {
       console.warn('skipped: openssl is needed to make a test certificate (apt-get install openssl)');
       ctx.skip();
@@ -234,7 +273,12 @@ describe('the DC/OS login cookie (marathon-lb reads it)', () => {
     const agent = new Agent({ connect: { rejectUnauthorized: false } });
     agents.push(agent);
     expect(s.base).toMatch(/^https:/);
-    const res = await request(`${s.base}/acs/api/v1/auth/login`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ uid: 'admin', password: ADMIN_PW }) });
+    const res = await request(`${s.base}/acs/api/v1/auth/login`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ uid: 'admin', password: ADMIN_PW }),
+    });
     const body = (await res.body.json()) as { token: string };
     expect(res.statusCode).toBe(200);
     const cookie = String(res.headers['set-cookie']);

@@ -68,7 +68,13 @@ describe('open and secured endpoints', () => {
   });
 
   it('answers 401 with a JSON message and WWW-Authenticate without a token', async () => {
-    for (const [m, p] of [['GET', '/v2/apps'], ['GET', '/acs/api/v1/users'], ['PUT', '/acs/api/v1/users/x'], ['GET', '/no/such/route'], ['POST', '/ping']]) {
+    for (const [m, p] of [
+      ['GET', '/v2/apps'],
+      ['GET', '/acs/api/v1/users'],
+      ['PUT', '/acs/api/v1/users/x'],
+      ['GET', '/no/such/route'],
+      ['POST', '/ping'],
+    ]) {
       const r = await call(m!, p!, m === 'PUT' ? { password: 'whatever-123' } : undefined);
       expect(r.status).toBe(401);
       expect(r.headers.get('www-authenticate')).toBe('acsjwt');
@@ -182,8 +188,7 @@ describe('forged, expired and malformed authorization tokens', () => {
     await expect401(`${b64({ alg: 'none', typ: 'JWT' })}.${b64(p)}`);
     const pubPem = Buffer.from((await call('GET', '/acs/api/v1/auth/jwks')).text);
     const jwkPem = createPrivateKey(readFileSync(join(s.dataDir, 'auth-signing-key.pem'), 'utf8'));
-    const publicPem = Buffer.from(
-      (await import('node:crypto')).createPublicKey(jwkPem).export({ type: 'spki', format: 'pem' }) as string);
+    const publicPem = Buffer.from((await import('node:crypto')).createPublicKey(jwkPem).export({ type: 'spki', format: 'pem' }) as string);
     for (const secret of [publicPem, pubPem]) {
       await expect401(await new SignJWT(p).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(createSecretKey(secret)), /RS256/);
     }
@@ -194,10 +199,35 @@ describe('forged, expired and malformed authorization tokens', () => {
     await expect401(`${adminToken.slice(0, -3)}AAA`);
     const key = orchestratorKey();
     await expect401(await new SignJWT({ uid: 'admin' }).setProtectedHeader({ alg: 'RS256' }).setIssuedAt(nowS()).sign(key), /invalid/);
-    await expect401(await new SignJWT({ sub: 'admin' }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime(nowS() + 60).sign(key), /uid/);
-    await expect401(await new SignJWT({ uid: 'admin' }).setProtectedHeader({ alg: 'RS256' }).setNotBefore(nowS() + 600).setExpirationTime(nowS() + 3600).sign(key), /not valid yet/);
-    await expect401(await new SignJWT({ uid: 'admin' }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime(nowS() - 10).sign(key), /expired/);
-    await expect401(await new SignJWT({ uid: 'ghost' }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime(nowS() + 60).sign(key), /no longer exists/);
+    await expect401(
+      await new SignJWT({ sub: 'admin' })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setExpirationTime(nowS() + 60)
+        .sign(key),
+      /uid/,
+    );
+    await expect401(
+      await new SignJWT({ uid: 'admin' })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setNotBefore(nowS() + 600)
+        .setExpirationTime(nowS() + 3600)
+        .sign(key),
+      /not valid yet/,
+    );
+    await expect401(
+      await new SignJWT({ uid: 'admin' })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setExpirationTime(nowS() - 10)
+        .sign(key),
+      /expired/,
+    );
+    await expect401(
+      await new SignJWT({ uid: 'ghost' })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setExpirationTime(nowS() + 60)
+        .sign(key),
+      /no longer exists/,
+    );
     // The real token expires after its lifetime (clock injection, no waiting).
     const saved = s.clock.now;
     s.clock.now += 5 * 24 * 3600 * 1000 + 1000;
@@ -207,7 +237,18 @@ describe('forged, expired and malformed authorization tokens', () => {
   });
 
   it('refuses malformed Authorization headers', async () => {
-    for (const value of ['token=', 'token', 'Basic YWRtaW46eA==', 'token=a b', 'token=abc', 'token=a.b.c', 'Bearer', `token=${'a'.repeat(12000)}`, 'token=%00', `token=${adminToken}x`]) {
+    for (const value of [
+      'token=',
+      'token',
+      'Basic YWRtaW46eA==',
+      'token=a b',
+      'token=abc',
+      'token=a.b.c',
+      'Bearer',
+      `token=${'a'.repeat(12000)}`,
+      'token=%00',
+      `token=${adminToken}x`,
+    ]) {
       const r = await call('GET', '/v2/apps', undefined, { authorization: value });
       expect(r.status, value.slice(0, 20)).toBe(401);
       expect(r.body.message).toBeTypeOf('string');
@@ -242,17 +283,40 @@ describe('service-account login tokens', () => {
     expect(wrongKey.body.message).toBe(uniform);
     expect((await login('svc2', await serviceLoginToken('svc1', svcKey.privatePem))).body.message).toBe(uniform);
     expect((await login('svc2', `${b64({ alg: 'none' })}.${b64({ uid: 'svc2', exp: nowS() + 30 })}.`)).status).toBe(401);
-    const hs = await new SignJWT({ uid: 'svc2' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(nowS() + 30).sign(createSecretKey(Buffer.from(svcKey.publicPem)));
+    const hs = await new SignJWT({ uid: 'svc2' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(nowS() + 30)
+      .sign(createSecretKey(Buffer.from(svcKey.publicPem)));
     expect((await login('svc2', hs)).status).toBe(401);
     const noExp = await login('svc2', await new SignJWT({ uid: 'svc2' }).setProtectedHeader({ alg: 'RS256' }).setIssuedAt(nowS()).sign(svcPriv()));
     expect(noExp.status).toBe(401);
     expect(noExp.body.message).toMatch(/no exp.*insecure/);
-    const long = await login('svc2', await new SignJWT({ uid: 'svc2' }).setProtectedHeader({ alg: 'RS256' }).setIssuedAt(nowS()).setExpirationTime(nowS() + 3600).sign(svcPriv()));
+    const long = await login(
+      'svc2',
+      await new SignJWT({ uid: 'svc2' })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setIssuedAt(nowS())
+        .setExpirationTime(nowS() + 3600)
+        .sign(svcPriv()),
+    );
     expect(long.status).toBe(401);
     expect(long.body.message).toMatch(/3600 s.*insecure/);
-    const longNoIat = await login('svc2', await new SignJWT({ uid: 'svc2' }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime(nowS() + 86400).sign(svcPriv()));
+    const longNoIat = await login(
+      'svc2',
+      await new SignJWT({ uid: 'svc2' })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setExpirationTime(nowS() + 86400)
+        .sign(svcPriv()),
+    );
     expect(longNoIat.body.message).toMatch(/insecure/);
-    const expired = await login('svc2', await new SignJWT({ uid: 'svc2' }).setProtectedHeader({ alg: 'RS256' }).setIssuedAt(nowS() - 60).setExpirationTime(nowS() - 30).sign(svcPriv()));
+    const expired = await login(
+      'svc2',
+      await new SignJWT({ uid: 'svc2' })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setIssuedAt(nowS() - 60)
+        .setExpirationTime(nowS() - 30)
+        .sign(svcPriv()),
+    );
     expect(expired.body.message).toMatch(/expired/);
     expect((await login('svc2', 'garbage')).status).toBe(401);
   });
@@ -261,10 +325,20 @@ describe('service-account login tokens', () => {
 describe('malformed login bodies', () => {
   it('answers 400/413 and keeps serving', async () => {
     const cases: Array<[unknown, number]> = [
-      ['not json', 400], ['{"uid":', 400], ['[]', 400], ['"text"', 400], ['null', 400], ['42', 400],
-      [{ uid: 1, password: 'x' }, 400], [{ uid: 'admin', password: { $ne: 1 } }, 400], [{ uid: 'admin' }, 400],
-      [{ password: 'x' }, 400], [{ uid: 'admin', password: 'x', token: 'y' }, 400], [{ uid: 'admin', password: 'x'.repeat(5000) }, 400],
-      [{ uid: 'admin', token: 'x'.repeat(20000) }, 400], [JSON.stringify({ uid: 'admin', password: 'p'.repeat(200_000) }), 413],
+      ['not json', 400],
+      ['{"uid":', 400],
+      ['[]', 400],
+      ['"text"', 400],
+      ['null', 400],
+      ['42', 400],
+      [{ uid: 1, password: 'x' }, 400],
+      [{ uid: 'admin', password: { $ne: 1 } }, 400],
+      [{ uid: 'admin' }, 400],
+      [{ password: 'x' }, 400],
+      [{ uid: 'admin', password: 'x', token: 'y' }, 400],
+      [{ uid: 'admin', password: 'x'.repeat(5000) }, 400],
+      [{ uid: 'admin', token: 'x'.repeat(20000) }, 400],
+      [JSON.stringify({ uid: 'admin', password: 'p'.repeat(200_000) }), 413],
     ];
     for (const [body, status] of cases) {
       const r = await call('POST', '/acs/api/v1/auth/login', body);
@@ -279,7 +353,10 @@ describe('malformed login bodies', () => {
 
 describe('secrets', () => {
   it('never appear in the log or in any answer', () => {
-    const hashes = (s.auth.accounts.list().map((a) => a.passwordHash).filter(Boolean) as string[]);
+    const hashes = s.auth.accounts
+      .list()
+      .map((a) => a.passwordHash)
+      .filter(Boolean) as string[];
     expect(hashes.length).toBeGreaterThan(0);
     const signingKey = readFileSync(join(s.dataDir, 'auth-signing-key.pem'), 'utf8');
     const all = [...secrets, ...hashes, signingKey];

@@ -20,7 +20,7 @@ describe('auth bodies', () => {
     expect(check(UpdateUserBody, {})).toEqual({});
   });
 
-  it('answers the first problem with DC/OS\'s message and code', () => {
+  it("answers the first problem with DC/OS's message and code", () => {
     const invalid = (message: string) => ({ message, code: 'ERR_INVALID_DATA' });
     expect(check(LoginBody, null)).toEqual(invalid('Request body must be a JSON object'));
     expect(check(LoginBody, [])).toEqual(invalid('Request body must be a JSON object'));
@@ -37,6 +37,9 @@ describe('auth bodies', () => {
 
   it('refuses a uid in the path that is not one', () => {
     expect(check(UidParams, { uid: 'bob.smith@x' }, 'params')).toEqual({ uid: 'bob.smith@x' });
-    expect(check(UidParams, { uid: '-bob' }, 'params')).toEqual({ message: 'Invalid uid: use 1-96 letters, digits, ".", "_", "-" or "@", starting with a letter or digit', code: 'ERR_INVALID_USER_ID' });
+    expect(check(UidParams, { uid: '-bob' }, 'params')).toEqual({
+      message: 'Invalid uid: use 1-96 letters, digits, ".", "_", "-" or "@", starting with a letter or digit',
+      code: 'ERR_INVALID_USER_ID',
+    });
   });
 });

@@ -84,12 +84,20 @@ describe('hashing cost and concurrency', () => {
   });
 
   it('takes about as long for an unknown account as for a wrong password', async () => {
-    const s = await server({ scrypt: DEFAULT_SCRYPT, pairLockout: { freeFailures: 1000 }, accountLockout: { freeFailures: 1000 }, clientLockout: { freeFailures: 1000 } });
+    const s = await server({
+      scrypt: DEFAULT_SCRYPT,
+      pairLockout: { freeFailures: 1000 },
+      accountLockout: { freeFailures: 1000 },
+      clientLockout: { freeFailures: 1000 },
+    });
     // Interleaved, and the fastest of several runs: the intrinsic cost, not the machine's load.
     const known: number[] = [];
     const unknown: number[] = [];
     for (let i = 0; i < 7; i++) {
-      for (const [uid, times] of [['admin', known], ['nobody-here', unknown]] as const) {
+      for (const [uid, times] of [
+        ['admin', known],
+        ['nobody-here', unknown],
+      ] as const) {
         const t0 = performance.now();
         expect((await login(s, uid, 'wrong-password')).status).toBe(401);
         times.push(performance.now() - t0);

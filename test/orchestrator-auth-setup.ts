@@ -19,7 +19,12 @@ export interface AuthServer {
   clock: { now: number };
   logs: () => string;
   close: () => Promise<void>;
-  call: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; headers: Headers; body: any; text: string }>;
+  call: (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ) => Promise<{ status: number; headers: Headers; body: any; text: string }>;
 }
 
 export const FAST_SCRYPT = { N: 2 ** 12, r: 8, p: 1 };
@@ -28,7 +33,12 @@ export const FAST_SCRYPT = { N: 2 ** 12, r: 8, p: 1 };
 export async function startAuthServer(opts: Partial<AuthOptions> & { dataDir?: string; https?: { key: string; cert: string } } = {}): Promise<AuthServer> {
   const dataDir = opts.dataDir ?? tempDir('orch-auth-');
   const chunks: string[] = [];
-  const sink = new Writable({ write(chunk, _enc, cb) { chunks.push(String(chunk)); cb(); } });
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      chunks.push(String(chunk));
+      cb();
+    },
+  });
   const logger = pino({ level: 'debug', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink);
   const db = openDatabase(dataDir);
   const clock = { now: Date.now() };
@@ -39,7 +49,12 @@ export async function startAuthServer(opts: Partial<AuthOptions> & { dataDir?: s
     db.close();
     throw err;
   }
-  const app = Fastify({ loggerInstance: logger, bodyLimit: 8 * 1024 * 1024, forceCloseConnections: true, ...(opts.https ? { https: opts.https } : {}) }) as unknown as FastifyInstance;
+  const app = Fastify({
+    loggerInstance: logger,
+    bodyLimit: 8 * 1024 * 1024,
+    forceCloseConnections: true,
+    ...(opts.https ? { https: opts.https } : {}),
+  }) as unknown as FastifyInstance;
   installMarathonHttp(app);
   app.addHook('onRequest', auth.hook);
   await app.register(auth.plugin);
@@ -60,7 +75,13 @@ export async function startAuthServer(opts: Partial<AuthOptions> & { dataDir?: s
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
   return {
-    base, app, auth, dataDir, clock, call, logs: () => chunks.join(''),
+    base,
+    app,
+    auth,
+    dataDir,
+    clock,
+    call,
+    logs: () => chunks.join(''),
     close: async () => {
       await app.close();
       db.close();

@@ -26,10 +26,29 @@ describe('orchestrator configuration', () => {
 
   it('puts each flag, in either spelling, in its slice', () => {
     const c = parseOrchestratorFlags([
-      '--http_port=0', '--http-address=::1', '--data-dir=/tmp/x', '--hostname=h', '--local_port_min=15000', '--local-port-max=15100',
-      '--task-port-min=40000', '--task_port_max=40010', '--env_vars_prefix=P_', '--default_network_name=dcos', '--default-accepted-resource-roles=a, b',
-      '--auth=off', '--admin-password=pw-123456', '--token-lifetime=600', '--event_subscriber=http_callback', '--http_endpoints=http://127.0.0.1:9/cb',
-      '--mesos_role=r', '--enable_features=task_killing,x', '--isolation=netns', '--netns-prefix=tst', '--netns-subnet=10.99.0.0/24', '--log-level=debug', '--logfile=/tmp/l',
+      '--http_port=0',
+      '--http-address=::1',
+      '--data-dir=/tmp/x',
+      '--hostname=h',
+      '--local_port_min=15000',
+      '--local-port-max=15100',
+      '--task-port-min=40000',
+      '--task_port_max=40010',
+      '--env_vars_prefix=P_',
+      '--default_network_name=dcos',
+      '--default-accepted-resource-roles=a, b',
+      '--auth=off',
+      '--admin-password=pw-123456',
+      '--token-lifetime=600',
+      '--event_subscriber=http_callback',
+      '--http_endpoints=http://127.0.0.1:9/cb',
+      '--mesos_role=r',
+      '--enable_features=task_killing,x',
+      '--isolation=netns',
+      '--netns-prefix=tst',
+      '--netns-subnet=10.99.0.0/24',
+      '--log-level=debug',
+      '--logfile=/tmp/l',
     ]);
     expect(c).toEqual({
       dataDir: '/tmp/x',

@@ -24,13 +24,35 @@ function app(id: string, extra: Record<string, unknown> = {}): AppDefinition {
 
 /** One health check's result for a task. */
 function result(taskId: string, alive: boolean): HealthResult {
-  return { alive, consecutiveFailures: alive ? 0 : 1, firstSuccess: null, lastFailure: null, lastSuccess: null, lastFailureCause: null, instanceId: taskId, taskId };
+  return {
+    alive,
+    consecutiveFailures: alive ? 0 : 1,
+    firstSuccess: null,
+    lastFailure: null,
+    lastSuccess: null,
+    lastFailureCause: null,
+    instanceId: taskId,
+    taskId,
+  };
 }
 
 let seq = 0;
 function task(appId: string, state: TaskRecord['state'], extra: Partial<TaskRecord> = {}): TaskRecord {
   seq++;
-  return { id: `${appId.slice(1)}.${seq}`, appId, state, stagedAt: `2024-05-01T10:00:0${seq % 10}.000Z`, startedAt: null, version: T0, configVersion: T0, host: 'h', ports: [31000 + seq], servicePorts: [], slaveId: 's', ...extra };
+  return {
+    id: `${appId.slice(1)}.${seq}`,
+    appId,
+    state,
+    stagedAt: `2024-05-01T10:00:0${seq % 10}.000Z`,
+    startedAt: null,
+    version: T0,
+    configVersion: T0,
+    host: 'h',
+    ports: [31000 + seq],
+    servicePorts: [],
+    slaveId: 's',
+    ...extra,
+  };
 }
 
 describe('appPath: what a path under /v2/apps/ names', () => {
@@ -87,7 +109,12 @@ describe('TaskTracker', () => {
     expect(tracker.dirty).toBe(true);
     store.tx(() => tracker.flushInto(store, (id) => id === '/web'));
     expect(tracker.dirty).toBe(false);
-    expect(store.loadTasks().map((t) => t.id).sort()).toEqual([a.id, b.id].sort());
+    expect(
+      store
+        .loadTasks()
+        .map((t) => t.id)
+        .sort(),
+    ).toEqual([a.id, b.id].sort());
     expect([...store.loadFailures()].map(([id]) => id)).toEqual(['/web']);
     tracker.remove(a);
     store.tx(() => tracker.flushInto(store, () => true));
@@ -126,7 +153,10 @@ describe('GroupManager', () => {
   it('assigns the lowest free service ports in [min, max), skipping ports of other apps and of the same change; 422 when none is left', () => {
     const db = openDatabase(tempDir());
     const groups = new GroupManager(new Store(db), { min: 10000, max: 10003 });
-    groups.apply([{ id: '/a', target: { ...app('/a'), portDefinitions: [{ port: 10000, protocol: 'tcp' }], ports: [10000] } as AppDefinition }], { put: [], remove: [] });
+    groups.apply([{ id: '/a', target: { ...app('/a'), portDefinitions: [{ port: 10000, protocol: 'tcp' }], ports: [10000] } as AppDefinition }], {
+      put: [],
+      remove: [],
+    });
     const b = app('/b', { portDefinitions: [{ port: 0 }] });
     const c = { ...app('/c', { portDefinitions: [{ port: 0 }] }), ports: [10001] } as AppDefinition;
     const out = groups.assignServicePorts(b, [{ id: '/c', target: c }]);
@@ -164,8 +194,16 @@ describe('checking a change (deployment/change.ts)', () => {
   it('refuses an app where a group is (422), plans the rest with the groups it touches', () => {
     const apps = new Map<string, AppDefinition>();
     const groups = new Map([['/g', { id: '/g', dependencies: [], version: T0 }]]);
-    expect(() => planChange(apps, groups, { changes: [{ id: '/g', target: app('/g') }], groups: { put: [], remove: [] }, version: 'v1', groupId: '/' })).toThrow(/Object is not valid/);
-    const r = planChange(apps, groups, { changes: [{ id: '/g/a', target: app('/g/a') }], groups: { put: [{ id: '/h', dependencies: [], version: 'v1' }], remove: [] }, version: 'v1', groupId: '/g', snapshotGroup: '/g' });
+    expect(() =>
+      planChange(apps, groups, { changes: [{ id: '/g', target: app('/g') }], groups: { put: [], remove: [] }, version: 'v1', groupId: '/' }),
+    ).toThrow(/Object is not valid/);
+    const r = planChange(apps, groups, {
+      changes: [{ id: '/g/a', target: app('/g/a') }],
+      groups: { put: [{ id: '/h', dependencies: [], version: 'v1' }], remove: [] },
+      version: 'v1',
+      groupId: '/g',
+      snapshotGroup: '/g',
+    });
     expect(r.plan.steps.map((s) => s.actions.map((a) => a.action))).toEqual([['StartApplication'], ['ScaleApplication']]);
     expect(r.plan.originalGroups).toEqual({ '/h': null });
     expect(r.snapshot?.apps.map((a) => a.id)).toEqual(['/g/a']);
@@ -180,9 +218,22 @@ describe('JSON formats', () => {
     expect(taskJson(t, undefined, false)).not.toHaveProperty('servicePorts');
     const web = { ...app('/web'), ports: [10000] } as AppDefinition;
     expect(textListing([web], () => [t])).toBe(`web\t10000\th:${t.ports[0]}\t\n`);
-    const d = { id: 'd1', version: T0, affectedApps: ['/web'], steps: [{ actions: [{ action: 'RestartApplication', app: '/web' }] }], currentStep: 0 } as unknown as StoredDeployment;
+    const d = {
+      id: 'd1',
+      version: T0,
+      affectedApps: ['/web'],
+      steps: [{ actions: [{ action: 'RestartApplication', app: '/web' }] }],
+      currentStep: 0,
+    } as unknown as StoredDeployment;
     const json = deploymentJson(d, () => [{ name: 'r', taskId: t.id, ready: true }]);
     expect(json.currentStep).toBe(1);
-    expect(json.currentActions).toEqual([{ action: 'RestartApplication', app: '/web', readinessCheckResults: [{ name: 'r', taskId: t.id, ready: true }], readinessChecks: [{ name: 'r', taskId: t.id, ready: true }] }]);
+    expect(json.currentActions).toEqual([
+      {
+        action: 'RestartApplication',
+        app: '/web',
+        readinessCheckResults: [{ name: 'r', taskId: t.id, ready: true }],
+        readinessChecks: [{ name: 'r', taskId: t.id, ready: true }],
+      },
+    ]);
   });
 });

@@ -36,7 +36,8 @@ function writers(o: StartedOrchestrator, prefix: string, acked: Acked, count: nu
     for (let n = 0; !stopped; n++) {
       const id = `${prefix}/w${k}n${n}`;
       try {
-        if ((await call('POST', '/v2/apps', { id, cmd: CMD, instances: 1, taskKillGracePeriodSeconds: 2, labels: { w: '0' } })) === 201) acked.set(id, { instances: 1, w: '0' });
+        if ((await call('POST', '/v2/apps', { id, cmd: CMD, instances: 1, taskKillGracePeriodSeconds: 2, labels: { w: '0' } })) === 201)
+          acked.set(id, { instances: 1, w: '0' });
         if ((await call('PUT', `/v2/apps${id}?force=true`, { instances: 2, labels: { w: '1' } })) === 200) acked.set(id, { instances: 2, w: '1' });
       } catch {
         return; // the orchestrator is gone
@@ -64,7 +65,15 @@ describe('kill -9, repeatedly', () => {
         // The middle of start-up: the port answers while the previous run's tasks are still being stopped.
         o.proc.child.kill('SIGKILL');
         await o.proc.exited;
-        const p = start(NODE, ['orchestrator/main.ts', '--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${dataDir}`, '--hostname=127.0.0.1', '--log-level=warn', ...ARGS]);
+        const p = start(NODE, [
+          'orchestrator/main.ts',
+          '--http-address=127.0.0.1',
+          `--http-port=${port}`,
+          `--data-dir=${dataDir}`,
+          '--hostname=127.0.0.1',
+          '--log-level=warn',
+          ...ARGS,
+        ]);
         await waitForHttp(`http://127.0.0.1:${port}/ping`, 20_000);
         p.child.kill('SIGKILL');
         await p.exited;
@@ -74,7 +83,10 @@ describe('kill -9, repeatedly', () => {
       // mode 0: writes sent at once after a restart wait for its recovery; mode 2: writes once it is
       // over (every app runs its instances again: nothing launches before recovery ends).
       if (mode === 2) {
-        await waitFor(async () => ((await o.call('GET', '/v2/apps?id=/crash/')).body.apps as any[]).every((a) => a.tasksRunning === a.instances), { timeoutMs: 60_000, message: `recovered in iteration ${i}` });
+        await waitFor(async () => ((await o.call('GET', '/v2/apps?id=/crash/')).body.apps as any[]).every((a) => a.tasksRunning === a.instances), {
+          timeoutMs: 60_000,
+          message: `recovered in iteration ${i}`,
+        });
       }
       const before = acked.size;
       const w = writers(o, `/crash/i${i}`, acked, 3);
@@ -100,12 +112,18 @@ describe('kill -9, repeatedly', () => {
       expect(Number(apps.get(id).labels.w), id).toBeGreaterThanOrEqual(Number(want.w));
     }
     // Nothing stuck: deployments end, every task runs, every app has its instances.
-    await waitFor(async () => ((await o.call('GET', '/v2/deployments')).body as any[]).length === 0, { timeoutMs: 60_000, message: 'every deployment finished' });
-    const settled = await waitFor(async () => {
-      const list = (await o.call('GET', '/v2/apps?id=/crash/&embed=apps.tasks')).body.apps as any[];
-      const ok = list.every((a) => a.tasks.length === a.instances && a.tasks.every((t: any) => t.state === 'TASK_RUNNING'));
-      return ok ? list : undefined;
-    }, { timeoutMs: 60_000, message: 'every app runs its instances, no task left TASK_STAGING' });
+    await waitFor(async () => ((await o.call('GET', '/v2/deployments')).body as any[]).length === 0, {
+      timeoutMs: 60_000,
+      message: 'every deployment finished',
+    });
+    const settled = await waitFor(
+      async () => {
+        const list = (await o.call('GET', '/v2/apps?id=/crash/&embed=apps.tasks')).body.apps as any[];
+        const ok = list.every((a) => a.tasks.length === a.instances && a.tasks.every((t: any) => t.state === 'TASK_RUNNING'));
+        return ok ? list : undefined;
+      },
+      { timeoutMs: 60_000, message: 'every app runs its instances, no task left TASK_STAGING' },
+    );
     // Old processes are gone: exactly one per running task carries the marker.
     const tasks = settled.reduce((n, a) => n + a.instances, 0);
     await waitFor(() => markerPids().length === tasks, { timeoutMs: 30_000, message: `${tasks} task processes, no leftovers (found ${markerPids().length})` });

@@ -16,10 +16,18 @@ afterAll(async () => {
 });
 
 const settled = (id: string, n: number, cmd: string) =>
-  waitFor(async () => {
-    const app = (await o.call('GET', `/v2/apps${id}`)).body.app;
-    return app.deployments.length === 0 && app.tasks.length === n && app.tasks.every((t: any) => t.state === 'TASK_RUNNING' && t.version >= app.versionInfo.lastConfigChangeAt) && app.cmd === cmd ? app : undefined;
-  }, { timeoutMs: 30_000, message: `${id} settled` });
+  waitFor(
+    async () => {
+      const app = (await o.call('GET', `/v2/apps${id}`)).body.app;
+      return app.deployments.length === 0 &&
+        app.tasks.length === n &&
+        app.tasks.every((t: any) => t.state === 'TASK_RUNNING' && t.version >= app.versionInfo.lastConfigChangeAt) &&
+        app.cmd === cmd
+        ? app
+        : undefined;
+    },
+    { timeoutMs: 30_000, message: `${id} settled` },
+  );
 
 const cases: [number, number, number][] = [
   // [minimumHealthCapacity, maximumOverCapacity, instances]
@@ -35,7 +43,9 @@ describe('rolling restart', () => {
     it(`minimumHealthCapacity=${mhc} maximumOverCapacity=${moc} with ${n} instances`, async () => {
       const id = `/roll/m${String(mhc).replace('.', '')}-o${String(moc).replace('.', '')}`;
       const cmd1 = 'exec sleep 1001';
-      expect((await o.call('POST', '/v2/apps', { id, cmd: cmd1, instances: n, upgradeStrategy: { minimumHealthCapacity: mhc, maximumOverCapacity: moc } })).status).toBe(201);
+      expect(
+        (await o.call('POST', '/v2/apps', { id, cmd: cmd1, instances: n, upgradeStrategy: { minimumHealthCapacity: mhc, maximumOverCapacity: moc } })).status,
+      ).toBe(201);
       const before = await settled(id, n, cmd1);
       const minHealthy = Math.ceil(n * mhc);
       let maxCapacity = Math.floor(n * (1 + moc));

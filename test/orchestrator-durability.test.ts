@@ -26,7 +26,11 @@ describe('kill -9', () => {
     const oldPids = pidsOf(marker);
     expect(oldPids).toHaveLength(2);
     // A deployment that cannot finish (never healthy) must survive too.
-    const stuck = await o.call('POST', '/v2/apps', { id: '/stuck', cmd: 'exec sleep 1000', healthChecks: [{ protocol: 'COMMAND', command: { value: 'false' } }] });
+    const stuck = await o.call('POST', '/v2/apps', {
+      id: '/stuck',
+      cmd: 'exec sleep 1000',
+      healthChecks: [{ protocol: 'COMMAND', command: { value: 'false' } }],
+    });
     const stuckDeployment = stuck.body.deployments[0].id;
 
     // A stream of writes from 4 clients; kill -9 once 60 have been acknowledged.
@@ -38,10 +42,18 @@ describe('kill -9', () => {
       for (let i = 0; !stop; i++) {
         const id = `/stream/c${c}/a${i}`;
         try {
-          const r = await fetch(`${base}/v2/apps`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ id, cmd: 'sleep 1', instances: 0 }) });
+          const r = await fetch(`${base}/v2/apps`, {
+            method: 'POST',
+            headers: { ...auth, 'content-type': 'application/json' },
+            body: JSON.stringify({ id, cmd: 'sleep 1', instances: 0 }),
+          });
           if (r.status === 201) acked.set(id, 0);
           await r.text();
-          const u = await fetch(`${base}/v2/apps${id}`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ instances: 0, labels: { n: String(i) } }) });
+          const u = await fetch(`${base}/v2/apps${id}`, {
+            method: 'PUT',
+            headers: { ...auth, 'content-type': 'application/json' },
+            body: JSON.stringify({ instances: 0, labels: { n: String(i) } }),
+          });
           if (u.status === 200) acked.set(id, 1);
           await u.text();
         } catch {
@@ -66,10 +78,13 @@ describe('kill -9', () => {
     expect(((await o.call('GET', '/v2/deployments')).body as any[]).map((d) => d.id)).toContain(stuckDeployment);
     // Old processes are killed; new tasks are started.
     await waitFor(() => oldPids.every((p) => !pidsOf(marker).includes(p)), { timeoutMs: 15_000, message: 'old task processes killed' });
-    const keep = await waitFor(async () => {
-      const a = (await o!.call('GET', '/v2/apps/keep')).body.app;
-      return a.tasksRunning === 2 ? a : undefined;
-    }, { timeoutMs: 15_000 });
+    const keep = await waitFor(
+      async () => {
+        const a = (await o!.call('GET', '/v2/apps/keep')).body.app;
+        return a.tasksRunning === 2 ? a : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
     expect(pidsOf(marker)).toHaveLength(2);
     expect(keep.versions ?? keep.version).toBeDefined();
     expect((await o.call('GET', '/v2/apps/keep/versions')).body.versions).toHaveLength(1);

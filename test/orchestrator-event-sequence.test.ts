@@ -30,8 +30,28 @@ const HC = { protocol: 'HTTP', path: '/health', portIndex: 0, gracePeriodSeconds
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TASK_ID = /^seq_web\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const TASK_STATUSES = ['TASK_STAGING', 'TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING', 'TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_LOST', 'TASK_ERROR'];
-const CONDITION: Record<string, string> = { TASK_STAGING: 'Staging', TASK_STARTING: 'Starting', TASK_RUNNING: 'Running', TASK_KILLING: 'Killing', TASK_FINISHED: 'Finished', TASK_FAILED: 'Failed', TASK_KILLED: 'Killed', TASK_LOST: 'Gone', TASK_ERROR: 'Error' };
+const TASK_STATUSES = [
+  'TASK_STAGING',
+  'TASK_STARTING',
+  'TASK_RUNNING',
+  'TASK_KILLING',
+  'TASK_FINISHED',
+  'TASK_FAILED',
+  'TASK_KILLED',
+  'TASK_LOST',
+  'TASK_ERROR',
+];
+const CONDITION: Record<string, string> = {
+  TASK_STAGING: 'Staging',
+  TASK_STARTING: 'Starting',
+  TASK_RUNNING: 'Running',
+  TASK_KILLING: 'Killing',
+  TASK_FINISHED: 'Finished',
+  TASK_FAILED: 'Failed',
+  TASK_KILLED: 'Killed',
+  TASK_LOST: 'Gone',
+  TASK_ERROR: 'Error',
+};
 const TERMINAL = new Set(['TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_LOST', 'TASK_ERROR']);
 const instanceIdOf = (taskId: string) => taskId.replace('.', '.marathon-');
 
@@ -47,12 +67,22 @@ const taskId: Check = (v) => typeof v === 'string' && TASK_ID.test(v);
 const instanceId: Check = (v) => typeof v === 'string' && /^seq_web\.marathon-[0-9a-f-]{36}$/.test(v);
 const obj: Check = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const healthCheck: Check = (v) => obj(v) && Object.entries(HC).every(([k, x]) => v[k] === x);
-const action: Check = (v) => obj(v) && Object.keys(v).sort().join() === 'action,app' && ['StartApplication', 'StopApplication', 'ScaleApplication', 'RestartApplication'].includes(v.action) && str(v.app);
+const action: Check = (v) =>
+  obj(v) &&
+  Object.keys(v).sort().join() === 'action,app' &&
+  ['StartApplication', 'StopApplication', 'ScaleApplication', 'RestartApplication'].includes(v.action) &&
+  str(v.app);
 const step: Check = (v) => obj(v) && Object.keys(v).join() === 'actions' && Array.isArray(v.actions) && v.actions.length > 0 && v.actions.every(action);
 const rootGroup: Check = (v) => obj(v) && v.id === '/' && Array.isArray(v.apps) && Array.isArray(v.groups) && Array.isArray(v.dependencies) && iso(v.version);
 // 1.4 carries the full plan: id, version, steps, original and target root groups.
 const plan: Check = (v) =>
-  obj(v) && UUID.test(v.id) && iso(v.version) && Array.isArray(v.steps) && v.steps.every(step) && rootGroup(v.original) && rootGroup(v.target) &&
+  obj(v) &&
+  UUID.test(v.id) &&
+  iso(v.version) &&
+  Array.isArray(v.steps) &&
+  v.steps.every(step) &&
+  rootGroup(v.original) &&
+  rootGroup(v.target) &&
   Object.keys(v).sort().join() === 'id,original,steps,target,version';
 
 const FIELDS: Record<string, Record<string, Check>> = {
@@ -60,7 +90,11 @@ const FIELDS: Record<string, Record<string, Check>> = {
   event_stream_detached: { remoteAddress: loopback },
   subscribe_event: { clientIp: loopback, callbackUrl: str },
   unsubscribe_event: { clientIp: loopback, callbackUrl: str },
-  api_post_event: { clientIp: loopback, uri: (v) => v === '/v2/apps' || v === `/v2/apps${APP}`, appDefinition: (v) => obj(v) && v.id === APP && iso(v.version) },
+  api_post_event: {
+    clientIp: loopback,
+    uri: (v) => v === '/v2/apps' || v === `/v2/apps${APP}`,
+    appDefinition: (v) => obj(v) && v.id === APP && iso(v.version),
+  },
   group_change_success: { groupId: (v) => typeof v === 'string' && (v === '/' || APP.startsWith(`${v}/`)), version: iso },
   deployment_info: { plan, currentStep: step },
   deployment_step_success: { plan, currentStep: step },
@@ -68,16 +102,37 @@ const FIELDS: Record<string, Record<string, Check>> = {
   add_health_check_event: { appId: appPath, version: iso, healthCheck },
   remove_health_check_event: { appId: appPath },
   status_update_event: {
-    slaveId: str, taskId, taskStatus: (v) => TASK_STATUSES.includes(v), message: (v) => typeof v === 'string', appId: appPath, host: loopback,
+    slaveId: str,
+    taskId,
+    taskStatus: (v) => TASK_STATUSES.includes(v),
+    message: (v) => typeof v === 'string',
+    appId: appPath,
+    host: loopback,
     ipAddresses: (v) => Array.isArray(v) && v.every((a: any) => obj(a) && str(a.ipAddress) && ['IPv4', 'IPv6'].includes(a.protocol)),
-    ports: (v) => Array.isArray(v) && v.length === 1 && Number.isInteger(v[0]) && v[0] >= 39500 && v[0] <= 39599, version: iso,
+    ports: (v) => Array.isArray(v) && v.length === 1 && Number.isInteger(v[0]) && v[0] >= 39500 && v[0] <= 39599,
+    version: iso,
   },
-  instance_changed_event: { instanceId, condition: (v) => Object.values(CONDITION).includes(v), runSpecId: appPath, agentId: str, host: loopback, runSpecVersion: iso },
+  instance_changed_event: {
+    instanceId,
+    condition: (v) => Object.values(CONDITION).includes(v),
+    runSpecId: appPath,
+    agentId: str,
+    host: loopback,
+    runSpecVersion: iso,
+  },
   instance_health_changed_event: { instanceId, runSpecId: appPath, healthy: (v) => v === null || typeof v === 'boolean', runSpecVersion: iso },
   health_status_changed_event: { appId: appPath, instanceId, version: iso, alive: bool },
   failed_health_check_event: { appId: appPath, taskId, instanceId: (v, e) => v === instanceIdOf(e?.taskId), healthCheck },
   unhealthy_task_kill_event: { appId: appPath, taskId, version: iso, reason: (v) => v === '503 Service Unavailable', host: loopback, slaveId: str },
-  unhealthy_instance_kill_event: { appId: appPath, taskId, instanceId: (v, e) => v === instanceIdOf(e?.taskId), version: iso, reason: (v) => v === '503 Service Unavailable', host: loopback, slaveId: str },
+  unhealthy_instance_kill_event: {
+    appId: appPath,
+    taskId,
+    instanceId: (v, e) => v === instanceIdOf(e?.taskId),
+    version: iso,
+    reason: (v) => v === '503 Service Unavailable',
+    host: loopback,
+    slaveId: str,
+  },
   app_terminated_event: { appId: (v) => v === APP || v === '/seq/plain' },
 };
 
@@ -100,7 +155,11 @@ let failDir: string;
 const toClose: (() => void)[] = [];
 const events = (c: SseClient = all): Ev[] => c.frames.map((f) => f.data as Ev);
 
-interface Receiver { url: string; got: Ev[]; close: () => Promise<void> }
+interface Receiver {
+  url: string;
+  got: Ev[];
+  close: () => Promise<void>;
+}
 /** A callback receiver on loopback that answers each POST after `delayMs` (0 = at once). */
 async function receiver(delayMs = 0, port = 0): Promise<Receiver> {
   const got: Ev[] = [];
@@ -116,7 +175,11 @@ async function receiver(delayMs = 0, port = 0): Promise<Receiver> {
   });
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
   const addr = server.address();
-  const close = () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
+  const close = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
   toClose.push(() => void close());
   return { url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : port}/events`, got, close };
 }
@@ -127,17 +190,24 @@ let downPort: number;
 beforeAll(async () => {
   failDir = tempDir('evseq-');
   // The task: answers /health with 200, or 503 once a file named after its task id is in failDir.
-  writeFileSync(join(failDir, 'server.cjs'), [
-    "const http = require('node:http'), fs = require('node:fs'), path = require('node:path');",
-    'const sick = path.join(process.env.FAIL_DIR, process.env.MESOS_TASK_ID);',
-    "http.createServer((req, res) => { const bad = fs.existsSync(sick); res.statusCode = bad ? 503 : 200; res.end(bad ? 'sick' : 'ok'); }).listen(Number(process.env.PORT0), '127.0.0.1');",
-    "process.on('SIGTERM', () => process.exit(0));",
-  ].join('\n'));
+  writeFileSync(
+    join(failDir, 'server.cjs'),
+    [
+      "const http = require('node:http'), fs = require('node:fs'), path = require('node:path');",
+      'const sick = path.join(process.env.FAIL_DIR, process.env.MESOS_TASK_ID);',
+      "http.createServer((req, res) => { const bad = fs.existsSync(sick); res.statusCode = bad ? 503 : 200; res.end(bad ? 'sick' : 'ok'); }).listen(Number(process.env.PORT0), '127.0.0.1');",
+      "process.on('SIGTERM', () => process.exit(0));",
+    ].join('\n'),
+  );
   o = await startOrchestrator(['--event_subscriber=http_callback', '--task-port-min=39500', '--task-port-max=39599']);
   all = await openSse(o.url, '/v2/events', o.authHeaders);
   filtered = await openSse(o.url, '/v2/events?event_type=status_update_event&event_type=deployment_success', o.authHeaders);
   light = await openSse(o.url, '/v2/events?event_type=deployment_info&plan-format=light', o.authHeaders);
-  toClose.push(() => all.close(), () => filtered.close(), () => light.close());
+  toClose.push(
+    () => all.close(),
+    () => filtered.close(),
+    () => light.close(),
+  );
   await waitFor(() => events().filter((e) => e.eventType === 'event_stream_attached').length === 3, { message: 'the streams attached' });
   // Callback receivers for the whole life: one fast, one slow (answers every POST after 30 ms,
   // well inside the 10 s timeout), one down (nothing listens on its port until the end).
@@ -163,7 +233,8 @@ const idx = (list: Ev[], pred: (e: Ev) => boolean, from = 0) => {
 };
 const of = (type: string) => (e: Ev) => e.eventType === type;
 const statusOf = (task: string, status: string) => (e: Ev) => e.eventType === 'status_update_event' && e.taskId === task && e.taskStatus === status;
-const deploymentDone = (id: string) => waitFor(() => events().some((e) => e.eventType === 'deployment_success' && e.id === id), { timeoutMs: 20_000, message: `deployment_success of ${id}` });
+const deploymentDone = (id: string) =>
+  waitFor(() => events().some((e) => e.eventType === 'deployment_success' && e.id === id), { timeoutMs: 20_000, message: `deployment_success of ${id}` });
 
 /**
  * The deployment's own events, in stream order: deployment_info and deployment_step_success for each
@@ -174,11 +245,15 @@ const deploymentDone = (id: string) => waitFor(() => events().some((e) => e.even
 function expectDeploymentOrder(list: Ev[], id: string, version: string, actions: string[][]): { infos: number[]; stepSuccesses: number[]; end: number } {
   const mine = list
     .map((e, i) => ({ e, i }))
-    .filter(({ e }) => (['deployment_info', 'deployment_step_success', 'deployment_success'].includes(e.eventType) && e.plan?.id === id) || (e.eventType === 'group_change_success' && e.version === version));
+    .filter(
+      ({ e }) =>
+        (['deployment_info', 'deployment_step_success', 'deployment_success'].includes(e.eventType) && e.plan?.id === id) ||
+        (e.eventType === 'group_change_success' && e.version === version),
+    );
   const types = mine.map(({ e }) => e.eventType);
   const core = actions.flatMap(() => ['deployment_info', 'deployment_step_success']).concat('deployment_success');
   expect(types, 'deployment event order').toEqual([...core, 'group_change_success']);
-  expect(mine.at(-1)!.e.groupId, 'an app change carries the app\'s group').toBe(APP_GROUP);
+  expect(mine.at(-1)!.e.groupId, "an app change carries the app's group").toBe(APP_GROUP);
   const body = mine.filter(({ e }) => e.eventType !== 'group_change_success');
   for (const { e } of body) {
     expect(e.plan.version).toBe(version);
@@ -187,7 +262,11 @@ function expectDeploymentOrder(list: Ev[], id: string, version: string, actions:
   actions.forEach((step, n) => {
     for (const { e } of body.slice(2 * n, 2 * n + 2)) expect(e.currentStep.actions.map((a: any) => `${a.action} ${a.app}`)).toEqual(step);
   });
-  return { infos: body.filter(({ e }) => e.eventType === 'deployment_info').map(({ i }) => i), stepSuccesses: body.filter(({ e }) => e.eventType === 'deployment_step_success').map(({ i }) => i), end: body.at(-1)!.i };
+  return {
+    infos: body.filter(({ e }) => e.eventType === 'deployment_info').map(({ i }) => i),
+    stepSuccesses: body.filter(({ e }) => e.eventType === 'deployment_step_success').map(({ i }) => i),
+    end: body.at(-1)!.i,
+  };
 }
 
 /** Per task: statuses only move forward (STAGING → STARTING → RUNNING → KILLING → terminal), terminal once and last. */
@@ -200,7 +279,10 @@ function expectTaskOrders(list: Ev[]): void {
     const r = seq.map((s) => (TERMINAL.has(s) ? 9 : rank[s]!));
     expect(r, `${task}: ${seq.join(' → ')}`).toEqual([...r].sort((a, b) => a - b));
     expect(new Set(seq).size, `${task} repeats a status: ${seq.join(' → ')}`).toBe(seq.length);
-    expect(seq.slice(0, -1).some((s) => TERMINAL.has(s)), `${task}: nothing after a terminal status`).toBe(false);
+    expect(
+      seq.slice(0, -1).some((s) => TERMINAL.has(s)),
+      `${task}: nothing after a terminal status`,
+    ).toBe(false);
   }
 }
 
@@ -208,12 +290,19 @@ function expectTaskOrders(list: Ev[]): void {
 function expectInstanceChanges(list: Ev[]): void {
   const changes = list.filter(of('instance_changed_event'));
   for (const u of list.filter(of('status_update_event'))) {
-    expect(changes.some((c) => c.instanceId === instanceIdOf(u.taskId) && c.condition === CONDITION[u.taskStatus] && c.runSpecVersion === u.version && c.agentId === u.slaveId), `instance_changed_event for ${u.taskId} ${u.taskStatus}`).toBe(true);
+    expect(
+      changes.some(
+        (c) => c.instanceId === instanceIdOf(u.taskId) && c.condition === CONDITION[u.taskStatus] && c.runSpecVersion === u.version && c.agentId === u.slaveId,
+      ),
+      `instance_changed_event for ${u.taskId} ${u.taskStatus}`,
+    ).toBe(true);
   }
 }
 
-const healthyAt = (list: Ev[], task: string, from = 0) => idx(list, (e) => e.eventType === 'instance_health_changed_event' && e.instanceId === instanceIdOf(task) && e.healthy === true, from);
-const aliveAt = (list: Ev[], task: string, alive: boolean, from = 0) => idx(list, (e) => e.eventType === 'health_status_changed_event' && e.instanceId === instanceIdOf(task) && e.alive === alive, from);
+const healthyAt = (list: Ev[], task: string, from = 0) =>
+  idx(list, (e) => e.eventType === 'instance_health_changed_event' && e.instanceId === instanceIdOf(task) && e.healthy === true, from);
+const aliveAt = (list: Ev[], task: string, alive: boolean, from = 0) =>
+  idx(list, (e) => e.eventType === 'health_status_changed_event' && e.instanceId === instanceIdOf(task) && e.alive === alive, from);
 
 // --- The life of one app -------------------------------------------------------------------------
 
@@ -222,19 +311,32 @@ let firstTask: string;
 let liveTasks: string[] = [];
 let scaleEvents: { list: Ev[]; version: string } = { list: [], version: '' };
 
-describe('the events of an app\'s life on a real orchestrator', () => {
+describe("the events of an app's life on a real orchestrator", () => {
   it('(a) create: api_post_event, the Start and Scale steps in order, the task staged → running → healthy before the step succeeds', async () => {
     const start = events().length;
-    const r = await o.call('POST', '/v2/apps', { id: APP, cmd: `exec ${NODE} ${join(failDir, 'server.cjs')}`, env: { FAIL_DIR: failDir }, instances: 1, healthChecks: [HC] });
+    const r = await o.call('POST', '/v2/apps', {
+      id: APP,
+      cmd: `exec ${NODE} ${join(failDir, 'server.cjs')}`,
+      env: { FAIL_DIR: failDir },
+      instances: 1,
+      healthChecks: [HC],
+    });
     expect(r.status).toBe(201);
     created = { deploymentId: r.body.deployments[0].id, version: r.body.version };
     await deploymentDone(created.deploymentId);
     const list = events().slice(start);
-    const { infos, stepSuccesses } = expectDeploymentOrder(list, created.deploymentId, created.version, [[`StartApplication ${APP}`], [`ScaleApplication ${APP}`]]);
+    const { infos, stepSuccesses } = expectDeploymentOrder(list, created.deploymentId, created.version, [
+      [`StartApplication ${APP}`],
+      [`ScaleApplication ${APP}`],
+    ]);
 
     const post = list.filter(of('api_post_event'));
     expect(post).toHaveLength(1);
-    expect(post[0]).toMatchObject({ clientIp: '127.0.0.1', uri: '/v2/apps', appDefinition: { id: APP, instances: 1, version: created.version, healthChecks: [HC] } });
+    expect(post[0]).toMatchObject({
+      clientIp: '127.0.0.1',
+      uri: '/v2/apps',
+      appDefinition: { id: APP, instances: 1, version: created.version, healthChecks: [HC] },
+    });
 
     // Health checks are registered for the new version when the deployment starts.
     const add = list.filter(of('add_health_check_event'));
@@ -268,7 +370,16 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     expect(list[runningAt]!.ports).toEqual(task.ports);
     // appDefinition is the full app JSON: what GET /v2/apps/{id} shows without the status fields,
     // but with the service ports as submitted (0), like the 201 answer (Marathon posts the app it echoes).
-    const { tasks: _t, deployments: _d, tasksStaged: _s, tasksRunning: _r, tasksHealthy: _h, tasksUnhealthy: _u, lastTaskFailure: _f, ...definition } = (await o.call('GET', `/v2/apps${APP}`)).body.app;
+    const {
+      tasks: _t,
+      deployments: _d,
+      tasksStaged: _s,
+      tasksRunning: _r,
+      tasksHealthy: _h,
+      tasksUnhealthy: _u,
+      lastTaskFailure: _f,
+      ...definition
+    } = (await o.call('GET', `/v2/apps${APP}`)).body.app;
     expect(definition.ports).toEqual([expect.any(Number)]);
     expect(post[0]!.appDefinition).toEqual({ ...definition, ports: [0], portDefinitions: [{ ...definition.portDefinitions[0], port: 0 }] });
     expect(post[0]!.appDefinition.ports).toEqual(r.body.ports);
@@ -283,7 +394,9 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     const list = events().slice(start);
     const { infos, stepSuccesses } = expectDeploymentOrder(list, r.body.deploymentId, r.body.version, [[`ScaleApplication ${APP}`]]);
     scaleEvents = { list, version: r.body.version };
-    expect(list.filter(of('api_post_event')).map((e) => [e.uri, e.appDefinition.instances, e.appDefinition.version])).toEqual([[`/v2/apps${APP}`, 2, r.body.version]]);
+    expect(list.filter(of('api_post_event')).map((e) => [e.uri, e.appDefinition.instances, e.appDefinition.version])).toEqual([
+      [`/v2/apps${APP}`, 2, r.body.version],
+    ]);
     const staged = list.filter((e) => e.eventType === 'status_update_event' && e.taskStatus === 'TASK_STAGING');
     expect(staged.map((e) => e.version)).toEqual([r.body.version]);
     const fresh = staged[0]!.taskId as string;
@@ -299,7 +412,9 @@ describe('the events of an app\'s life on a real orchestrator', () => {
   // for that version too.
   it('(b) scale: add_health_check_event for the new app version', () => {
     expect(scaleEvents.list.length).toBeGreaterThan(0);
-    expect(scaleEvents.list.filter(of('add_health_check_event'))).toEqual([expect.objectContaining({ appId: APP, version: scaleEvents.version, healthCheck: expect.objectContaining(HC) })]);
+    expect(scaleEvents.list.filter(of('add_health_check_event'))).toEqual([
+      expect.objectContaining({ appId: APP, version: scaleEvents.version, healthCheck: expect.objectContaining(HC) }),
+    ]);
   });
 
   it('(c) rolling restart: each old task is killed only after a new one is healthy (alive=true), never fewer than 2 healthy', async () => {
@@ -319,7 +434,10 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     const news = [...new Set(list.filter((e) => e.eventType === 'status_update_event' && e.version === r.body.version).map((e) => e.taskId as string))];
     expect(news).toHaveLength(2);
     const kills = liveTasks.map((t) => idx(list, statusOf(t, 'TASK_KILLED'))).sort((a, b) => a - b);
-    expect(kills.every((k) => k >= 0), 'both old tasks killed').toBe(true);
+    expect(
+      kills.every((k) => k >= 0),
+      'both old tasks killed',
+    ).toBe(true);
     const healthies = news.map((t) => healthyAt(list, t)).sort((a, b) => a - b);
     const alives = news.map((t) => aliveAt(list, t, true)).sort((a, b) => a - b);
     // The k-th old kill comes after the k-th new task turned healthy.
@@ -346,11 +464,14 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     const victim = liveTasks[0]!;
     writeFileSync(join(failDir, victim), 'sick');
     await waitFor(() => idx(events(), statusOf(victim, 'TASK_KILLED'), start) >= 0, { timeoutMs: 15_000, message: `${victim} killed` });
-    const replacement = await waitFor(() => {
-      const list = events().slice(start);
-      const s = list.find((e) => e.eventType === 'status_update_event' && e.taskStatus === 'TASK_STAGING' && !liveTasks.includes(e.taskId));
-      return s && healthyAt(list, s.taskId) >= 0 ? (s.taskId as string) : undefined;
-    }, { timeoutMs: 15_000, message: 'a healthy replacement' });
+    const replacement = await waitFor(
+      () => {
+        const list = events().slice(start);
+        const s = list.find((e) => e.eventType === 'status_update_event' && e.taskStatus === 'TASK_STAGING' && !liveTasks.includes(e.taskId));
+        return s && healthyAt(list, s.taskId) >= 0 ? (s.taskId as string) : undefined;
+      },
+      { timeoutMs: 15_000, message: 'a healthy replacement' },
+    );
     const list = events().slice(start);
     const failed = list.filter((e) => e.eventType === 'failed_health_check_event');
     // Kill on failure #(maxConsecutiveFailures + 1), then the checks of that task stop.
@@ -358,15 +479,29 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     expect(failed[0]).toMatchObject({ appId: APP, instanceId: instanceIdOf(victim), healthCheck: HC });
     const down = list.filter((e) => e.eventType === 'health_status_changed_event' && e.alive === false);
     expect(down).toEqual([expect.objectContaining({ appId: APP, instanceId: instanceIdOf(victim), alive: false })]);
-    expect(list.filter((e) => e.eventType === 'instance_health_changed_event' && e.healthy === false)).toEqual([expect.objectContaining({ instanceId: instanceIdOf(victim), runSpecId: APP })]);
+    expect(list.filter((e) => e.eventType === 'instance_health_changed_event' && e.healthy === false)).toEqual([
+      expect.objectContaining({ instanceId: instanceIdOf(victim), runSpecId: APP }),
+    ]);
     const taskKill = list.filter(of('unhealthy_task_kill_event'));
     const instanceKill = list.filter(of('unhealthy_instance_kill_event'));
     expect(taskKill).toHaveLength(1);
     expect(instanceKill).toHaveLength(1);
     const victimStatus = list.find(statusOf(victim, 'TASK_KILLED'))!;
-    const expected = { appId: APP, taskId: victim, version: victimStatus.version, reason: '503 Service Unavailable', host: '127.0.0.1', slaveId: victimStatus.slaveId };
+    const expected = {
+      appId: APP,
+      taskId: victim,
+      version: victimStatus.version,
+      reason: '503 Service Unavailable',
+      host: '127.0.0.1',
+      slaveId: victimStatus.slaveId,
+    };
     expect(taskKill[0]).toEqual({ ...expected, eventType: 'unhealthy_task_kill_event', timestamp: taskKill[0]!.timestamp });
-    expect(instanceKill[0]).toEqual({ ...expected, instanceId: instanceIdOf(victim), eventType: 'unhealthy_instance_kill_event', timestamp: instanceKill[0]!.timestamp });
+    expect(instanceKill[0]).toEqual({
+      ...expected,
+      instanceId: instanceIdOf(victim),
+      eventType: 'unhealthy_instance_kill_event',
+      timestamp: instanceKill[0]!.timestamp,
+    });
     // Marathon stamps the kill events with the time of the last failure: not after the third failure was announced.
     expect(Date.parse(instanceKill[0]!.timestamp)).toBeLessThanOrEqual(Date.parse(failed[2]!.timestamp));
     // Order: the failures, then the kill events, then the task's TASK_KILLED.
@@ -407,7 +542,25 @@ describe('the events of an app\'s life on a real orchestrator', () => {
   it('every event of the whole life has exactly its documented fields, each of the right type', () => {
     const list = events();
     const types = new Set(list.map((e) => e.eventType));
-    for (const t of ['api_post_event', 'group_change_success', 'deployment_info', 'deployment_step_success', 'deployment_success', 'add_health_check_event', 'remove_health_check_event', 'status_update_event', 'instance_changed_event', 'instance_health_changed_event', 'health_status_changed_event', 'failed_health_check_event', 'unhealthy_task_kill_event', 'unhealthy_instance_kill_event', 'app_terminated_event', 'subscribe_event', 'event_stream_attached']) {
+    for (const t of [
+      'api_post_event',
+      'group_change_success',
+      'deployment_info',
+      'deployment_step_success',
+      'deployment_success',
+      'add_health_check_event',
+      'remove_health_check_event',
+      'status_update_event',
+      'instance_changed_event',
+      'instance_health_changed_event',
+      'health_status_changed_event',
+      'failed_health_check_event',
+      'unhealthy_task_kill_event',
+      'unhealthy_instance_kill_event',
+      'app_terminated_event',
+      'subscribe_event',
+      'event_stream_attached',
+    ]) {
       expect(types, t).toContain(t);
     }
     for (const e of list) expectShape(e);
@@ -425,7 +578,10 @@ describe('the events of an app\'s life on a real orchestrator', () => {
   });
 
   it('a repeated event_type filter gets exactly those types, in the same order and the same JSON as the full stream', async () => {
-    const want = () => events().filter((e) => e.eventType === 'status_update_event' || e.eventType === 'deployment_success').map((e) => JSON.stringify(e));
+    const want = () =>
+      events()
+        .filter((e) => e.eventType === 'status_update_event' || e.eventType === 'deployment_success')
+        .map((e) => JSON.stringify(e));
     await waitFor(() => filtered.frames.length === want().length, { message: 'filtered stream caught up' });
     expect(want().length).toBeGreaterThan(20);
     expect(filtered.frames.map((f) => JSON.stringify(f.data))).toEqual(want());
@@ -471,7 +627,13 @@ describe('the events of an app\'s life on a real orchestrator', () => {
     await deploymentDone(r.body.deployments[0].id);
     const d = await o.call('DELETE', '/v2/apps/seq/plain');
     await deploymentDone(d.body.deploymentId);
-    await waitFor(() => events().slice(start).some((e) => e.eventType === 'app_terminated_event' && e.appId === '/seq/plain'), { message: 'app_terminated_event' });
+    await waitFor(
+      () =>
+        events()
+          .slice(start)
+          .some((e) => e.eventType === 'app_terminated_event' && e.appId === '/seq/plain'),
+      { message: 'app_terminated_event' },
+    );
     plainEvents = events().slice(start);
     expect(plainEvents.filter(of('add_health_check_event'))).toEqual([]);
   });
@@ -511,7 +673,10 @@ describe('callback receivers during the same life', () => {
   });
 
   it('a slow receiver (30 ms per answer, inside the timeout) still gets every event, in order, none skipped', async () => {
-    await waitFor(() => slow.got.some((e) => e.eventType === 'app_terminated_event' && e.appId === '/seq/plain'), { timeoutMs: 20_000, message: 'slow receiver caught up' });
+    await waitFor(() => slow.got.some((e) => e.eventType === 'app_terminated_event' && e.appId === '/seq/plain'), {
+      timeoutMs: 20_000,
+      message: 'slow receiver caught up',
+    });
     expect(slow.got[0]).toMatchObject({ eventType: 'subscribe_event', callbackUrl: slow.url });
     await waitFor(() => sinceSubscribe(slow.got, slow.url).length === slow.got.length, { message: 'the stream has what the receiver has' });
     expect(slow.got.map((e) => JSON.stringify(e))).toEqual(sinceSubscribe(slow.got, slow.url).map((e) => JSON.stringify(e)));
@@ -527,12 +692,15 @@ describe('callback receivers during the same life', () => {
     expect(back.url).toBe(url);
     // Its back-off is at most a few seconds (2^n s after n failures): poke the bus until it delivers.
     let pokes = 0;
-    await waitFor(async () => {
-      const c = await openSse(o.url, '/v2/events?event_type=none', o.authHeaders);
-      c.close();
-      pokes++;
-      return back.got.length > 0;
-    }, { timeoutMs: 20_000, intervalMs: 250, message: 'delivery to the receiver that came back' });
+    await waitFor(
+      async () => {
+        const c = await openSse(o.url, '/v2/events?event_type=none', o.authHeaders);
+        c.close();
+        pokes++;
+        return back.got.length > 0;
+      },
+      { timeoutMs: 20_000, intervalMs: 250, message: 'delivery to the receiver that came back' },
+    );
     expect(pokes).toBeGreaterThan(0);
     for (const e of back.got) expect(e.eventType.startsWith('event_stream_'), `only events after its return, got ${e.eventType}`).toBe(true);
     // Events published while it was down were skipped, not queued and replayed.
@@ -545,12 +713,18 @@ describe('a receiver that answers, but slower than events arrive (in-process bus
     const bus = new EventBus();
     const db = openDatabase(tempDir('evseq-db-'));
     const app = createServer({ logger: pino({ level: 'silent' }) });
-    const h = registerEvents(app, { bus, db, eventSubscriber: 'http_callback', callbacks: { timeoutMs: 2_000, backoffUnitMs: 50, maxBackoffMs: 200, maxQueue: 5 } });
+    const h = registerEvents(app, {
+      bus,
+      db,
+      eventSubscriber: 'http_callback',
+      callbacks: { timeoutMs: 2_000, backoffUnitMs: 50, maxBackoffMs: 200, maxQueue: 5 },
+    });
     try {
       const url = await listen(app, '127.0.0.1', 0);
       const lagging = await receiver(100);
       const quick = await receiver();
-      for (const r of [lagging, quick]) expect((await fetch(`${url}/v2/eventSubscriptions?callbackUrl=${encodeURIComponent(r.url)}`, { method: 'POST' })).status).toBe(200);
+      for (const r of [lagging, quick])
+        expect((await fetch(`${url}/v2/eventSubscriptions?callbackUrl=${encodeURIComponent(r.url)}`, { method: 'POST' })).status).toBe(200);
       const ns = (r: Receiver) => r.got.filter(of('status_update_event')).map((e) => e.n as number);
       // Paced by the fast receiver (one event in flight each): far faster than 100 ms per answer.
       for (let n = 0; n < 30; n++) {
@@ -565,10 +739,13 @@ describe('a receiver that answers, but slower than events arrive (in-process bus
       const got = ns(lagging);
       expect(got.length).toBeLessThan(30);
       expect(got).toEqual([...got].sort((a, b) => a - b));
-      await waitFor(() => {
-        bus.publish('app_terminated_event', { appId: '/after-overflow' });
-        return lagging.got.some((e) => e.appId === '/after-overflow');
-      }, { intervalMs: 150, timeoutMs: 5_000, message: 'delivery resumed after the back-off' });
+      await waitFor(
+        () => {
+          bus.publish('app_terminated_event', { appId: '/after-overflow' });
+          return lagging.got.some((e) => e.appId === '/after-overflow');
+        },
+        { intervalMs: 150, timeoutMs: 5_000, message: 'delivery resumed after the back-off' },
+      );
     } finally {
       await app.close();
       db.close();

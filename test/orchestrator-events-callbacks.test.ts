@@ -78,15 +78,21 @@ async function receiver(answer: (res: ServerResponse) => void = (res) => res.end
 const q = (url: string) => `?callbackUrl=${encodeURIComponent(url)}`;
 
 describe('/v2/eventSubscriptions', () => {
-  it('answers every call with 400 and Marathon\'s message when callbacks are not enabled', async () => {
+  it("answers every call with 400 and Marathon's message when callbacks are not enabled", async () => {
     const { call, events } = await serve({ eventSubscriber: undefined });
     expect(events.dispatcher).toBeUndefined();
-    for (const [method, query] of [['POST', q('http://127.0.0.1:1/x')], ['GET', ''], ['DELETE', q('http://127.0.0.1:1/x')]] as const) {
+    for (const [method, query] of [
+      ['POST', q('http://127.0.0.1:1/x')],
+      ['GET', ''],
+      ['DELETE', q('http://127.0.0.1:1/x')],
+    ] as const) {
       const r = await call(method, query);
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ message: CALLBACKS_DISABLED_MESSAGE });
     }
-    expect(CALLBACKS_DISABLED_MESSAGE).toBe('http event callback system is not running on this Marathon instance. Please re-start this instance with "--event_subscriber http_callback".');
+    expect(CALLBACKS_DISABLED_MESSAGE).toBe(
+      'http event callback system is not running on this Marathon instance. Please re-start this instance with "--event_subscriber http_callback".',
+    );
   });
 
   it('subscribes, lists, re-subscribes as a no-op, unsubscribes, and publishes both events', async () => {
@@ -206,7 +212,13 @@ describe('callback delivery', () => {
       if (req.url?.startsWith('/fast')) req.on('end', () => res.end());
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.push(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          server.closeAllConnections();
+          server.close(() => r());
+        }),
+    );
     const addr = server.address();
     const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
     for (const path of ['/slow1', '/slow2', '/slow3', '/fast']) await s.call('POST', q(base + path));

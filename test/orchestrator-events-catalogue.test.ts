@@ -18,7 +18,17 @@ describe('EventCatalogue', () => {
     const plan = { id: 'd1', version: '2026-01-01T00:00:00.000Z', steps: [{ actions: [{ action: 'StartApplication', app: '/a' }] }] };
     const step = { actions: [{ action: 'StartApplication', app: '/a' }] };
     events.apiPost({ clientIp: '127.0.0.1', uri: '/v2/apps', appDefinition: { id: '/a' } });
-    events.statusUpdate({ slaveId: 's', taskId: 'a.1', taskStatus: 'TASK_RUNNING', message: '', appId: '/a', host: 'h', ipAddresses: [{ ipAddress: '127.0.0.1', protocol: 'IPv4' }], ports: [1], version: 'v' });
+    events.statusUpdate({
+      slaveId: 's',
+      taskId: 'a.1',
+      taskStatus: 'TASK_RUNNING',
+      message: '',
+      appId: '/a',
+      host: 'h',
+      ipAddresses: [{ ipAddress: '127.0.0.1', protocol: 'IPv4' }],
+      ports: [1],
+      version: 'v',
+    });
     events.instanceChanged({ instanceId: 'a.marathon-1', condition: 'Running', runSpecId: '/a', agentId: 's', host: 'h', runSpecVersion: 'v' });
     events.instanceHealthChanged({ instanceId: 'i', runSpecId: '/a', runSpecVersion: 'v', healthy: null });
     events.unknownInstanceTerminated({ instanceId: 'i', runSpecId: '/a', condition: 'Killed' });

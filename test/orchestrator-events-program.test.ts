@@ -36,10 +36,12 @@ async function receiver(): Promise<{ url: string; events: any[] }> {
 }
 
 describe('events in the orchestrator program', () => {
-  it('streams and calls back an app\'s life; subscriptions survive a restart', async () => {
+  it("streams and calls back an app's life; subscriptions survive a restart", async () => {
     const rcv = await receiver();
     const dataDir = tempDir('orch-events-');
-    const o = await startOrchestrator(['--event_subscriber=http_callback', `--http_endpoints=${rcv.url}`, '--task-port-min=36000', '--task-port-max=36099'], { dataDir });
+    const o = await startOrchestrator(['--event_subscriber=http_callback', `--http_endpoints=${rcv.url}`, '--task-port-min=36000', '--task-port-max=36099'], {
+      dataDir,
+    });
     const stream: SseClient = await openSse(o.url, '/v2/events', o.authHeaders);
     toClose.push(() => stream.close());
     expect(stream.headers['content-type']).toBe('text/event-stream; charset=UTF-8');

@@ -81,7 +81,15 @@ describe('GET /v2/events', () => {
     await waitFor(() => all.frames.some((f) => f.event === 'app_terminated_event'));
     expect(one.frames.map((f) => f.event)).toEqual(['status_update_event', 'status_update_event']);
     expect(two.frames.map((f) => f.event)).toEqual(['status_update_event', 'deployment_success', 'status_update_event']);
-    expect(all.frames.map((f) => f.event)).toEqual(['event_stream_attached', 'event_stream_attached', 'status_update_event', 'deployment_success', 'deployment_info', 'status_update_event', 'app_terminated_event']);
+    expect(all.frames.map((f) => f.event)).toEqual([
+      'event_stream_attached',
+      'event_stream_attached',
+      'status_update_event',
+      'deployment_success',
+      'deployment_info',
+      'status_update_event',
+      'app_terminated_event',
+    ]);
     expect(prefix.frames).toEqual([]);
   });
 

@@ -53,9 +53,16 @@ let n = 0;
 function spec(cmd: string, over: Partial<LaunchSpec> = {}): LaunchSpec {
   n++;
   return {
-    taskId: `cg_app.${process.pid}-${n}`, appId: '/cg/app', appVersion: '2026-01-01T00:00:00.000Z', cmd, args: null,
-    env: { MESOS_TASK_ID: `cg_app.${process.pid}-${n}` }, ports: [], sandboxDir: join(tempDir('starmap-cg-'), 'sandbox'),
-    killGracePeriodSeconds: 0.5, ...over,
+    taskId: `cg_app.${process.pid}-${n}`,
+    appId: '/cg/app',
+    appVersion: '2026-01-01T00:00:00.000Z',
+    cmd,
+    args: null,
+    env: { MESOS_TASK_ID: `cg_app.${process.pid}-${n}` },
+    ports: [],
+    sandboxDir: join(tempDir('starmap-cg-'), 'sandbox'),
+    killGracePeriodSeconds: 0.5,
+    ...over,
   };
 }
 

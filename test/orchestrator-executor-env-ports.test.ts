@@ -31,7 +31,13 @@ describe('taskEnvironment', () => {
 
   it('gives HOST, PORT*, MESOS_TASK_ID, MARATHON_APP_* and lets the app env win', () => {
     const env = taskEnvironment(
-      { ...app, cpus: 0.5, labels: { 'a.b-c': 'x', HAPROXY_GROUP: 'external', ['k'.repeat(493)]: 'dropped', big: 'v'.repeat(512) }, env: { FOO: 'bar', PORT0: 'overridden', S: { secret: 'db' } }, dockerImage: 'nginx:1' },
+      {
+        ...app,
+        cpus: 0.5,
+        labels: { 'a.b-c': 'x', HAPROXY_GROUP: 'external', ['k'.repeat(493)]: 'dropped', big: 'v'.repeat(512) },
+        env: { FOO: 'bar', PORT0: 'overridden', S: { secret: 'db' } },
+        dockerImage: 'nginx:1',
+      },
       'prod_web.abc',
       'agent1',
       [
@@ -97,7 +103,7 @@ describe('HostPortAllocator', () => {
     expect((await alloc.allocate('c', 2)).sort()).toEqual(a.sort());
   });
 
-  it('take (the scheduler\'s synchronous choice): fixed ports exactly, zeros from the free range, null while a fixed one is held', () => {
+  it("take (the scheduler's synchronous choice): fixed ports exactly, zeros from the free range, null while a fixed one is held", () => {
     const alloc = new HostPortAllocator({ min: 100, max: 103, probe: false });
     const a = alloc.take('a', [0, 5000, 0])!;
     expect(a[1]).toBe(5000);
@@ -127,21 +133,41 @@ describe('a real task sees its environment and can listen on its ports', () => {
   it('writes env to a file and listens on PORT0', async () => {
     const alloc = new HostPortAllocator({ min: 42000, max: 42999 });
     const ports = await alloc.allocate('web.1', 2);
-    const env = taskEnvironment({ appId: '/web', version: 'v1', cpus: 1, mem: 64, disk: 0, gpus: 0, labels: { team: 'net' }, env: { GREETING: 'hi' } }, 'web.1', '127.0.0.1', [
-      { hostPort: ports[0]!, declaredPort: 0, name: 'http', protocol: 'tcp' },
-      { hostPort: ports[1]!, declaredPort: 9000, protocol: 'tcp' },
-    ]);
+    const env = taskEnvironment(
+      { appId: '/web', version: 'v1', cpus: 1, mem: 64, disk: 0, gpus: 0, labels: { team: 'net' }, env: { GREETING: 'hi' } },
+      'web.1',
+      '127.0.0.1',
+      [
+        { hostPort: ports[0]!, declaredPort: 0, name: 'http', protocol: 'tcp' },
+        { hostPort: ports[1]!, declaredPort: 9000, protocol: 'tcp' },
+      ],
+    );
     const ex = new ProcessExecutor();
     const updates: TaskStatusUpdate[] = [];
     ex.onStatus((u) => updates.push(u));
     const sandboxDir = join(tempDir('starmap-env-'), 'web.1');
-    ex.launch({ taskId: 'web.1', appId: '/web', appVersion: 'v1', cmd: null, args: ['sh', '-c', `env > env.txt; exec "${NODE}" -e "require('http').createServer((q, s) => s.end('ok')).listen(+process.env.PORT_HTTP, '127.0.0.1')"`], env, ports: [], sandboxDir, killGracePeriodSeconds: 1 });
+    ex.launch({
+      taskId: 'web.1',
+      appId: '/web',
+      appVersion: 'v1',
+      cmd: null,
+      args: ['sh', '-c', `env > env.txt; exec "${NODE}" -e "require('http').createServer((q, s) => s.end('ok')).listen(+process.env.PORT_HTTP, '127.0.0.1')"`],
+      env,
+      ports: [],
+      sandboxDir,
+      killGracePeriodSeconds: 1,
+    });
     try {
       const text = await waitFor(() => {
         const t = readFileSync(join(sandboxDir, 'env.txt'), 'utf8');
         return t.includes('PORTS=') && t;
       });
-      const got = Object.fromEntries(text.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+      const got = Object.fromEntries(
+        text
+          .trim()
+          .split('\n')
+          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      );
       expect(got.PORT0).toBe(String(ports[0]));
       expect(got.PORT_9000).toBe(String(ports[1]));
       expect(got.PORTS).toBe(ports.join(','));

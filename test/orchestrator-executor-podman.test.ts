@@ -41,7 +41,8 @@ beforeAll(async () => {
     copyFileSync(`/bin/${b}`, join(root, 'bin', b));
     for (const m of execFileSync('ldd', [`/bin/${b}`], { encoding: 'utf8' }).matchAll(/=> (\S+)/g)) libs.add(m[1]!);
   }
-  for (const l of [...libs, ...(execFileSync('ldd', ['/bin/dash'], { encoding: 'utf8' }).match(/=> (\S+)/g) ?? []).map((x) => x.slice(3))]) copyFileSync(l, join(root, 'lib/x86_64-linux-gnu', basename(l)));
+  for (const l of [...libs, ...(execFileSync('ldd', ['/bin/dash'], { encoding: 'utf8' }).match(/=> (\S+)/g) ?? []).map((x) => x.slice(3))])
+    copyFileSync(l, join(root, 'lib/x86_64-linux-gnu', basename(l)));
   if (existsSync('/lib64/ld-linux-x86-64.so.2')) copyFileSync('/lib64/ld-linux-x86-64.so.2', join(root, 'lib64/ld-linux-x86-64.so.2'));
   // runc (crun rejects this machine's cgroup layout), modest ulimits, a private store (vfs: no mounts left behind).
   writeFileSync(join(dir, 'containers.conf'), '[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]\n[engine]\nruntime = "runc"\n');
@@ -95,11 +96,41 @@ describe('podman arguments', () => {
           { hostPort: 31001, declaredPort: 53, containerPort: 53, protocol: 'udp,tcp' },
           { hostPort: 0, declaredPort: 9000, containerPort: 9000, protocol: 'tcp' },
         ],
-        docker: { image: 'nginx', network: 'BRIDGE', privileged: true, parameters: [{ key: 'memory', value: '64m' }], forcePullImage: false, volumes: [{ containerPath: '/data', hostPath: '/srv/data', mode: 'RO' }] },
+        docker: {
+          image: 'nginx',
+          network: 'BRIDGE',
+          privileged: true,
+          parameters: [{ key: 'memory', value: '64m' }],
+          forcePullImage: false,
+          volumes: [{ containerPath: '/data', hostPath: '/srv/data', mode: 'RO' }],
+        },
       },
       { publishAddress: '127.0.0.1' },
     );
-    expect(args).toEqual(['run', '--rm', '--name', 'a_b.1', '--label', 'MESOS_TASK_ID=a_b.1', '--privileged', '-p', '127.0.0.1:31000:80', '-p', '127.0.0.1:31001:53/udp', '-p', '127.0.0.1:31001:53', '-v', '/srv/data:/data:ro', '--memory=64m', '-e', 'A=1', 'nginx', '/bin/sh', '-c', 'echo hi']);
+    expect(args).toEqual([
+      'run',
+      '--rm',
+      '--name',
+      'a_b.1',
+      '--label',
+      'MESOS_TASK_ID=a_b.1',
+      '--privileged',
+      '-p',
+      '127.0.0.1:31000:80',
+      '-p',
+      '127.0.0.1:31001:53/udp',
+      '-p',
+      '127.0.0.1:31001:53',
+      '-v',
+      '/srv/data:/data:ro',
+      '--memory=64m',
+      '-e',
+      'A=1',
+      'nginx',
+      '/bin/sh',
+      '-c',
+      'echo hi',
+    ]);
   });
 
   it('without podman the task fails with a clear message', async () => {

@@ -42,7 +42,10 @@ function spec(over: Partial<LaunchSpec>): LaunchSpec {
 }
 
 function terminal(updates: TaskStatusUpdate[], taskId: string): Promise<TaskStatusUpdate> {
-  return waitFor(() => updates.find((u) => u.taskId === taskId && ['TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED'].includes(u.state)), { timeoutMs: 15_000, message: `no terminal update for ${taskId}` });
+  return waitFor(() => updates.find((u) => u.taskId === taskId && ['TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED'].includes(u.state)), {
+    timeoutMs: 15_000,
+    message: `no terminal update for ${taskId}`,
+  });
 }
 
 function states(updates: TaskStatusUpdate[], taskId: string): string[] {
@@ -137,7 +140,10 @@ describe('ProcessExecutor', () => {
   it('kill: SIGTERM first, SIGKILL only after the grace period, for a task that ignores SIGTERM', async () => {
     const { ex, updates } = make();
     // The shell traps TERM (records it) and keeps running; a child ignores TERM too.
-    const s = spec({ cmd: "trap 'echo term >> log' TERM; sh -c \"trap '' TERM; exec sleep 1000\" & echo ready > log; while true; do sleep 0.05; done", killGracePeriodSeconds: 1 });
+    const s = spec({
+      cmd: "trap 'echo term >> log' TERM; sh -c \"trap '' TERM; exec sleep 1000\" & echo ready > log; while true; do sleep 0.05; done",
+      killGracePeriodSeconds: 1,
+    });
     ex.launch(s);
     await waitFor(() => existsSync(join(s.sandboxDir, 'log')) && readFileSync(join(s.sandboxDir, 'log'), 'utf8').includes('ready'));
     const pgid = updates.find((u) => u.taskId === s.taskId && u.state === 'TASK_RUNNING')!.pid!;
@@ -171,7 +177,7 @@ describe('ProcessExecutor', () => {
 
   it('a task that exits by itself leaves no children behind', async () => {
     const { ex, updates } = make();
-    const s = spec({ cmd: "sh -c \"trap '' TERM HUP; exec sleep 1000\" & echo $! > child; sleep 0.2; exit 0" });
+    const s = spec({ cmd: 'sh -c "trap \'\' TERM HUP; exec sleep 1000" & echo $! > child; sleep 0.2; exit 0' });
     ex.launch(s);
     const t = await terminal(updates, s.taskId);
     expect(t.state).toBe('TASK_FINISHED');
@@ -204,7 +210,11 @@ describe('ProcessExecutor', () => {
 
   it('killOrphan kills a detached group left by a previous run, even one ignoring SIGTERM', async () => {
     const { ex } = make();
-    const child = spawn('/bin/sh', ['-c', "trap '' TERM; sleep 1000 & sleep 1000 & wait"], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, MESOS_TASK_ID: 'old_app.1' } });
+    const child = spawn('/bin/sh', ['-c', "trap '' TERM; sleep 1000 & sleep 1000 & wait"], {
+      detached: true,
+      stdio: 'ignore',
+      env: { PATH: process.env.PATH, MESOS_TASK_ID: 'old_app.1' },
+    });
     child.unref();
     const pgid = child.pid!;
     groups.push(pgid);

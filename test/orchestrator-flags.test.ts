@@ -14,7 +14,18 @@ describe('orchestrator flags', () => {
   it('--help explains the flags; bad values exit 2 naming the flag', async () => {
     const help = await runToEnd(NODE, ['orchestrator/main.ts', '--help']);
     expect(help.code).toBe(0);
-    for (const f of ['--http-port', '--data-dir', '--hostname', '--local-port-min', '--task-port-min', '--auth', '--event_subscriber', '--default_network_name', '--env_vars_prefix']) expect(help.output).toContain(f);
+    for (const f of [
+      '--http-port',
+      '--data-dir',
+      '--hostname',
+      '--local-port-min',
+      '--task-port-min',
+      '--auth',
+      '--event_subscriber',
+      '--default_network_name',
+      '--env_vars_prefix',
+    ])
+      expect(help.output).toContain(f);
     const bad = await runToEnd(NODE, ['orchestrator/main.ts', '--http-port=99999']);
     expect(bad.code).toBe(2);
     expect(bad.output).toMatch(/--http-port/);
@@ -24,7 +35,20 @@ describe('orchestrator flags', () => {
   });
 
   it('accepts Marathon underscore spellings and reports them in /v2/info', async () => {
-    const o = await startOrchestrator(['--event_subscriber', 'http_callback', '--http_endpoints', 'http://127.0.0.1:9/cb', '--default_network_name', 'dcos', '--local_port_min', '15000', '--local_port_max', '15100', '--mesos_role', 'slave_public']);
+    const o = await startOrchestrator([
+      '--event_subscriber',
+      'http_callback',
+      '--http_endpoints',
+      'http://127.0.0.1:9/cb',
+      '--default_network_name',
+      'dcos',
+      '--local_port_min',
+      '15000',
+      '--local_port_max',
+      '15100',
+      '--mesos_role',
+      'slave_public',
+    ]);
     const info = (await o.call('GET', '/v2/info')).body;
     expect(info.event_subscriber).toEqual({ type: 'http_callback', http_endpoints: ['http://127.0.0.1:9/cb'] });
     expect(info.marathon_config).toMatchObject({ local_port_min: 15000, local_port_max: 15100, default_network_name: 'dcos', mesos_role: 'slave_public' });
@@ -47,11 +71,15 @@ describe('orchestrator flags', () => {
   }, 30_000);
 
   const bin = join(ROOT, 'dist', 'bin', 'orchestrator');
-  it.skipIf(!existsSync(bin))('the single-file executable serves the API and runs tasks', async () => {
-    const o = await startOrchestrator(['--task-port-min=38000', '--task-port-max=38100'], { binary: bin });
-    expect((await o.call('POST', '/v2/apps', { id: '/b', cmd: 'exec sleep 1000' })).status).toBe(201);
-    const { waitFor } = await import('./helpers/wait.ts');
-    await waitFor(async () => (await o.call('GET', '/v2/apps/b')).body.app.tasksRunning === 1, { timeoutMs: 15_000 });
-    await o.proc.stop('SIGTERM');
-  }, 30_000);
+  it.skipIf(!existsSync(bin))(
+    'the single-file executable serves the API and runs tasks',
+    async () => {
+      const o = await startOrchestrator(['--task-port-min=38000', '--task-port-max=38100'], { binary: bin });
+      expect((await o.call('POST', '/v2/apps', { id: '/b', cmd: 'exec sleep 1000' })).status).toBe(201);
+      const { waitFor } = await import('./helpers/wait.ts');
+      await waitFor(async () => (await o.call('GET', '/v2/apps/b')).body.app.tasksRunning === 1, { timeoutMs: 15_000 });
+      await o.proc.stop('SIGTERM');
+    },
+    30_000,
+  );
 });

@@ -22,12 +22,19 @@ afterAll(async () => {
 
 const sleeper = (id: string, extra: Record<string, unknown> = {}) => ({ id, cmd: 'exec sleep 1000', cpus: 0.1, mem: 16, ...extra });
 const tasksOf = async (id: string): Promise<any[]> => (await o.call('GET', `/v2/apps${id}/tasks`)).body.tasks;
-const idle = (id: string) => waitFor(async () => ((await o.call('GET', '/v2/deployments')).body as any[]).every((d) => d.id !== id), { timeoutMs: 30_000, message: `deployment ${id} finished` });
+const idle = (id: string) =>
+  waitFor(async () => ((await o.call('GET', '/v2/deployments')).body as any[]).every((d) => d.id !== id), {
+    timeoutMs: 30_000,
+    message: `deployment ${id} finished`,
+  });
 const running = (appId: string, n: number) =>
-  waitFor(async () => {
-    const ts = await tasksOf(appId);
-    return ts.length === n && ts.every((t) => t.state === 'TASK_RUNNING') ? ts : undefined;
-  }, { timeoutMs: 30_000, message: `${appId}: ${n} running` });
+  waitFor(
+    async () => {
+      const ts = await tasksOf(appId);
+      return ts.length === n && ts.every((t) => t.state === 'TASK_RUNNING') ? ts : undefined;
+    },
+    { timeoutMs: 30_000, message: `${appId}: ${n} running` },
+  );
 const actions = (steps: any[]) => steps.map((s) => s.actions.map((a: any) => `${a.action} ${a.app}`).sort());
 
 const shop = {
@@ -62,7 +69,13 @@ describe('/v2/groups', () => {
     const [web] = await running('/shop/svc/web', 1);
     // Each layer is launched only once the layer it depends on runs.
     for (const t of api) expect(t.stagedAt >= mongo.startedAt).toBe(true);
-    expect(web.stagedAt >= api.map((t) => t.startedAt).sort().at(-1)).toBe(true);
+    expect(
+      web.stagedAt >=
+        api
+          .map((t) => t.startedAt)
+          .sort()
+          .at(-1),
+    ).toBe(true);
 
     const tree = (await o.call('GET', '/v2/groups')).body;
     expect(tree.id).toBe('/');
@@ -131,7 +144,13 @@ describe('/v2/groups', () => {
     const cyc = await o.call('POST', '/v2/groups', { id: '/cyc', apps: [sleeper('a', { dependencies: ['b'] }), sleeper('b', { dependencies: ['../cyc/a'] })] });
     expect(cyc.status).toBe(422);
     expect(cyc.body).toEqual({ message: 'Object is not valid', details: [{ path: '/', errors: ['Dependency graph has cyclic dependencies.'] }] });
-    const viaGroups = await o.call('POST', '/v2/groups', { id: '/cyc2', groups: [{ id: 'x', dependencies: ['../y'], apps: [sleeper('a')] }, { id: 'y', dependencies: ['../x'], apps: [sleeper('b')] }] });
+    const viaGroups = await o.call('POST', '/v2/groups', {
+      id: '/cyc2',
+      groups: [
+        { id: 'x', dependencies: ['../y'], apps: [sleeper('a')] },
+        { id: 'y', dependencies: ['../x'], apps: [sleeper('b')] },
+      ],
+    });
     expect(viaGroups.status).toBe(422);
     expect((await o.call('GET', '/v2/groups/cyc')).status).toBe(404);
 
@@ -184,7 +203,11 @@ describe('/v2/groups', () => {
     const app = await o.call('POST', '/v2/groups', { id: '/up', apps: [sleeper('../..')] });
     expect(app.status).toBe(422);
     expect(app.body.details).toEqual([{ path: '/apps(0)/id', errors: ['Path must contain at least one path element'] }]);
-    const climb = await o.call('POST', '/v2/groups', { id: '/up/../../up2/.', dependencies: ['../../../dots'], apps: [sleeper('./x/../a', { instances: 0, dependencies: ['../../../dots/app'] })] });
+    const climb = await o.call('POST', '/v2/groups', {
+      id: '/up/../../up2/.',
+      dependencies: ['../../../dots'],
+      apps: [sleeper('./x/../a', { instances: 0, dependencies: ['../../../dots/app'] })],
+    });
     expect(climb.status).toBe(201);
     const up2 = (await o.call('GET', '/v2/groups/up2')).body;
     expect(up2.id).toBe('/up2');
@@ -196,10 +219,21 @@ describe('/v2/groups', () => {
   });
 
   it('keeps a deployment whose new app never becomes healthy running; force replaces it with a fixed definition', async () => {
-    const sick = { id: '/sick', apps: [sleeper('app', { portDefinitions: [{ port: 0 }], healthChecks: [{ protocol: 'TCP', portIndex: 0, intervalSeconds: 1, gracePeriodSeconds: 1, maxConsecutiveFailures: 0 }] })] };
+    const sick = {
+      id: '/sick',
+      apps: [
+        sleeper('app', {
+          portDefinitions: [{ port: 0 }],
+          healthChecks: [{ protocol: 'TCP', portIndex: 0, intervalSeconds: 1, gracePeriodSeconds: 1, maxConsecutiveFailures: 0 }],
+        }),
+      ],
+    };
     const r = await o.call('POST', '/v2/groups', sick);
     expect(r.status).toBe(201);
-    await waitFor(async () => ((await o.call('GET', '/v2/deployments')).body as any[]).find((d) => d.id === r.body.deploymentId)?.currentStep === 2, { timeoutMs: 10_000, message: 'stuck at the scale step' });
+    await waitFor(async () => ((await o.call('GET', '/v2/deployments')).body as any[]).find((d) => d.id === r.body.deploymentId)?.currentStep === 2, {
+      timeoutMs: 10_000,
+      message: 'stuck at the scale step',
+    });
     const locked = await o.call('PUT', '/v2/groups/sick', { apps: [sleeper('app')] });
     expect(locked.status).toBe(409);
     expect(locked.body.deployments).toEqual([{ id: r.body.deploymentId }]);
@@ -212,7 +246,10 @@ describe('/v2/groups', () => {
   });
 
   it('cancelling a group deployment rolls the group back (or, with force, leaves it as it is)', async () => {
-    const stuckApp = sleeper('app', { portDefinitions: [{ port: 0 }], healthChecks: [{ protocol: 'TCP', intervalSeconds: 1, gracePeriodSeconds: 1, maxConsecutiveFailures: 0 }] });
+    const stuckApp = sleeper('app', {
+      portDefinitions: [{ port: 0 }],
+      healthChecks: [{ protocol: 'TCP', intervalSeconds: 1, gracePeriodSeconds: 1, maxConsecutiveFailures: 0 }],
+    });
     const r = await o.call('POST', '/v2/groups', { id: '/undo', dependencies: ['/shop'], apps: [stuckApp] });
     expect(r.status).toBe(201);
     const back = await o.call('DELETE', `/v2/deployments/${r.body.deploymentId}`);
@@ -241,22 +278,50 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b'ready' if ok else b'warming up')
     def log_message(self, *a): pass
 http.server.HTTPServer(('127.0.0.1', int(os.environ['PORT0'])), H).serve_forever()"`;
-    const def = { id: '/warm', apps: [{ id: 'app', cmd: server, cpus: 0.1, mem: 16, portDefinitions: [{ port: 0, name: 'http-api' }], readinessChecks: [{ intervalSeconds: 1, timeoutSeconds: 0.5, preserveLastResponse: true }] }] };
+    const def = {
+      id: '/warm',
+      apps: [
+        {
+          id: 'app',
+          cmd: server,
+          cpus: 0.1,
+          mem: 16,
+          portDefinitions: [{ port: 0, name: 'http-api' }],
+          readinessChecks: [{ intervalSeconds: 1, timeoutSeconds: 0.5, preserveLastResponse: true }],
+        },
+      ],
+    };
     const r = await o.call('POST', '/v2/groups', def);
     expect(r.status).toBe(201);
-    const waiting = await waitFor(async () => {
-      const d = ((await o.call('GET', '/v2/deployments')).body as any[]).find((x) => x.id === r.body.deploymentId);
-      return d?.currentActions[0]?.readinessCheckResults[0]?.lastResponse ? d : undefined;
-    }, { timeoutMs: 15_000, message: 'a readiness result' });
+    const waiting = await waitFor(
+      async () => {
+        const d = ((await o.call('GET', '/v2/deployments')).body as any[]).find((x) => x.id === r.body.deploymentId);
+        return d?.currentActions[0]?.readinessCheckResults[0]?.lastResponse ? d : undefined;
+      },
+      { timeoutMs: 15_000, message: 'a readiness result' },
+    );
     const [task] = await tasksOf('/warm/app');
-    expect(waiting.currentActions[0].readinessCheckResults).toEqual([{ name: 'readinessCheck', taskId: task.id, ready: false, lastResponse: { status: 503, contentType: 'text/plain', body: 'warming up' } }]);
+    expect(waiting.currentActions[0].readinessCheckResults).toEqual([
+      { name: 'readinessCheck', taskId: task.id, ready: false, lastResponse: { status: 503, contentType: 'text/plain', body: 'warming up' } },
+    ]);
     expect(waiting.currentActions[0].readinessChecks).toEqual(waiting.currentActions[0].readinessCheckResults);
     const app = (await o.call('GET', '/v2/apps/warm/app?embed=app.readiness')).body.app;
     expect(app.readinessCheckResults[0].ready).toBe(false);
     writeFileSync(marker, '');
     await idle(r.body.deploymentId);
     const stored = (await o.call('GET', '/v2/apps/warm/app')).body.app;
-    expect(stored.readinessChecks).toEqual([{ name: 'readinessCheck', protocol: 'HTTP', path: '/', portName: 'http-api', intervalSeconds: 1, timeoutSeconds: 0.5, httpStatusCodesForReady: [200], preserveLastResponse: true }]);
+    expect(stored.readinessChecks).toEqual([
+      {
+        name: 'readinessCheck',
+        protocol: 'HTTP',
+        path: '/',
+        portName: 'http-api',
+        intervalSeconds: 1,
+        timeoutSeconds: 0.5,
+        httpStatusCodesForReady: [200],
+        preserveLastResponse: true,
+      },
+    ]);
     const noPort = await o.call('POST', '/v2/apps', { id: '/warm/noport', cmd: 'sleep 1', readinessChecks: [{ portName: 'web' }] });
     expect(noPort.status).toBe(422);
     expect(noPort.body.details[0].path).toBe('/readinessChecks(0)/portName');
@@ -269,34 +334,78 @@ http.server.HTTPServer(('127.0.0.1', int(os.environ['PORT0'])), H).serve_forever
     await idle(r.body.deploymentId);
     expect((await o.call('GET', '/v2/groups/shop')).status).toBe(404);
     expect((await o.call('GET', '/v2/apps/shop/svc/api')).status).toBe(404);
-    await waitFor(async () => ((await o.call('GET', '/v2/tasks')).body.tasks as any[]).every((t) => !t.appId.startsWith('/shop/')), { timeoutMs: 15_000, message: 'shop tasks gone' });
+    await waitFor(async () => ((await o.call('GET', '/v2/tasks')).body.tasks as any[]).every((t) => !t.appId.startsWith('/shop/')), {
+      timeoutMs: 15_000,
+      message: 'shop tasks gone',
+    });
   });
 });
 
 describe('group events and restarts', () => {
   it('signals each group change when its deployment ends; failures carry the reason', async () => {
-    const types = ['group_change_success', 'group_change_failed', 'deployment_info', 'deployment_step_success', 'deployment_step_failure', 'deployment_success', 'deployment_failed'];
+    const types = [
+      'group_change_success',
+      'group_change_failed',
+      'deployment_info',
+      'deployment_step_success',
+      'deployment_step_failure',
+      'deployment_success',
+      'deployment_failed',
+    ];
     const sse = await openSse(o.url, `/v2/events?${types.map((t) => `event_type=${t}`).join('&')}`, o.authHeaders);
     try {
       const ok = await o.call('POST', '/v2/groups', { id: '/ev', apps: [sleeper('a')] });
       const mine = (f: SseFrame) => (f.data as any).plan?.version === ok.body.version || (f.data as any).version === ok.body.version;
       await waitFor(() => sse.frames.some((f) => f.event === 'group_change_success' && mine(f)), { timeoutMs: 15_000, message: 'group_change_success' });
       const seq = sse.frames.filter(mine).map((f) => f.event);
-      expect(seq).toEqual(['deployment_info', 'deployment_step_success', 'deployment_info', 'deployment_step_success', 'deployment_success', 'group_change_success']);
-      expect(sse.frames.find((f) => f.event === 'group_change_success' && mine(f))!.data).toEqual({ eventType: 'group_change_success', timestamp: expect.any(String), groupId: '/ev', version: ok.body.version });
+      expect(seq).toEqual([
+        'deployment_info',
+        'deployment_step_success',
+        'deployment_info',
+        'deployment_step_success',
+        'deployment_success',
+        'group_change_success',
+      ]);
+      expect(sse.frames.find((f) => f.event === 'group_change_success' && mine(f))!.data).toEqual({
+        eventType: 'group_change_success',
+        timestamp: expect.any(String),
+        groupId: '/ev',
+        version: ok.body.version,
+      });
 
       const bad = await o.call('PUT', '/v2/groups/ev', { apps: [sleeper('a', { dependencies: ['b'] }), sleeper('b', { dependencies: ['a'] })] });
       expect(bad.status).toBe(422);
       const failed = await waitFor(() => sse.frames.find((f) => f.event === 'group_change_failed'), { timeoutMs: 5_000, message: 'group_change_failed' });
-      expect(failed.data).toEqual({ eventType: 'group_change_failed', timestamp: expect.any(String), groupId: '/ev', version: expect.any(String), reason: 'Object is not valid: / Dependency graph has cyclic dependencies.' });
+      expect(failed.data).toEqual({
+        eventType: 'group_change_failed',
+        timestamp: expect.any(String),
+        groupId: '/ev',
+        version: expect.any(String),
+        reason: 'Object is not valid: / Dependency graph has cyclic dependencies.',
+      });
 
       // A change forced over a running deployment fails that deployment's step, it and its group change.
-      const stuck = await o.call('PUT', '/v2/groups/ev', { apps: [sleeper('a', { portDefinitions: [{ port: 0 }], healthChecks: [{ protocol: 'TCP', intervalSeconds: 1, gracePeriodSeconds: 1, maxConsecutiveFailures: 0 }] })] });
-      await waitFor(() => sse.frames.some((f) => f.event === 'deployment_info' && (f.data as any).plan.id === stuck.body.deploymentId), { timeoutMs: 5_000, message: 'stuck deployment started' });
+      const stuck = await o.call('PUT', '/v2/groups/ev', {
+        apps: [
+          sleeper('a', {
+            portDefinitions: [{ port: 0 }],
+            healthChecks: [{ protocol: 'TCP', intervalSeconds: 1, gracePeriodSeconds: 1, maxConsecutiveFailures: 0 }],
+          }),
+        ],
+      });
+      await waitFor(() => sse.frames.some((f) => f.event === 'deployment_info' && (f.data as any).plan.id === stuck.body.deploymentId), {
+        timeoutMs: 5_000,
+        message: 'stuck deployment started',
+      });
       const forced = await o.call('PUT', '/v2/groups/ev?force=true', { apps: [sleeper('a')] });
       expect(forced.status).toBe(200);
-      await waitFor(() => sse.frames.some((f) => f.event === 'group_change_success' && (f.data as any).version === forced.body.version), { timeoutMs: 15_000, message: 'forced change succeeded' });
-      const old = sse.frames.filter((f) => (f.data as any).plan?.id === stuck.body.deploymentId || (f.event === 'group_change_failed' && (f.data as any).version === stuck.body.version));
+      await waitFor(() => sse.frames.some((f) => f.event === 'group_change_success' && (f.data as any).version === forced.body.version), {
+        timeoutMs: 15_000,
+        message: 'forced change succeeded',
+      });
+      const old = sse.frames.filter(
+        (f) => (f.data as any).plan?.id === stuck.body.deploymentId || (f.event === 'group_change_failed' && (f.data as any).version === stuck.body.version),
+      );
       expect(old.map((f) => f.event)).toEqual(['deployment_info', 'deployment_step_failure', 'deployment_failed', 'group_change_failed']);
       expect(old[3]!.data).toMatchObject({ groupId: '/ev', version: stuck.body.version, reason: 'overridden by a forced change' });
     } finally {

@@ -31,7 +31,16 @@ describe('bounded counts (422 Object is not valid, with paths)', () => {
     const r = await o.call('POST', '/v2/apps', { id: '/big', cmd: 'sleep 1000', instances: 1e9 });
     expect(r.status).toBe(422);
     expect(r.body).toEqual({ message: 'Object is not valid', details: [{ path: '/instances', errors: ['got 1000000000, expected 10000 or less'] }] });
-    expect((await o.call('PUT', '/v2/groups/scale', { apps: [{ id: 'one', cmd: 'sleep 1000', instances: 0 }, { id: 'two', cmd: 'sleep 1000', instances: 1 }] })).status).toBe(200);
+    expect(
+      (
+        await o.call('PUT', '/v2/groups/scale', {
+          apps: [
+            { id: 'one', cmd: 'sleep 1000', instances: 0 },
+            { id: 'two', cmd: 'sleep 1000', instances: 1 },
+          ],
+        })
+      ).status,
+    ).toBe(200);
     const s = await o.call('PUT', '/v2/groups/scale?force=true', { scaleBy: 1e12 });
     expect(s.status).toBe(422);
     expect(s.body.details[0].path).toBe('/instances');
@@ -42,7 +51,10 @@ describe('bounded counts (422 Object is not valid, with paths)', () => {
   it('refuses too many ports, labels, constraints and health checks', async () => {
     const labels = Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`k${i}`, 'v']));
     const r = await o.call('POST', '/v2/apps', {
-      id: '/many', cmd: 'sleep 1', instances: 0, labels,
+      id: '/many',
+      cmd: 'sleep 1',
+      instances: 0,
+      labels,
       portDefinitions: Array.from({ length: 101 }, () => ({ port: 0 })),
       constraints: Array.from({ length: 33 }, () => ['hostname', 'UNIQUE']),
       healthChecks: Array.from({ length: 17 }, () => ({ protocol: 'TCP', portIndex: 0 })),
@@ -97,7 +109,14 @@ describe('constraint patterns', () => {
   });
 
   it('refuses what cannot match in linear time (backreferences, lookaround) with the reason', async () => {
-    const r = await o.call('POST', '/v2/apps', { id: '/backref', cmd: 'sleep 1', constraints: [['hostname', 'LIKE', '(a)\\1'], ['hostname', 'UNLIKE', '(?=x)']] });
+    const r = await o.call('POST', '/v2/apps', {
+      id: '/backref',
+      cmd: 'sleep 1',
+      constraints: [
+        ['hostname', 'LIKE', '(a)\\1'],
+        ['hostname', 'UNLIKE', '(?=x)'],
+      ],
+    });
     expect(r.status).toBe(422);
     expect(r.body.details.map((d: any) => d.path)).toEqual(['/constraints(0)', '/constraints(1)']);
     expect(r.body.details[0].errors[0]).toMatch(/is not a valid regular expression .*linear time/);
@@ -125,18 +144,26 @@ describe('start-up survives whatever the database holds', () => {
     const dataDir = tempDir('orch-poison-');
     const first = await startOrchestrator(ARGS, { dataDir });
     expect((await first.call('POST', '/v2/apps', { id: '/good', cmd: 'sleep 1000', instances: 1 })).status).toBe(201);
-    expect((await first.call('POST', '/v2/apps', { id: '/huge', cmd: 'sleep 1000', instances: 0, constraints: [['hostname', 'LIKE', '.*']] })).status).toBe(201);
+    expect((await first.call('POST', '/v2/apps', { id: '/huge', cmd: 'sleep 1000', instances: 0, constraints: [['hostname', 'LIKE', '.*']] })).status).toBe(
+      201,
+    );
     await first.proc.stop('SIGTERM');
     // What an older version could have stored: a billion instances and a pattern RE2 refuses; and a broken row.
     const db = new DatabaseSync(join(dataDir, 'state.db'));
     const row = db.prepare('SELECT json FROM orch_apps WHERE id = ?').get('/huge') as { json: string };
     const huge = JSON.parse(row.json);
-    db.prepare('UPDATE orch_apps SET json = ? WHERE id = ?').run(JSON.stringify({ ...huge, instances: 1e9, constraints: [['hostname', 'LIKE', '(a)\\1']] }), '/huge');
+    db.prepare('UPDATE orch_apps SET json = ? WHERE id = ?').run(
+      JSON.stringify({ ...huge, instances: 1e9, constraints: [['hostname', 'LIKE', '(a)\\1']] }),
+      '/huge',
+    );
     db.prepare('INSERT INTO orch_apps (id, json) VALUES (?, ?)').run('/broken', '{"id": "/broken", "cmd": ');
     db.close();
 
     const again = await startOrchestrator(ARGS, { dataDir });
-    await waitFor(async () => (await again.call('GET', '/v2/apps/good')).body.app.tasksRunning === 1, { timeoutMs: 15_000, message: '/good runs after the restart' });
+    await waitFor(async () => (await again.call('GET', '/v2/apps/good')).body.app.tasksRunning === 1, {
+      timeoutMs: 15_000,
+      message: '/good runs after the restart',
+    });
     const bad = (await again.call('GET', '/v2/apps/huge')).body.app;
     expect(bad.instances).toBe(1e9);
     expect(bad.tasks).toEqual([]);

@@ -21,7 +21,17 @@ import { waitFor } from './helpers/wait.ts';
 import { NODE, freePort, tempDir, removeTempDirs } from './helpers/process.ts';
 
 function hc(over: Partial<HealthCheckDefinition>): HealthCheckDefinition {
-  return { protocol: 'HTTP', path: '/health', portIndex: 0, gracePeriodSeconds: 0, intervalSeconds: 0.05, timeoutSeconds: 1, maxConsecutiveFailures: 0, ignoreHttp1xx: false, ...over };
+  return {
+    protocol: 'HTTP',
+    path: '/health',
+    portIndex: 0,
+    gracePeriodSeconds: 0,
+    intervalSeconds: 0.05,
+    timeoutSeconds: 1,
+    maxConsecutiveFailures: 0,
+    ignoreHttp1xx: false,
+    ...over,
+  };
 }
 
 // A controllable local HTTP server: status per request, or no answer at all.
@@ -81,7 +91,7 @@ function monitor(extra: Partial<HealthMonitorOptions> = {}): { m: HealthMonitor;
 
 const TASK = { taskId: 'web.11111111-2222-11e4-b05e-56847afe9799', appId: '/web', version: '2026-11-21T00:00:00.000Z' };
 
-describe('Health (Marathon\'s rules)', () => {
+describe("Health (Marathon's rules)", () => {
   const ctx = { running: true, runningSince: 0, gracePeriodSeconds: 10, maxConsecutiveFailures: 3 };
   it('ignores failures while not running, or before a first success during the grace period', () => {
     const h = new Health('i');
@@ -91,7 +101,12 @@ describe('Health (Marathon\'s rules)', () => {
     h.success(2000);
     // after a success, failures count even within the grace period
     expect(h.failure(3000, '503 Service Unavailable', ctx).counted).toBe(true);
-    expect(h.toJSON()).toMatchObject({ alive: false, consecutiveFailures: 1, lastFailureCause: '503 Service Unavailable', firstSuccess: new Date(2000).toISOString() });
+    expect(h.toJSON()).toMatchObject({
+      alive: false,
+      consecutiveFailures: 1,
+      lastFailureCause: '503 Service Unavailable',
+      firstSuccess: new Date(2000).toISOString(),
+    });
   });
 
   it('resets the count on success; alive = lastSuccess later than lastFailure; kill on failure #max+1', () => {
@@ -152,7 +167,11 @@ describe('runCheck against real servers', () => {
   }
   it.skipIf(!haveOpenssl)('HTTPS: a self-signed certificate is accepted (no verification); 500 fails', async () => {
     const dir = tempDir('starmap-hc-tls-');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '1', '-subj', '/CN=localhost'],
+      { stdio: 'ignore' },
+    );
     let code = 200;
     const s = https.createServer({ key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) }, (_req, res) => {
       res.statusCode = code;
@@ -208,7 +227,16 @@ describe('HealthMonitor', () => {
     expect(rec.instance).toEqual([true]);
     expect(m.isHealthy(TASK.taskId)).toBe(true);
     const [r] = m.healthCheckResults(TASK.taskId);
-    expect(Object.keys(r!).sort()).toEqual(['alive', 'consecutiveFailures', 'firstSuccess', 'instanceId', 'lastFailure', 'lastFailureCause', 'lastSuccess', 'taskId']);
+    expect(Object.keys(r!).sort()).toEqual([
+      'alive',
+      'consecutiveFailures',
+      'firstSuccess',
+      'instanceId',
+      'lastFailure',
+      'lastFailureCause',
+      'lastSuccess',
+      'taskId',
+    ]);
     expect(r).toMatchObject({ alive: true, consecutiveFailures: 0, lastFailure: null, lastFailureCause: null, instanceId: instanceIdOf(TASK.taskId) });
     expect(r!.instanceId).toBe('web.marathon-11111111-2222-11e4-b05e-56847afe9799');
     expect(r!.taskId).toBe(TASK.taskId);
@@ -313,7 +341,15 @@ describe('healthCallbacks (events and scheduler wiring)', () => {
     const killed: string[] = [];
     const bus = new EventBus();
     bus.subscribe(({ eventType, timestamp, ...fields }) => events.push({ type: eventType, fields, ts: timestamp }));
-    const m = new HealthMonitor(healthCallbacks({ events: new EventCatalogue(bus), setHealth: (_id, r) => set.push(r), kill: (id, reason) => killed.push(`${id}: ${reason}`), host: 'agent1', slaveId: 'S0' }));
+    const m = new HealthMonitor(
+      healthCallbacks({
+        events: new EventCatalogue(bus),
+        setHealth: (_id, r) => set.push(r),
+        kill: (id, reason) => killed.push(`${id}: ${reason}`),
+        host: 'agent1',
+        slaveId: 'S0',
+      }),
+    );
     monitors.push(m);
     m.add({ ...TASK, ports: [port] }, [hc({ maxConsecutiveFailures: 1 })]);
     await waitFor(() => events.some((e) => e.type === 'instance_health_changed_event'));
@@ -333,7 +369,15 @@ describe('healthCallbacks (events and scheduler wiring)', () => {
     expect(events[0]!.fields).toEqual({ appId: '/web', instanceId, version: TASK.version, alive: true });
     expect(events[1]!.fields).toEqual({ instanceId, runSpecId: '/web', healthy: true, runSpecVersion: TASK.version });
     expect(events[2]!.fields).toMatchObject({ appId: '/web', taskId: TASK.taskId, instanceId, healthCheck: { protocol: 'HTTP' } });
-    expect(events[7]!.fields).toEqual({ appId: '/web', taskId: TASK.taskId, instanceId, version: TASK.version, reason: '503 Service Unavailable', host: 'agent1', slaveId: 'S0' });
+    expect(events[7]!.fields).toEqual({
+      appId: '/web',
+      taskId: TASK.taskId,
+      instanceId,
+      version: TASK.version,
+      reason: '503 Service Unavailable',
+      host: 'agent1',
+      slaveId: 'S0',
+    });
     expect(events[7]!.ts).toBe(m.healthCheckResults(TASK.taskId)[0]!.lastFailure);
     expect(killed).toEqual([`${TASK.taskId}: 503 Service Unavailable`]);
     expect(set.length).toBeGreaterThanOrEqual(3);
@@ -349,7 +393,17 @@ describe('health checks and the executor together', () => {
     const dir = join(tempDir('starmap-hc-task-'), 'sandbox');
     // Healthy until the file "sick" appears in the sandbox.
     const script = `require('http').createServer((q, s) => { s.statusCode = require('fs').existsSync('sick') ? 500 : 200; s.end(); }).listen(+process.env.PORT0, '127.0.0.1')`;
-    ex.launch({ taskId: 'svc.1', appId: '/svc', appVersion: 'v1', cmd: null, args: [NODE, '-e', script], env: { PORT0: String(p) }, ports: [{ hostPort: p, declaredPort: 0, protocol: 'tcp' }], sandboxDir: dir, killGracePeriodSeconds: 1 });
+    ex.launch({
+      taskId: 'svc.1',
+      appId: '/svc',
+      appVersion: 'v1',
+      cmd: null,
+      args: [NODE, '-e', script],
+      env: { PORT0: String(p) },
+      ports: [{ hostPort: p, declaredPort: 0, protocol: 'tcp' }],
+      sandboxDir: dir,
+      killGracePeriodSeconds: 1,
+    });
     const running = await waitFor(() => updates.find((u) => u.state === 'TASK_RUNNING'));
     const kills: string[] = [];
     const { m, rec } = monitor({
@@ -358,7 +412,9 @@ describe('health checks and the executor together', () => {
         void ex.kill(e.taskId, `unhealthy: ${e.reason}`);
       },
     });
-    m.add({ taskId: 'svc.1', appId: '/svc', version: 'v1', ports: [p], runningSince: running.timestamp, sandboxDir: dir }, [hc({ path: '/', gracePeriodSeconds: 20, maxConsecutiveFailures: 1 })]);
+    m.add({ taskId: 'svc.1', appId: '/svc', version: 'v1', ports: [p], runningSince: running.timestamp, sandboxDir: dir }, [
+      hc({ path: '/', gracePeriodSeconds: 20, maxConsecutiveFailures: 1 }),
+    ]);
     try {
       await waitFor(() => rec.instance[0] === true, { timeoutMs: 15_000 });
       writeFileSync(join(dir, 'sick'), '');

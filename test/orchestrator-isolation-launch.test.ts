@@ -73,7 +73,20 @@ function setup() {
   bus.subscribe((e) => events.push(e));
   const executor = new StandInExecutor();
   const isolation = new StandInIsolation();
-  const scheduler = new Scheduler({ store: new Store(db), bus, executor, logger, hostname: 'host.test', dataDir, localPortMin: 10000, localPortMax: 20000, taskPortMin: 31000, taskPortMax: 32000, tickMs: 50, isolation });
+  const scheduler = new Scheduler({
+    store: new Store(db),
+    bus,
+    executor,
+    logger,
+    hostname: 'host.test',
+    dataDir,
+    localPortMin: 10000,
+    localPortMax: 20000,
+    taskPortMin: 31000,
+    taskPortMax: 32000,
+    tickMs: 50,
+    isolation,
+  });
   const deploy = (body: Record<string, unknown>) => {
     const def = parseApp(body, { now: new Date().toISOString() });
     return scheduler.deploy([{ id: def.id, target: scheduler.groups.versioned(scheduler.groups.apps.get(def.id), def) }], true);
@@ -92,11 +105,25 @@ describe('scheduler launch path with network isolation', () => {
   it('gives ipAddress apps a namespace first: HOST, host, ipAddresses and netns are the address; other apps as before', async () => {
     const { db, scheduler, executor, isolation, events, deploy } = setup();
     await scheduler.start();
-    deploy({ id: '/s/grp/web', args: ['server', '--port=80'], labels: { role: 'web' }, ipAddress: { groups: ['g1'], discovery: { ports: [{ number: 80, name: 'http', protocol: 'tcp' }] } } });
+    deploy({
+      id: '/s/grp/web',
+      args: ['server', '--port=80'],
+      labels: { role: 'web' },
+      ipAddress: { groups: ['g1'], discovery: { ports: [{ number: 80, name: 'http', protocol: 'tcp' }] } },
+    });
     deploy({ id: '/plain', cmd: 'sleep 100' });
     const web = await waitFor(() => executor.launched.find((s) => s.appId === '/s/grp/web'));
     const plain = await waitFor(() => executor.launched.find((s) => s.appId === '/plain'));
-    expect(isolation.started).toEqual([{ taskId: web.taskId, appId: '/s/grp/web', labels: { role: 'web' }, groups: ['g1'], hostnames: ['web', 'web.grp'], ports: [{ number: 80, name: 'http', protocol: 'tcp' }] }]);
+    expect(isolation.started).toEqual([
+      {
+        taskId: web.taskId,
+        appId: '/s/grp/web',
+        labels: { role: 'web' },
+        groups: ['g1'],
+        hostnames: ['web', 'web.grp'],
+        ports: [{ number: 80, name: 'http', protocol: 'tcp' }],
+      },
+    ]);
     expect(web.netns).toBe('fake-t2');
     expect(web.env.HOST).toBe('10.99.0.2');
     expect(web.ports).toEqual([]); // no host ports: the task listens on its own address
@@ -110,7 +137,9 @@ describe('scheduler launch path with network isolation', () => {
     expect(json.host).toBe('10.99.0.2');
     expect(json.ipAddresses).toEqual([{ ipAddress: '10.99.0.2', protocol: 'IPv4' }]);
     expect(taskJson(scheduler.tasks.get(plain.taskId)!, scheduler.tasks.health.get(plain.taskId)).ipAddresses).toBeUndefined();
-    const running = events.find((e) => e.eventType === 'status_update_event' && (e as any).taskId === web.taskId && (e as any).taskStatus === 'TASK_RUNNING') as any;
+    const running = events.find(
+      (e) => e.eventType === 'status_update_event' && (e as any).taskId === web.taskId && (e as any).taskStatus === 'TASK_RUNNING',
+    ) as any;
     expect(running.ipAddresses).toEqual([{ ipAddress: '10.99.0.2', protocol: 'IPv4' }]);
     expect(running.host).toBe('10.99.0.2');
 
@@ -150,7 +179,9 @@ describe('scheduler launch path with network isolation', () => {
     expect(scheduler.tasks.has(task.taskId)).toBe(false);
     expect(isolation.stopped).toContain(task.taskId);
     expect(executor.launched.find((s) => s.taskId === task.taskId)).toBeUndefined();
-    expect(events.some((e) => e.eventType === 'status_update_event' && (e as any).taskId === task.taskId && (e as any).taskStatus === 'TASK_KILLED')).toBe(true);
+    expect(events.some((e) => e.eventType === 'status_update_event' && (e as any).taskId === task.taskId && (e as any).taskStatus === 'TASK_KILLED')).toBe(
+      true,
+    );
     await scheduler.close();
     db.close();
   });

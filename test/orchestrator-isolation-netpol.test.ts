@@ -30,7 +30,13 @@ const POLICY = {
   apiVersion: 'networking.k8s.io/v1',
   kind: 'NetworkPolicy',
   metadata: { name: 'p', namespace: 'x' },
-  spec: { podSelector: { matchLabels: { pod: 'a' } }, ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'blue' } } }], ports: [{ port: 'http' }] }, { from: [{ podSelector: { matchLabels: { role: 'client' } } }] }] },
+  spec: {
+    podSelector: { matchLabels: { pod: 'a' } },
+    ingress: [
+      { from: [{ namespaceSelector: { matchLabels: { team: 'blue' } } }], ports: [{ port: 'http' }] },
+      { from: [{ podSelector: { matchLabels: { role: 'client' } } }] },
+    ],
+  },
 };
 
 interface NetTask {
@@ -74,13 +80,25 @@ describe.skipIf(skipReason !== undefined)('orchestrator --isolation=netns with N
 
     const second = await startOrchestrator(flags, { dataDir });
     expect(second.proc.output()).not.toContain('TEST FAULT');
-    expect((await second.call('GET', '/v2/starmap/policies/x/p')).body).toEqual({ ...POLICY, spec: { ...POLICY.spec, policyTypes: ['Ingress'], ingress: [{ ...POLICY.spec.ingress[0], ports: [{ protocol: 'TCP', port: 'http' }] }, POLICY.spec.ingress[1]] } });
+    expect((await second.call('GET', '/v2/starmap/policies/x/p')).body).toEqual({
+      ...POLICY,
+      spec: {
+        ...POLICY.spec,
+        policyTypes: ['Ingress'],
+        ingress: [{ ...POLICY.spec.ingress[0], ports: [{ protocol: 'TCP', port: 'http' }] }, POLICY.spec.ingress[1]],
+      },
+    });
     expect((await second.call('GET', '/v2/starmap/namespaces/y')).body).toEqual({ name: 'y', labels: { team: 'blue', 'kubernetes.io/metadata.name': 'y' } });
     expect((await second.call('GET', '/v2/starmap/pods/y/b/labels')).body).toEqual({ namespace: 'y', pod: 'b', labels: { role: 'client' }, replaced: true });
     // The apps start again in fresh namespaces, under every stored rule.
-    const a2 = await waitFor(async () => (await network(second)).find((t) => t.pod === 'a' && t.ingress.rules.length === 2), { timeoutMs: 20_000, message: 'x/a back with both rules' });
+    const a2 = await waitFor(async () => (await network(second)).find((t) => t.pod === 'a' && t.ingress.rules.length === 2), {
+      timeoutMs: 20_000,
+      message: 'x/a back with both rules',
+    });
     expect(a2.ingress.rules.map((r) => r.origin)).toEqual(['x/p ingress 0', 'x/p ingress 1']);
-    expect((await second.call('POST', '/v2/starmap/changes', { policies: { delete: ['x/p'] }, namespaces: { y: null }, podLabels: { 'y/b': null } })).status).toBe(200);
+    expect(
+      (await second.call('POST', '/v2/starmap/changes', { policies: { delete: ['x/p'] }, namespaces: { y: null }, podLabels: { 'y/b': null } })).status,
+    ).toBe(200);
 
     expect(await second.proc.stop('SIGTERM')).toBe(0);
     expect(await leftovers(PREFIX, SUBNET)).toEqual({ namespaces: [], links: [], tables: [], routes: [] });

@@ -80,7 +80,16 @@ describe('published ports: the forwarder (no root)', () => {
   });
 
   it('the scenario runner finds the published API port in the task ports and prints where to open it', () => {
-    const app = { port: 9001, pod: { ports: [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'x', port: 80, protocol: 'TCP' }, { name: 'http', port: 9001, protocol: 'TCP' }] } } as unknown as PlannedApp;
+    const app = {
+      port: 9001,
+      pod: {
+        ports: [
+          { name: 'dns', port: 53, protocol: 'UDP' },
+          { name: 'x', port: 80, protocol: 'TCP' },
+          { name: 'http', port: 9001, protocol: 'TCP' },
+        ],
+      },
+    } as unknown as PlannedApp;
     expect(publishedPort(app, { ports: [40001, 40002] })).toBe(40002);
     expect(publishedPort(app, { ports: [] })).toBeUndefined();
     const ui = { app, base: 'http://10.213.0.5:9001', published: 40002 };
@@ -117,14 +126,26 @@ describe.skipIf(skipReason !== undefined)('published ports with --isolation=netn
       id: '/pub/web',
       args: [NODE, '-e', SERVER],
       labels: { role: 'web' },
-      ipAddress: { groups: [], networkName: 'starmap', discovery: { ports: [{ number: 8080, name: 'http', protocol: 'tcp' }, { number: 53, name: 'dns', protocol: 'udp' }] } },
+      ipAddress: {
+        groups: [],
+        networkName: 'starmap',
+        discovery: {
+          ports: [
+            { number: 8080, name: 'http', protocol: 'tcp' },
+            { number: 53, name: 'dns', protocol: 'udp' },
+          ],
+        },
+      },
       taskKillGracePeriodSeconds: 1,
     };
     expect((await o.call('POST', '/v2/apps', def)).status).toBe(201);
-    const t = await waitFor(async () => {
-      const task = (await o.call('GET', '/v2/apps/pub/web/tasks')).body?.tasks?.[0];
-      return task?.state === 'TASK_RUNNING' ? task : undefined;
-    }, { timeoutMs: 20_000, message: 'web running' });
+    const t = await waitFor(
+      async () => {
+        const task = (await o.call('GET', '/v2/apps/pub/web/tasks')).body?.tasks?.[0];
+        return task?.state === 'TASK_RUNNING' ? task : undefined;
+      },
+      { timeoutMs: 20_000, message: 'web running' },
+    );
     const ip: string = t.ipAddresses[0].ipAddress;
     expect(t.ports).toHaveLength(1); // the TCP port only
     const hostPort: number = t.ports[0];
@@ -145,7 +166,10 @@ describe.skipIf(skipReason !== undefined)('published ports with --isolation=netn
     expect(await viaHost()).toBe(`hello from ${ip}`);
 
     expect((await o.call('DELETE', '/v2/apps/pub/web')).status).toBe(200);
-    await waitFor(async () => (await refused(hostPort)) && (await leftovers(PREFIX, SUBNET)).namespaces.length === 0, { timeoutMs: 15_000, message: 'published port closed with the task' });
+    await waitFor(async () => (await refused(hostPort)) && (await leftovers(PREFIX, SUBNET)).namespaces.length === 0, {
+      timeoutMs: 15_000,
+      message: 'published port closed with the task',
+    });
     expect(await o.proc.stop('SIGTERM')).toBe(0);
     expect(await leftovers(PREFIX, SUBNET)).toEqual({ namespaces: [], links: [], tables: [], routes: [] });
   }, 60_000);

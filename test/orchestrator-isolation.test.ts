@@ -54,7 +54,10 @@ async function status(ip: string): Promise<Status | undefined> {
   }
 }
 
-async function runningTask(o: StartedOrchestrator, id: string): Promise<{ id: string; host: string; ipAddresses?: { ipAddress: string; protocol: string }[]; ports: number[] }> {
+async function runningTask(
+  o: StartedOrchestrator,
+  id: string,
+): Promise<{ id: string; host: string; ipAddresses?: { ipAddress: string; protocol: string }[]; ports: number[] }> {
   return waitFor(
     async () => {
       const r = await o.call('GET', `/v2/apps${id}/tasks`);
@@ -105,7 +108,11 @@ describe('orchestrator isolation flags and endpoint without isolation', () => {
 
   it('without --isolation the policy paths answer 501 with a JSON message, behind the login like the rest of the API', async () => {
     const o = await startOrchestrator();
-    for (const [method, path] of [['GET', '/v2/starmap/policies'], ['PUT', '/v2/starmap/policies/x'], ['GET', '/v2/starmap/network']] as const) {
+    for (const [method, path] of [
+      ['GET', '/v2/starmap/policies'],
+      ['PUT', '/v2/starmap/policies/x'],
+      ['GET', '/v2/starmap/network'],
+    ] as const) {
       const r = await o.call(method, path, method === 'PUT' ? { selector: {}, ingress: [] } : undefined);
       expect(r.status, path).toBe(501);
       expect(r.body.message).toMatch(/--isolation=netns/);
@@ -136,10 +143,13 @@ describe.skipIf(skipReason !== undefined)('orchestrator --isolation=netns (root,
     expect(a.ports).toEqual([]); // no host ports for ipAddress apps
 
     // From the host at their addresses; HOST is the address; each reaches the other by name.
-    const sa = await waitFor(async () => {
-      const s = await status(ipA!);
-      return s?.peer.startsWith('ok:') ? s : undefined;
-    }, { timeoutMs: 15_000, message: 'alpha reaches beta.grp' });
+    const sa = await waitFor(
+      async () => {
+        const s = await status(ipA!);
+        return s?.peer.startsWith('ok:') ? s : undefined;
+      },
+      { timeoutMs: 15_000, message: 'alpha reaches beta.grp' },
+    );
     expect(sa).toEqual({ me: 'alpha', host: ipA, peer: 'ok:hello from beta' });
     await waitFor(async () => (await status(ipB!))?.peer === 'ok:hello from alpha', { timeoutMs: 15_000, message: 'beta reaches alpha' });
 
@@ -156,9 +166,11 @@ describe.skipIf(skipReason !== undefined)('orchestrator --isolation=netns (root,
     const enforcement = put.headers.get('starmap-enforcement');
     expect(enforcement).toMatch(/ failed=0$/);
     let lastPeer: string | undefined;
-    await waitFor(async () => (lastPeer = (await status(ipA!))?.peer) === 'timeout', { timeoutMs: 10_000, message: 'alpha blocked from beta' }).catch((err: Error) => {
-      throw new Error(`${err.message} (enforcement: ${enforcement}; alpha's last look at beta: ${lastPeer})`);
-    });
+    await waitFor(async () => (lastPeer = (await status(ipA!))?.peer) === 'timeout', { timeoutMs: 10_000, message: 'alpha blocked from beta' }).catch(
+      (err: Error) => {
+        throw new Error(`${err.message} (enforcement: ${enforcement}; alpha's last look at beta: ${lastPeer})`);
+      },
+    );
     expect((await status(ipB!))?.peer).toBe('ok:hello from alpha');
     expect((await status(ipB!))?.me).toBe('beta');
     expect((await runningTask(o, '/itest/grp/beta')).id).toBe(b.id);

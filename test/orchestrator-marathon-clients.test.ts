@@ -13,7 +13,13 @@ const MARKER = `sleep 7${process.pid % 1000}31`;
 
 let o: StartedOrchestrator;
 beforeAll(async () => {
-  o = await startOrchestrator(['--enable_features=task_killing', '--local-port-min=12600', '--local-port-max=12700', '--task-port-min=40000', '--task-port-max=40199']);
+  o = await startOrchestrator([
+    '--enable_features=task_killing',
+    '--local-port-min=12600',
+    '--local-port-max=12700',
+    '--task-port-min=40000',
+    '--task-port-max=40199',
+  ]);
 }, 30_000);
 afterAll(async () => {
   await o?.proc.stop('SIGTERM');
@@ -22,14 +28,24 @@ afterAll(async () => {
   killPids(pidsMatching(MARKER)); // only if a failure left them
 });
 
-const settled = (id: string) => waitFor(async () => {
-  const app = (await o.call('GET', `/v2/apps${id}`)).body.app;
-  return app.deployments.length === 0 && app.tasksRunning === app.instances ? app : undefined;
-}, { timeoutMs: 20_000, message: `${id} settled` });
+const settled = (id: string) =>
+  waitFor(
+    async () => {
+      const app = (await o.call('GET', `/v2/apps${id}`)).body.app;
+      return app.deployments.length === 0 && app.tasksRunning === app.instances ? app : undefined;
+    },
+    { timeoutMs: 20_000, message: `${id} settled` },
+  );
 
 describe('go-marathon', () => {
   it('scales with {"instances": n, "ports": null, "dependencies": null}: no restart, ports and names kept', async () => {
-    const create = await o.call('POST', '/v2/apps', { id: '/gm/web', cmd: 'sleep 1000', instances: 1, portDefinitions: [{ port: 0, name: 'http' }], labels: { team: 'a' } });
+    const create = await o.call('POST', '/v2/apps', {
+      id: '/gm/web',
+      cmd: 'sleep 1000',
+      instances: 1,
+      portDefinitions: [{ port: 0, name: 'http' }],
+      labels: { team: 'a' },
+    });
     expect(create.status).toBe(201);
     const before = await settled('/gm/web');
     const scale = await o.call('PUT', '/v2/apps/gm/web', { instances: 2, ports: null, dependencies: null, labels: null, cmd: null, env: null });
@@ -66,7 +82,9 @@ describe('task kills with scale=true', () => {
     const victim = app.tasks[0].id;
     const first = await o.call('DELETE', `/v2/apps/kill/slow/tasks/${victim}?scale=true`);
     expect(first.status).toBe(200);
-    await waitFor(async () => ((await o.call('GET', '/v2/apps/kill/slow/tasks')).body.tasks as any[]).find((t) => t.id === victim)?.state === 'TASK_KILLING', { message: 'the victim is TASK_KILLING' });
+    await waitFor(async () => ((await o.call('GET', '/v2/apps/kill/slow/tasks')).body.tasks as any[]).find((t) => t.id === victim)?.state === 'TASK_KILLING', {
+      message: 'the victim is TASK_KILLING',
+    });
     expect((await o.call('GET', '/v2/apps/kill/slow')).body.app.instances).toBe(2);
     // Again, through both kill endpoints (force: the first scale's deployment waits for the kill).
     expect((await o.call('DELETE', `/v2/apps/kill/slow/tasks/${victim}?scale=true&force=true`)).status).toBe(200);

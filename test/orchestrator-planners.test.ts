@@ -56,7 +56,13 @@ describe('deployment plans', () => {
       { id: '/web', target: app('/web', { cmd: 'other' }, T1) },
       { id: '/db', target: app('/db', { cmd: 'other' }, T1) },
     ];
-    const plan = buildPlan(changes, (id) => current.get(id), T1, (id) => depths.get(id) ?? 1, '/');
+    const plan = buildPlan(
+      changes,
+      (id) => current.get(id),
+      T1,
+      (id) => depths.get(id) ?? 1,
+      '/',
+    );
     expect(plan.steps).toEqual([
       { actions: [{ action: 'StopApplication', app: '/gone' }] },
       { actions: [{ action: 'StartApplication', app: '/new' }] },
@@ -79,7 +85,12 @@ describe('deployment plans', () => {
   });
 
   it('scales (not restarts) a changed app whose target has no instances', () => {
-    const plan = buildPlan([{ id: '/changed', target: app('/changed', { cmd: 'new', instances: 0 }, T1) }], (id) => current.get(id), T1, () => 1);
+    const plan = buildPlan(
+      [{ id: '/changed', target: app('/changed', { cmd: 'new', instances: 0 }, T1) }],
+      (id) => current.get(id),
+      T1,
+      () => 1,
+    );
     expect(plan.steps).toEqual([{ actions: [{ action: 'ScaleApplication', app: '/changed' }] }]);
   });
 
@@ -125,7 +136,10 @@ describe('dependency graph', () => {
   });
 
   it('refuses a cycle with 422', () => {
-    const graph = new DependencyGraph(appsOf(app('/a', { dependencies: ['/b'] }), app('/b', { dependencies: ['/c'] }), app('/c', { dependencies: ['/a'] })), new Map());
+    const graph = new DependencyGraph(
+      appsOf(app('/a', { dependencies: ['/b'] }), app('/b', { dependencies: ['/c'] }), app('/c', { dependencies: ['/a'] })),
+      new Map(),
+    );
     let caught: unknown;
     try {
       graph.depths();
@@ -133,7 +147,11 @@ describe('dependency graph', () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(InvalidObject);
-    expect(answerFor(caught as InvalidObject)).toEqual({ status: 422, body: { message: 'Object is not valid', details: [{ path: '/', errors: ['Dependency graph has cyclic dependencies.'] }] }, headers: {} });
+    expect(answerFor(caught as InvalidObject)).toEqual({
+      status: 422,
+      body: { message: 'Object is not valid', details: [{ path: '/', errors: ['Dependency graph has cyclic dependencies.'] }] },
+      headers: {},
+    });
   });
 
   it('gives a chain its longest path', () => {
@@ -257,8 +275,14 @@ describe('launch back-off', () => {
 });
 
 describe('placement constraints', () => {
-  it('states Marathon\'s rules with their paths', () => {
-    expect(constraintProblems([['hostname', 'UNIQUE'], ['hostname', 'MAX_PER', '2'], ['hostname', 'LIKE', 'a.*']])).toEqual([]);
+  it("states Marathon's rules with their paths", () => {
+    expect(
+      constraintProblems([
+        ['hostname', 'UNIQUE'],
+        ['hostname', 'MAX_PER', '2'],
+        ['hostname', 'LIKE', 'a.*'],
+      ]),
+    ).toEqual([]);
     expect(constraintProblems([['hostname'], ['hostname', 'NOPE'], ['hostname', 'GROUP_BY', 'x'], ['hostname', 'UNLIKE']])).toEqual([
       { path: '/constraints(0)', errors: ['Each constraint must have either 2 or 3 fields'] },
       { path: '/constraints(1)', errors: ['Constraint operator must be one of the following: [UNIQUE, CLUSTER, GROUP_BY, LIKE, UNLIKE, MAX_PER]'] },
@@ -276,7 +300,12 @@ describe('placement constraints', () => {
   it('compiles to a per-host limit', () => {
     expect(placementLimit([])('h')).toBe(Infinity);
     expect(placementLimit([['hostname', 'UNIQUE']])('h')).toBe(1);
-    expect(placementLimit([['hostname', 'MAX_PER', '3'], ['hostname', 'LIKE', 'h.*']])('host')).toBe(3);
+    expect(
+      placementLimit([
+        ['hostname', 'MAX_PER', '3'],
+        ['hostname', 'LIKE', 'h.*'],
+      ])('host'),
+    ).toBe(3);
     expect(placementLimit([['hostname', 'LIKE', 'h.*']])('x-host')).toBe(0);
     expect(placementLimit([['hostname', 'UNLIKE', 'h.*']])('x-host')).toBe(Infinity);
     expect(placementLimit([['hostname', 'CLUSTER', 'a']])('b')).toBe(0);
@@ -320,7 +349,7 @@ describe('label selectors', () => {
     expect(selectorMatches({ matchLabels: { constructor: 'x' } }, labels)).toBe(false);
   });
 
-  it('matches the dialect\'s `labels` subset', () => {
+  it("matches the dialect's `labels` subset", () => {
     expect(labelsInclude({}, labels)).toBe(true);
     expect(labelsInclude({ tier: 'web' }, labels)).toBe(true);
     expect(labelsInclude({ tier: 'web', zone: 'a' }, labels)).toBe(false);

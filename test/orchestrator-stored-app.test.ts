@@ -19,9 +19,40 @@ function stored(body: Record<string, unknown>): AppDefinition {
 
 const DEFINITIONS: Record<string, unknown>[] = [
   { id: '/plain', cmd: 'sleep 1000' },
-  { id: '/full', cmd: 'sleep 1000', instances: 3, env: { A: '1', S: { secret: 'pw' } }, secrets: { pw: { source: 'x' } }, labels: JSON.parse('{"__proto__":"p","tier":"web"}'), portDefinitions: [{ port: 0, name: 'http', labels: { a: 'b' } }, { port: 0, protocol: 'udp' }], healthChecks: [{ protocol: 'HTTP', path: '/h' }, { protocol: 'COMMAND', command: { value: 'true' } }], readinessChecks: [{ portName: 'http' }], constraints: [['hostname', 'LIKE', '127\\..*']], dependencies: ['../db'], upgradeStrategy: { minimumHealthCapacity: 0.5, maximumOverCapacity: 0 }, taskKillGracePeriodSeconds: 5, killSelection: 'OLDEST_FIRST', uris: ['http://127.0.0.1/a.tgz'] },
-  { id: '/g/docker', container: { type: 'DOCKER', docker: { image: 'alpine', network: 'BRIDGE', portMappings: [{ containerPort: 80, name: 'web' }] } }, args: ['sh', '-c', 'sleep 1'] },
-  { id: '/g/ip', cmd: 'sleep 1', ipAddress: { groups: ['a'], labels: { x: 'y' }, discovery: { ports: [{ number: 80, name: 'http', protocol: 'tcp' }] } }, acceptedResourceRoles: ['*'] },
+  {
+    id: '/full',
+    cmd: 'sleep 1000',
+    instances: 3,
+    env: { A: '1', S: { secret: 'pw' } },
+    secrets: { pw: { source: 'x' } },
+    labels: JSON.parse('{"__proto__":"p","tier":"web"}'),
+    portDefinitions: [
+      { port: 0, name: 'http', labels: { a: 'b' } },
+      { port: 0, protocol: 'udp' },
+    ],
+    healthChecks: [
+      { protocol: 'HTTP', path: '/h' },
+      { protocol: 'COMMAND', command: { value: 'true' } },
+    ],
+    readinessChecks: [{ portName: 'http' }],
+    constraints: [['hostname', 'LIKE', '127\\..*']],
+    dependencies: ['../db'],
+    upgradeStrategy: { minimumHealthCapacity: 0.5, maximumOverCapacity: 0 },
+    taskKillGracePeriodSeconds: 5,
+    killSelection: 'OLDEST_FIRST',
+    uris: ['http://127.0.0.1/a.tgz'],
+  },
+  {
+    id: '/g/docker',
+    container: { type: 'DOCKER', docker: { image: 'alpine', network: 'BRIDGE', portMappings: [{ containerPort: 80, name: 'web' }] } },
+    args: ['sh', '-c', 'sleep 1'],
+  },
+  {
+    id: '/g/ip',
+    cmd: 'sleep 1',
+    ipAddress: { groups: ['a'], labels: { x: 'y' }, discovery: { ports: [{ number: 80, name: 'http', protocol: 'tcp' }] } },
+    acceptedResourceRoles: ['*'],
+  },
 ];
 
 describe('stored definitions read back', () => {
@@ -50,7 +81,9 @@ describe('stored definitions read back', () => {
     expect(reviveApp('/x', { id: '/x', cmd: 5 })).toMatchObject({ problem: expect.stringMatching(/^not a readable app definition: .*\/cmd/) });
     const huge = reviveApp('/big', { ...stored({ id: '/big', cmd: 'sleep 1' }), instances: 1e9, constraints: [['hostname', 'LIKE', '(?=a)']] });
     if (!('app' in huge)) throw new Error(huge.problem);
-    expect(definitionProblem(huge.app)).toMatch(/^app definition cannot be honoured: \/constraints\(0\) .*; \/instances got 1000000000, expected 10000 or less$/);
+    expect(definitionProblem(huge.app)).toMatch(
+      /^app definition cannot be honoured: \/constraints\(0\) .*; \/instances got 1000000000, expected 10000 or less$/,
+    );
     expect(definitionProblem(stored({ id: '/fine', cmd: 'sleep 1' }))).toBeUndefined();
   });
 });

@@ -19,42 +19,77 @@ afterAll(async () => {
 });
 
 const running = (id: string, n: number) =>
-  waitFor(async () => {
-    const app = (await o.call('GET', `/v2/apps${id}`)).body.app;
-    return app && app.tasks.length === n && app.tasks.every((t: any) => t.state === 'TASK_RUNNING') && app.deployments.length === 0 ? app : undefined;
-  }, { timeoutMs: 20_000, message: `${id} running ${n}` });
+  waitFor(
+    async () => {
+      const app = (await o.call('GET', `/v2/apps${id}`)).body.app;
+      return app && app.tasks.length === n && app.tasks.every((t: any) => t.state === 'TASK_RUNNING') && app.deployments.length === 0 ? app : undefined;
+    },
+    { timeoutMs: 20_000, message: `${id} running ${n}` },
+  );
 
 describe('tasks', () => {
-  it('gives each task Marathon\'s environment and host ports from the range', async () => {
+  it("gives each task Marathon's environment and host ports from the range", async () => {
     const r = await o.call('POST', '/v2/apps', {
-      id: '/env/app', cmd: `env > ${out}/$MESOS_TASK_ID.env; exec sleep 1000`, instances: 1, cpus: 0.5, mem: 64,
-      portDefinitions: [{ port: 0, name: 'http' }, { port: 0 }], labels: { 'my-label': 'v1' }, env: { EXTRA: 'yes', HOST: 'overridden' },
+      id: '/env/app',
+      cmd: `env > ${out}/$MESOS_TASK_ID.env; exec sleep 1000`,
+      instances: 1,
+      cpus: 0.5,
+      mem: 64,
+      portDefinitions: [{ port: 0, name: 'http' }, { port: 0 }],
+      labels: { 'my-label': 'v1' },
+      env: { EXTRA: 'yes', HOST: 'overridden' },
     });
     expect(r.status).toBe(201);
     const app = await running('/env/app', 1);
     const t = app.tasks[0];
     const file = join(out, `${t.id}.env`);
     await waitFor(() => existsSync(file) && readFileSync(file, 'utf8').includes('EXTRA='), { timeoutMs: 10_000 });
-    const env = Object.fromEntries(readFileSync(file, 'utf8').trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const env = Object.fromEntries(
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
     expect(t.ports).toHaveLength(2);
     for (const p of t.ports) expect(p >= 34000 && p <= 34999).toBe(true);
     expect(env).toMatchObject({
-      PORT0: String(t.ports[0]), PORT1: String(t.ports[1]), PORT: String(t.ports[0]), PORTS: `${t.ports[0]},${t.ports[1]}`,
-      PORT_HTTP: String(t.ports[0]), MESOS_TASK_ID: t.id, MARATHON_APP_ID: '/env/app', MARATHON_APP_VERSION: app.version,
-      MARATHON_APP_RESOURCE_CPUS: '0.5', MARATHON_APP_RESOURCE_MEM: '64.0', MARATHON_APP_RESOURCE_DISK: '0.0',
-      MARATHON_APP_LABELS: 'MY_LABEL', MARATHON_APP_LABEL_MY_LABEL: 'v1', EXTRA: 'yes', HOST: 'overridden',
+      PORT0: String(t.ports[0]),
+      PORT1: String(t.ports[1]),
+      PORT: String(t.ports[0]),
+      PORTS: `${t.ports[0]},${t.ports[1]}`,
+      PORT_HTTP: String(t.ports[0]),
+      MESOS_TASK_ID: t.id,
+      MARATHON_APP_ID: '/env/app',
+      MARATHON_APP_VERSION: app.version,
+      MARATHON_APP_RESOURCE_CPUS: '0.5',
+      MARATHON_APP_RESOURCE_MEM: '64.0',
+      MARATHON_APP_RESOURCE_DISK: '0.0',
+      MARATHON_APP_LABELS: 'MY_LABEL',
+      MARATHON_APP_LABEL_MY_LABEL: 'v1',
+      EXTRA: 'yes',
+      HOST: 'overridden',
     });
     expect(env[`PORT_${t.ports[1]}`]).toBe(String(t.ports[1]));
     expect(t.id.startsWith('env_app.')).toBe(true);
   });
 
   it('honours requirePorts and hostname constraints', async () => {
-    const r = await o.call('POST', '/v2/apps', { id: '/fixed', cmd: 'exec sleep 1000', instances: 2, requirePorts: true, portDefinitions: [{ port: 34555 }], constraints: [['hostname', 'UNIQUE']] });
+    const r = await o.call('POST', '/v2/apps', {
+      id: '/fixed',
+      cmd: 'exec sleep 1000',
+      instances: 2,
+      requirePorts: true,
+      portDefinitions: [{ port: 34555 }],
+      constraints: [['hostname', 'UNIQUE']],
+    });
     expect(r.status).toBe(201);
-    const app = await waitFor(async () => {
-      const a = (await o.call('GET', '/v2/apps/fixed')).body.app;
-      return a.tasksRunning === 1 ? a : undefined;
-    }, { timeoutMs: 15_000 });
+    const app = await waitFor(
+      async () => {
+        const a = (await o.call('GET', '/v2/apps/fixed')).body.app;
+        return a.tasksRunning === 1 ? a : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
     expect(app.tasks[0].ports).toEqual([34555]);
     expect(app.ports).toEqual([34555]);
     const q = await waitFor(async () => ((await o.call('GET', '/v2/queue')).body.queue as any[]).find((e) => e.app.id === '/fixed'), { timeoutMs: 5000 });
@@ -64,17 +99,27 @@ describe('tasks', () => {
   });
 
   it('replaces a task that exits, with growing back-off, and records lastTaskFailure', async () => {
-    const r = await o.call('POST', '/v2/apps', { id: '/crashy', cmd: 'exit 3', instances: 1, backoffSeconds: 0.5, backoffFactor: 2, maxLaunchDelaySeconds: 10 });
+    const r = await o.call('POST', '/v2/apps', {
+      id: '/crashy',
+      cmd: 'exit 3',
+      instances: 1,
+      backoffSeconds: 0.5,
+      backoffFactor: 2,
+      maxLaunchDelaySeconds: 10,
+    });
     expect(r.status).toBe(201);
     const seen: number[] = [];
-    await waitFor(async () => {
-      const f = (await o.call('GET', '/v2/apps/crashy')).body.app.lastTaskFailure;
-      if (f) {
-        const ts = Date.parse(f.timestamp);
-        if (!seen.includes(ts)) seen.push(ts);
-      }
-      return seen.length >= 4;
-    }, { timeoutMs: 20_000, intervalMs: 20, message: 'four failures' });
+    await waitFor(
+      async () => {
+        const f = (await o.call('GET', '/v2/apps/crashy')).body.app.lastTaskFailure;
+        if (f) {
+          const ts = Date.parse(f.timestamp);
+          if (!seen.includes(ts)) seen.push(ts);
+        }
+        return seen.length >= 4;
+      },
+      { timeoutMs: 20_000, intervalMs: 20, message: 'four failures' },
+    );
     const gaps = seen.slice(1).map((t, i) => (t - seen[i]!) / 1000);
     // delays 0.5, 1, 2 (+ launch time)
     expect(gaps[0]).toBeGreaterThanOrEqual(0.45);
@@ -112,14 +157,17 @@ describe('tasks', () => {
     expect(() => process.kill(child, 0)).not.toThrow();
     const d = await o.call('DELETE', '/v2/apps/parent');
     expect(d.status).toBe(200);
-    await waitFor(() => {
-      try {
-        process.kill(child, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, { timeoutMs: 15_000, message: 'child process gone' });
+    await waitFor(
+      () => {
+        try {
+          process.kill(child, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      { timeoutMs: 15_000, message: 'child process gone' },
+    );
     await waitFor(async () => ((await o.call('GET', '/v2/tasks')).body.tasks as any[]).every((t) => t.appId !== '/parent'), { timeoutMs: 10_000 });
   });
 });

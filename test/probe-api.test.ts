@@ -28,7 +28,7 @@ function tcpServer(port = 0): Promise<net.Server> {
 }
 
 describe('probe /status', () => {
-  it('reports every target in --urls order, star\'s fields first, with reasons', async () => {
+  it("reports every target in --urls order, star's fields first, with reasons", async () => {
     const open = await tcpServer();
     closers.push(() => open.close());
     const web = http.createServer((_q, r) => r.writeHead(500).end());
@@ -106,10 +106,13 @@ describe('probe /status', () => {
     expect(early[3]).toMatchObject({ reachable: true, reason: 'ok' });
     expect(early.slice(0, 3).map((t) => t.checkedAt)).toEqual([null, null, null]);
     // The blackholed ones are reported as timeouts, each after its own deadline and not much later.
-    const targets = await waitFor(async () => {
-      const t = await probe.status();
-      return t.every((x) => x.checkedAt !== null) && t;
-    }, { timeoutMs: 5000 });
+    const targets = await waitFor(
+      async () => {
+        const t = await probe.status();
+        return t.every((x) => x.checkedAt !== null) && t;
+      },
+      { timeoutMs: 5000 },
+    );
     for (const t of targets.slice(0, 3)) {
       expect(t.reason).toBe('timeout');
       expect(t.latencyMs).toBeGreaterThanOrEqual(1990);
@@ -124,7 +127,13 @@ describe('probe /status bytes', () => {
     const state = new ProbeState(targets);
     const expected = () => JSON.stringify({ status: { targets: state.statuses() } });
     expect(state.statusBody().toString('utf8')).toBe(expected());
-    state.record(targets[1]!, { reachable: false, reason: 'timeout', message: 'no answer within 1000 ms — "quoted"', latencyMs: 1000.5, checkedAt: '2026-11-27T00:00:00.000Z' });
+    state.record(targets[1]!, {
+      reachable: false,
+      reason: 'timeout',
+      message: 'no answer within 1000 ms — "quoted"',
+      latencyMs: 1000.5,
+      checkedAt: '2026-11-27T00:00:00.000Z',
+    });
     const first = state.statusBody();
     expect(first.toString('utf8')).toBe(expected());
     expect(state.statusBody()).toBe(first);
@@ -180,7 +189,10 @@ describe('probe side endpoints', () => {
     const probe = await startProbe([`--urls=127.0.0.1:${await freePort()}`, `--logfile=${logfile}`]);
     expect(await probe.proc.stop('SIGTERM')).toBe(0);
     expect(existsSync(logfile)).toBe(true);
-    const lines = readFileSync(logfile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
+    const lines = readFileSync(logfile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string });
     expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['probe listening', 'shutting down', 'stopped']));
     expect(probe.proc.output()).not.toContain('probe listening');
   });

@@ -51,19 +51,26 @@ describe('dist/bin/probe', () => {
   });
 });
 
-describe.skipIf(!qemu || !existsSync(join(ARM_SYSROOT, 'lib', 'ld-linux-aarch64.so.1')))('the linux-arm64 executables (under qemu-user; needs qemu-user-static and libc6-arm64-cross)', () => {
-  // `npm run build` writes an arm64 twin of every program; each must start and print its help.
-  it.each([
-    ['probe', '--urls'],
-    ['collector', '--resources-file'],
-    ['orchestrator', '--data-dir'],
-    ['scenario', 'run <scenario>'],
-  ])('%s-linux-arm64 is an arm64 executable that prints its help', async (name, flag) => {
-    const bin = join(ROOT, 'dist', 'bin', `${name}-linux-arm64`);
-    expect(existsSync(bin), `${bin} is missing: run npm run build`).toBe(true);
-    expect(execFileSync('file', ['-b', bin], { encoding: 'utf8' })).toMatch(/ARM aarch64/);
-    const { code, output } = await runToEnd(qemu!, ['-L', ARM_SYSROOT, bin, '--help'], { timeoutMs: 60_000 });
-    expect(code).toBe(0);
-    expect(output).toContain(flag);
-  }, 90_000);
-});
+describe.skipIf(!qemu || !existsSync(join(ARM_SYSROOT, 'lib', 'ld-linux-aarch64.so.1')))(
+  'the linux-arm64 executables (under qemu-user; needs qemu-user-static and libc6-arm64-cross)',
+  () => {
+    // `npm run build` writes an arm64 twin of every program; each must start and print its help.
+    it.each([
+      ['probe', '--urls'],
+      ['collector', '--resources-file'],
+      ['orchestrator', '--data-dir'],
+      ['scenario', 'run <scenario>'],
+    ])(
+      '%s-linux-arm64 is an arm64 executable that prints its help',
+      async (name, flag) => {
+        const bin = join(ROOT, 'dist', 'bin', `${name}-linux-arm64`);
+        expect(existsSync(bin), `${bin} is missing: run npm run build`).toBe(true);
+        expect(execFileSync('file', ['-b', bin], { encoding: 'utf8' })).toMatch(/ARM aarch64/);
+        const { code, output } = await runToEnd(qemu!, ['-L', ARM_SYSROOT, bin, '--help'], { timeoutMs: 60_000 });
+        expect(code).toBe(0);
+        expect(output).toContain(flag);
+      },
+      90_000,
+    );
+  },
+);

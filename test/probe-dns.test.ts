@@ -46,11 +46,14 @@ function resolver(d: TestDns, opts: { hosts?: string; resolvConf?: string; env?:
 }
 
 describe('resolver configuration', () => {
-  it('reads /etc/hosts, resolv.conf, glibc\'s environment overrides and --dns-servers', () => {
+  it("reads /etc/hosts, resolv.conf, glibc's environment overrides and --dns-servers", () => {
     const hosts = parseHosts('127.0.0.1 localhost\n# comment\n10.1.0.2  task-1 Task-1.alias # trailing\n::1 localhost ip6-localhost\nbogus line\n');
     expect(hosts.get('task-1')).toEqual([{ address: '10.1.0.2', family: 4 }]);
     expect(hosts.get('task-1.alias')).toEqual([{ address: '10.1.0.2', family: 4 }]);
-    expect(hosts.get('localhost')).toEqual([{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }]);
+    expect(hosts.get('localhost')).toEqual([
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ]);
     const conf = 'nameserver 10.96.0.10\nsearch stars.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5 timeout:2\n';
     expect(parseResolvConf(conf)).toEqual({ search: ['stars.svc.cluster.local', 'svc.cluster.local', 'cluster.local'], ndots: 5 });
     expect(parseResolvConf(conf, { LOCALDOMAIN: 'a.test b.test', RES_OPTIONS: 'ndots:1' })).toEqual({ search: ['a.test', 'b.test'], ndots: 1 });
@@ -67,7 +70,10 @@ describe('NameResolver', () => {
   it('answers from DNS, says ENOTFOUND for unknown names and EAI_AGAIN at its deadline', async () => {
     const d = await dns({ 'web.test': ['127.0.0.1', '::1'] }, (n) => n.startsWith('silent'));
     const r = resolver(d, { timeoutMs: 300 });
-    expect(await r.resolve('web.test')).toEqual([{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }]);
+    expect(await r.resolve('web.test')).toEqual([
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ]);
     expect(await r.resolve('WEB.test.')).toHaveLength(2);
     await expect(r.resolve('nope.test')).rejects.toMatchObject({ code: 'ENOTFOUND', hostname: 'nope.test' });
     const err = await r.resolve('silent.test').catch((e: unknown) => e);
@@ -79,7 +85,10 @@ describe('NameResolver', () => {
     const d = await dns({});
     const r = resolver(d, { hosts: '10.9.0.1 task-a\n' });
     expect(await r.resolve('task-a')).toEqual([{ address: '10.9.0.1', family: 4 }]);
-    expect(await r.resolve('localhost')).toEqual([{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }]);
+    expect(await r.resolve('localhost')).toEqual([
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ]);
     expect(await r.resolve('probe.localhost')).toHaveLength(2);
     expect(d.queries).toEqual([]);
     // The orchestrator rewrites a namespace's hosts file as tasks come and go.
@@ -107,8 +116,16 @@ describe('NameResolver', () => {
     const r = resolver(d, { timeoutMs: 300 });
     const port = await tcpServer();
     expect(await checkTcp({ host: 'open.test', port }, { timeoutMs: 1000, resolver: r })).toMatchObject({ reachable: true, reason: 'ok' });
-    expect(await checkTcp({ host: 'silent.test', port }, { timeoutMs: 300, resolver: r })).toMatchObject({ reachable: false, reason: 'dns', message: 'EAI_AGAIN: no DNS answer for silent.test within 300 ms' });
-    expect(await checkTcp({ host: 'nope.test', port }, { timeoutMs: 1000, resolver: r })).toMatchObject({ reachable: false, reason: 'dns', message: expect.stringMatching(/ENOTFOUND/) });
+    expect(await checkTcp({ host: 'silent.test', port }, { timeoutMs: 300, resolver: r })).toMatchObject({
+      reachable: false,
+      reason: 'dns',
+      message: 'EAI_AGAIN: no DNS answer for silent.test within 300 ms',
+    });
+    expect(await checkTcp({ host: 'nope.test', port }, { timeoutMs: 1000, resolver: r })).toMatchObject({
+      reachable: false,
+      reason: 'dns',
+      message: expect.stringMatching(/ENOTFOUND/),
+    });
     expect(await checkUdp({ host: 'silent.test', port }, { timeoutMs: 300, resolver: r })).toMatchObject({ reason: 'dns' });
   });
 });
@@ -123,11 +140,18 @@ describe('the probe and the collector resolve without the thread pool', () => {
     const webPort = (web.address() as net.AddressInfo).port;
     const silent = Array.from({ length: 8 }, (_v, i) => `http://silent-${i}.test:${open}/`);
     const good = [`localhost:${open}`, `tcp://127.0.0.1:${open}`, `http://localhost:${webPort}/`, `http://web.test:${webPort}/`];
-    const probe = await startProbe([`--urls=${[...silent, ...good].join(',')}`, `--dns-servers=${d.server}`, '--http-probe-seconds=0.2', '--timeout-seconds=1']);
+    const probe = await startProbe([
+      `--urls=${[...silent, ...good].join(',')}`,
+      `--dns-servers=${d.server}`,
+      '--http-probe-seconds=0.2',
+      '--timeout-seconds=1',
+    ]);
     // Three rounds of the silent names, each waiting out its whole deadline.
     await waitFor(async () => d.queries.filter((q) => q === 'silent-0.test A').length >= 3, { timeoutMs: 20_000 });
     const targets = await probe.status();
-    expect(targets.slice(0, 8).map((t) => [t.reason, t.message])).toEqual(silent.map((u) => ['dns', `EAI_AGAIN: no DNS answer for ${new URL(u).hostname} within 1000 ms`]));
+    expect(targets.slice(0, 8).map((t) => [t.reason, t.message])).toEqual(
+      silent.map((u) => ['dns', `EAI_AGAIN: no DNS answer for ${new URL(u).hostname} within 1000 ms`]),
+    );
     expect(targets.slice(8).map((t) => [t.url, t.reachable, t.reason])).toEqual(good.map((u) => [u, true, 'ok']));
     // Not one check of the good targets timed out meanwhile (with dns.lookup, all of them did).
     const metrics = await (await fetch(`${probe.url}/metrics`)).text();
@@ -144,7 +168,10 @@ describe('the probe and the collector resolve without the thread pool', () => {
     closers.push(() => web.close());
     const port = (web.address() as net.AddressInfo).port;
     const collector = new Collector({
-      resources: [{ id: 'named', url: `http://probe.test:${port}/status` }, { id: 'silent', url: `http://silent.test:${port}/status` }],
+      resources: [
+        { id: 'named', url: `http://probe.test:${port}/status` },
+        { id: 'silent', url: `http://silent.test:${port}/status` },
+      ],
       intervalMs: 60_000,
       concurrency: 2,
       fetch: { timeoutMs: 400, maxBodyBytes: 10_000, resolver: resolver(d, { timeoutMs: 400 }) },
@@ -152,6 +179,9 @@ describe('the probe and the collector resolve without the thread pool', () => {
     });
     await collector.fetchAll();
     expect(collector.responses.get('named')).toMatchObject({ statusCode: 200, error: null });
-    expect(collector.responses.get('silent')).toMatchObject({ statusCode: null, error: { reason: 'dns', message: 'EAI_AGAIN: no DNS answer for silent.test within 400 ms' } });
+    expect(collector.responses.get('silent')).toMatchObject({
+      statusCode: null,
+      error: { reason: 'dns', message: 'EAI_AGAIN: no DNS answer for silent.test within 400 ms' },
+    });
   });
 });

@@ -12,10 +12,20 @@ afterAll(stopAll);
 const probe = (...args: string[]) => runToEnd(NODE, ['probe/main.ts', ...args]);
 
 describe('probe flags', () => {
-  it('--help lists star\'s flags with their defaults and the extras', async () => {
+  it("--help lists star's flags with their defaults and the extras", async () => {
     const { code, output } = await probe('--help');
     expect(code).toBe(0);
-    for (const flag of ['--urls', '--http-address', '--http-port', '--http-probe-seconds', '--logfile', '--timeout-seconds', '--concurrency', '--version', '--help']) {
+    for (const flag of [
+      '--urls',
+      '--http-address',
+      '--http-port',
+      '--http-probe-seconds',
+      '--logfile',
+      '--timeout-seconds',
+      '--concurrency',
+      '--version',
+      '--help',
+    ]) {
       expect(output).toContain(flag);
     }
     expect(output).toMatch(/default: "0\.0\.0\.0"/);

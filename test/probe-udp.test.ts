@@ -161,7 +161,13 @@ describe('probe with --serve and udp:// targets', () => {
     sockets.push(taken);
     const port = taken.address().port;
     const httpPort = await freePort();
-    const { code, output } = await runToEnd(NODE, ['probe/main.ts', '--urls=127.0.0.1:1', '--http-address=127.0.0.1', `--http-port=${httpPort}`, `--serve=${port}/udp`]);
+    const { code, output } = await runToEnd(NODE, [
+      'probe/main.ts',
+      '--urls=127.0.0.1:1',
+      '--http-address=127.0.0.1',
+      `--http-port=${httpPort}`,
+      `--serve=${port}/udp`,
+    ]);
     expect(code).toBe(1);
     expect(output).toMatch(new RegExp(`cannot serve --serve=${port}/udp: EADDRINUSE`));
   });

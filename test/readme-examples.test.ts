@@ -54,10 +54,13 @@ describe.skipIf(tools.length > 0)("the README's orchestrator examples", () => {
     const localPort = (code: string) => code.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
 
     const orch = start('bash', ['-c', startBlock!.replace(/^npm run orchestrator\b/m, `npm run --silent orchestrator -- --http-port=${port}`)], { env });
-    await waitFor(async () => {
-      if (orch.child.exitCode !== null) throw new Error(`the orchestrator exited: ${orch.output()}`);
-      return (await fetch(`http://127.0.0.1:${port}/ping`).catch(() => undefined))?.ok;
-    }, { timeoutMs: 30_000, message: 'the orchestrator answers' });
+    await waitFor(
+      async () => {
+        if (orch.child.exitCode !== null) throw new Error(`the orchestrator exited: ${orch.output()}`);
+        return (await fetch(`http://127.0.0.1:${port}/ping`).catch(() => undefined))?.ok;
+      },
+      { timeoutMs: 30_000, message: 'the orchestrator answers' },
+    );
 
     const password = await runToEnd('bash', ['-euo', 'pipefail', '-c', passwordBlock!], { env });
     expect(password.code, password.output).toBe(0);
@@ -67,7 +70,10 @@ describe.skipIf(tools.length > 0)("the README's orchestrator examples", () => {
 
     // The login block in a scratch folder (it writes bot.key and bot.pub where it runs).
     const work = tempDir('readme-work-');
-    const login = await runToEnd('bash', ['-euo', 'pipefail', '-c', `cd ${JSON.stringify(work)}\n${localPort(loginBlock!)}\necho "TOKEN=$TOKEN"`], { env, timeoutMs: 60_000 });
+    const login = await runToEnd('bash', ['-euo', 'pipefail', '-c', `cd ${JSON.stringify(work)}\n${localPort(loginBlock!)}\necho "TOKEN=$TOKEN"`], {
+      env,
+      timeoutMs: 60_000,
+    });
     expect(login.code, login.output).toBe(0);
     expect(login.output).toMatch(/TOKEN=ey[\w-]+\.[\w-]+\.[\w-]+/); // a JWT, not "null"
     expect(login.output).toContain('"apps"');
@@ -78,7 +84,12 @@ describe.skipIf(tools.length > 0)("the README's orchestrator examples", () => {
 
     // Ctrl-C in the terminal: the whole process group (bash, npm, the orchestrator) gets SIGINT.
     await orch.stop('SIGINT');
-    expect(await fetch(`http://127.0.0.1:${port}/ping`).then(() => 'answers', () => 'gone')).toBe('gone');
+    expect(
+      await fetch(`http://127.0.0.1:${port}/ping`).then(
+        () => 'answers',
+        () => 'gone',
+      ),
+    ).toBe('gone');
     expect(gitStatus()).toBe(before);
   }, 120_000);
 });

@@ -26,7 +26,10 @@ function wrongStars(): string {
   const path = scenarioFile(
     loadScenarioText('stars')
       .replace(/file: \.\.\/\.\.\/deploy/g, `file: ${join(ROOT, 'deploy')}`)
-      .replace('        F  . . X\n        B  X . X\n        C  X X -\n        UI . . .\n  - name: frontend-policy', '        F  . . X\n        B  . . X\n        C  X X -\n        UI . . .\n  - name: frontend-policy'),
+      .replace(
+        '        F  . . X\n        B  X . X\n        C  X X -\n        UI . . .\n  - name: frontend-policy',
+        '        F  . . X\n        B  . . X\n        C  X X -\n        UI . . .\n  - name: frontend-policy',
+      ),
   );
   return path;
 }
@@ -35,13 +38,24 @@ function loadScenarioText(name: string): string {
   return readFileSync(join(ROOT, 'scenarios', 'builtin', `${name}.yaml`), 'utf8');
 }
 
-const obs = (allowed: boolean | null, reason = allowed ? 'ok' : 'timeout'): Observation => ({ allowed, reason, checkedAt: new Date(Date.now() + 60_000).toISOString(), changedAt: null });
+const obs = (allowed: boolean | null, reason = allowed ? 'ok' : 'timeout'): Observation => ({
+  allowed,
+  reason,
+  checkedAt: new Date(Date.now() + 60_000).toISOString(),
+  changedAt: null,
+});
 
 describe('intended != computed, before anything runs', () => {
   it('the stars scenario says what its policies say', () => {
     const s = loadScenario('stars');
     for (const step of s.steps) expect(expectStep(s, step).mistakes).toEqual([]);
-    expect(policyMistakes(s, s.steps.map((st) => expectStep(s, st)), true)).toBeUndefined();
+    expect(
+      policyMistakes(
+        s,
+        s.steps.map((st) => expectStep(s, st)),
+        true,
+      ),
+    ).toBeUndefined();
   });
 
   it('finds a wrong intended cell and names the policy that decides it', () => {
@@ -63,7 +77,9 @@ describe('intended != computed, before anything runs', () => {
     expect(text).toContain('step 4/5 backend-policy: FAIL: intended != computed (a policy-writing mistake) (not run)');
     // intended | computed side by side, the differing computed cell marked.
     expect(text).toMatch(/B {2}\. {2}\. {2}X {3}B {2}X! \. {2}X/);
-    expect(text).toContain('intended != computed: stars/backend -> stars/frontend 80/TCP: intended allowed, the policies say blocked (ingress isolated by stars/default-deny, stars/allow-ui, no rule allows it)');
+    expect(text).toContain(
+      'intended != computed: stars/backend -> stars/frontend 80/TCP: intended allowed, the policies say blocked (ingress isolated by stars/default-deny, stars/allow-ui, no rule allows it)',
+    );
   });
 
   it('`scenario check` shows every step and fails on a mistake', () => {
@@ -98,17 +114,41 @@ steps:
     const notRun = notRunCells(exp, true);
     const cells = cellResults(exp, notRun, { observed, fresh, changedAfterMs: new Map(), droppedBy: new Map([[k('y/a', 'x/a', 'TCP'), 'ingress' as const]]) });
     const byKey = new Map(cells.map((c) => [cellKey(c.from, c.to, c.port, c.protocol), c]));
-    expect(byKey.get(k('y/a', 'x/a', 'TCP'))).toMatchObject({ status: 'computed != observed', expected: true, observed: false, droppedBy: 'ingress', reason: 'egress not isolated; ingress allowed by x/allow-y ingress rule 0 peer 0 port 0' });
+    expect(byKey.get(k('y/a', 'x/a', 'TCP'))).toMatchObject({
+      status: 'computed != observed',
+      expected: true,
+      observed: false,
+      droppedBy: 'ingress',
+      reason: 'egress not isolated; ingress allowed by x/allow-y ingress rule 0 peer 0 port 0',
+    });
     expect(byKey.get(k('y/a', 'x/a', 'UDP'))).toMatchObject({ status: 'pass', expected: false, observed: false });
     expect(byKey.get(k('x/a', 'y/a', 'TCP'))).toMatchObject({ status: 'pass' });
     expect(byKey.get(k('x/a', 'y/a', 'UDP'))).toMatchObject({ status: 'no value', observed: null });
     expect(byKey.get(k('x/a', 'y/a', 'SCTP'))).toMatchObject({ status: 'not run', observed: null, observedReason: expect.stringContaining('SCTP') });
     const step = stepResult(exp, s.pods, cells, { settled: false, durationMs: 10_000, budgetMs: 2500, lastFlipMs: null, observed: true });
-    expect(step).toMatchObject({ passed: false, failure: 'computed != observed', counts: { cells: 6, pass: 2, computedNotObserved: 1, noValue: 1, notRun: 2, intendedNotComputed: 0, notJudged: 0 } });
+    expect(step).toMatchObject({
+      passed: false,
+      failure: 'computed != observed',
+      counts: { cells: 6, pass: 2, computedNotObserved: 1, noValue: 1, notRun: 2, intendedNotComputed: 0, notJudged: 0 },
+    });
     const text = stepText(step, 1);
     expect(text).toContain('step 1/1 s: FAIL: computed != observed (an enforcement fault) (not settled within 10.0 s)');
-    expect(text).toContain("computed != observed: y/a -> x/a 80/TCP: expected allowed, observed blocked (timeout; dropped by x/a's ingress); egress not isolated; ingress allowed by x/allow-y ingress rule 0 peer 0 port 0");
-    const report: ScenarioReportDoc = { scenario: 'r', isolated: true, enforced: true, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), outcome: 'fail', passed: false, failure: 'computed != observed', notices: [], pods: [], steps: [step] };
+    expect(text).toContain(
+      "computed != observed: y/a -> x/a 80/TCP: expected allowed, observed blocked (timeout; dropped by x/a's ingress); egress not isolated; ingress allowed by x/allow-y ingress rule 0 peer 0 port 0",
+    );
+    const report: ScenarioReportDoc = {
+      scenario: 'r',
+      isolated: true,
+      enforced: true,
+      startedAt: new Date().toISOString(),
+      finishedAt: new Date().toISOString(),
+      outcome: 'fail',
+      passed: false,
+      failure: 'computed != observed',
+      notices: [],
+      pods: [],
+      steps: [step],
+    };
     expect([...Value.Errors(ScenarioReport, JSON.parse(JSON.stringify(report)))]).toEqual([]);
     const junit = toJunit(report);
     expect(junit).toContain('<testcase classname="starmap.scenario.r" name="s: observed = expected"');
@@ -116,12 +156,31 @@ steps:
   });
 
   it('a step whose judged cells cannot be observed here is not run: neither passed nor failed', () => {
-    const sctp = loadScenario(scenarioFile('name: s\nmodel: { namespaces: [x], pods: [a, b], ports: [80], protocols: [SCTP] }\nsteps:\n  - { name: only-sctp }\n'));
+    const sctp = loadScenario(
+      scenarioFile('name: s\nmodel: { namespaces: [x], pods: [a, b], ports: [80], protocols: [SCTP] }\nsteps:\n  - { name: only-sctp }\n'),
+    );
     const e = expectStep(sctp, sctp.steps[0]!);
-    const step = stepResult(e, sctp.pods, cellResults(e, notRunCells(e, true), { observed: new Map(), fresh: new Set(), changedAfterMs: new Map(), droppedBy: new Map() }), { settled: true, durationMs: 0, budgetMs: 2500, lastFlipMs: null, observed: true });
+    const step = stepResult(
+      e,
+      sctp.pods,
+      cellResults(e, notRunCells(e, true), { observed: new Map(), fresh: new Set(), changedAfterMs: new Map(), droppedBy: new Map() }),
+      { settled: true, durationMs: 0, budgetMs: 2500, lastFlipMs: null, observed: true },
+    );
     expect(step).toMatchObject({ outcome: 'not run', passed: false, failure: null, counts: { cells: 2, notRun: 2, pass: 0 } });
     expect(stepText(step, 1)).toContain('step 1/1 only-sctp: NOT RUN: nothing it judges could be observed here');
-    const junit = toJunit({ scenario: 's', isolated: true, enforced: true, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), outcome: 'not run', passed: false, failure: null, notices: [], pods: [], steps: [step] });
+    const junit = toJunit({
+      scenario: 's',
+      isolated: true,
+      enforced: true,
+      startedAt: new Date().toISOString(),
+      finishedAt: new Date().toISOString(),
+      outcome: 'not run',
+      passed: false,
+      failure: null,
+      notices: [],
+      pods: [],
+      steps: [step],
+    });
     expect(junit).toContain('<skipped message="not run: the probe cannot check SCTP (Node.js has no SCTP sockets)"/>');
     expect(junit).toMatch(/failures="0" errors="0" skipped="1"/);
   });
@@ -134,10 +193,30 @@ steps:
 
   it('JUnit puts a policy-writing mistake in its own test case and skips the observation', () => {
     const w = loadScenario(wrongStars());
-    const refused = policyMistakes(w, w.steps.map((st) => expectStep(w, st)), true)!;
-    const junit = toJunit({ scenario: 'stars', isolated: true, enforced: true, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), outcome: 'fail', passed: false, failure: 'intended != computed', notices: [], pods: [], steps: refused });
-    expect(junit).toContain('name="backend-policy: intended = computed" time="0">\n      <failure message="intended != computed at 1 cells (a policy-writing mistake)" type="intended != computed">');
-    expect(junit).toContain('name="backend-policy: observed = expected" time="0">\n      <skipped message="not run: the policies do not say what was intended"/>');
+    const refused = policyMistakes(
+      w,
+      w.steps.map((st) => expectStep(w, st)),
+      true,
+    )!;
+    const junit = toJunit({
+      scenario: 'stars',
+      isolated: true,
+      enforced: true,
+      startedAt: new Date().toISOString(),
+      finishedAt: new Date().toISOString(),
+      outcome: 'fail',
+      passed: false,
+      failure: 'intended != computed',
+      notices: [],
+      pods: [],
+      steps: refused,
+    });
+    expect(junit).toContain(
+      'name="backend-policy: intended = computed" time="0">\n      <failure message="intended != computed at 1 cells (a policy-writing mistake)" type="intended != computed">',
+    );
+    expect(junit).toContain(
+      'name="backend-policy: observed = expected" time="0">\n      <skipped message="not run: the policies do not say what was intended"/>',
+    );
     expect(junit).toMatch(/tests="10" failures="1" errors="0" skipped="5"/);
   });
 });

@@ -28,7 +28,10 @@ afterAll(async () => {
 /** The last "observed" table the runner printed: rows of marks, the header first. */
 function lastObserved(output: string): string[] {
   const lines = output.split('\n');
-  const at = lines.map((l, i) => (/^intended +computed +observed$/.test(l.trim()) ? i : -1)).filter((i) => i >= 0).pop()!;
+  const at = lines
+    .map((l, i) => (/^intended +computed +observed$/.test(l.trim()) ? i : -1))
+    .filter((i) => i >= 0)
+    .pop()!;
   const rows: string[] = [];
   for (const line of lines.slice(at + 1)) {
     const tokens = line.trim().split(/\s+/);
@@ -40,14 +43,19 @@ function lastObserved(output: string): string[] {
 }
 
 describe.skipIf(skipReason !== undefined)('stars with isolation, in the collector UI', () => {
-  it('the UI matrix is the terminal\'s observed table, cell for cell, and the page names the step in force', async () => {
+  it("the UI matrix is the terminal's observed table, cell for cell, and the page names the step in force", async () => {
     const run = start(NODE, ['scenarios/main.ts', 'run', 'stars', '--isolation=netns', '--netns-prefix=smui', '--netns-subnet=10.213.151.0/24', '--hold']);
-    await waitFor(() => run.output().includes('all steps done'), { timeoutMs: 240_000, message: `the run did not finish its steps: ${run.output().slice(-2000)}` });
+    await waitFor(() => run.output().includes('all steps done'), {
+      timeoutMs: 240_000,
+      message: `the run did not finish its steps: ${run.output().slice(-2000)}`,
+    });
     const ui = /collector UI: (\S+)/.exec(run.output())![1]!;
     const page = await chromiumHandle!.context.newPage();
     await page.setViewportSize({ width: 1400, height: 900 });
     await page.goto(ui);
-    await page.waitForFunction(() => document.querySelector('[data-testid="step"]')?.textContent?.includes('step 5/5 frontend-policy (judged: pass)'), null, { timeout: 20_000 });
+    await page.waitForFunction(() => document.querySelector('[data-testid="step"]')?.textContent?.includes('step 5/5 frontend-policy (judged: pass)'), null, {
+      timeout: 20_000,
+    });
     await page.waitForFunction(() => window.__starmap.expectations?.mismatches === 0);
     const terminal = lastObserved(run.output());
     const rows = await page.$$eval('table.matrix tr', (trs) => trs.map((r) => [...r.querySelectorAll('th,td')].map((c) => c.textContent).join(' ')));
@@ -59,6 +67,10 @@ describe.skipIf(skipReason !== undefined)('stars with isolation, in the collecto
     await page.close();
     await run.stop('SIGINT');
     expect(run.output()).toContain('stars: PASS: 5 of 5 steps as expected');
-    expect(execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').filter((l) => l.startsWith('smui-'))).toEqual([]);
+    expect(
+      execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.startsWith('smui-')),
+    ).toEqual([]);
   }, 300_000);
 });

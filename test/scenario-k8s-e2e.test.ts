@@ -24,7 +24,11 @@ afterAll(stopAll);
 describe.skipIf(skipReason !== undefined)('the upstream Kubernetes e2e network-policy suite on real packets', () => {
   it('passes cell for cell: every judged TCP and UDP cell observed as computed, SCTP not run, nothing left behind', async () => {
     const json = join(tempDir('starmap-k8s-e2e-'), 'report.json');
-    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', 'k8s-e2e', '--isolation=netns', `--netns-prefix=${PREFIX}`, `--netns-subnet=${SUBNET}`, `--report-json=${json}`], { timeoutMs: 900_000 });
+    const { code, output } = await runToEnd(
+      NODE,
+      ['scenarios/main.ts', 'run', 'k8s-e2e', '--isolation=netns', `--netns-prefix=${PREFIX}`, `--netns-subnet=${SUBNET}`, `--report-json=${json}`],
+      { timeoutMs: 900_000 },
+    );
     const report = JSON.parse(readFileSync(json, 'utf8')) as SetReportDoc;
     expect([...Value.Errors(SetReport, report)]).toEqual([]);
 
@@ -47,7 +51,9 @@ describe.skipIf(skipReason !== undefined)('the upstream Kubernetes e2e network-p
           }
           judged++;
           if (c.status !== 'pass' || c.observed !== c.expected) {
-            failed.push(`${scenario.scenario} ${step.name}: ${c.from} -> ${c.to} ${c.port}/${c.protocol} ${c.status} (expected ${c.expected}, observed ${c.observed}: ${c.observedReason})`);
+            failed.push(
+              `${scenario.scenario} ${step.name}: ${c.from} -> ${c.to} ${c.port}/${c.protocol} ${c.status} (expected ${c.expected}, observed ${c.observed}: ${c.observedReason})`,
+            );
           }
         }
       }

@@ -15,7 +15,7 @@ const plan = planApps(stars, { probe: ['probe'], collector: ['collector'] }, { i
 const located: Located[] = plan.map((app) => ({ app, base: `http://${app.pod.name}.${app.pod.namespace}:${app.port}` }));
 
 describe('live expectations for the collector UI', () => {
-  it('names the collector\'s resources, its own row, the URLs and the short names', () => {
+  it("names the collector's resources, its own row, the URLs and the short names", () => {
     const naming = collectorNaming(located)!;
     expect(naming.base).toBe('http://management-ui.management-ui:9001');
     expect(naming.self).toEqual({ podId: 'management-ui/management-ui', id: 'management-ui', label: 'UI' });
@@ -32,16 +32,30 @@ describe('live expectations for the collector UI', () => {
     const exp = expectStep(stars, step);
     live.started('stars', exp, stars.steps.length, new Map());
     const doc = live.last as PublishedStep;
-    expect(doc).toMatchObject({ scenario: 'stars', phase: 'applying', step: { index: 1, name: 'default-deny', total: 5, policies: ['stars/default-deny', 'client/default-deny'] }, collector: { id: 'management-ui', label: 'UI' } });
+    expect(doc).toMatchObject({
+      scenario: 'stars',
+      phase: 'applying',
+      step: { index: 1, name: 'default-deny', total: 5, policies: ['stars/default-deny', 'client/default-deny'] },
+      collector: { id: 'management-ui', label: 'UI' },
+    });
     expect(doc.cells).toHaveLength(11);
     const fb = doc.cells.find((c) => c.from === 'frontend' && c.to === 'backend')!;
     expect(fb).toMatchObject({ url: 'http://backend.stars:6379/status', port: 6379, protocol: 'TCP', expected: false });
-    expect(fb.reasons).toEqual(['egress of stars/frontend: not isolated (no policy selects it for egress)', 'ingress of stars/backend: isolated by stars/default-deny; no rule allows it']);
+    expect(fb.reasons).toEqual([
+      'egress of stars/frontend: not isolated (no policy selects it for egress)',
+      'ingress of stars/backend: isolated by stars/default-deny; no rule allows it',
+    ]);
     const ui = doc.cells.find((c) => c.from === 'management-ui' && c.to === 'client')!;
     expect(ui).toMatchObject({ expected: false });
     expect(ui.url).toBeUndefined();
 
-    const result = stepResult(exp, stars.pods, cellResults(exp, new Map()), { settled: null, durationMs: null, budgetMs: 2500, lastFlipMs: null, observed: false });
+    const result = stepResult(exp, stars.pods, cellResults(exp, new Map()), {
+      settled: null,
+      durationMs: null,
+      budgetMs: 2500,
+      lastFlipMs: null,
+      observed: false,
+    });
     live.judged('stars', result);
     const judged = live.last as PublishedStep;
     expect(judged).toMatchObject({ phase: 'judged', outcome: 'not run', step: { index: 1, total: 5 } });

@@ -22,7 +22,8 @@ function resolveText(text: string, files: Record<string, string> = {}, name = 'm
 }
 
 const MODEL = 'model: { namespaces: [x, y, z], pods: [a, b, c], ports: [80, 81], protocols: [TCP, UDP] }';
-const deny = (ns: string, name = 'deny-all') => `{ apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: { name: ${name}, namespace: ${ns} }, spec: { podSelector: {} } }`;
+const deny = (ns: string, name = 'deny-all') =>
+  `{ apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: { name: ${name}, namespace: ${ns} }, spec: { podSelector: {} } }`;
 
 describe('scenario files: schema and errors', () => {
   it('every built-in is valid and every step judges something', () => {
@@ -34,21 +35,40 @@ describe('scenario files: schema and errors', () => {
   });
 
   it('JSON is accepted too', () => {
-    const s = resolveText(JSON.stringify({ name: 'j', apps: [{ name: 'a', kind: 'probe', probes: ['a'] }], steps: [{ name: 's', policies: [], expect: { default: 'allow' } }] }), {}, 'j.json');
+    const s = resolveText(
+      JSON.stringify({ name: 'j', apps: [{ name: 'a', kind: 'probe', probes: ['a'] }], steps: [{ name: 's', policies: [], expect: { default: 'allow' } }] }),
+      {},
+      'j.json',
+    );
     expect(s.pods.map((p) => p.id)).toEqual(['default/a']);
   });
 
   it.each([
     ['name: [', /not valid YAML/],
     ['name: Bad_Name\napps: []\nsteps: []', /\/name \(line 1\)/],
-    ['name: x\napps:\n  - { name: a, kind: probe, probes: [zz] }\nsteps:\n  - { name: s, policies: [], expect: { default: allow } }', /\/apps\/0\/probes\/0 \(line 3\): unknown pod "zz"/],
-    ['name: x\napps:\n  - { name: a, kind: probe, probes: [a] }\nsteps:\n  - { name: s, policies: [nope], expect: { default: allow } }', /\/steps\/0\/policies\/0 \(line 5\): unknown policy "nope"/],
-    ['name: x\napps:\n  - { name: a, kind: probe, probes: [a], port: 70000 }\nsteps:\n  - { name: s, policies: [], expect: { default: allow } }', /\/apps\/0\/port/],
-    ['name: x\napps:\n  - { name: a, kind: probe, probes: [a] }\n  - { name: a, kind: probe, probes: [a] }\nsteps:\n  - { name: s, policies: [], expect: { default: allow } }', /duplicate pod "default\/a"/],
+    [
+      'name: x\napps:\n  - { name: a, kind: probe, probes: [zz] }\nsteps:\n  - { name: s, policies: [], expect: { default: allow } }',
+      /\/apps\/0\/probes\/0 \(line 3\): unknown pod "zz"/,
+    ],
+    [
+      'name: x\napps:\n  - { name: a, kind: probe, probes: [a] }\nsteps:\n  - { name: s, policies: [nope], expect: { default: allow } }',
+      /\/steps\/0\/policies\/0 \(line 5\): unknown policy "nope"/,
+    ],
+    [
+      'name: x\napps:\n  - { name: a, kind: probe, probes: [a], port: 70000 }\nsteps:\n  - { name: s, policies: [], expect: { default: allow } }',
+      /\/apps\/0\/port/,
+    ],
+    [
+      'name: x\napps:\n  - { name: a, kind: probe, probes: [a] }\n  - { name: a, kind: probe, probes: [a] }\nsteps:\n  - { name: s, policies: [], expect: { default: allow } }',
+      /duplicate pod "default\/a"/,
+    ],
     ['name: x\napps:\n  - { name: a, kind: probe, probes: [a], colour: red }\nsteps:\n  - { name: s, policies: [], expect: { default: allow } }', /\/apps\/0/],
     ['name: x\napps:\n  - { name: a, kind: probe, probes: [a] }\nsteps:\n  - { name: s, policies: [], expect: {} }', /give `computed`, a matrix/],
     ['name: x\napps:\n  - { name: a, kind: probe, probes: [a:serve-99] }\nsteps:\n  - { name: s }', /default\/a declares no port named "serve-99"/],
-    ['name: x\nnamespaces: { x: { labels: { kubernetes.io/metadata.name: y } } }\napps:\n  - { name: a, kind: probe, probes: [a] }\nsteps:\n  - { name: s }', /kubernetes.io\/metadata.name is always the namespace's name/],
+    [
+      'name: x\nnamespaces: { x: { labels: { kubernetes.io/metadata.name: y } } }\napps:\n  - { name: a, kind: probe, probes: [a] }\nsteps:\n  - { name: s }',
+      /kubernetes.io\/metadata.name is always the namespace's name/,
+    ],
     ['name: x\napps:\n  - { name: a, kind: probe, labels: { "bad key!": v }, probes: [a] }\nsteps:\n  - { name: s }', /\/apps\/0\/labels/],
     ['name: x\nsteps:\n  - { name: s }', /give apps, a model or both/],
     [`name: x\n${MODEL}\nsteps:\n  - { name: s, expect: { "80/TCP": "x" } }`, /needs a header row/],
@@ -95,7 +115,9 @@ describe('the model shorthand', () => {
   });
 
   it('keeps the API port off the served ports, and lets declared namespaces add labels', () => {
-    const t = resolveText(`name: m\nnamespaces: { y: { labels: { ns: y } } }\nmodel: { namespaces: [x, y], pods: [a], ports: [9000, 9001], protocols: [TCP, SCTP] }\nsteps:\n  - { name: open }\n`);
+    const t = resolveText(
+      `name: m\nnamespaces: { y: { labels: { ns: y } } }\nmodel: { namespaces: [x, y], pods: [a], ports: [9000, 9001], protocols: [TCP, SCTP] }\nsteps:\n  - { name: open }\n`,
+    );
     expect(t.pods[0]!.apiPort).toBe(9002);
     expect(t.namespaces.find((n) => n.name === 'y')!.labels).toEqual({ ns: 'y', 'kubernetes.io/metadata.name': 'y' });
     expect(t.cells.filter((c) => c.check === 'sctp')).toHaveLength(4);
@@ -141,9 +163,11 @@ describe('policies', () => {
   });
 
   it('refuses a file that is not a NetworkPolicy with the file, the document and the kind', () => {
-    expect(() => resolveText(`name: p\n${MODEL}\npolicies:\n  - file: bad.yaml\nsteps:\n  - { name: s }\n`, { 'bad.yaml': `${deny('x')}\n---\n{ apiVersion: v1, kind: ConfigMap, metadata: { name: c } }\n` })).toThrow(
-      /\/policies\/0\/file \(line 4\): bad\.yaml: document 2 \(line 3\): kind "ConfigMap"/,
-    );
+    expect(() =>
+      resolveText(`name: p\n${MODEL}\npolicies:\n  - file: bad.yaml\nsteps:\n  - { name: s }\n`, {
+        'bad.yaml': `${deny('x')}\n---\n{ apiVersion: v1, kind: ConfigMap, metadata: { name: c } }\n`,
+      }),
+    ).toThrow(/\/policies\/0\/file \(line 4\): bad\.yaml: document 2 \(line 3\): kind "ConfigMap"/);
     expect(() => resolveText(`name: p\n${MODEL}\npolicies:\n  - file: missing.yaml\nsteps:\n  - { name: s }\n`)).toThrow(/cannot read missing\.yaml: ENOENT/);
   });
 
@@ -153,13 +177,17 @@ describe('policies', () => {
   });
 
   it('refuses duplicates and {{ip}} of unknown pods', () => {
-    expect(() => resolveText(`name: p\n${MODEL}\npolicies:\n  - ${deny('x')}\n  - ${deny('x')}\nsteps:\n  - { name: s }\n`)).toThrow(/policy x\/deny-all is defined twice/);
+    expect(() => resolveText(`name: p\n${MODEL}\npolicies:\n  - ${deny('x')}\n  - ${deny('x')}\nsteps:\n  - { name: s }\n`)).toThrow(
+      /policy x\/deny-all is defined twice/,
+    );
     const tpl = `{ apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: { name: t, namespace: x }, spec: { podSelector: {}, ingress: [{ from: [{ ipBlock: { cidr: "{{ip q/q}}/32" } }] }] } }`;
     expect(() => resolveText(`name: p\n${MODEL}\npolicies:\n  - ${tpl}\nsteps:\n  - { name: s }\n`)).toThrow(/\{\{ip q\/q\}\} names no pod of this scenario/);
   });
 
   it('a step may carry its own version of a policy (an update)', () => {
-    const s = resolveText(`name: p\n${MODEL}\npolicies:\n  - ${deny('x', 'p')}\nsteps:\n  - { name: s, policies: [x/p] }\n  - name: t\n    policies:\n      - { apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: { name: p, namespace: x }, spec: { podSelector: {}, ingress: [{}] } }\n`);
+    const s = resolveText(
+      `name: p\n${MODEL}\npolicies:\n  - ${deny('x', 'p')}\nsteps:\n  - { name: s, policies: [x/p] }\n  - name: t\n    policies:\n      - { apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: { name: p, namespace: x }, spec: { podSelector: {}, ingress: [{}] } }\n`,
+    );
     expect(s.steps[0]!.policies[0]!.spec.ingress).toBeUndefined();
     expect(s.steps[1]!.policies.map((p) => p.spec.ingress)).toEqual([[{}]]);
   });
@@ -179,7 +207,9 @@ describe('policies', () => {
 
 describe('steps: labels and expectations', () => {
   it('label changes replace the maps from that step on; null goes back to the declared labels', () => {
-    const s = resolveText(`name: l\n${MODEL}\nsteps:\n  - { name: one, labels: { namespaces: { y: { ns2: updated } }, pods: { x/b: { pod: b, pod2: updated } } } }\n  - { name: two }\n  - { name: three, labels: { namespaces: { y: null }, pods: { x/b: null } } }\n`);
+    const s = resolveText(
+      `name: l\n${MODEL}\nsteps:\n  - { name: one, labels: { namespaces: { y: { ns2: updated } }, pods: { x/b: { pod: b, pod2: updated } } } }\n  - { name: two }\n  - { name: three, labels: { namespaces: { y: null }, pods: { x/b: null } } }\n`,
+    );
     expect(s.steps[0]!.namespaceLabels.y).toEqual({ ns2: 'updated', 'kubernetes.io/metadata.name': 'y' });
     expect(s.steps[1]!.podLabels['x/b']).toEqual({ pod: 'b', pod2: 'updated' });
     expect(s.steps[2]!.namespaceLabels.y).toEqual({ 'kubernetes.io/metadata.name': 'y' });

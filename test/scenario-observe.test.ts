@@ -51,7 +51,15 @@ describe('observing a scenario on loopback', () => {
     const expected = new Map(remaining.map((k) => [k, !toC.includes(k)]));
     const located2 = located.filter((l) => l.app.pod.name !== 'c');
     const appliedAt = Date.now();
-    const second = await settle({ cells: remaining, expected, observe: () => observe(located2), appliedAt, deadlineMs: 15_000, pollMs: 100, previous: first.observed });
+    const second = await settle({
+      cells: remaining,
+      expected,
+      observe: () => observe(located2),
+      appliedAt,
+      deadlineMs: 15_000,
+      pollMs: 100,
+      previous: first.observed,
+    });
     expect(second.settled).toBe(true);
     expect(second.observed.get(toC[0]!)).toMatchObject({ allowed: false, reason: 'refused' });
     // Only the two cells that flipped have a timing.
@@ -60,7 +68,8 @@ describe('observing a scenario on loopback', () => {
     // flip (as the probe saw it, which may be before the runner looked, even before appliedAt).
     expect([...second.convergedAfterMs.keys()].sort()).toEqual([...remaining].sort());
     // (A check that timed out under load and recovered is a flip too: then its recovery counts.)
-    for (const k of remaining.filter((x) => !toC.includes(x))) expect(second.convergedAfterMs.get(k)).toBe(Math.max(0, Date.parse(second.observed.get(k)!.changedAt!) - appliedAt));
+    for (const k of remaining.filter((x) => !toC.includes(x)))
+      expect(second.convergedAfterMs.get(k)).toBe(Math.max(0, Date.parse(second.observed.get(k)!.changedAt!) - appliedAt));
     for (const k of toC) expect(second.convergedAfterMs.get(k)).toBeLessThanOrEqual(second.changedAfterMs.get(k)!);
 
     // A deliberately wrong expectation does not settle; the cell stays as observed.
@@ -73,7 +82,14 @@ describe('observing a scenario on loopback', () => {
 
   it('an observation checked before the change does not count', async () => {
     const stale = { allowed: true, reason: 'ok', checkedAt: new Date(Date.now() - 5000).toISOString(), changedAt: null };
-    const r = await settle({ cells: ['k'], expected: new Map([['k', true]]), observe: async () => new Map([['k', stale]]), appliedAt: Date.now(), deadlineMs: 300, pollMs: 50 });
+    const r = await settle({
+      cells: ['k'],
+      expected: new Map([['k', true]]),
+      observe: async () => new Map([['k', stale]]),
+      appliedAt: Date.now(),
+      deadlineMs: 300,
+      pollMs: 50,
+    });
     expect(r.settled).toBe(false);
     expect(r.fresh.size).toBe(0);
   });

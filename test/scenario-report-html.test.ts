@@ -54,7 +54,13 @@ policies:
  */
 function mixedReport(): ScenarioReportDoc {
   const dir = tempDir('starmap-html-');
-  const s = loadScenario(file(dir, 'mixed.yaml', `name: mixed\ndescription: ${JSON.stringify(HOSTILE)}\n${three}steps:\n  - { name: open, policies: [] }\n  - name: restrict\n    description: ${JSON.stringify(HOSTILE)}\n    policies: [default/only-a]\n    expect: { edges: [{ from: b, to: c, expect: allow }] }\n`));
+  const s = loadScenario(
+    file(
+      dir,
+      'mixed.yaml',
+      `name: mixed\ndescription: ${JSON.stringify(HOSTILE)}\n${three}steps:\n  - { name: open, policies: [] }\n  - name: restrict\n    description: ${JSON.stringify(HOSTILE)}\n    policies: [default/only-a]\n    expect: { edges: [{ from: b, to: c, expect: allow }] }\n`,
+    ),
+  );
   const k = (from: string, to: string) => cellKey(`default/${from}`, `default/${to}`, 9000, 'TCP');
   const later = new Date(Date.now() + 60_000).toISOString();
   const obs = (allowed: boolean | null, reason: string): Observation => ({ allowed, reason, checkedAt: later, changedAt: null });
@@ -70,12 +76,29 @@ function mixedReport(): ScenarioReportDoc {
   const step1 = stepResult(
     e1,
     s.pods,
-    cellResults(e1, notRunCells(e1, true), { observed, fresh, changedAfterMs: new Map([[k('a', 'b'), 420]]), convergedAfterMs: new Map([[k('a', 'b'), 420], [k('a', 'c'), 0], [k('b', 'a'), 0], [k('b', 'c'), 1250]]), droppedBy: new Map([[k('a', 'b'), 'ingress' as const]]) }),
+    cellResults(e1, notRunCells(e1, true), {
+      observed,
+      fresh,
+      changedAfterMs: new Map([[k('a', 'b'), 420]]),
+      convergedAfterMs: new Map([
+        [k('a', 'b'), 420],
+        [k('a', 'c'), 0],
+        [k('b', 'a'), 0],
+        [k('b', 'c'), 1250],
+      ]),
+      droppedBy: new Map([[k('a', 'b'), 'ingress' as const]]),
+    }),
     { settled: false, durationMs: 10_000, budgetMs: 3000, applyMs: 60, lastFlipMs: 480, observed: true },
   );
   const e2 = expectStep(s, s.steps[1]!);
   expect(e2.mistakes.map((m) => m.cell.key)).toEqual([k('b', 'c')]);
-  const step2 = stepResult(e2, s.pods, cellResults(e2, notRunCells(e2, true)), { settled: null, durationMs: null, budgetMs: 3000, lastFlipMs: null, observed: false });
+  const step2 = stepResult(e2, s.pods, cellResults(e2, notRunCells(e2, true)), {
+    settled: null,
+    durationMs: null,
+    budgetMs: 3000,
+    lastFlipMs: null,
+    observed: false,
+  });
   const report = emptyReport(s, true, true);
   report.steps = [step1, step2];
   report.outcome = 'fail';
@@ -112,8 +135,12 @@ describe('the HTML report renderer (pure)', () => {
     expect(html).toContain('Enforcement faults: computed != observed (1)');
     expect(html).toContain('Policy-writing mistakes: intended != computed (1)');
     expect(html).toContain('No value (1)');
-    expect(html).toContain("<li>computed != observed: default/a -&gt; default/b 9000/TCP: expected allowed, observed blocked (timeout &lt;/script&gt;&lt;script&gt;window.pwned = 3&lt;/script&gt;; dropped by default/b&#39;s ingress); egress not isolated; ingress not isolated</li>");
-    expect(html).toContain('<li>intended != computed: default/b -&gt; default/c 9000/TCP: intended allowed, the policies say blocked (ingress isolated by default/only-a, no rule allows it)</li>');
+    expect(html).toContain(
+      '<li>computed != observed: default/a -&gt; default/b 9000/TCP: expected allowed, observed blocked (timeout &lt;/script&gt;&lt;script&gt;window.pwned = 3&lt;/script&gt;; dropped by default/b&#39;s ingress); egress not isolated; ingress not isolated</li>',
+    );
+    expect(html).toContain(
+      '<li>intended != computed: default/b -&gt; default/c 9000/TCP: intended allowed, the policies say blocked (ingress isolated by default/only-a, no rule allows it)</li>',
+    );
     // The mismatching cells: outlined, with the whole story in their title.
     expect(html).toMatch(/<td class="b m2" title="computed != observed: default\/a -&gt; default\/b 9000\/TCP: [^"]*; converged after 0\.42 s">✗<\/td>/);
     expect(count(html, /<td class="[ab] m1" title="intended != computed: default\/b -&gt; default\/c/)).toBe(2);
@@ -128,7 +155,9 @@ describe('the HTML report renderer (pure)', () => {
   it('escapes every string from the report: the only scripts are its own, and nothing is fetched', () => {
     expect(count(html, /<script/)).toBe(2);
     expect(html).not.toContain('<img');
-    expect(html).toContain('&lt;script&gt;window.pwned = 1&lt;/script&gt; &amp; &quot;double&quot; &#39;single&#39; &lt;img src=x onerror=&quot;window.pwned=2&quot;&gt;');
+    expect(html).toContain(
+      '&lt;script&gt;window.pwned = 1&lt;/script&gt; &amp; &quot;double&quot; &#39;single&#39; &lt;img src=x onerror=&quot;window.pwned=2&quot;&gt;',
+    );
     expect(html).not.toMatch(/https?:\/\//);
     expect(html).not.toMatch(/<[a-z]+[^>]*\s(src|href)="(?!#)|@import|url\((?!#)/i);
     expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none';`);
@@ -142,9 +171,26 @@ describe('the HTML report renderer (pure)', () => {
   });
 
   it('no convergence table where no cell shown was observed (SCTP: not run)', () => {
-    const s = loadScenario(file(tempDir('starmap-html-'), 'sctp.yaml', 'name: s\nmodel: { namespaces: [x], pods: [a, b], ports: [80], protocols: [SCTP] }\nsteps:\n  - { name: only-sctp }\n'));
+    const s = loadScenario(
+      file(
+        tempDir('starmap-html-'),
+        'sctp.yaml',
+        'name: s\nmodel: { namespaces: [x], pods: [a, b], ports: [80], protocols: [SCTP] }\nsteps:\n  - { name: only-sctp }\n',
+      ),
+    );
     const e = expectStep(s, s.steps[0]!);
-    const step = stepResult(e, s.pods, cellResults(e, notRunCells(e, true), { observed: new Map(), fresh: new Set(), changedAfterMs: new Map(), convergedAfterMs: new Map(), droppedBy: new Map() }), { settled: true, durationMs: 0, budgetMs: 2500, lastFlipMs: null, observed: true });
+    const step = stepResult(
+      e,
+      s.pods,
+      cellResults(e, notRunCells(e, true), {
+        observed: new Map(),
+        fresh: new Set(),
+        changedAfterMs: new Map(),
+        convergedAfterMs: new Map(),
+        droppedBy: new Map(),
+      }),
+      { settled: true, durationMs: 0, budgetMs: 2500, lastFlipMs: null, observed: true },
+    );
     const page = reportHtml({ ...emptyReport(s, true, true), steps: [step] });
     expect(count(page, /<td class="r" data-r="\d+" data-o="\d+">~<\/td>/)).toBe(2);
     expect(page).not.toContain('class="tt conv"');
@@ -175,7 +221,9 @@ describe('the HTML report renderer (pure)', () => {
     expect(count(svg, /<path class="g-e/)).toBe(5);
     expect(count(svg, /<circle /)).toBe(3);
     expect(svg).toContain('marker-end="url(#g&quot;x-g-m2)"');
-    expect(svg).toMatch(/<path class="g-e g-m2 g-missing" d="M[\d.]+,[\d.]+ Q[\d.]+,[\d.]+ [\d.]+,[\d.]+" marker-end="[^"]+" data-from="default\/a" data-to="default\/b" data-kind="computed != observed"><title>default\/a -&gt; default\/b: nothing observed allowed/);
+    expect(svg).toMatch(
+      /<path class="g-e g-m2 g-missing" d="M[\d.]+,[\d.]+ Q[\d.]+,[\d.]+ [\d.]+,[\d.]+" marker-end="[^"]+" data-from="default\/a" data-to="default\/b" data-kind="computed != observed"><title>default\/a -&gt; default\/b: nothing observed allowed/,
+    );
   });
 
   it('bounds the mismatch lists', () => {
@@ -184,7 +232,13 @@ describe('the HTML report renderer (pure)', () => {
   });
 
   it('a set: one page, an index at the top linking a section per scenario', () => {
-    const set: SetReportDoc = { set: 'demo <set>', startedAt: report.startedAt, finishedAt: report.finishedAt, passed: false, scenarios: [report, { ...report, scenario: 'second' }] };
+    const set: SetReportDoc = {
+      set: 'demo <set>',
+      startedAt: report.startedAt,
+      finishedAt: report.finishedAt,
+      passed: false,
+      scenarios: [report, { ...report, scenario: 'second' }],
+    };
     const page = reportHtml(set);
     expect(page).toContain('<title>Starmap set demo &lt;set&gt;</title>');
     const index = /<nav id="index"[\s\S]*?<\/nav>/.exec(page)![0];
@@ -232,10 +286,22 @@ describe('a real run writes the page, and it opens in chromium with no network',
     const dir = tempDir('starmap-html-set-');
     // a -> c: c is an app that does not listen, so the policies allow what the packets cannot do
     // (refused at once; the 1 s check timeout keeps a loaded machine from failing a -> b too).
-    file(dir, '1-pair.yaml', `name: pair\ndescription: ${JSON.stringify(HOSTILE)}\nprobeSeconds: 0.5\ntimeoutSeconds: 1\napps:\n  - { name: a, kind: probe, probes: [b, c] }\n  - { name: b, kind: probe, probes: [a] }\n  - { name: c, kind: app, cmd: "sleep 600" }\nsteps:\n  - { name: open, policies: [] }\n`);
+    file(
+      dir,
+      '1-pair.yaml',
+      `name: pair\ndescription: ${JSON.stringify(HOSTILE)}\nprobeSeconds: 0.5\ntimeoutSeconds: 1\napps:\n  - { name: a, kind: probe, probes: [b, c] }\n  - { name: b, kind: probe, probes: [a] }\n  - { name: c, kind: app, cmd: "sleep 600" }\nsteps:\n  - { name: open, policies: [] }\n`,
+    );
     // The author thinks a and b still reach each other under a default deny.
-    file(dir, '2-wrong.yaml', `name: wrong\nprobeSeconds: 0.5\ntimeoutSeconds: 0.3\napps:\n  - { name: a, kind: probe, probes: [b] }\n  - { name: b, kind: probe, probes: [a] }\npolicies:\n  - { apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: { name: deny-all, namespace: default }, spec: { podSelector: {} } }\nsteps:\n  - { name: deny-all, policies: [default/deny-all], expect: { default: allow } }\n`);
-    run = await runToEnd(NODE, ['scenarios/main.ts', 'run', dir, '--isolation=off', '--step-timeout=5', `--report-html=${htmlFile}`, `--report-json=${jsonFile}`], { timeoutMs: 120_000 });
+    file(
+      dir,
+      '2-wrong.yaml',
+      `name: wrong\nprobeSeconds: 0.5\ntimeoutSeconds: 0.3\napps:\n  - { name: a, kind: probe, probes: [b] }\n  - { name: b, kind: probe, probes: [a] }\npolicies:\n  - { apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: { name: deny-all, namespace: default }, spec: { podSelector: {} } }\nsteps:\n  - { name: deny-all, policies: [default/deny-all], expect: { default: allow } }\n`,
+    );
+    run = await runToEnd(
+      NODE,
+      ['scenarios/main.ts', 'run', dir, '--isolation=off', '--step-timeout=5', `--report-html=${htmlFile}`, `--report-json=${jsonFile}`],
+      { timeoutMs: 120_000 },
+    );
     if (haveChromium) browser = await launchChromium();
   }, 150_000);
 
@@ -281,7 +347,9 @@ describe('a real run writes the page, and it opens in chromium with no network',
     expect(await page.evaluate(() => window.pwned)).toBeUndefined();
 
     // Mismatches, named apart.
-    expect(await page.locator('#sc0-st0 .mismatch[data-kind="computed != observed"] li').allTextContents()).toEqual(['computed != observed: default/a -> default/c 8080/TCP: expected allowed, observed blocked (refused); egress not isolated; ingress not isolated']);
+    expect(await page.locator('#sc0-st0 .mismatch[data-kind="computed != observed"] li').allTextContents()).toEqual([
+      'computed != observed: default/a -> default/c 8080/TCP: expected allowed, observed blocked (refused); egress not isolated; ingress not isolated',
+    ]);
     expect(await page.locator('#sc1-st0 .mismatch[data-kind="intended != computed"] li').allTextContents()).toEqual([
       'intended != computed: default/a -> default/b 9000/TCP: intended allowed, the policies say blocked (ingress isolated by default/deny-all, no rule allows it)',
       'intended != computed: default/b -> default/a 9000/TCP: intended allowed, the policies say blocked (ingress isolated by default/deny-all, no rule allows it)',
@@ -290,12 +358,16 @@ describe('a real run writes the page, and it opens in chromium with no network',
     // A mismatching cell carries its reasons as its tooltip.
     const bad = page.locator('#sc0-st0 table[data-kind="observed"] td.m2');
     expect(await bad.count()).toBe(1);
-    expect(await bad.getAttribute('title')).toMatch(/^computed != observed: default\/a -> default\/c 8080\/TCP: expected allowed, observed blocked \(refused\); egress not isolated; ingress not isolated; converged after \d+\.\d\d s$/);
+    expect(await bad.getAttribute('title')).toMatch(
+      /^computed != observed: default\/a -> default\/c 8080\/TCP: expected allowed, observed blocked \(refused\); egress not isolated; ingress not isolated; converged after \d+\.\d\d s$/,
+    );
     expect(await page.locator('#sc1-st0 table[data-kind="computed"] td.m1').count()).toBe(2);
     // Any other cell gets its tooltip when hovered.
     const ok = page.locator('#sc0-st0 table[data-kind="observed"] td.a').first();
     await ok.hover();
-    expect(await ok.getAttribute('title')).toMatch(/^default\/a -> default\/b: observed allowed\npolicies: egress not isolated; ingress not isolated\npackets: ok; converged after \d+\.\d\d s$/);
+    expect(await ok.getAttribute('title')).toMatch(
+      /^default\/a -> default\/b: observed allowed\npolicies: egress not isolated; ingress not isolated\npackets: ok; converged after \d+\.\d\d s$/,
+    );
 
     // A click (or tap) writes a cell's reasons under the tables, for screens without hover.
     const why = page.locator('#sc0-st0 .why');

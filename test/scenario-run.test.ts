@@ -34,7 +34,12 @@ function leftovers(group = '/starmap/pair/'): string {
   const found: string[] = [];
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').some((v) => v.startsWith(`MARATHON_APP_ID=${group}`))) found.push(pid);
+      if (
+        readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .some((v) => v.startsWith(`MARATHON_APP_ID=${group}`))
+      )
+        found.push(pid);
     } catch {
       /* gone, or not ours to read */
     }
@@ -49,7 +54,11 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     writeFileSync(file, scenario('.'));
     const json = join(dir, 'report.json');
     const junit = join(dir, 'report.xml');
-    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', file, '--isolation=off', `--report-json=${json}`, `--report-junit=${junit}`, '--step-timeout=20'], { timeoutMs: 90_000 });
+    const { code, output } = await runToEnd(
+      NODE,
+      ['scenarios/main.ts', 'run', file, '--isolation=off', `--report-json=${json}`, `--report-junit=${junit}`, '--step-timeout=20'],
+      { timeoutMs: 90_000 },
+    );
     expect(output).toContain('running on loopback without isolation');
     expect(output).toContain('note: policies are not enforced here');
     expect(output).toMatch(/step 1\/1 open: PASS/);
@@ -58,7 +67,20 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     const report = JSON.parse(readFileSync(json, 'utf8')) as ScenarioReportDoc;
     expect([...Value.Errors(ScenarioReport, report)]).toEqual([]);
     expect(report).toMatchObject({ passed: true, isolated: false, enforced: false, failure: null });
-    expect(report.steps[0]!.cells).toEqual(expect.arrayContaining([expect.objectContaining({ from: 'default/a', to: 'default/b', port: 9000, protocol: 'TCP', expected: true, observed: true, status: 'pass', reason: 'egress not isolated; ingress not isolated' })]));
+    expect(report.steps[0]!.cells).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          from: 'default/a',
+          to: 'default/b',
+          port: 9000,
+          protocol: 'TCP',
+          expected: true,
+          observed: true,
+          status: 'pass',
+          reason: 'egress not isolated; ingress not isolated',
+        }),
+      ]),
+    );
     const xml = readFileSync(junit, 'utf8');
     expect(xml).toMatch(/<testsuite name="pair" tests="2" failures="0"/);
     expect(xml).toMatch(/<testcase classname="starmap.scenario.pair" name="open: intended = computed"/);
@@ -71,16 +93,22 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     writeFileSync(file, scenario('X'));
     const junit = join(dir, 'report.xml');
     const json = join(dir, 'report.json');
-    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', file, '--isolation=off', `--report-junit=${junit}`, `--report-json=${json}`], { timeoutMs: 90_000 });
+    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', file, '--isolation=off', `--report-junit=${junit}`, `--report-json=${json}`], {
+      timeoutMs: 90_000,
+    });
     expect(code).toBe(1);
     expect(output).toContain('intended != computed: the policies do not say what the scenario intends (a policy-writing mistake); nothing was deployed.');
     expect(output).not.toContain('deploying /starmap/pair');
     // intended | computed side by side; b→a is marked in the computed table.
     expect(output).toMatch(/b {2}X {2}- {4}b {2}\.! -/);
     expect(output).not.toContain('orchestrator: http');
-    expect(output).toContain('intended != computed: default/b -> default/a 9000/TCP: intended blocked, the policies say allowed (egress not isolated; ingress not isolated)');
+    expect(output).toContain(
+      'intended != computed: default/b -> default/a 9000/TCP: intended blocked, the policies say allowed (egress not isolated; ingress not isolated)',
+    );
     expect(output).toContain('pair: FAIL: 0 of 1 steps as expected (intended != computed: a policy-writing mistake, nothing observed)');
-    expect(readFileSync(junit, 'utf8')).toContain('<failure message="intended != computed at 1 cells (a policy-writing mistake)" type="intended != computed">intended != computed: default/b -&gt; default/a');
+    expect(readFileSync(junit, 'utf8')).toContain(
+      '<failure message="intended != computed at 1 cells (a policy-writing mistake)" type="intended != computed">intended != computed: default/b -&gt; default/a',
+    );
     const report = JSON.parse(readFileSync(json, 'utf8')) as ScenarioReportDoc;
     expect(report.failure).toBe('intended != computed');
     expect(report.steps[0]!.cells.filter((c) => c.status === 'intended != computed').map((c) => `${c.from}>${c.to}`)).toEqual(['default/b>default/a']);
@@ -96,7 +124,9 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     writeFileSync(join(dir, 'notes.yaml'), 'just: data\n');
     const json = join(dir, 'report.json');
     const junit = join(dir, 'report.xml');
-    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', dir, '--isolation=off', `--report-json=${json}`, `--report-junit=${junit}`], { timeoutMs: 90_000 });
+    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', dir, '--isolation=off', `--report-json=${json}`, `--report-junit=${junit}`], {
+      timeoutMs: 90_000,
+    });
     expect(code).toBe(1);
     expect(output.match(/deploying \/starmap\//g)).toHaveLength(1);
     expect(output).toContain('one: PASS: 1 of 1 steps as expected');
@@ -117,7 +147,9 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
 
   it('without isolation the 3 x 3 model still runs: UDP and TCP served and checked on loopback, the cells policies block marked not run, not waited for', async () => {
     const json = join(tempDir('starmap-scenario-'), 'report.json');
-    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', 'netpol-3x3', '--isolation=off', `--report-json=${json}`], { timeoutMs: 120_000 });
+    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', 'netpol-3x3', '--isolation=off', `--report-json=${json}`], {
+      timeoutMs: 120_000,
+    });
     expect(output, output).toContain('netpol-3x3: PASS: 4 of 4 steps as expected; cells the policies block were not observed (no isolation)');
     expect(code).toBe(0);
     const report = JSON.parse(readFileSync(json, 'utf8')) as ScenarioReportDoc;
@@ -127,7 +159,10 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     const deny = report.steps[1]!;
     expect(deny.counts.notRun).toBeGreaterThan(100);
     expect(deny.cells.filter((c) => c.computed === false).every((c) => c.status === 'not run' && c.observed === null)).toBe(true);
-    expect(deny.cells.find((c) => c.from === 'x/a' && c.to === 'y/b' && c.port === 81 && c.protocol === 'UDP')).toMatchObject({ status: 'pass', observed: true });
+    expect(deny.cells.find((c) => c.from === 'x/a' && c.to === 'y/b' && c.port === 81 && c.protocol === 'UDP')).toMatchObject({
+      status: 'pass',
+      observed: true,
+    });
     expect(leftovers('/starmap/netpol-3x3/')).toBe('');
   }, 150_000);
 
@@ -149,7 +184,17 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     const check = await runToEnd(NODE, ['scenarios/main.ts', 'check', 'stars']);
     expect(check.code).toBe(0);
     expect(check.output).toContain('stars: the policies say what every step intends');
-    const explain = await runToEnd(NODE, ['scenarios/main.ts', 'explain', 'stars', '--step', 'backend-policy', '--from', 'stars/frontend', '--to', 'stars/backend:6379/TCP']);
+    const explain = await runToEnd(NODE, [
+      'scenarios/main.ts',
+      'explain',
+      'stars',
+      '--step',
+      'backend-policy',
+      '--from',
+      'stars/frontend',
+      '--to',
+      'stars/backend:6379/TCP',
+    ]);
     expect(explain.code).toBe(0);
     expect(explain.output).toContain('allowed by stars/backend-policy ingress rule 0 (peer 0: pods {role=frontend} in namespace stars; port 0: 6379/TCP)');
     const bad = await runToEnd(NODE, ['scenarios/main.ts', 'explain', 'stars', '--step', 'nope', '--from', 'F', '--to', 'B']);

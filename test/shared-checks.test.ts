@@ -67,7 +67,10 @@ describe('TCP checks', () => {
   it('a name that does not resolve is a dns failure', async () => {
     const dns = await dnsServer({});
     closers.push(dns.close);
-    expect(await check(parseTarget('no-such-host.invalid:80'), { timeoutMs: 3000, resolver: testResolver(dns) })).toMatchObject({ reachable: false, reason: 'dns' });
+    expect(await check(parseTarget('no-such-host.invalid:80'), { timeoutMs: 3000, resolver: testResolver(dns) })).toMatchObject({
+      reachable: false,
+      reason: 'dns',
+    });
   });
 
   it('every check uses a fresh connection', async () => {
@@ -146,7 +149,11 @@ describe('HTTP checks', () => {
     let port = 0;
     beforeAll(async () => {
       const dir = tempDir('starmap-tls-');
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '1', '-subj', '/CN=localhost'],
+        { stdio: 'ignore' },
+      );
       const s = https.createServer({ key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) }, (_req, res) => res.end('ok'));
       port = await listen(s);
       closers.push(() => s.close());

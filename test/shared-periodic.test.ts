@@ -87,7 +87,14 @@ describe('PeriodicRunner', () => {
     vi.useFakeTimers();
     try {
       const starts: number[] = [];
-      const s = new PeriodicRunner({ intervalMs: 50, jitter: 0.8, random: () => 0, concurrency: 1, items: () => [1], run: async () => void starts.push(Date.now()) });
+      const s = new PeriodicRunner({
+        intervalMs: 50,
+        jitter: 0.8,
+        random: () => 0,
+        concurrency: 1,
+        items: () => [1],
+        run: async () => void starts.push(Date.now()),
+      });
       const t0 = Date.now();
       s.start();
       // random() = 0 → the earliest possible start: interval × (1 − jitter/2) = 30 ms after the last.
@@ -105,10 +112,15 @@ describe('PeriodicRunner', () => {
 
   it('stop waits for the cycle in flight and schedules nothing more', async () => {
     let runs = 0;
-    const s = new PeriodicRunner({ intervalMs: 5, concurrency: 1, items: () => [1, 2, 3], run: async () => {
-      runs++;
-      await delay(20);
-    } });
+    const s = new PeriodicRunner({
+      intervalMs: 5,
+      concurrency: 1,
+      items: () => [1, 2, 3],
+      run: async () => {
+        runs++;
+        await delay(20);
+      },
+    });
     s.start();
     await waitFor(() => runs >= 1);
     await s.stop();
@@ -127,7 +139,13 @@ describe('PeriodicRunner', () => {
 describe('ItemClocks', () => {
   it('runs an item when added, then on its own interval; a removed item runs no more', async () => {
     const runs: Record<string, number> = { a: 0, b: 0 };
-    const clocks = new ItemClocks<string>({ intervalMs: 30, concurrency: 2, slowAfterMs: 1000, jitter: 0, run: async (x) => ((runs[x] = (runs[x] ?? 0) + 1), false) });
+    const clocks = new ItemClocks<string>({
+      intervalMs: 30,
+      concurrency: 2,
+      slowAfterMs: 1000,
+      jitter: 0,
+      run: async (x) => ((runs[x] = (runs[x] ?? 0) + 1), false),
+    });
     clocks.add('a');
     expect(runs.a).toBe(0); // nothing before start()
     clocks.start();

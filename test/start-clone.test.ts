@@ -38,10 +38,13 @@ describe('npm start in a fresh clone', () => {
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
       expect(run.output()).toContain('ssh -L');
     }
-    const page = await waitFor(async () => {
-      const res = await fetch(url, { signal: AbortSignal.timeout(3000) }).catch(() => undefined);
-      return res?.status === 200 ? res.text() : undefined;
-    }, { timeoutMs: 30_000, message: `the UI at ${url} answers` });
+    const page = await waitFor(
+      async () => {
+        const res = await fetch(url, { signal: AbortSignal.timeout(3000) }).catch(() => undefined);
+        return res?.status === 200 ? res.text() : undefined;
+      },
+      { timeoutMs: 30_000, message: `the UI at ${url} answers` },
+    );
     expect(page).toContain('<html');
     await run.waitFor(/step 1\/\d+ \S+: PASS/, 120_000);
 
@@ -55,6 +58,11 @@ describe('npm start in a fresh clone', () => {
     // (Node's compile cache is a cache, kept by design.)
     expect(readdirSync(clone.tmp).filter((f) => f !== 'node-compile-cache')).toEqual([]);
     expect(execFileSync('git', ['-C', clone.dir, 'status', '--porcelain', '--untracked-files=all'], { encoding: 'utf8' })).toBe('');
-    expect(await fetch(url).then(() => 'answers', () => 'gone')).toBe('gone');
+    expect(
+      await fetch(url).then(
+        () => 'answers',
+        () => 'gone',
+      ),
+    ).toBe('gone');
   }, 420_000);
 });

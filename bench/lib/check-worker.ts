@@ -26,7 +26,10 @@ const [mode, file, timeoutArg, concurrencyArg, cyclesArg] = process.argv.slice(2
 const timeoutMs = Number(timeoutArg);
 const concurrency = Number(concurrencyArg);
 const cycles = Number(cyclesArg);
-const targets: Target[] = readFileSync(file!, 'utf8').trim().split('\n').map((t) => parseTarget(t));
+const targets: Target[] = readFileSync(file!, 'utf8')
+  .trim()
+  .split('\n')
+  .map((t) => parseTarget(t));
 
 function cpuMs(): number {
   const u = process.cpuUsage();

@@ -50,11 +50,21 @@ let pinned = null;
 window.__starmap = {
   state,
   normalise: (u) => normalise(u),
-  get model() { return model; },
-  get nodes() { return model.nodes; },
-  get edges() { return model.edges; },
-  get matrix() { return model.matrix; },
-  get expectations() { return expectations; },
+  get model() {
+    return model;
+  },
+  get nodes() {
+    return model.nodes;
+  },
+  get edges() {
+    return model.edges;
+  },
+  get matrix() {
+    return model.matrix;
+  },
+  get expectations() {
+    return expectations;
+  },
   geometry: () => view.geometry(model),
 };
 
@@ -76,7 +86,11 @@ function rebuild(doc) {
     for (const e of model.edges) e.geo = prevGeo.get(e.id);
     for (const n of model.nodes) {
       const p = prevNodes.get(n.id);
-      if (p) { n.labelSize = p.labelSize; n.labelBox = p.labelBox; n.hiddenLabelBox = p.hiddenLabelBox; }
+      if (p) {
+        n.labelSize = p.labelSize;
+        n.labelBox = p.labelBox;
+        n.hiddenLabelBox = p.hiddenLabelBox;
+      }
     }
   }
   if (hover) hover = refind(hover);
@@ -232,19 +246,33 @@ function renderClock() {
   const badge = $('badge');
   let cls = 'badge-live';
   let text = 'live';
-  if (state.error && state.polls === 0) { cls = 'badge-error'; text = 'collector unreachable'; }
-  else if (state.stale) { cls = 'badge-stale'; text = `stale: ${state.staleWhy}`; }
-  else if (EXAMPLE) { cls = 'badge-example'; text = 'sample data'; }
+  if (state.error && state.polls === 0) {
+    cls = 'badge-error';
+    text = 'collector unreachable';
+  } else if (state.stale) {
+    cls = 'badge-stale';
+    text = `stale: ${state.staleWhy}`;
+  } else if (EXAMPLE) {
+    cls = 'badge-example';
+    text = 'sample data';
+  }
   badge.className = `badge ${cls}`;
   badge.textContent = text;
   badge.dataset.state = state.error && state.polls === 0 ? 'error' : state.stale ? 'stale' : EXAMPLE ? 'example' : 'live';
-  $('asof').textContent = state.asOf ? `as of ${fmtTime(state.asOf - clockSkew)}${state.error ? ` · last contact ${ago(new Date(state.lastPollOk ?? 0).toISOString(), Date.now())}` : ''}` : '';
+  $('asof').textContent = state.asOf
+    ? `as of ${fmtTime(state.asOf - clockSkew)}${state.error ? ` · last contact ${ago(new Date(state.lastPollOk ?? 0).toISOString(), Date.now())}` : ''}`
+    : '';
   renderDetails();
 }
 
 let matrixSig = '';
 function renderMatrix() {
-  const sig = JSON.stringify([model.matrix, model.nodes.map((n) => n.failing), model.edges.map((e) => [e.id, e.reason, e.latencyMs, e.changedAt]), expectationsDoc]);
+  const sig = JSON.stringify([
+    model.matrix,
+    model.nodes.map((n) => n.failing),
+    model.edges.map((e) => [e.id, e.reason, e.latencyMs, e.changedAt]),
+    expectationsDoc,
+  ]);
   if (sig === matrixSig) return;
   matrixSig = sig;
   $('matrix').innerHTML = matrixHtml(model, expectations, serverNow());
@@ -259,10 +287,14 @@ function renderDetails() {
 // ---------- interaction ----------
 
 function showTooltip(h, x, y) {
-  if (!h) { tooltip.hidden = true; return; }
+  if (!h) {
+    tooltip.hidden = true;
+    return;
+  }
   tooltip.innerHTML = detailsHtml(h, serverNow());
   tooltip.hidden = false;
-  const tw = tooltip.offsetWidth, th = tooltip.offsetHeight;
+  const tw = tooltip.offsetWidth,
+    th = tooltip.offsetHeight;
   tooltip.style.left = `${Math.max(6, Math.min(view.W - tw - 6, x + 14))}px`;
   tooltip.style.top = `${Math.max(6, Math.min(view.H - th - 6, y + 14))}px`;
 }
@@ -278,7 +310,11 @@ canvas.addEventListener('pointermove', (ev) => {
   showTooltip(hover, x, y);
   renderDetails();
 });
-canvas.addEventListener('pointerleave', () => { hover = null; tooltip.hidden = true; renderDetails(); });
+canvas.addEventListener('pointerleave', () => {
+  hover = null;
+  tooltip.hidden = true;
+  renderDetails();
+});
 // A tap (or click) pins what is under it: its details stay, with the reasons of its expectation.
 canvas.addEventListener('click', (ev) => {
   const { x, y } = at(ev);
@@ -317,7 +353,8 @@ function frame() {
   requestAnimationFrame(frame);
 }
 
-$('empty-example').textContent = `curl -X POST ${window.location.origin}/resources \\\n  -H 'content-type: application/json' \\\n  -d '{"id":"A","url":"http://probe-a:9000/status"}'`;
+$('empty-example').textContent =
+  `curl -X POST ${window.location.origin}/resources \\\n  -H 'content-type: application/json' \\\n  -d '{"id":"A","url":"http://probe-a:9000/status"}'`;
 new window.ResizeObserver(() => view.resize(model)).observe(canvas);
 view.resize(model);
 renderChrome();
@@ -326,4 +363,7 @@ await healthz();
 await poll();
 setInterval(poll, POLL_MS);
 setInterval(healthz, 30_000);
-setInterval(() => { updateStaleness(); renderClock(); }, 1000);
+setInterval(() => {
+  updateStaleness();
+  renderClock();
+}, 1000);

@@ -14,7 +14,9 @@ export class GraphView {
     this.canvas = canvas;
     this.ctx = canvas.getContext('2d', { alpha: false });
     this.under = document.createElement('canvas'); // background, edges, labels and nodes
-    this.W = 0; this.H = 0; this.DPR = 1;
+    this.W = 0;
+    this.H = 0;
+    this.DPR = 1;
     this.nodeR = 30;
     this.geo = { cx: 0, cy: 0, font: { px: 14, reasonPx: 12, line: 19 } };
     this.groups = null; // edges sorted by drawing style, with their curve and arrowhead points
@@ -35,8 +37,12 @@ export class GraphView {
   resize(model) {
     const rect = this.canvas.getBoundingClientRect();
     this.DPR = window.devicePixelRatio || 1;
-    this.W = Math.max(1, rect.width); this.H = Math.max(1, rect.height);
-    for (const c of [this.canvas, this.under]) { c.width = Math.round(this.W * this.DPR); c.height = Math.round(this.H * this.DPR); }
+    this.W = Math.max(1, rect.width);
+    this.H = Math.max(1, rect.height);
+    for (const c of [this.canvas, this.under]) {
+      c.width = Math.round(this.W * this.DPR);
+      c.height = Math.round(this.H * this.DPR);
+    }
     for (const n of model.nodes) n.x = undefined;
     this.layoutDirty = true;
     this.layersDirty = true;
@@ -67,15 +73,33 @@ export class GraphView {
       const color = e.status === 'reachable' ? model.byId.get(e.from).color : e.status === 'unreachable' ? COLOR_BAD : COLOR_UNKNOWN;
       const key = `${e.status}|${color}`;
       let grp = byStyle.get(key);
-      if (!grp) { grp = { status: e.status, color, items: [] }; byStyle.set(key, grp); }
+      if (!grp) {
+        grp = { status: e.status, color, items: [] };
+        byStyle.set(key, grp);
+      }
       // Sub-curve from t0 to t1 of the quadratic (split), and the arrowhead at its end.
       const q = subQuad(g.a, g.c, g.b, g.t0, g.t1);
       const { x, y } = g.end;
-      grp.items.push({ e, q, head: [x, y, x - hl * Math.cos(g.angle - 0.38), y - hl * Math.sin(g.angle - 0.38), x - hl * Math.cos(g.angle + 0.38), y - hl * Math.sin(g.angle + 0.38)] });
+      grp.items.push({
+        e,
+        q,
+        head: [
+          x,
+          y,
+          x - hl * Math.cos(g.angle - 0.38),
+          y - hl * Math.sin(g.angle - 0.38),
+          x - hl * Math.cos(g.angle + 0.38),
+          y - hl * Math.sin(g.angle + 0.38),
+        ],
+      });
     }
     // Unreachable and unknown first, reachable on top.
     const order = { unknown: 0, unreachable: 1, reachable: 2 };
-    this.groups = { list: [...byStyle.values()].sort((a, b) => order[a.status] - order[b.status]), lineW, reachableCount: model.edges.filter((e) => e.status === 'reachable').length };
+    this.groups = {
+      list: [...byStyle.values()].sort((a, b) => order[a.status] - order[b.status]),
+      lineW,
+      reachableCount: model.edges.filter((e) => e.status === 'reachable').length,
+    };
     this.geometryDirty = false;
     this.layersDirty = true;
   }
@@ -87,9 +111,17 @@ export class GraphView {
     const ease = model.edges.length > 600 ? 1 : 0.25;
     let moving = false;
     for (const n of model.nodes) {
-      const dx = n.tx - n.x, dy = n.ty - n.y;
-      if (Math.abs(dx) > 0.3 || Math.abs(dy) > 0.3) { n.x += dx * ease; n.y += dy * ease; moving = true; }
-      else if (n.x !== n.tx || n.y !== n.ty) { n.x = n.tx; n.y = n.ty; moving = true; }
+      const dx = n.tx - n.x,
+        dy = n.ty - n.y;
+      if (Math.abs(dx) > 0.3 || Math.abs(dy) > 0.3) {
+        n.x += dx * ease;
+        n.y += dy * ease;
+        moving = true;
+      } else if (n.x !== n.tx || n.y !== n.ty) {
+        n.x = n.tx;
+        n.y = n.ty;
+        moving = true;
+      }
     }
     if (moving || this.geometryDirty) this.rebuildGeometry(model);
     const key = `${state.showUnreachable}|${state.stale}|${focus ? focus.kind + (focus.item.id ?? '') : ''}`;
@@ -104,7 +136,8 @@ export class GraphView {
    */
   tag(c, text, x, y, px, color, weight, border, taken) {
     c.font = `${weight} ${px}px system-ui, sans-serif`;
-    c.textAlign = 'center'; c.textBaseline = 'middle';
+    c.textAlign = 'center';
+    c.textBaseline = 'middle';
     const w = c.measureText(text).width + 10;
     const h = px * 1.5;
     const cx = Math.max(w / 2 + 1, Math.min(this.W - w / 2 - 1, x));
@@ -116,7 +149,11 @@ export class GraphView {
     }
     c.fillStyle = 'rgba(13,17,23,0.9)';
     c.fillRect(cx - w / 2, cy - h / 2, w, h);
-    if (border) { c.strokeStyle = border; c.lineWidth = 1.5; c.strokeRect(cx - w / 2, cy - h / 2, w, h); }
+    if (border) {
+      c.strokeStyle = border;
+      c.lineWidth = 1.5;
+      c.strokeRect(cx - w / 2, cy - h / 2, w, h);
+    }
     c.fillStyle = color;
     c.fillText(text, cx, cy);
   }
@@ -135,20 +172,36 @@ export class GraphView {
     c.lineCap = 'round';
     // Mismatching edges (observed != expected) first: a wide yellow band under the edge.
     const mismatched = model.edges.filter((e) => e.expect?.mismatch && e.geo && (e.status === 'reachable' || state.showUnreachable));
-    c.strokeStyle = COLOR_MISMATCH; c.globalAlpha = 0.45 * faded; c.lineWidth = lw * 4 + 4; c.setLineDash([]);
-    for (const e of mismatched) { c.beginPath(); e.geo.samples.forEach((p, i) => (i ? c.lineTo(p.x, p.y) : c.moveTo(p.x, p.y))); c.stroke(); }
+    c.strokeStyle = COLOR_MISMATCH;
+    c.globalAlpha = 0.45 * faded;
+    c.lineWidth = lw * 4 + 4;
+    c.setLineDash([]);
+    for (const e of mismatched) {
+      c.beginPath();
+      e.geo.samples.forEach((p, i) => (i ? c.lineTo(p.x, p.y) : c.moveTo(p.x, p.y)));
+      c.stroke();
+    }
     for (const g of groups.list) {
       if (g.status !== 'reachable' && !state.showUnreachable) continue;
       c.globalAlpha = (g.status === 'reachable' ? 0.9 : 0.75) * faded;
-      c.strokeStyle = g.color; c.fillStyle = g.color;
+      c.strokeStyle = g.color;
+      c.fillStyle = g.color;
       c.lineWidth = g.status === 'reachable' ? lw * 1.5 : lw;
       c.setLineDash(g.status === 'reachable' ? [] : g.status === 'unreachable' ? [lw * 4, lw * 3] : [lw, lw * 3]);
       for (const { q } of g.items) {
-        c.beginPath(); c.moveTo(q.s.x, q.s.y); c.quadraticCurveTo(q.c.x, q.c.y, q.e.x, q.e.y); c.stroke();
+        c.beginPath();
+        c.moveTo(q.s.x, q.s.y);
+        c.quadraticCurveTo(q.c.x, q.c.y, q.e.x, q.e.y);
+        c.stroke();
       }
       c.setLineDash([]);
       c.beginPath();
-      for (const { head: p } of g.items) { c.moveTo(p[0], p[1]); c.lineTo(p[2], p[3]); c.lineTo(p[4], p[5]); c.closePath(); }
+      for (const { head: p } of g.items) {
+        c.moveTo(p[0], p[1]);
+        c.lineTo(p[2], p[3]);
+        c.lineTo(p[4], p[5]);
+        c.closePath();
+      }
       c.fill();
     }
     c.globalAlpha = 1;
@@ -161,32 +214,44 @@ export class GraphView {
     // what is not as expected first.
     const room = Math.min(120, (W * H) / 12_000);
     const marked = mismatched.length <= room ? mismatched : h?.kind === 'edge' && h.item.expect?.mismatch ? [h.item] : [];
-    for (const e of marked) this.tag(c, `≠ expected ${e.expect.expected ? 'allowed' : 'blocked'}`, e.geo.mid.x, e.geo.mid.y, fontPx, COLOR_MISMATCH, 700, COLOR_MISMATCH, taken);
+    for (const e of marked)
+      this.tag(c, `≠ expected ${e.expect.expected ? 'allowed' : 'blocked'}`, e.geo.mid.x, e.geo.mid.y, fontPx, COLOR_MISMATCH, 700, COLOR_MISMATCH, taken);
     if (state.showUnreachable) {
       const bad = model.edges.filter((e) => e.status !== 'reachable' && e.geo && !e.expect?.mismatch);
       const list = bad.length <= room ? bad : h?.kind === 'edge' && h.item.geo && h.item.status !== 'reachable' ? [h.item] : [];
-      for (const e of list) this.tag(c, e.reason ?? 'unreachable', e.geo.mid.x, e.geo.mid.y, fontPx, e.status === 'unreachable' ? '#ffb3b3' : '#c9d1d9', 600, undefined, taken);
+      for (const e of list)
+        this.tag(c, e.reason ?? 'unreachable', e.geo.mid.x, e.geo.mid.y, fontPx, e.status === 'unreachable' ? '#ffb3b3' : '#c9d1d9', 600, undefined, taken);
     }
     if (h?.kind === 'edge' && h.item.geo) {
       const g = h.item.geo;
-      c.strokeStyle = '#ffffff'; c.lineWidth = lw + 2; c.globalAlpha = 0.5;
-      c.beginPath(); g.samples.forEach((p, i) => (i ? c.lineTo(p.x, p.y) : c.moveTo(p.x, p.y))); c.stroke();
+      c.strokeStyle = '#ffffff';
+      c.lineWidth = lw + 2;
+      c.globalAlpha = 0.5;
+      c.beginPath();
+      g.samples.forEach((p, i) => (i ? c.lineTo(p.x, p.y) : c.moveTo(p.x, p.y)));
+      c.stroke();
       c.globalAlpha = 1;
     }
     // Nodes, above the edges; labels outside their circles (layout.js labelBox).
     const font = this.geo.font;
     for (const n of model.nodes) {
       c.globalAlpha = faded;
-      c.beginPath(); c.arc(n.x, n.y, nodeR, 0, Math.PI * 2);
+      c.beginPath();
+      c.arc(n.x, n.y, nodeR, 0, Math.PI * 2);
       c.fillStyle = n.failing || n.pending ? '#30363d' : n.color;
       c.fill();
       if (n.failing || n.pending) {
         c.lineWidth = Math.max(2, nodeR / 8);
         c.strokeStyle = n.failing ? COLOR_BAD : COLOR_UNKNOWN;
         c.setLineDash(n.pending ? [4, 4] : []);
-        c.stroke(); c.setLineDash([]);
+        c.stroke();
+        c.setLineDash([]);
       }
-      if (h?.kind === 'node' && h.item.id === n.id) { c.lineWidth = 3; c.strokeStyle = '#ffffff'; c.stroke(); }
+      if (h?.kind === 'node' && h.item.id === n.id) {
+        c.lineWidth = 3;
+        c.strokeStyle = '#ffffff';
+        c.stroke();
+      }
       if (n.labelBox) this.label(c, n, n.labelBox, font);
     }
     // A label hidden for lack of room is shown, on top, while its node is hovered or tapped.
@@ -203,8 +268,13 @@ export class GraphView {
   label(c, n, b, font, border) {
     c.fillStyle = border ? 'rgb(13,17,23)' : 'rgba(13,17,23,0.85)';
     c.fillRect(b.x, b.y, b.w, b.h);
-    if (border) { c.strokeStyle = border; c.lineWidth = 1; c.strokeRect(b.x, b.y, b.w, b.h); }
-    c.textAlign = 'center'; c.textBaseline = 'middle';
+    if (border) {
+      c.strokeStyle = border;
+      c.lineWidth = 1;
+      c.strokeRect(b.x, b.y, b.w, b.h);
+    }
+    c.textAlign = 'center';
+    c.textBaseline = 'middle';
     n.labelSize.lines.forEach((l, i) => {
       c.font = `${l.weight} ${l.reason ? font.reasonPx : font.px}px system-ui, sans-serif`;
       c.fillStyle = l.reason ? (n.failing ? '#ffb3b3' : '#c9d1d9') : '#e6edf3';
@@ -227,7 +297,8 @@ export class GraphView {
     // in software rendering: 55 fps with 2,500 edges at 2x, where balls give 15).
     if (groups.reachableCount <= 300) {
       const sprite = this.ballSprite(br);
-      const size = sprite.width / DPR, half = size / 2;
+      const size = sprite.width / DPR,
+        half = size / 2;
       for (const e of model.edges) {
         if (e.status !== 'reachable' || !e.geo) continue;
         const p = e.geo.pt(e.geo.t0 + (e.geo.t1 - e.geo.t0) * t);
@@ -276,7 +347,10 @@ export class GraphView {
    */
   geometry(model) {
     return {
-      width: this.W, height: this.H, nodeR: this.nodeR, raisedLabel: this.raisedLabel ?? null,
+      width: this.W,
+      height: this.H,
+      nodeR: this.nodeR,
+      raisedLabel: this.raisedLabel ?? null,
       nodes: model.nodes.map((n) => ({ id: n.id, x: n.x, y: n.y, r: this.nodeR, label: n.labelBox ?? null, hiddenLabel: n.hiddenLabelBox ?? null })),
       loops: model.edges.filter((e) => e.from === e.to && e.geo).map((e) => ({ id: e.id, ...curveBounds(e.geo.samples) })),
     };

@@ -38,9 +38,11 @@ export function isFailing(entry) {
   if (entry === null || entry === undefined) return { failing: true, reason: 'no response', message: 'the collector has no response for this resource' };
   if (entry.pending) return { failing: false, pending: true };
   if (entry.error) return { failing: true, reason: entry.error.reason ?? 'error', message: entry.error.message ?? '' };
-  if (typeof entry.statusCode === 'number' && (entry.statusCode < 200 || entry.statusCode > 299)) return { failing: true, reason: 'http-status', message: `HTTP ${entry.statusCode}` };
+  if (typeof entry.statusCode === 'number' && (entry.statusCode < 200 || entry.statusCode > 299))
+    return { failing: true, reason: 'http-status', message: `HTTP ${entry.statusCode}` };
   const targets = entry.json?.status?.targets;
-  if (!Array.isArray(targets)) return { failing: true, reason: 'not-a-probe', message: 'the response is not a probe status document ({"status":{"targets":[…]}})' };
+  if (!Array.isArray(targets))
+    return { failing: true, reason: 'not-a-probe', message: 'the response is not a probe status document ({"status":{"targets":[…]}})' };
   return { failing: false };
 }
 
@@ -54,7 +56,8 @@ export const ORDER = Symbol('order of the ids in the document text');
 /** Parses a `/responses` document, remembering the collector's order of its ids (ORDER). */
 export function parseResponses(text) {
   const doc = JSON.parse(text);
-  if (doc && typeof doc === 'object' && !Array.isArray(doc)) doc[ORDER] = [...new Set([...(keyOrder(text, 'responses') ?? []), ...(keyOrder(text, 'details') ?? [])])];
+  if (doc && typeof doc === 'object' && !Array.isArray(doc))
+    doc[ORDER] = [...new Set([...(keyOrder(text, 'responses') ?? []), ...(keyOrder(text, 'details') ?? [])])];
   return doc;
 }
 
@@ -83,7 +86,10 @@ export function keyOrder(text, field) {
     let depth = 0;
     while (i < text.length) {
       const c = text[i];
-      if (c === '"') { string(); continue; }
+      if (c === '"') {
+        string();
+        continue;
+      }
       i++;
       if (c === '{' || c === '[') depth++;
       else if ((c === '}' || c === ']') && --depth === 0) return;
@@ -95,7 +101,7 @@ export function keyOrder(text, field) {
     if (text[i] !== '{') return false;
     i++;
     space();
-    if (text[i] === '}') return void i++, true;
+    if (text[i] === '}') return (void i++, true);
     for (;;) {
       space();
       const key = string();
@@ -109,7 +115,14 @@ export function keyOrder(text, field) {
   let keys = null;
   try {
     members((key) => {
-      if (key !== field || !members((k) => { (keys ??= []).push(k); skipValue(); })) skipValue();
+      if (
+        key !== field ||
+        !members((k) => {
+          (keys ??= []).push(k);
+          skipValue();
+        })
+      )
+        skipValue();
       else keys ??= [];
     });
   } catch {
@@ -130,8 +143,9 @@ export function entriesOf(doc) {
   const responses = obj(doc?.responses) ?? {};
   const details = obj(doc?.details);
   const has = (o, id) => o !== null && Object.hasOwn(o, id);
-  const ids = [...new Set([...(Array.isArray(doc?.[ORDER]) ? doc[ORDER] : []), ...Object.keys(responses), ...(details ? Object.keys(details) : [])])]
-    .filter((id) => has(responses, id) || has(details, id));
+  const ids = [...new Set([...(Array.isArray(doc?.[ORDER]) ? doc[ORDER] : []), ...Object.keys(responses), ...(details ? Object.keys(details) : [])])].filter(
+    (id) => has(responses, id) || has(details, id),
+  );
   const entries = new Map();
   for (const id of ids) {
     const r = obj(responses[id]);
@@ -179,14 +193,21 @@ export function buildModel(doc, prev = emptyModel(), lastTargets = new Map()) {
       message: f.message ?? null,
       // What the collector's own fetch says (the runner's rule for the management UI's cells).
       fetched: f.pending ? null : entry?.detailed ? !entry.error : entry !== null && entry !== undefined,
-      x: p?.x, y: p?.y, tx: p?.tx ?? 0, ty: p?.ty ?? 0,
+      x: p?.x,
+      y: p?.y,
+      tx: p?.tx ?? 0,
+      ty: p?.ty ?? 0,
     };
   });
   // Index by scheme+host+port, and by host+port for bare host:port targets.
   // Several resources may share a host and port (different paths): then the path decides.
   const byKey = new Map();
   const byHostPort = new Map();
-  const add = (map, k, n) => { const l = map.get(k); if (l) l.push(n); else map.set(k, [n]); };
+  const add = (map, k, n) => {
+    const l = map.get(k);
+    if (l) l.push(n);
+    else map.set(k, [n]);
+  };
   for (const n of nodes) {
     if (!n.norm) continue;
     add(byKey, n.norm.key, n);
@@ -222,10 +243,16 @@ export function buildModel(doc, prev = emptyModel(), lastTargets = new Map()) {
       seen.add(id);
       const status = unknown ? 'unknown' : t.reachable === true ? 'reachable' : 'unreachable';
       edges.push({
-        id, from: n.id, to: to.id, index: i, status,
+        id,
+        from: n.id,
+        to: to.id,
+        index: i,
+        status,
         reachable: unknown ? null : t.reachable === true,
         reason: unknown ? 'no data' : (t.reason ?? (t.reachable ? 'ok' : 'unreachable')),
-        message: unknown ? `${n.id}'s probe is not reporting (${n.reason ?? 'pending'}); last known: ${t.reachable ? 'reachable' : 'unreachable'}` : (t.message ?? null),
+        message: unknown
+          ? `${n.id}'s probe is not reporting (${n.reason ?? 'pending'}); last known: ${t.reachable ? 'reachable' : 'unreachable'}`
+          : (t.message ?? null),
         latencyMs: t.latencyMs ?? null,
         statusCode: t.statusCode ?? null,
         checkedAt: t.checkedAt ?? null,
@@ -272,14 +299,25 @@ export function graphSignature(model) {
 
 /** Counts for the line under the matrix. */
 export function summaryOf(model) {
-  let allowed = 0, blocked = 0, unknown = 0;
+  let allowed = 0,
+    blocked = 0,
+    unknown = 0;
   for (const a of model.matrix.ids) {
     for (const b of model.matrix.ids) {
       const m = model.matrix.rows[a][b];
-      if (m === '.') allowed++; else if (m === 'X') blocked++; else if (m === '?') unknown++;
+      if (m === '.') allowed++;
+      else if (m === 'X') blocked++;
+      else if (m === '?') unknown++;
     }
   }
-  return { allowed, blocked, unknown, failing: model.nodes.filter((n) => n.failing).length, resources: model.matrix.ids.length, unmatched: model.unmatched.length };
+  return {
+    allowed,
+    blocked,
+    unknown,
+    failing: model.nodes.filter((n) => n.failing).length,
+    resources: model.matrix.ids.length,
+    unmatched: model.unmatched.length,
+  };
 }
 
 // ---------- expectations (published by a scenario runner: PUT /starmap/expectations) ----------
@@ -314,7 +352,20 @@ export function compareExpectations(model, doc) {
     // Cells the runner cannot observe here ('not run': no isolation, SCTP) are shown, never judged.
     const judged = (c.expected === true || c.expected === false) && c.status !== 'not run' && (observedMark === '.' || observedMark === 'X');
     const mismatch = judged && boolMark(c.expected) !== observedMark;
-    cells.set(key, { from: self ? SELF : c.from, to: c.to, expected: c.expected ?? null, expectedMark: boolMark(c.expected ?? null), observedMark, judged, mismatch, reason: c.reason ?? '', reasons: Array.isArray(c.reasons) ? c.reasons : [], port: c.port ?? null, protocol: c.protocol ?? null, status: c.status ?? null });
+    cells.set(key, {
+      from: self ? SELF : c.from,
+      to: c.to,
+      expected: c.expected ?? null,
+      expectedMark: boolMark(c.expected ?? null),
+      observedMark,
+      judged,
+      mismatch,
+      reason: c.reason ?? '',
+      reasons: Array.isArray(c.reasons) ? c.reasons : [],
+      port: c.port ?? null,
+      protocol: c.protocol ?? null,
+      status: c.status ?? null,
+    });
   }
   for (const [key, x] of cells) {
     if (x.mismatch) mismatches++;

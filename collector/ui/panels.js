@@ -26,7 +26,10 @@ const CLASSES = { '.': 'cell-ok', X: 'cell-bad', '?': 'cell-unknown', '-': 'cell
 /** An expectation in words, for titles and the details panel: "expected blocked: <reasons>". */
 export function expectationText(x) {
   if (!x) return '';
-  const head = x.expected === null ? 'not judged by the step' : `expected ${x.expected ? 'allowed' : 'blocked'}${x.status === 'not run' ? ' (cannot be observed here: not judged)' : ''}`;
+  const head =
+    x.expected === null
+      ? 'not judged by the step'
+      : `expected ${x.expected ? 'allowed' : 'blocked'}${x.status === 'not run' ? ' (cannot be observed here: not judged)' : ''}`;
   const why = x.reasons.length > 0 ? x.reasons.join('; ') : x.reason;
   return `${x.mismatch ? 'MISMATCH: ' : ''}${head}${why ? ` (${why})` : ''}`;
 }
@@ -67,7 +70,8 @@ export function matrixHtml(model, x, now) {
       const mark = rows[a][b];
       const e = edgeBy.get(`${a}->${b}`);
       let title = `${a} → ${b}: ${WORDS[mark]}`;
-      if (e) title += `${e.status === 'unreachable' ? ` (${e.reason}${e.message ? `: ${e.message}` : ''})` : ''}${e.latencyMs != null ? `, ${fmtMs(e.latencyMs)}` : ''}${e.changedAt ? `, changed ${ago(e.changedAt, now)}` : ''}`;
+      if (e)
+        title += `${e.status === 'unreachable' ? ` (${e.reason}${e.message ? `: ${e.message}` : ''})` : ''}${e.latencyMs != null ? `, ${fmtMs(e.latencyMs)}` : ''}${e.changedAt ? `, changed ${ago(e.changedAt, now)}` : ''}`;
       else if (mark === '?') title += ` (${an?.reason ?? 'pending'})`;
       html += cell(a, b, mark, title, `${a}->${b}`);
     }
@@ -95,44 +99,82 @@ export function summaryText(model, x) {
 /** The step banner: which step is in force and how many cells differ. */
 export function stepHtml(x) {
   if (!x) return '';
-  const mism = x.mismatches === 0 ? '<span class="ok">every judged cell as expected</span>' : `<span class="bad">${x.mismatches} cell(s) not as expected</span>`;
+  const mism =
+    x.mismatches === 0 ? '<span class="ok">every judged cell as expected</span>' : `<span class="bad">${x.mismatches} cell(s) not as expected</span>`;
   const desc = x.step.description ? ` <span class="muted">${esc(x.step.description)}</span>` : '';
   return `<b>${esc(stepLine(x))}</b>${desc} · ${mism}`;
 }
 
 export function resourcesHtml(model) {
-  return model.nodes.map((n) => {
-    const st = n.pending ? '<span class="unknown">pending</span>' : n.failing ? `<span class="bad">failing: ${esc(n.reason)}</span>` : '<span class="ok">ok</span>';
-    return `<li data-testid="resource-${esc(n.id)}"><span class="dot" style="background:${n.failing ? COLOR_BAD : n.color}"></span><b>${esc(n.id)}</b> ${st} <span class="url">${esc(n.url ?? '')}</span></li>`;
-  }).join('');
+  return model.nodes
+    .map((n) => {
+      const st = n.pending
+        ? '<span class="unknown">pending</span>'
+        : n.failing
+          ? `<span class="bad">failing: ${esc(n.reason)}</span>`
+          : '<span class="ok">ok</span>';
+      return `<li data-testid="resource-${esc(n.id)}"><span class="dot" style="background:${n.failing ? COLOR_BAD : n.color}"></span><b>${esc(n.id)}</b> ${st} <span class="url">${esc(n.url ?? '')}</span></li>`;
+    })
+    .join('');
 }
 
 /** The details of a hovered or tapped node, edge or matrix cell ({kind: 'node'|'edge'|'self', item}). */
 export function detailsHtml(h, now) {
   const show = (s) => esc(s ?? '—'); // a missing value shows as a dash
   const kv = (pairs) => `<dl class="kv">${pairs.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl>`;
-  const expectRows = (ex) => (ex ? [['expected', `${ex.mismatch ? '<span class="bad">not as expected: </span>' : ''}${show(ex.expected === null ? 'not judged' : ex.expected ? 'allowed' : 'blocked')}${ex.status === 'not run' ? ' (cannot be observed here)' : ''}`], ['why', ex.reasons.length > 0 ? ex.reasons.map((r) => `<div>${show(r)}</div>`).join('') : show(ex.reason)]] : []);
+  const expectRows = (ex) =>
+    ex
+      ? [
+          [
+            'expected',
+            `${ex.mismatch ? '<span class="bad">not as expected: </span>' : ''}${show(ex.expected === null ? 'not judged' : ex.expected ? 'allowed' : 'blocked')}${ex.status === 'not run' ? ' (cannot be observed here)' : ''}`,
+          ],
+          ['why', ex.reasons.length > 0 ? ex.reasons.map((r) => `<div>${show(r)}</div>`).join('') : show(ex.reason)],
+        ]
+      : [];
   if (h.kind === 'node') {
     const n = h.item;
-    const st = n.pending ? '<span class="unknown">pending (not fetched yet)</span>' : n.failing ? `<span class="bad">failing: ${show(n.reason)}</span>` : '<span class="ok">ok</span>';
+    const st = n.pending
+      ? '<span class="unknown">pending (not fetched yet)</span>'
+      : n.failing
+        ? `<span class="bad">failing: ${show(n.reason)}</span>`
+        : '<span class="ok">ok</span>';
     return `<div class="title">${show(n.id)}</div>${kv([
-      ['state', st], ['url', show(n.url)], ['statusCode', show(n.statusCode)],
+      ['state', st],
+      ['url', show(n.url)],
+      ['statusCode', show(n.statusCode)],
       ['error', n.error ? `<span class="bad">${show(n.error.reason)}: ${show(n.error.message)}</span>` : n.failing ? show(n.message) : 'none'],
-      ['fetched', n.fetchedAt ? `${show(ago(n.fetchedAt, now))}` : 'never'], ['latency', fmtMs(n.latencyMs)],
+      ['fetched', n.fetchedAt ? `${show(ago(n.fetchedAt, now))}` : 'never'],
+      ['latency', fmtMs(n.latencyMs)],
       ['last success', n.lastSuccessAt ? show(ago(n.lastSuccessAt, now)) : 'never'],
     ])}`;
   }
   if (h.kind === 'self') {
     const { node: n, label, expect: ex } = h.item;
-    const mark = n.fetched === null ? '<span class="unknown">not fetched yet</span>' : n.fetched ? '<span class="ok">fetched</span>' : `<span class="bad">not fetched: ${show(n.error?.reason)}</span>`;
+    const mark =
+      n.fetched === null
+        ? '<span class="unknown">not fetched yet</span>'
+        : n.fetched
+          ? '<span class="ok">fetched</span>'
+          : `<span class="bad">not fetched: ${show(n.error?.reason)}</span>`;
     return `<div class="title">${show(label)} (this collector) → ${show(n.id)}</div>${kv([['state', mark], ['url', show(n.url)], ['fetched', n.fetchedAt ? show(ago(n.fetchedAt, now)) : 'never'], ...expectRows(ex)])}`;
   }
   const e = h.item;
-  const st = e.status === 'reachable' ? '<span class="ok">reachable</span>' : e.status === 'unreachable' ? `<span class="bad">unreachable: ${show(e.reason)}</span>` : '<span class="unknown">unknown (no data)</span>';
+  const st =
+    e.status === 'reachable'
+      ? '<span class="ok">reachable</span>'
+      : e.status === 'unreachable'
+        ? `<span class="bad">unreachable: ${show(e.reason)}</span>`
+        : '<span class="unknown">unknown (no data)</span>';
   return `<div class="title">${show(e.from)} → ${show(e.to)}</div>${kv([
-    ['state', st], ['target', show(e.url)], ['reason', show(e.reason)], ['message', show(e.message)],
-    ['latency', fmtMs(e.latencyMs)], ['statusCode', show(e.statusCode)],
-    ['changed', e.changedAt ? show(ago(e.changedAt, now)) : '—'], ['checked', e.checkedAt ? show(ago(e.checkedAt, now)) : '—'],
+    ['state', st],
+    ['target', show(e.url)],
+    ['reason', show(e.reason)],
+    ['message', show(e.message)],
+    ['latency', fmtMs(e.latencyMs)],
+    ['statusCode', show(e.statusCode)],
+    ['changed', e.changedAt ? show(ago(e.changedAt, now)) : '—'],
+    ['checked', e.checkedAt ? show(ago(e.checkedAt, now)) : '—'],
     ...expectRows(e.expect),
   ])}`;
 }

@@ -9,7 +9,10 @@ import { taskJson } from '../formats/json.ts';
 
 function lifeTime(tasks: TaskRecord[]): { averageSeconds: number; medianSeconds: number } | undefined {
   const now = Date.now();
-  const xs = tasks.filter((t) => t.startedAt).map((t) => (now - Date.parse(t.startedAt!)) / 1000).sort((a, b) => a - b);
+  const xs = tasks
+    .filter((t) => t.startedAt)
+    .map((t) => (now - Date.parse(t.startedAt!)) / 1000)
+    .sort((a, b) => a - b);
   if (xs.length === 0) return undefined;
   const mid = Math.floor(xs.length / 2);
   const median = xs.length % 2 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2;

@@ -61,10 +61,13 @@ const TEXT = 'text/plain; charset=utf-8';
 
 export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promise<void> {
   const { groups, tasks, info, deployer } = opts;
-  const parse = (body: unknown, pid?: string) => parseApp(body, { ...opts.parseDefaults, now: new Date().toISOString(), ...(pid !== undefined ? { pathId: pid } : {}) });
+  const parse = (body: unknown, pid?: string) =>
+    parseApp(body, { ...opts.parseDefaults, now: new Date().toISOString(), ...(pid !== undefined ? { pathId: pid } : {}) });
   /** The definition a PUT/PATCH asks for: merged onto the existing app (partial update), or as given. */
-  const definitionOf = (existing: AppDefinition | undefined, o: JsonObject, id: string, merge: boolean) => (existing && merge ? parse(toMergeBase(existing, o), id) : parse(o, id));
-  const apiPost = (req: FastifyRequest, def: AppDefinition) => opts.events.apiPost({ clientIp: clientIp(req), uri: req.url.split('?')[0] ?? req.url, appDefinition: def });
+  const definitionOf = (existing: AppDefinition | undefined, o: JsonObject, id: string, merge: boolean) =>
+    existing && merge ? parse(toMergeBase(existing, o), id) : parse(o, id);
+  const apiPost = (req: FastifyRequest, def: AppDefinition) =>
+    opts.events.apiPost({ clientIp: clientIp(req), uri: req.url.split('?')[0] ?? req.url, appDefinition: def });
   const listing = (apps: AppDefinition[]) => textListing(apps, (id) => tasks.appTasks(id));
   const rest = (req: FastifyRequest) => (req.params as { '*': string })['*'];
   /** The app at a path id (422 when the id is malformed, 404 when there is none). */
@@ -108,7 +111,9 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
     const echo: Record<string, unknown> = { ...def, version: target.version };
     apiPost(req, target);
     void reply.header('Location', `/v2/apps${def.id}`).header('Marathon-Deployment-Id', r.deploymentId);
-    return reply.code(201).send({ ...echo, tasksStaged: 0, tasksRunning: 0, tasksHealthy: 0, tasksUnhealthy: 0, tasks: [], deployments: [{ id: r.deploymentId }] });
+    return reply
+      .code(201)
+      .send({ ...echo, tasksStaged: 0, tasksRunning: 0, tasksHealthy: 0, tasksUnhealthy: 0, tasks: [], deployments: [{ id: r.deploymentId }] });
   };
 
   /** PUT/PATCH /v2/apps: many apps at once, one deployment for all. */
@@ -136,7 +141,9 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   /** GET /v2/apps/{group}/*: the apps beneath a group. */
   const listGroupApps = (req: FastifyRequest, raw: string) => {
     const { group, apps } = appsUnder(raw);
-    const want = embeds(many(q(req).embed)).add('counts').add('deployments');
+    const want = embeds(many(q(req).embed))
+      .add('counts')
+      .add('deployments');
     if (group !== '/' && apps.length === 0) throw groupNotFound(group);
     // Document 1 and Marathon's REST docs say {apps: […]} (Marathon 1.4's code answered {"*": […]}).
     return { apps: apps.map((a) => info.info(a, want)) };
@@ -153,7 +160,11 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
 
   /** GET /v2/apps/{id}: the app with its counts, tasks, last failure and deployments (and what embed adds). */
   const getApp = (req: FastifyRequest, a: AppDefinition) => {
-    const want = embeds(many(q(req).embed)).add('counts').add('tasks').add('lastTaskFailure').add('deployments');
+    const want = embeds(many(q(req).embed))
+      .add('counts')
+      .add('tasks')
+      .add('lastTaskFailure')
+      .add('deployments');
     return { app: info.info(a, want) };
   };
 
@@ -203,7 +214,8 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   };
 
   /** DELETE /v2/apps/{id}: stops and removes the app (force by default: Marathon's). */
-  const deleteApp = (req: FastifyRequest, reply: FastifyReply, a: AppDefinition) => sendDeployment(reply, deployer.deploy([{ id: a.id, target: null }], bool(q(req).force, true)));
+  const deleteApp = (req: FastifyRequest, reply: FastifyReply, a: AppDefinition) =>
+    sendDeployment(reply, deployer.deploy([{ id: a.id, target: null }], bool(q(req).force, true)));
 
   /** The kill options of DELETE .../tasks[/{taskId}] (400 for scale with wipe). */
   const killOptions = (req: FastifyRequest) => {

@@ -23,7 +23,10 @@ export function installMarathonHttp(app: FastifyInstance): void {
     // Everything after parsing (validation, JSON.stringify when storing, group trees) may recurse:
     // a body nested 10,000 deep is refused here, once, before any of it runs.
     if (nestedDeeperThan(value, LIMITS.jsonDepth)) {
-      return done(new MalformedJson(`nested too deep: more than ${LIMITS.jsonDepth} arrays and objects inside one another`) as unknown as FastifyError, undefined);
+      return done(
+        new MalformedJson(`nested too deep: more than ${LIMITS.jsonDepth} arrays and objects inside one another`) as unknown as FastifyError,
+        undefined,
+      );
     }
     done(null, value);
   });

@@ -20,7 +20,10 @@ export interface GroupsApiOptions {
 
 /** Which parts of a group to show: by default its apps and subgroups; apps bare unless group.apps.* asks. */
 function groupEmbeds(values: string[]): { apps: boolean; groups: boolean; app: Set<string> } {
-  const list = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const list = values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   if (list.length === 0) return { apps: true, groups: true, app: new Set() };
   return {
     apps: list.some((v) => v === 'group.apps' || v.startsWith('group.apps.')),
@@ -67,7 +70,12 @@ export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): P
   const parse = (req: FastifyRequest, base: string, now: string): GroupUpdate => parseGroupUpdate(requireBody(req.body), base, opts.parseDefaults, now);
 
   /** Runs a change through a GroupEditor and deploys it (or only plans it, for dryRun). */
-  const change = (groupId: string, version: string, edit: (e: GroupEditor) => void, o: { force: boolean; dryRun?: boolean; snapshot: boolean }): DeploymentResult => {
+  const change = (
+    groupId: string,
+    version: string,
+    edit: (e: GroupEditor) => void,
+    o: { force: boolean; dryRun?: boolean; snapshot: boolean },
+  ): DeploymentResult => {
     const editor = new GroupEditor(s.apps, s.groups, version);
     edit(editor);
     const r = editor.result((before, next, restart, v) => s.versioned(before, next, restart, v));

@@ -57,12 +57,28 @@ function timer(xs: number[], count: number, started: number): Record<string, num
   const sd = s.length ? Math.sqrt(s.reduce((a, b) => a + (b - mean) ** 2, 0) / s.length) : 0;
   const rate = count / Math.max(1, (Date.now() - started) / 1000);
   return {
-    count, max: s.at(-1) ?? 0, mean, min: s[0] ?? 0, p50: pct(0.5), p75: pct(0.75), p95: pct(0.95), p98: pct(0.98), p99: pct(0.99), p999: pct(0.999), stddev: sd,
-    m15_rate: rate, m1_rate: rate, m5_rate: rate, mean_rate: rate, duration_units: 'seconds', rate_units: 'calls/second',
+    count,
+    max: s.at(-1) ?? 0,
+    mean,
+    min: s[0] ?? 0,
+    p50: pct(0.5),
+    p75: pct(0.75),
+    p95: pct(0.95),
+    p98: pct(0.98),
+    p99: pct(0.99),
+    p999: pct(0.999),
+    stddev: sd,
+    m15_rate: rate,
+    m1_rate: rate,
+    m5_rate: rate,
+    mean_rate: rate,
+    duration_units: 'seconds',
+    rate_units: 'calls/second',
   };
 }
 
-const page = (title: string, body: string) => `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>\n`;
+const page = (title: string, body: string) =>
+  `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>\n`;
 
 /** What /metrics counts: apps, tasks by state, deployments, and the scheduler's counters. */
 export interface MetricsSources {
@@ -72,7 +88,10 @@ export interface MetricsSources {
   stats: { readonly launched: number; readonly killed: number; readonly failed: number; readonly deployments: number; readonly statusUpdates: number };
 }
 
-export async function miscApi(app: FastifyInstance, opts: { sources: MetricsSources; config: InfoConfig; leadership: Leadership; metrics: RequestMetrics }): Promise<void> {
+export async function miscApi(
+  app: FastifyInstance,
+  opts: { sources: MetricsSources; config: InfoConfig; leadership: Leadership; metrics: RequestMetrics },
+): Promise<void> {
   const { sources: s, config: c, leadership, metrics } = opts;
   const leaderName = () => `${c.hostname}:${c.httpPort}`;
 
@@ -84,17 +103,57 @@ export async function miscApi(app: FastifyInstance, opts: { sources: MetricsSour
     leader: leadership.elected ? leaderName() : null,
     frameworkId: c.frameworkId,
     marathon_config: {
-      access_control_allow_origin: null, checkpoint: true, decline_offer_duration: 120000, default_network_name: c.defaultNetworkName ?? null,
-      env_vars_prefix: c.envVarsPrefix ?? null, executor: '//cmd', failover_timeout: 604800, features: c.features, framework_name: 'marathon', ha: false,
-      hostname: c.hostname, launch_token: 100, launch_token_refresh_interval: 30000, leader_proxy_connection_timeout_ms: 5000, leader_proxy_read_timeout_ms: 10000,
-      local_port_max: c.localPortMax, local_port_min: c.localPortMin, master: 'local', max_instances_per_offer: 5, mesos_heartbeat_failure_threshold: 5,
-      mesos_heartbeat_interval: 15000, mesos_leader_ui_url: null, mesos_role: c.mesosRole ?? null, mesos_user: process.env.USER ?? 'root', min_revive_offers_interval: 5000,
-      offer_matching_timeout: 1000, on_elected_prepare_timeout: 180000, reconciliation_initial_delay: 15000, reconciliation_interval: 600000,
-      revive_offers_for_new_apps: true, revive_offers_repetitions: 3, scale_apps_initial_delay: 15000, scale_apps_interval: 300000, store_cache: true,
-      task_launch_confirm_timeout: 300000, task_launch_timeout: 300000, task_lost_expunge_initial_delay: 300000, task_lost_expunge_interval: 30000,
-      task_reservation_timeout: 20000, webui_url: null,
+      access_control_allow_origin: null,
+      checkpoint: true,
+      decline_offer_duration: 120000,
+      default_network_name: c.defaultNetworkName ?? null,
+      env_vars_prefix: c.envVarsPrefix ?? null,
+      executor: '//cmd',
+      failover_timeout: 604800,
+      features: c.features,
+      framework_name: 'marathon',
+      ha: false,
+      hostname: c.hostname,
+      launch_token: 100,
+      launch_token_refresh_interval: 30000,
+      leader_proxy_connection_timeout_ms: 5000,
+      leader_proxy_read_timeout_ms: 10000,
+      local_port_max: c.localPortMax,
+      local_port_min: c.localPortMin,
+      master: 'local',
+      max_instances_per_offer: 5,
+      mesos_heartbeat_failure_threshold: 5,
+      mesos_heartbeat_interval: 15000,
+      mesos_leader_ui_url: null,
+      mesos_role: c.mesosRole ?? null,
+      mesos_user: process.env.USER ?? 'root',
+      min_revive_offers_interval: 5000,
+      offer_matching_timeout: 1000,
+      on_elected_prepare_timeout: 180000,
+      reconciliation_initial_delay: 15000,
+      reconciliation_interval: 600000,
+      revive_offers_for_new_apps: true,
+      revive_offers_repetitions: 3,
+      scale_apps_initial_delay: 15000,
+      scale_apps_interval: 300000,
+      store_cache: true,
+      task_launch_confirm_timeout: 300000,
+      task_launch_timeout: 300000,
+      task_lost_expunge_initial_delay: 300000,
+      task_lost_expunge_interval: 30000,
+      task_reservation_timeout: 20000,
+      webui_url: null,
     },
-    zookeeper_config: { zk: 'zk://localhost:2181/marathon', zk_compression: true, zk_compression_threshold: 65536, zk_connection_timeout: 10000, zk_max_node_size: 1024000, zk_max_versions: 50, zk_session_timeout: 10000, zk_timeout: 10000 },
+    zookeeper_config: {
+      zk: 'zk://localhost:2181/marathon',
+      zk_compression: true,
+      zk_compression_threshold: 65536,
+      zk_connection_timeout: 10000,
+      zk_max_node_size: 1024000,
+      zk_max_versions: 50,
+      zk_session_timeout: 10000,
+      zk_timeout: 10000,
+    },
     event_subscriber: c.eventSubscriber ? { type: c.eventSubscriber, http_endpoints: c.httpEndpoints } : null,
     http_config: { http_port: c.httpPort, https_port: 8443 },
   }));
@@ -111,7 +170,8 @@ export async function miscApi(app: FastifyInstance, opts: { sources: MetricsSour
 
   app.get('/ping', async (req, reply) => {
     const accept = (req.headers.accept ?? '*/*').toLowerCase();
-    if (accept.includes('text/plain') || accept.includes('text/*') || accept.includes('*/*') || accept.includes('text/html') || accept === '') return reply.type('text/plain').send('pong');
+    if (accept.includes('text/plain') || accept.includes('text/*') || accept.includes('*/*') || accept.includes('text/html') || accept === '')
+      return reply.type('text/plain').send('pong');
     if (accept.includes('application/json')) return reply.type('application/json').send('"pong"');
     return reply.code(204).send();
   });
@@ -140,7 +200,14 @@ export async function miscApi(app: FastifyInstance, opts: { sources: MetricsSour
     const meters: Record<string, Record<string, number | string>> = {};
     for (const [k, v] of metrics.byStatus) {
       const rate = v / Math.max(1, (Date.now() - metrics.started) / 1000);
-      meters[`org.eclipse.jetty.servlet.ServletContextHandler.${k}-responses`] = { count: v, m15_rate: rate, m1_rate: rate, m5_rate: rate, mean_rate: rate, units: 'events/second' };
+      meters[`org.eclipse.jetty.servlet.ServletContextHandler.${k}-responses`] = {
+        count: v,
+        m15_rate: rate,
+        m1_rate: rate,
+        m5_rate: rate,
+        mean_rate: rate,
+        units: 'events/second',
+      };
     }
     // The histogram is the request timer without its rates.
     const requests = timer(metrics.durations, metrics.count, metrics.started);
@@ -156,9 +223,16 @@ export async function miscApi(app: FastifyInstance, opts: { sources: MetricsSour
   });
 
   app.get('/help', async (_req, reply) =>
-    reply.type('text/html; charset=utf-8').send(
-      page('Marathon-compatible orchestrator API', `<p>Version ${VERSION}. Endpoints:</p><ul>${['/v2/apps', '/v2/tasks', '/v2/deployments', '/v2/queue', '/v2/info', '/v2/leader', '/v2/events', '/v2/eventSubscriptions', '/ping', '/metrics', '/logging'].map((p) => `<li><code>${p}</code></li>`).join('')}</ul>`),
-    ),
+    reply
+      .type('text/html; charset=utf-8')
+      .send(
+        page(
+          'Marathon-compatible orchestrator API',
+          `<p>Version ${VERSION}. Endpoints:</p><ul>${['/v2/apps', '/v2/tasks', '/v2/deployments', '/v2/queue', '/v2/info', '/v2/leader', '/v2/events', '/v2/eventSubscriptions', '/ping', '/metrics', '/logging'].map((p) => `<li><code>${p}</code></li>`).join('')}</ul>`,
+        ),
+      ),
   );
-  app.get('/logging', async (_req, reply) => reply.type('text/html; charset=utf-8').send(page('Logging', `<p>Log level: <code>${app.log.level}</code>. Logs go to standard output (or --logfile).</p>`)));
+  app.get('/logging', async (_req, reply) =>
+    reply.type('text/html; charset=utf-8').send(page('Logging', `<p>Log level: <code>${app.log.level}</code>. Logs go to standard output (or --logfile).</p>`)),
+  );
 }

@@ -24,7 +24,9 @@ type QueueParts = Omit<QueueApiOptions, 'deployer'>;
 /** The queue entry of an app with instances waiting to launch, or undefined when none wait. */
 function queueEntry(s: QueueParts, app: AppDefinition, now: number): Record<string, unknown> | undefined {
   const cfg = configVersionOf(app);
-  const inRestart = s.deployments.deploymentsOf(app.id).some((d) => d.steps[d.currentStep]?.actions.some((a) => a.app === app.id && a.action === 'RestartApplication'));
+  const inRestart = s.deployments
+    .deploymentsOf(app.id)
+    .some((d) => d.steps[d.currentStep]?.actions.some((a) => a.app === app.id && a.action === 'RestartApplication'));
   const live = s.tasks.appTasks(app.id).filter((t) => !t.killing && (!inRestart || t.configVersion === cfg)).length;
   const count = app.instances - live;
   if (count <= 0) return undefined;
@@ -41,7 +43,12 @@ function queueEntry(s: QueueParts, app: AppDefinition, now: number): Record<stri
 
 export function queueEntries(s: QueueParts): Record<string, unknown>[] {
   const now = Date.now();
-  return [...s.groups.apps.values()].sort((a, b) => a.id.localeCompare(b.id)).flatMap((app) => { const e = queueEntry(s, app, now); return e ? [e] : []; });
+  return [...s.groups.apps.values()]
+    .sort((a, b) => a.id.localeCompare(b.id))
+    .flatMap((app) => {
+      const e = queueEntry(s, app, now);
+      return e ? [e] : [];
+    });
 }
 
 export async function queueApi(app: FastifyInstance, opts: QueueApiOptions): Promise<void> {

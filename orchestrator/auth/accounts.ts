@@ -69,8 +69,14 @@ interface Row {
 
 function fromRow(r: Row): Account {
   return {
-    uid: r.uid, accountId: r.account_id, type: r.type === 'service' ? 'service' : 'local', description: r.description, created: r.created,
-    passwordHash: r.password_hash, publicKeyPem: r.public_key, fingerprint: r.fingerprint,
+    uid: r.uid,
+    accountId: r.account_id,
+    type: r.type === 'service' ? 'service' : 'local',
+    description: r.description,
+    created: r.created,
+    passwordHash: r.password_hash,
+    publicKeyPem: r.public_key,
+    fingerprint: r.fingerprint,
   };
 }
 
@@ -122,7 +128,9 @@ export class AccountStore {
   /** Inserts; returns false when the uid exists already. */
   insert(a: Account): boolean {
     const res = this.#db
-      .prepare('INSERT OR IGNORE INTO auth_accounts (uid, type, description, created, password_hash, public_key, fingerprint, account_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .prepare(
+        'INSERT OR IGNORE INTO auth_accounts (uid, type, description, created, password_hash, public_key, fingerprint, account_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
       .run(a.uid, a.type, a.description, a.created, a.passwordHash, a.publicKeyPem, a.fingerprint, a.accountId);
     return Number(res.changes) === 1;
   }

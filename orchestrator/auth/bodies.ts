@@ -20,7 +20,11 @@ export const UidParams = Type.Object({ uid: Type.String({ pattern: UID_RE.source
 
 export const LoginBody = Type.Object({
   // Checked first, as DC/OS does: when the token should expire (Unix seconds; 0 or null: the default lifetime).
-  exp: Type.Optional(Type.Union([Type.Null(), Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER })], { errorMessage: "'exp' must be an integer (Unix seconds)" })),
+  exp: Type.Optional(
+    Type.Union([Type.Null(), Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER })], {
+      errorMessage: "'exp' must be an integer (Unix seconds)",
+    }),
+  ),
   uid: text(256),
   password: text(MAX_PASSWORD_LENGTH),
   token: text(MAX_TOKEN_CHARS),
@@ -51,7 +55,8 @@ function problem(part: string, e: ValueError): BadRequest {
   const own = (e.schema as { errorMessage?: string }).errorMessage;
   if (own) return new BadRequest(own, { code: 'ERR_INVALID_DATA' });
   const max = (e.schema as { maxLength?: number }).maxLength;
-  if (typeof e.value === 'string' && max !== undefined && e.value.length > max) return new BadRequest(`'${key}' is longer than ${max} characters`, { code: 'ERR_INVALID_DATA' });
+  if (typeof e.value === 'string' && max !== undefined && e.value.length > max)
+    return new BadRequest(`'${key}' is longer than ${max} characters`, { code: 'ERR_INVALID_DATA' });
   return new BadRequest(`'${key}' must be a string`, { code: 'ERR_INVALID_DATA' });
 }
 

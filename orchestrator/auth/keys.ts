@@ -43,7 +43,9 @@ export function loadOrCreateSigningKey(dataDir: string): SigningKey {
   try {
     privateKey = createPrivateKey(pem);
   } catch {
-    throw new Error(`the token signing key ${file} is not a PEM private key; restore it, or remove it to create a new one (tokens issued so far become invalid)`);
+    throw new Error(
+      `the token signing key ${file} is not a PEM private key; restore it, or remove it to create a new one (tokens issued so far become invalid)`,
+    );
   }
   if (privateKey.asymmetricKeyType !== 'rsa') throw new Error(`the token signing key ${file} is not an RSA key`);
   const publicKey = createPublicKey(privateKey);

@@ -32,7 +32,10 @@ const BASE: LockoutOptions = { freeFailures: 5, baseLockoutMs: 1000, maxLockoutM
 
 /** The part of a client address that names one host: a.b.c.d, or the first four IPv6 groups. */
 export function clientKey(address: string): string {
-  const a = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '').toLowerCase();
+  const a = address
+    .replace(/^\[|\]$/g, '')
+    .replace(/%.*$/, '')
+    .toLowerCase();
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a);
   if (mapped) return mapped[1]!;
   if (!isIPv6(a)) return a;
@@ -40,7 +43,10 @@ export function clientKey(address: string): string {
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
   const groups = a.includes('::') ? [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t] : h;
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 export class LoginThrottle {
@@ -89,7 +95,8 @@ export class LoginThrottle {
     const client = clientKey(address);
     this.#pair.succeed(`${uid}\0${client}`);
     let seen = this.#trusted.get(uid);
-    if (seen) this.#trusted.delete(uid); // re-inserted below: most recent last
+    if (seen)
+      this.#trusted.delete(uid); // re-inserted below: most recent last
     else seen = new Map();
     seen.delete(client);
     seen.set(client, this.#now());

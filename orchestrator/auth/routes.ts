@@ -150,10 +150,17 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
   const uids = new WeakMap<FastifyRequest, string>();
 
   // ---- the first account
-  const insertAdmin = async (password: string) => accounts.insert({
-    uid: ADMIN_UID, accountId: AccountStore.newId(), type: 'local', description: 'administrator', created: new Date(now()).toISOString(),
-    passwordHash: await hashPassword(password, cost), publicKeyPem: null, fingerprint: null,
-  });
+  const insertAdmin = async (password: string) =>
+    accounts.insert({
+      uid: ADMIN_UID,
+      accountId: AccountStore.newId(),
+      type: 'local',
+      description: 'administrator',
+      created: new Date(now()).toISOString(),
+      passwordHash: await hashPassword(password, cost),
+      publicKeyPem: null,
+      fingerprint: null,
+    });
   let adminPasswordFile: string | undefined;
   // A password file left from an earlier start is tightened too if someone loosened it.
   makePrivate(join(opts.dataDir, ADMIN_PASSWORD_FILE));
@@ -190,7 +197,8 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     const { uid, accountId } = await tokens.verify(token);
     // The account must be the very one the token was issued to, not a later one with the same uid.
     const account = accounts.get(uid);
-    if (!account || accountId === undefined || account.accountId !== accountId) throw new TokenError('Authorization token belongs to an account that no longer exists');
+    if (!account || accountId === undefined || account.accountId !== accountId)
+      throw new TokenError('Authorization token belongs to an account that no longer exists');
     return uid;
   };
 
@@ -202,9 +210,10 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
       const raw = req.headers.authorization;
       const token = tokenFromHeader(raw);
       if (token === undefined) {
-        const msg = raw === undefined
-          ? 'Authentication required: send the header "Authorization: token=<token>" (get a token from POST /acs/api/v1/auth/login)'
-          : 'Malformed Authorization header: expected "token=<token>" or "Bearer <token>"';
+        const msg =
+          raw === undefined
+            ? 'Authentication required: send the header "Authorization: token=<token>" (get a token from POST /acs/api/v1/auth/login)'
+            : 'Malformed Authorization header: expected "token=<token>" or "Bearer <token>"';
         return sendError(reply, new Unauthenticated(msg, raw === undefined ? 'ERR_MISSING_AUTH_HEADER' : 'ERR_INVALID_AUTH_HEADER', CHALLENGE));
       }
       try {
@@ -232,7 +241,8 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     const requestedExp = loginExp(body, tokens.nowSeconds());
     const { uid, password, token: loginToken } = body;
     if (uid === undefined || uid === '') throw new BadRequest("'uid' is required", { code: 'ERR_INVALID_DATA' });
-    if ((password === undefined) === (loginToken === undefined)) throw new BadRequest("Send either 'password' (local account) or 'token' (service account login token)", { code: 'ERR_INVALID_DATA' });
+    if ((password === undefined) === (loginToken === undefined))
+      throw new BadRequest("Send either 'password' (local account) or 'token' (service account login token)", { code: 'ERR_INVALID_DATA' });
     const ip = req.ip;
     loginLocked(uid, ip);
     const account: Account | undefined = UID_RE.test(uid) ? accounts.get(uid) : undefined;
@@ -315,14 +325,17 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     const account = accounts.get(uid);
     if (!account) throw notFound(uid);
     if (account.type === 'local' && accounts.countLocal() <= 1) {
-      throw new Conflict(`Cannot delete \`${uid}\`: it is the last local account, and without one nobody could log in with a password`, { code: 'ERR_LAST_LOCAL_ACCOUNT' });
+      throw new Conflict(`Cannot delete \`${uid}\`: it is the last local account, and without one nobody could log in with a password`, {
+        code: 'ERR_LAST_LOCAL_ACCOUNT',
+      });
     }
     accounts.delete(uid);
     throttle.forget(uid);
     log.info({ uid, by: uids.get(req) }, 'account deleted');
   }
 
-  const wrap = <T>(fn: (req: FastifyRequest, reply: FastifyReply) => Promise<T> | T, status = 200) =>
+  const wrap =
+    <T>(fn: (req: FastifyRequest, reply: FastifyReply) => Promise<T> | T, status = 200) =>
     async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
       const out = await fn(req, reply);
       if (out === undefined) return reply.code(204).send();
@@ -339,21 +352,32 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     const withUid = { schema: { params: UidParams } };
     app.post('/acs/api/v1/auth/login', withBody(LoginBody), wrap(login));
     app.get('/acs/api/v1/auth/jwks', async () => jwks);
-    app.get('/acs/api/v1/users', wrap(() => ({ array: accounts.list().map(toJson) })));
-    app.get('/acs/api/v1/users/:uid', withUid, wrap((req) => {
-      const uid = uidParam(req);
-      const a = accounts.get(uid);
-      if (!a) throw notFound(uid);
-      return toJson(a);
-    }));
+    app.get(
+      '/acs/api/v1/users',
+      wrap(() => ({ array: accounts.list().map(toJson) })),
+    );
+    app.get(
+      '/acs/api/v1/users/:uid',
+      withUid,
+      wrap((req) => {
+        const uid = uidParam(req);
+        const a = accounts.get(uid);
+        if (!a) throw notFound(uid);
+        return toJson(a);
+      }),
+    );
     app.put('/acs/api/v1/users/:uid', withBody(CreateUserBody, UidParams), wrap(createUser, 201));
     app.patch('/acs/api/v1/users/:uid', withBody(UpdateUserBody, UidParams), wrap(updateUser));
     app.delete('/acs/api/v1/users/:uid', withUid, wrap(deleteUser));
   };
 
   const result: Auth = {
-    enabled, plugin, hook: makeHook(defaultIsOpen),
-    uidOf: (req) => uids.get(req), accounts, jwks,
+    enabled,
+    plugin,
+    hook: makeHook(defaultIsOpen),
+    uidOf: (req) => uids.get(req),
+    accounts,
+    jwks,
   };
   if (adminPasswordFile) result.adminPasswordFile = adminPasswordFile;
   return result;

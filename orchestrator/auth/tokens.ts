@@ -82,10 +82,14 @@ export async function verifyLoginToken(token: string, uid: string, publicKey: Ke
   }
   if (payload.uid !== uid) throw new TokenError('Login token is invalid');
   if (typeof payload.exp !== 'number') {
-    throw new TokenError(`Login token has no exp: a login token without expiry stays valid forever, which is insecure; set exp at most ${maxLifetimeSeconds} s ahead`);
+    throw new TokenError(
+      `Login token has no exp: a login token without expiry stays valid forever, which is insecure; set exp at most ${maxLifetimeSeconds} s ahead`,
+    );
   }
   const remaining = payload.exp - Math.floor(nowMs / 1000);
   if (remaining > maxLifetimeSeconds) {
-    throw new TokenError(`Login token is valid for another ${remaining} s, longer than the ${maxLifetimeSeconds} s allowed: long-lived login tokens are insecure; use a short exp (e.g. now + 30 s)`);
+    throw new TokenError(
+      `Login token is valid for another ${remaining} s, longer than the ${maxLifetimeSeconds} s allowed: long-lived login tokens are insecure; use a short exp (e.g. now + 30 s)`,
+    );
   }
 }

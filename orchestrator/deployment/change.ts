@@ -34,17 +34,33 @@ export interface ChangeToPlan {
 }
 
 /** Checks the change's target state and plans its deployment; `snapshot` is the changed group as it will be. */
-export function planChange(apps: ReadonlyMap<string, AppDefinition>, groups: ReadonlyMap<string, GroupRecord>, c: ChangeToPlan): { plan: StoredDeployment; snapshot: GroupTree | undefined } {
-  const targetApps = withChanges(apps, c.changes.map((x) => [x.id, x.target]));
+export function planChange(
+  apps: ReadonlyMap<string, AppDefinition>,
+  groups: ReadonlyMap<string, GroupRecord>,
+  c: ChangeToPlan,
+): { plan: StoredDeployment; snapshot: GroupTree | undefined } {
+  const targetApps = withChanges(
+    apps,
+    c.changes.map((x) => [x.id, x.target]),
+  );
   const overload = instanceViolations(apps, targetApps);
   if (overload.length > 0) throw new InvalidObject(overload);
   const targetGroups = new Map(groups);
   for (const id of c.groups.remove) targetGroups.delete(id);
   for (const g of c.groups.put) targetGroups.set(g.id, g);
-  const clash = [...c.changes.filter((x) => x.target && targetGroups.has(x.id)).map((x) => x.id), ...c.groups.put.filter((g) => targetApps.has(g.id)).map((g) => g.id)];
+  const clash = [
+    ...c.changes.filter((x) => x.target && targetGroups.has(x.id)).map((x) => x.id),
+    ...c.groups.put.filter((g) => targetApps.has(g.id)).map((g) => g.id),
+  ];
   if (clash.length > 0) throw new InvalidObject([{ path: '/', errors: [`Groups and Applications may not have the same identifier: ${clash[0]}`] }]);
   const depths = new DependencyGraph(targetApps, targetGroups).depths();
-  const plan = buildPlan(c.changes, (id) => apps.get(id), c.version, (id) => depths.get(id) ?? 1, c.groupId);
+  const plan = buildPlan(
+    c.changes,
+    (id) => apps.get(id),
+    c.version,
+    (id) => depths.get(id) ?? 1,
+    c.groupId,
+  );
   const touched = [...c.groups.remove, ...c.groups.put.map((g) => g.id)];
   if (touched.length > 0) plan.originalGroups = Object.fromEntries(touched.map((id) => [id, groups.get(id) ?? null]));
   return { plan, snapshot: c.snapshotGroup ? groupTree(c.snapshotGroup, targetApps, targetGroups) : undefined };

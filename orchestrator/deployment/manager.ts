@@ -218,9 +218,16 @@ export class DeploymentManager {
     if (!st || !st.started) {
       const running = all.filter((t) => !t.killing).length;
       const s = restartStrategy(n, running, app.upgradeStrategy.minimumHealthCapacity, app.upgradeStrategy.maximumOverCapacity);
-      const olds = killOrder(all.filter((t) => !isNew(t) && !t.killing), app);
+      const olds = killOrder(
+        all.filter((t) => !isNew(t) && !t.killing),
+        app,
+      );
       for (const t of olds.slice(0, s.killImmediately)) this.#actions.kill(t, 'rolling restart');
-      st = { maxCapacity: s.maxCapacity, readyCounted: all.filter((t) => isNew(t) && tracker.isHealthy(t, app) && tracker.isReady(t, app)).length, started: true };
+      st = {
+        maxCapacity: s.maxCapacity,
+        readyCounted: all.filter((t) => isNew(t) && tracker.isHealthy(t, app) && tracker.isReady(t, app)).length,
+        started: true,
+      };
       d.restart[app.id] = st;
       this.#actions.resetDelay(app.id);
       this.#dirty.set(d.id, d);
@@ -231,7 +238,10 @@ export class DeploymentManager {
     const ready = news.filter((t) => tracker.isHealthy(t, app) && tracker.isReady(t, app)).length;
     while (st.readyCounted < ready) {
       st.readyCounted++;
-      const victim = killOrder(olds.filter((t) => !t.killing), app).reverse()[0];
+      const victim = killOrder(
+        olds.filter((t) => !t.killing),
+        app,
+      ).reverse()[0];
       if (victim) this.#actions.kill(victim, 'rolling restart: replaced');
     }
     const toStart = Math.min(n - news.length, Math.max(0, st.maxCapacity - olds.length - news.length));
@@ -244,7 +254,8 @@ export class DeploymentManager {
     if (!done) return;
     const step = d.steps[d.currentStep]!;
     // No task runs the old version any more: its checks go (Marathon's reconcile by version).
-    for (const a of step.actions) if (a.action === 'RestartApplication') for (const _hc of d.original[a.app]?.healthChecks ?? []) this.#events.removeHealthCheck({ appId: a.app });
+    for (const a of step.actions)
+      if (a.action === 'RestartApplication') for (const _hc of d.original[a.app]?.healthChecks ?? []) this.#events.removeHealthCheck({ appId: a.app });
     this.#events.deploymentStepSuccess({ plan: this.planJson(d), currentStep: step });
     for (const a of step.actions) if (a.action === 'StopApplication') this.#events.appTerminated({ appId: a.app });
     d.currentStep++;

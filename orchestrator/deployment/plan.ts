@@ -15,7 +15,13 @@ export interface AppChange {
  * Builds the steps: Stop (removed) → Start (new) → Scale/Restart layered by `depthOf`, the length
  * of the longest dependency path from each app in the target state (apps without dependencies first).
  */
-export function buildPlan(changes: AppChange[], current: (id: string) => AppDefinition | undefined, version: string, depthOf: (id: string) => number, groupId = '/'): StoredDeployment {
+export function buildPlan(
+  changes: AppChange[],
+  current: (id: string) => AppDefinition | undefined,
+  version: string,
+  depthOf: (id: string) => number,
+  groupId = '/',
+): StoredDeployment {
   const stops: { action: string; app: string }[] = [];
   const starts: { action: string; app: string }[] = [];
   const layered = new Map<number, { action: string; app: string }[]>();
@@ -40,7 +46,9 @@ export function buildPlan(changes: AppChange[], current: (id: string) => AppDefi
       layered.set(d, [...(layered.get(d) ?? []), { action, app: c.id }]);
     }
   }
-  const steps = [stops, starts, ...[...layered.keys()].sort((a, b) => a - b).map((k) => layered.get(k)!)].filter((s) => s.length > 0).map((actions) => ({ actions }));
+  const steps = [stops, starts, ...[...layered.keys()].sort((a, b) => a - b).map((k) => layered.get(k)!)]
+    .filter((s) => s.length > 0)
+    .map((actions) => ({ actions }));
   return { id: randomUUID(), version, groupId, affectedApps: changes.map((c) => c.id), steps, currentStep: 0, original, target, restart: {} };
 }
 

@@ -50,14 +50,37 @@ export const NOT_EMITTED: Record<string, string> = {
 };
 
 export type InstanceCondition =
-  | 'Reserved' | 'Created' | 'Error' | 'Failed' | 'Finished' | 'Killed' | 'Killing' | 'Running' | 'Staging' | 'Starting'
-  | 'Unreachable' | 'UnreachableInactive' | 'Gone' | 'Dropped' | 'Unknown';
+  | 'Reserved'
+  | 'Created'
+  | 'Error'
+  | 'Failed'
+  | 'Finished'
+  | 'Killed'
+  | 'Killing'
+  | 'Running'
+  | 'Staging'
+  | 'Starting'
+  | 'Unreachable'
+  | 'UnreachableInactive'
+  | 'Gone'
+  | 'Dropped'
+  | 'Unknown';
 
 /** Marathon 1.4's TaskCondition mapping from task status to instance condition. */
 const CONDITIONS: Readonly<Record<string, InstanceCondition>> = {
-  TASK_STAGING: 'Staging', TASK_STARTING: 'Starting', TASK_RUNNING: 'Running', TASK_KILLING: 'Killing', TASK_FINISHED: 'Finished',
-  TASK_FAILED: 'Failed', TASK_KILLED: 'Killed', TASK_LOST: 'Gone', TASK_ERROR: 'Error', TASK_DROPPED: 'Dropped',
-  TASK_UNREACHABLE: 'Unreachable', TASK_GONE: 'Gone', TASK_UNKNOWN: 'Unknown',
+  TASK_STAGING: 'Staging',
+  TASK_STARTING: 'Starting',
+  TASK_RUNNING: 'Running',
+  TASK_KILLING: 'Killing',
+  TASK_FINISHED: 'Finished',
+  TASK_FAILED: 'Failed',
+  TASK_KILLED: 'Killed',
+  TASK_LOST: 'Gone',
+  TASK_ERROR: 'Error',
+  TASK_DROPPED: 'Dropped',
+  TASK_UNREACHABLE: 'Unreachable',
+  TASK_GONE: 'Gone',
+  TASK_UNKNOWN: 'Unknown',
 };
 
 /** Marathon's instance condition for a task status. */
@@ -88,7 +111,11 @@ export interface CurrentStep {
   actions: DeploymentAction[];
 }
 
-export interface ApiPost { clientIp: string; uri: string; appDefinition: object }
+export interface ApiPost {
+  clientIp: string;
+  uri: string;
+  appDefinition: object;
+}
 export interface StatusUpdate {
   slaveId: string;
   taskId: string;
@@ -100,23 +127,86 @@ export interface StatusUpdate {
   ports: number[];
   version: string;
 }
-export interface InstanceChanged { instanceId: string; condition: InstanceCondition; runSpecId: string; agentId: string; host: string; runSpecVersion: string }
-export interface InstanceHealthChanged { instanceId: string; runSpecId: string; runSpecVersion: string; healthy: boolean | null }
-export interface UnknownInstanceTerminated { instanceId: string; runSpecId: string; condition: InstanceCondition }
-export interface AppTerminated { appId: string }
-export interface AddHealthCheck { appId: string; version: string; healthCheck: object }
-export interface RemoveHealthCheck { appId: string }
-export interface FailedHealthCheck { appId: string; instanceId: string; healthCheck: object; taskId?: string | undefined }
-export interface HealthStatusChanged { appId: string; instanceId: string; version: string; alive: boolean }
-export interface UnhealthyTaskKill { appId: string; taskId: string; version: string; reason: string; host: string; slaveId?: string | undefined }
-export interface UnhealthyInstanceKill extends UnhealthyTaskKill { instanceId: string }
-export interface GroupChangeSuccess { groupId: string; version: string }
-export interface GroupChangeFailed { groupId: string; version: string; reason: string }
-export interface DeploymentStepEvent { plan: PlanJson | Json; currentStep: CurrentStep }
-export interface DeploymentEnd { id: string; plan: PlanJson | Json }
-export interface DeploymentFailed extends DeploymentEnd { reason?: string | undefined }
-export interface Subscription { clientIp: string; callbackUrl: string }
-export interface StreamAttach { remoteAddress: string }
+export interface InstanceChanged {
+  instanceId: string;
+  condition: InstanceCondition;
+  runSpecId: string;
+  agentId: string;
+  host: string;
+  runSpecVersion: string;
+}
+export interface InstanceHealthChanged {
+  instanceId: string;
+  runSpecId: string;
+  runSpecVersion: string;
+  healthy: boolean | null;
+}
+export interface UnknownInstanceTerminated {
+  instanceId: string;
+  runSpecId: string;
+  condition: InstanceCondition;
+}
+export interface AppTerminated {
+  appId: string;
+}
+export interface AddHealthCheck {
+  appId: string;
+  version: string;
+  healthCheck: object;
+}
+export interface RemoveHealthCheck {
+  appId: string;
+}
+export interface FailedHealthCheck {
+  appId: string;
+  instanceId: string;
+  healthCheck: object;
+  taskId?: string | undefined;
+}
+export interface HealthStatusChanged {
+  appId: string;
+  instanceId: string;
+  version: string;
+  alive: boolean;
+}
+export interface UnhealthyTaskKill {
+  appId: string;
+  taskId: string;
+  version: string;
+  reason: string;
+  host: string;
+  slaveId?: string | undefined;
+}
+export interface UnhealthyInstanceKill extends UnhealthyTaskKill {
+  instanceId: string;
+}
+export interface GroupChangeSuccess {
+  groupId: string;
+  version: string;
+}
+export interface GroupChangeFailed {
+  groupId: string;
+  version: string;
+  reason: string;
+}
+export interface DeploymentStepEvent {
+  plan: PlanJson | Json;
+  currentStep: CurrentStep;
+}
+export interface DeploymentEnd {
+  id: string;
+  plan: PlanJson | Json;
+}
+export interface DeploymentFailed extends DeploymentEnd {
+  reason?: string | undefined;
+}
+export interface Subscription {
+  clientIp: string;
+  callbackUrl: string;
+}
+export interface StreamAttach {
+  remoteAddress: string;
+}
 
 function defined(fields: object): Json {
   const out: Json = {};
@@ -137,25 +227,45 @@ export class EventCatalogue {
   }
 
   /** POST /v2/apps, PUT/PATCH /v2/apps/{id} (not DELETE, not multi-app PUT, not groups). */
-  apiPost(f: ApiPost): MarathonEvent { return this.#emit('api_post_event', f); }
+  apiPost(f: ApiPost): MarathonEvent {
+    return this.#emit('api_post_event', f);
+  }
   /** Every task status change. */
-  statusUpdate(f: StatusUpdate): MarathonEvent { return this.#emit('status_update_event', f); }
+  statusUpdate(f: StatusUpdate): MarathonEvent {
+    return this.#emit('status_update_event', f);
+  }
   /** Every instance condition change (goes with statusUpdate). */
-  instanceChanged(f: InstanceChanged): MarathonEvent { return this.#emit('instance_changed_event', f); }
+  instanceChanged(f: InstanceChanged): MarathonEvent {
+    return this.#emit('instance_changed_event', f);
+  }
   /** Health flips (healthy null = unknown yet). */
-  instanceHealthChanged(f: InstanceHealthChanged): MarathonEvent { return this.#emit('instance_health_changed_event', f); }
+  instanceHealthChanged(f: InstanceHealthChanged): MarathonEvent {
+    return this.#emit('instance_health_changed_event', f);
+  }
   /** A terminal status for an instance the orchestrator does not know (e.g. found after a restart). */
-  unknownInstanceTerminated(f: UnknownInstanceTerminated): MarathonEvent { return this.#emit('unknown_instance_terminated_event', f); }
+  unknownInstanceTerminated(f: UnknownInstanceTerminated): MarathonEvent {
+    return this.#emit('unknown_instance_terminated_event', f);
+  }
   /** An app was removed and its last task stopped. */
-  appTerminated(f: AppTerminated): MarathonEvent { return this.#emit('app_terminated_event', f); }
+  appTerminated(f: AppTerminated): MarathonEvent {
+    return this.#emit('app_terminated_event', f);
+  }
   /** Health check registered for an app version (deployment start). */
-  addHealthCheck(f: AddHealthCheck): MarathonEvent { return this.#emit('add_health_check_event', f); }
+  addHealthCheck(f: AddHealthCheck): MarathonEvent {
+    return this.#emit('add_health_check_event', f);
+  }
   /** Checks of an app removed: `appId` only. */
-  removeHealthCheck(f: RemoveHealthCheck): MarathonEvent { return this.#emit('remove_health_check_event', f); }
+  removeHealthCheck(f: RemoveHealthCheck): MarathonEvent {
+    return this.#emit('remove_health_check_event', f);
+  }
   /** A counted health check failure. 1.4 sends instanceId; `taskId` is kept for clients of Marathon ≤ 1.3. */
-  failedHealthCheck(f: FailedHealthCheck): MarathonEvent { return this.#emit('failed_health_check_event', f); }
+  failedHealthCheck(f: FailedHealthCheck): MarathonEvent {
+    return this.#emit('failed_health_check_event', f);
+  }
   /** Alive flips. */
-  healthStatusChanged(f: HealthStatusChanged): MarathonEvent { return this.#emit('health_status_changed_event', f); }
+  healthStatusChanged(f: HealthStatusChanged): MarathonEvent {
+    return this.#emit('health_status_changed_event', f);
+  }
   /**
    * A health kill: emits unhealthy_task_kill_event (Marathon ≤ 1.3 clients) and
    * unhealthy_instance_kill_event (1.4) together. `timestamp` = the last failure's time, like Marathon.
@@ -165,17 +275,39 @@ export class EventCatalogue {
     return [this.#emit('unhealthy_task_kill_event', task, timestamp), this.#emit('unhealthy_instance_kill_event', { ...task, instanceId }, timestamp)];
   }
   /** A group change's deployment ended well (the outcome, not the acceptance: the README's Events section). */
-  groupChangeSuccess(f: GroupChangeSuccess): MarathonEvent { return this.#emit('group_change_success', f); }
-  groupChangeFailed(f: GroupChangeFailed): MarathonEvent { return this.#emit('group_change_failed', f); }
+  groupChangeSuccess(f: GroupChangeSuccess): MarathonEvent {
+    return this.#emit('group_change_success', f);
+  }
+  groupChangeFailed(f: GroupChangeFailed): MarathonEvent {
+    return this.#emit('group_change_failed', f);
+  }
   /** A deployment step starts. */
-  deploymentInfo(f: DeploymentStepEvent): MarathonEvent { return this.#emit('deployment_info', f); }
-  deploymentStepSuccess(f: DeploymentStepEvent): MarathonEvent { return this.#emit('deployment_step_success', f); }
-  deploymentStepFailure(f: DeploymentStepEvent): MarathonEvent { return this.#emit('deployment_step_failure', f); }
-  deploymentSuccess(f: DeploymentEnd): MarathonEvent { return this.#emit('deployment_success', f); }
+  deploymentInfo(f: DeploymentStepEvent): MarathonEvent {
+    return this.#emit('deployment_info', f);
+  }
+  deploymentStepSuccess(f: DeploymentStepEvent): MarathonEvent {
+    return this.#emit('deployment_step_success', f);
+  }
+  deploymentStepFailure(f: DeploymentStepEvent): MarathonEvent {
+    return this.#emit('deployment_step_failure', f);
+  }
+  deploymentSuccess(f: DeploymentEnd): MarathonEvent {
+    return this.#emit('deployment_success', f);
+  }
   /** A deployment failed or was cancelled. */
-  deploymentFailed(f: DeploymentFailed): MarathonEvent { return this.#emit('deployment_failed', f); }
-  subscribe(f: Subscription): MarathonEvent { return this.#emit('subscribe_event', f); }
-  unsubscribe(f: Subscription): MarathonEvent { return this.#emit('unsubscribe_event', f); }
-  streamAttached(f: StreamAttach): MarathonEvent { return this.#emit('event_stream_attached', f); }
-  streamDetached(f: StreamAttach): MarathonEvent { return this.#emit('event_stream_detached', f); }
+  deploymentFailed(f: DeploymentFailed): MarathonEvent {
+    return this.#emit('deployment_failed', f);
+  }
+  subscribe(f: Subscription): MarathonEvent {
+    return this.#emit('subscribe_event', f);
+  }
+  unsubscribe(f: Subscription): MarathonEvent {
+    return this.#emit('unsubscribe_event', f);
+  }
+  streamAttached(f: StreamAttach): MarathonEvent {
+    return this.#emit('event_stream_attached', f);
+  }
+  streamDetached(f: StreamAttach): MarathonEvent {
+    return this.#emit('event_stream_detached', f);
+  }
 }

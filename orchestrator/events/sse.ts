@@ -105,7 +105,12 @@ export function registerEventStream(app: FastifyInstance, opts: EventStreamOptio
     if (!acceptsEventStream(req.headers.accept)) {
       // 405 as Marathon (Jetty's EventSourceServlet falls through to "method not supported"),
       // which clients written for it expect; the body says what to send instead.
-      return sendError(reply, new WrongForm('HTTP method GET is not supported by this URL without the header "Accept: text/event-stream": GET /v2/events is a server-sent event stream'));
+      return sendError(
+        reply,
+        new WrongForm(
+          'HTTP method GET is not supported by this URL without the header "Accept: text/event-stream": GET /v2/events is a server-sent event stream',
+        ),
+      );
     }
     const filter = eventTypes(req.query);
     const planFormat = (req.query as Record<string, unknown> | undefined)?.['plan-format'];

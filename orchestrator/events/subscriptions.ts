@@ -22,7 +22,8 @@ export function callbackUrlProblem(url: string | undefined): string | undefined 
   } catch {
     return `not a valid URL: ${url}`;
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `only http and https callback URLs are supported, not ${parsed.protocol.replace(/:$/, '')}`;
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    return `only http and https callback URLs are supported, not ${parsed.protocol.replace(/:$/, '')}`;
   if (parsed.hostname === '') return `URL has no host: ${url}`;
   return undefined;
 }
@@ -216,7 +217,8 @@ export class CallbackDispatcher {
       return true;
     } catch (err) {
       const e = err as Error & { code?: string };
-      const timedOut = e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT';
+      const timedOut =
+        e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT';
       this.#fail(t, timedOut ? `no answer within ${this.#timeoutMs} ms (after ${Date.now() - started} ms)` : (e.code ?? e.message));
       return false;
     }

@@ -47,7 +47,10 @@ export async function runCheck(hc: HealthCheckDefinition, target: CheckTarget): 
   }
   const tls = protocol === 'HTTPS' || protocol === 'MESOS_HTTPS';
   const url = taskUrl(tls, target.host, port, hc.path || '/');
-  const r = await checkHttp({ url, href: url, kind: 'http', host: target.host, port, tls }, { timeoutMs, verifyTls: false, acceptStatus: (c) => c >= 200 && c <= 399 });
+  const r = await checkHttp(
+    { url, href: url, kind: 'http', host: target.host, port, tls },
+    { timeoutMs, verifyTls: false, acceptStatus: (c) => c >= 200 && c <= 399 },
+  );
   if (r.reachable) return { kind: 'healthy' };
   if (r.statusCode !== undefined) {
     const cause = statusLine(r.statusCode);

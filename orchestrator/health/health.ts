@@ -41,7 +41,11 @@ export class Health {
     this.reported = true;
   }
 
-  failure(now: number, cause: string, ctx: { running: boolean; runningSince: number; gracePeriodSeconds: number; maxConsecutiveFailures: number }): FailureDecision {
+  failure(
+    now: number,
+    cause: string,
+    ctx: { running: boolean; runningSince: number; gracePeriodSeconds: number; maxConsecutiveFailures: number },
+  ): FailureDecision {
     if (!ctx.running) return { counted: false, kill: false };
     if (this.firstSuccess === null && now < ctx.runningSince + ctx.gracePeriodSeconds * 1000) return { counted: false, kill: false };
     const before = this.consecutiveFailures;

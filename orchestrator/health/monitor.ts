@@ -170,7 +170,13 @@ export class HealthMonitor {
     const started = Date.now();
     let outcome: CheckOutcome;
     try {
-      outcome = await this.#run(c.hc, { host: e.task.host ?? '127.0.0.1', ports: e.task.ports, env: e.task.env, sandboxDir: e.task.sandboxDir, netns: e.task.netns });
+      outcome = await this.#run(c.hc, {
+        host: e.task.host ?? '127.0.0.1',
+        ports: e.task.ports,
+        env: e.task.env,
+        sandboxDir: e.task.sandboxDir,
+        netns: e.task.netns,
+      });
     } catch (err) {
       outcome = { kind: 'unhealthy', cause: (err as Error).message };
     }
@@ -197,7 +203,12 @@ export class HealthMonitor {
     if (outcome.kind === 'healthy') {
       h.success(now);
     } else {
-      const d = h.failure(now, outcome.cause, { running: e.running, runningSince: e.runningSince, gracePeriodSeconds: c.hc.gracePeriodSeconds, maxConsecutiveFailures: c.hc.maxConsecutiveFailures });
+      const d = h.failure(now, outcome.cause, {
+        running: e.running,
+        runningSince: e.runningSince,
+        gracePeriodSeconds: c.hc.gracePeriodSeconds,
+        maxConsecutiveFailures: c.hc.maxConsecutiveFailures,
+      });
       if (!d.counted) {
         this.#o.logger?.debug({ taskId: e.task.taskId, cause: outcome.cause }, 'health check failure ignored (grace period or not running)');
         return;

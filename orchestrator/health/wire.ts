@@ -18,16 +18,22 @@ export interface HealthWiring {
   slaveId?: string | undefined;
 }
 
-export function healthCallbacks(w: HealthWiring): Required<Pick<HealthMonitorOptions, 'onResult' | 'onFailedCheck' | 'onHealthChanged' | 'onInstanceHealthChanged' | 'onKill'>> {
+export function healthCallbacks(
+  w: HealthWiring,
+): Required<Pick<HealthMonitorOptions, 'onResult' | 'onFailedCheck' | 'onHealthChanged' | 'onInstanceHealthChanged' | 'onKill'>> {
   return {
     onResult: (e) => w.setHealth(e.taskId, e.results),
     onFailedCheck: (e) => w.events.failedHealthCheck({ appId: e.appId, taskId: e.taskId, instanceId: e.instanceId, healthCheck: e.healthCheck }),
     onHealthChanged: (e) => w.events.healthStatusChanged({ appId: e.appId, instanceId: e.instanceId, version: e.version, alive: e.alive }),
-    onInstanceHealthChanged: (e) => w.events.instanceHealthChanged({ instanceId: e.instanceId, runSpecId: e.appId, healthy: e.healthy, runSpecVersion: e.version }),
+    onInstanceHealthChanged: (e) =>
+      w.events.instanceHealthChanged({ instanceId: e.instanceId, runSpecId: e.appId, healthy: e.healthy, runSpecVersion: e.version }),
     onKill: (e) => {
       const host = typeof w.host === 'function' ? w.host(e.taskId) : w.host;
       // Marathon's timestamp for these is the time of the last failure.
-      w.events.unhealthyKill({ appId: e.appId, taskId: e.taskId, instanceId: e.instanceId, version: e.version, reason: e.reason, host, slaveId: w.slaveId }, e.lastFailure);
+      w.events.unhealthyKill(
+        { appId: e.appId, taskId: e.taskId, instanceId: e.instanceId, version: e.version, reason: e.reason, host, slaveId: w.slaveId },
+        e.lastFailure,
+      );
       w.kill(e.taskId, e.reason);
     },
   };

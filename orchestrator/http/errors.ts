@@ -4,7 +4,20 @@
 // {message}; the auth endpoints add DC/OS IAM's `code`. Anything else a handler throws is fastify's
 // (413 for a body too large, its own 4xx) or a bug: logged, and answered 500 without details.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { BadRequest, Conflict, InvalidObject, MalformedJson, NotFound, NotSupported, OrchestratorError, RateLimited, Unauthenticated, Unavailable, Unprocessable, WrongForm } from '../errors.ts';
+import {
+  BadRequest,
+  Conflict,
+  InvalidObject,
+  MalformedJson,
+  NotFound,
+  NotSupported,
+  OrchestratorError,
+  RateLimited,
+  Unauthenticated,
+  Unavailable,
+  Unprocessable,
+  WrongForm,
+} from '../errors.ts';
 
 export interface HttpAnswer {
   status: number;

@@ -2,7 +2,15 @@
 // label map, namespace and pod names, and POST /v2/starmap/changes, validated whole before any part
 // of it is applied. Errors carry JSON pointer paths; within a batch they are prefixed with where
 // the part sits (/policies/put/2/spec/ingress/0/ports/0/port).
-import { dns1123LabelErrors, dns1123SubdomainErrors, labelKeyErrors, labelValueErrors, pointerKey, validateNetworkPolicy, type FieldErrors } from '../../shared/netpol/validate.ts';
+import {
+  dns1123LabelErrors,
+  dns1123SubdomainErrors,
+  labelKeyErrors,
+  labelValueErrors,
+  pointerKey,
+  validateNetworkPolicy,
+  type FieldErrors,
+} from '../../shared/netpol/validate.ts';
 import { POLICY_ID_PATTERN, validatePolicy } from './policy.ts';
 import { policyId, type AnyPolicy, type StateWrite } from './policy-store.ts';
 
@@ -48,7 +56,10 @@ export function validateLabels(v: unknown, path: string): Result<Record<string, 
   if (entries.length > MAX_LABELS) return { errors: [{ path, errors: [`at most ${MAX_LABELS} labels`] }] };
   const errors: FieldErrors[] = [];
   for (const [k, val] of entries) {
-    const msgs = [...labelKeyErrors(k), ...(typeof val === 'string' ? labelValueErrors(val).map((m) => `Invalid value: ${JSON.stringify(val.slice(0, 100))}: ${m}`) : ['must be a string'])];
+    const msgs = [
+      ...labelKeyErrors(k),
+      ...(typeof val === 'string' ? labelValueErrors(val).map((m) => `Invalid value: ${JSON.stringify(val.slice(0, 100))}: ${m}`) : ['must be a string']),
+    ];
     if (msgs.length) errors.push({ path: `${path}/${pointerKey(k)}`, errors: msgs });
   }
   return errors.length ? { errors } : { value: v as Record<string, string> };
@@ -58,7 +69,8 @@ export function validateLabels(v: unknown, path: string): Result<Record<string, 
 export function validateLabelsBody(body: unknown, prefix = ''): Result<Record<string, string>> {
   if (!isObj(body)) return { errors: [{ path: prefix || '/', errors: ['must be an object {"labels": {...}}'] }] };
   const unknown = Object.keys(body).filter((k) => k !== 'labels');
-  if (unknown.length) return { errors: unknown.slice(0, 20).map((k) => ({ path: `${prefix}/${pointerKey(k)}`, errors: ['unknown field (expected: labels)'] })) };
+  if (unknown.length)
+    return { errors: unknown.slice(0, 20).map((k) => ({ path: `${prefix}/${pointerKey(k)}`, errors: ['unknown field (expected: labels)'] })) };
   if (body.labels === undefined || body.labels === null) return { errors: [{ path: `${prefix}/labels`, errors: ['Required value'] }] };
   return validateLabels(body.labels, `${prefix}/labels`);
 }
@@ -72,7 +84,8 @@ export function validateChanges(body: unknown): Result<StateWrite> {
   const add = (path: string, msg: string) => errors.push({ path, errors: [msg] });
   const w: StateWrite = { putPolicies: [], deletePolicies: [], namespaces: [], podLabels: [] };
   if (!isObj(body)) return { errors: [{ path: '/', errors: ['must be an object {"policies": {"put", "delete"}, "namespaces", "podLabels"}'] }] };
-  for (const k of Object.keys(body)) if (!['policies', 'namespaces', 'podLabels'].includes(k)) add(`/${pointerKey(k)}`, 'unknown field (expected one of: policies, namespaces, podLabels)');
+  for (const k of Object.keys(body))
+    if (!['policies', 'namespaces', 'podLabels'].includes(k)) add(`/${pointerKey(k)}`, 'unknown field (expected one of: policies, namespaces, podLabels)');
 
   const policies = body.policies ?? {};
   if (!isObj(policies)) add('/policies', 'must be an object {"put": [...], "delete": [...]}');
@@ -80,8 +93,8 @@ export function validateChanges(body: unknown): Result<StateWrite> {
     for (const k of Object.keys(policies)) if (k !== 'put' && k !== 'delete') add(`/policies/${pointerKey(k)}`, 'unknown field (expected one of: put, delete)');
     const list = (key: 'put' | 'delete'): unknown[] => {
       const v = policies[key] ?? [];
-      if (!Array.isArray(v)) return add(`/policies/${key}`, 'must be an array'), [];
-      if (v.length > MAX_BATCH[key]) return add(`/policies/${key}`, `at most ${MAX_BATCH[key]} entries per change`), [];
+      if (!Array.isArray(v)) return (add(`/policies/${key}`, 'must be an array'), []);
+      if (v.length > MAX_BATCH[key]) return (add(`/policies/${key}`, `at most ${MAX_BATCH[key]} entries per change`), []);
       return v;
     };
     const seen = new Map<string, number>();

@@ -52,7 +52,11 @@ export interface CleanupReport {
 export async function namespacePids(ns: string): Promise<number[]> {
   try {
     const { stdout } = await run('ip', ['netns', 'pids', ns]);
-    return stdout.split(/\s+/).filter(Boolean).map(Number).filter((n) => Number.isInteger(n) && n > 1);
+    return stdout
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 1);
   } catch {
     return [];
   }
@@ -74,18 +78,28 @@ export async function killNamespacePids(ns: string): Promise<number[]> {
 export async function listNamespaces(): Promise<string[]> {
   const { stdout } = await run('ip', ['netns', 'list']);
   // Lines look like "name" or "name (id: 3)".
-  return stdout.split('\n').map((l) => l.trim().split(/\s+/)[0] ?? '').filter(Boolean);
+  return stdout
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/)[0] ?? '')
+    .filter(Boolean);
 }
 
 export async function listLinks(): Promise<string[]> {
   const { stdout } = await run('ip', ['-o', 'link', 'show']);
   // "7: name@if6: <…" — the part before @ is the name.
-  return stdout.split('\n').map((l) => /^\d+:\s+([^:@\s]+)/.exec(l)?.[1]).filter((n): n is string => !!n);
+  return stdout
+    .split('\n')
+    .map((l) => /^\d+:\s+([^:@\s]+)/.exec(l)?.[1])
+    .filter((n): n is string => !!n);
 }
 
 export async function listTables(): Promise<{ family: string; name: string }[]> {
   const { stdout } = await run('nft', ['list', 'tables']);
-  return stdout.split('\n').map((l) => /^table\s+(\S+)\s+(\S+)/.exec(l.trim())).filter((m): m is RegExpExecArray => !!m).map((m) => ({ family: m[1]!, name: m[2]! }));
+  return stdout
+    .split('\n')
+    .map((l) => /^table\s+(\S+)\s+(\S+)/.exec(l.trim()))
+    .filter((m): m is RegExpExecArray => !!m)
+    .map((m) => ({ family: m[1]!, name: m[2]! }));
 }
 
 /** The namespaces of this prefix. */
@@ -153,23 +167,26 @@ export async function cleanupAll(opts: { prefix: string; subnet?: string }): Pro
   for (const link of links) {
     // The kernel removes a veth whose peer's namespace was deleted on its own, a moment later: a
     // link listed just before may be gone by now, which is what we wanted.
-    const del = () => run('ip', ['link', 'del', link]).catch((err: Error) => {
-      if (!/Cannot find device/.test(err.message)) throw err;
-    });
+    const del = () =>
+      run('ip', ['link', 'del', link]).catch((err: Error) => {
+        if (!/Cannot find device/.test(err.message)) throw err;
+      });
     if (await attempt(`delete link ${link}`, del)) report.links.push(link);
   }
 
   let tables: { family: string; name: string }[] = [];
   await attempt('list nftables tables', async () => (tables = await ownedTables(prefix)));
   for (const t of tables) {
-    if (await attempt(`delete table ${t.family} ${t.name}`, () => run('nft', ['delete', 'table', t.family, t.name]))) report.tables.push(`${t.family} ${t.name}`);
+    if (await attempt(`delete table ${t.family} ${t.name}`, () => run('nft', ['delete', 'table', t.family, t.name])))
+      report.tables.push(`${t.family} ${t.name}`);
   }
 
   if (subnet !== undefined) {
     let routes: string[] = [];
     await attempt('list routes', async () => (routes = await listGuardRoutes(subnet)));
     for (const dst of routes) {
-      if (await attempt(`delete route ${dst}`, () => run('ip', ['-4', 'route', 'del', 'unreachable', dst, 'metric', String(GUARD_METRIC)]))) report.routes.push(dst);
+      if (await attempt(`delete route ${dst}`, () => run('ip', ['-4', 'route', 'del', 'unreachable', dst, 'metric', String(GUARD_METRIC)])))
+        report.routes.push(dst);
     }
   }
 

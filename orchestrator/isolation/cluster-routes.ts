@@ -81,7 +81,14 @@ export async function clusterRoutes(app: FastifyInstance, engine: PolicyEngine):
 
   app.put<NsParams>(`${NAMESPACES_PATH}/:name`, async (req, reply) => {
     const { name } = req.params;
-    const r = await setLabels(reply, req.body, 'namespaces', name, { path: '/name', errors: dns1123LabelErrors(name) }, engine.storedNamespace(name) !== undefined);
+    const r = await setLabels(
+      reply,
+      req.body,
+      'namespaces',
+      name,
+      { path: '/name', errors: dns1123LabelErrors(name) },
+      engine.storedNamespace(name) !== undefined,
+    );
     return reply.code(r.created ? 201 : 200).send({ name, labels: namespaceLabels(name, r.labels) });
   });
 
@@ -92,10 +99,20 @@ export async function clusterRoutes(app: FastifyInstance, engine: PolicyEngine):
   });
 
   app.get(PODS_PATH, async () => {
-    const byId = new Map<string, { namespace: string; pod: string; labels: Record<string, string>; replaced: boolean; ports: unknown[]; tasks: { taskId: string; ip: string }[] }>();
+    const byId = new Map<
+      string,
+      { namespace: string; pod: string; labels: Record<string, string>; replaced: boolean; ports: unknown[]; tasks: { taskId: string; ip: string }[] }
+    >();
     for (const p of engine.pods()) {
       const id = objectId({ namespace: p.namespace, name: p.pod });
-      const entry = byId.get(id) ?? { namespace: p.namespace, pod: p.pod, labels: p.labels, replaced: engine.podLabels(id) !== undefined, ports: p.ports, tasks: [] };
+      const entry = byId.get(id) ?? {
+        namespace: p.namespace,
+        pod: p.pod,
+        labels: p.labels,
+        replaced: engine.podLabels(id) !== undefined,
+        ports: p.ports,
+        tasks: [],
+      };
       entry.tasks.push({ taskId: p.taskId, ip: p.ip });
       byId.set(id, entry);
     }
@@ -118,7 +135,10 @@ export async function clusterRoutes(app: FastifyInstance, engine: PolicyEngine):
   app.put<PodParams>(labelsPath, async (req, reply) => {
     const id = podId(req.params);
     const r = await setLabels(reply, req.body, 'podLabels', id, { path: '/pod', errors: podIdErrors(id) }, engine.podLabels(id) !== undefined);
-    const tasks = engine.pods().filter((p) => podId({ namespace: p.namespace, pod: p.pod }) === id).map((p) => p.taskId);
+    const tasks = engine
+      .pods()
+      .filter((p) => podId({ namespace: p.namespace, pod: p.pod }) === id)
+      .map((p) => p.taskId);
     return reply.code(r.created ? 201 : 200).send({ namespace: req.params.namespace, pod: req.params.pod, labels: r.labels, tasks });
   });
 
@@ -132,6 +152,12 @@ export async function clusterRoutes(app: FastifyInstance, engine: PolicyEngine):
     const change = validated(validateChanges(requireBody(req.body)));
     const r = await stored(() => engine.apply(change));
     enforcement(reply, r.sync);
-    return { applied: r.sync.applied.length, unchanged: r.sync.unchanged.length, failed: r.sync.failed, appliedAt: new Date().toISOString(), notFound: r.notFound };
+    return {
+      applied: r.sync.applied.length,
+      unchanged: r.sync.unchanged.length,
+      failed: r.sync.failed,
+      appliedAt: new Date().toISOString(),
+      notFound: r.notFound,
+    };
   });
 }

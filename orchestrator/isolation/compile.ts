@@ -16,7 +16,15 @@
 // of the protocol), or a name, resolved against the destination pod's named ports of the same
 // protocol: on ingress the task itself, on egress each destination pod (a name nobody declares
 // matches nothing).
-import { NAMESPACE_NAME_LABEL, objectId, type NamespaceInfo, type NetworkPolicyObject, type NetworkPolicyPeer, type NetworkPolicyPort, type Protocol } from '../../shared/netpol/types.ts';
+import {
+  NAMESPACE_NAME_LABEL,
+  objectId,
+  type NamespaceInfo,
+  type NetworkPolicyObject,
+  type NetworkPolicyPeer,
+  type NetworkPolicyPort,
+  type Protocol,
+} from '../../shared/netpol/types.ts';
 import { parseCidr, type Cidr } from '../../shared/netpol/validate.ts';
 import type { PodNet } from './cluster.ts';
 import type { NetworkPolicy as DialectPolicy } from './policy.ts';
@@ -131,7 +139,9 @@ class Compiler {
   }
 
   #selecting(pod: PodNet, type: 'Ingress' | 'Egress'): NetworkPolicyObject[] {
-    return this.#policies.filter((p) => p.metadata.namespace === pod.namespace && (p.spec.policyTypes ?? ['Ingress']).includes(type) && selectorMatches(p.spec.podSelector, pod.labels));
+    return this.#policies.filter(
+      (p) => p.metadata.namespace === pod.namespace && (p.spec.policyTypes ?? ['Ingress']).includes(type) && selectorMatches(p.spec.podSelector, pod.labels),
+    );
   }
 
   /** Pods a pod/namespace-selector peer of a policy in `policyNs` selects. */
@@ -164,10 +174,18 @@ class Compiler {
       p.ingress.forEach((r, i) => {
         if (this.#omitted(p.id, 'ingress', i)) return;
         const others = this.#c.pods.filter((o) => o.taskId !== pod.taskId);
-        const peer: PeerMatch = !r.from || r.from.length === 0
-          ? { kind: 'any' }
-          : podsPeer(others.filter((o) => r.from!.some((f) => (!f.labels || labelsInclude(f.labels, o.dialectLabels)) && (f.group === undefined || o.groups.includes(f.group)))));
-        const ports: CompiledRule['ports'] = r.ports && r.ports.length > 0 ? r.ports.map((x) => ({ protocol: x.protocol.toUpperCase() as Protocol, ranges: [[x.port, x.endPort ?? x.port]] })) : 'any';
+        const peer: PeerMatch =
+          !r.from || r.from.length === 0
+            ? { kind: 'any' }
+            : podsPeer(
+                others.filter((o) =>
+                  r.from!.some((f) => (!f.labels || labelsInclude(f.labels, o.dialectLabels)) && (f.group === undefined || o.groups.includes(f.group))),
+                ),
+              );
+        const ports: CompiledRule['ports'] =
+          r.ports && r.ports.length > 0
+            ? r.ports.map((x) => ({ protocol: x.protocol.toUpperCase() as Protocol, ranges: [[x.port, x.endPort ?? x.port]] }))
+            : 'any';
         rules.push({ origin: `policy ${p.id} ingress ${i}`, peer, ports });
       });
     }
@@ -210,7 +228,9 @@ class Compiler {
         }
         // Named ports resolve per destination pod: the peers' pods that declare the name with
         // that protocol, grouped by the number each declares.
-        const candidates = this.#c.pods.filter((d) => peers.some((peer) => peer.kind === 'any' || (peer.kind === 'pods' ? peer.ips.includes(d.ip) : blockContains(peer, d.ip))));
+        const candidates = this.#c.pods.filter((d) =>
+          peers.some((peer) => peer.kind === 'any' || (peer.kind === 'pods' ? peer.ips.includes(d.ip) : blockContains(peer, d.ip))),
+        );
         for (const x of given.filter((y) => typeof y.port === 'string')) {
           const protocol = x.protocol ?? 'TCP';
           const byNumber = new Map<number, PodNet[]>();
@@ -218,7 +238,8 @@ class Compiler {
             for (const np of d.ports) if (np.name === x.port && np.protocol === protocol) byNumber.set(np.port, [...(byNumber.get(np.port) ?? []), d]);
           }
           if (byNumber.size === 0) rules.push({ origin, peer: podsPeer([]), ports: [] });
-          for (const [n, targets] of [...byNumber].sort((a, b) => a[0] - b[0])) rules.push({ origin, peer: podsPeer(targets), ports: [{ protocol, ranges: [[n, n]] }] });
+          for (const [n, targets] of [...byNumber].sort((a, b) => a[0] - b[0]))
+            rules.push({ origin, peer: podsPeer(targets), ports: [{ protocol, ranges: [[n, n]] }] });
         }
       });
     }
@@ -228,7 +249,15 @@ class Compiler {
   compile(): TaskRules[] {
     return this.#c.pods.map((pod) => {
       const ingress = this.#ingress(pod);
-      return { taskId: pod.taskId, netns: pod.netns, ip: pod.ip, gateway: this.#c.gateway, ingress, egress: this.#egress(pod), restricted: ingress.isolated || ingress.limit !== undefined };
+      return {
+        taskId: pod.taskId,
+        netns: pod.netns,
+        ip: pod.ip,
+        gateway: this.#c.gateway,
+        ingress,
+        egress: this.#egress(pod),
+        restricted: ingress.isolated || ingress.limit !== undefined,
+      };
     });
   }
 }

@@ -22,7 +22,8 @@ export interface IsolationFlags {
 export function publishAddressFlag(flag: string) {
   return (value: unknown): string => {
     const s = stringFlag(flag)(value).replace(/^\[(.*)\]$/, '$1');
-    if (s !== 'off' && isIP(s) === 0) throw new FlagError(`invalid value for --${flag}: ${JSON.stringify(s)} (expected an IP address such as 127.0.0.1 or 0.0.0.0, or off)`);
+    if (s !== 'off' && isIP(s) === 0)
+      throw new FlagError(`invalid value for --${flag}: ${JSON.stringify(s)} (expected an IP address such as 127.0.0.1 or 0.0.0.0, or off)`);
     return s;
   };
 }
@@ -41,7 +42,8 @@ export function subnetFlag(flag: string) {
 export function prefixFlag(flag: string) {
   return (value: unknown): string => {
     const s = stringFlag(flag)(value);
-    if (!PREFIX_PATTERN.test(s)) throw new FlagError(`invalid value for --${flag}: ${JSON.stringify(s)} (expected 2 to 6 lowercase letters or digits, starting with a letter)`);
+    if (!PREFIX_PATTERN.test(s))
+      throw new FlagError(`invalid value for --${flag}: ${JSON.stringify(s)} (expected 2 to 6 lowercase letters or digits, starting with a letter)`);
     return s;
   };
 }
@@ -53,15 +55,29 @@ export function isolationOptions<T>(y: Argv<T>): Argv<T> {
       type: 'string',
       choices: ['off', 'netns'],
       default: DEFAULTS.isolation,
-      describe: 'netns: every task of an app with ipAddress gets its own network namespace and address on a bridge owned by the orchestrator, with network policies enforced by nftables (needs root, iproute2 and nftables)',
+      describe:
+        'netns: every task of an app with ipAddress gets its own network namespace and address on a bridge owned by the orchestrator, with network policies enforced by nftables (needs root, iproute2 and nftables)',
     })
-    .option('netns-subnet', { alias: 'netns_subnet', type: 'string', default: DEFAULTS.netnsSubnet, describe: 'private IPv4 subnet of the task network (the host is its first address); nothing is routed outside it', coerce: subnetFlag('netns-subnet') })
-    .option('netns-prefix', { alias: 'netns_prefix', type: 'string', default: DEFAULTS.netnsPrefix, describe: 'prefix of the namespaces, links and nftables tables this orchestrator creates (and removes at stop and after a crash)', coerce: prefixFlag('netns-prefix') })
+    .option('netns-subnet', {
+      alias: 'netns_subnet',
+      type: 'string',
+      default: DEFAULTS.netnsSubnet,
+      describe: 'private IPv4 subnet of the task network (the host is its first address); nothing is routed outside it',
+      coerce: subnetFlag('netns-subnet'),
+    })
+    .option('netns-prefix', {
+      alias: 'netns_prefix',
+      type: 'string',
+      default: DEFAULTS.netnsPrefix,
+      describe: 'prefix of the namespaces, links and nftables tables this orchestrator creates (and removes at stop and after a crash)',
+      coerce: prefixFlag('netns-prefix'),
+    })
     .option('publish-address', {
       alias: 'publish_address',
       type: 'string',
       default: DEFAULTS.publishAddress,
-      describe: "with --isolation=netns: every TCP port in an isolated task's ipAddress.discovery.ports gets a port on the host at this address (the task's `ports`) forwarding to the task; 0.0.0.0 opens them to the network, off publishes none. Forwarded connections come from the host, which ingress policies always accept",
+      describe:
+        "with --isolation=netns: every TCP port in an isolated task's ipAddress.discovery.ports gets a port on the host at this address (the task's `ports`) forwarding to the task; 0.0.0.0 opens them to the network, off publishes none. Forwarded connections come from the host, which ingress policies always accept",
       coerce: publishAddressFlag('publish-address'),
     }) as unknown as Argv<T>;
 }

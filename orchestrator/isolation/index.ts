@@ -100,7 +100,11 @@ export class Isolation {
     }
     if (!this.published) return { netns, ip, sync };
     try {
-      const published = await this.published.publish(task.taskId, ip, named.filter((p) => p.protocol === 'TCP').map((p) => p.port));
+      const published = await this.published.publish(
+        task.taskId,
+        ip,
+        named.filter((p) => p.protocol === 'TCP').map((p) => p.port),
+      );
       return { netns, ip, sync, ports: published.map((p) => p.hostPort) };
     } catch (err) {
       await this.taskStopped(task.taskId);

@@ -31,7 +31,7 @@ export function parseSubnet(cidr: string): Subnet {
   if (len < 16 || len > 29) throw new Error(`invalid subnet ${cidr}: prefix length must be between 16 and 29`);
   const mask = len === 0 ? 0 : (~0 << (32 - len)) >>> 0;
   if ((base & mask) >>> 0 !== base) throw new Error(`invalid subnet ${cidr}: host bits must be zero (did you mean ${intToIp((base & mask) >>> 0)}/${len}?)`);
-  const inRange = (net: string, l: number) => ((base & ((~0 << (32 - l)) >>> 0)) >>> 0) === ipToInt(net) && len >= l;
+  const inRange = (net: string, l: number) => (base & ((~0 << (32 - l)) >>> 0)) >>> 0 === ipToInt(net) && len >= l;
   if (!(inRange('10.0.0.0', 8) || inRange('172.16.0.0', 12) || inRange('192.168.0.0', 16))) {
     throw new Error(`invalid subnet ${cidr}: must be inside a private range (10/8, 172.16/12, 192.168/16)`);
   }

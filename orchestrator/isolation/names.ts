@@ -10,7 +10,8 @@
 export const PREFIX_PATTERN = /^[a-z][a-z0-9]{1,5}$/;
 
 export function checkPrefix(prefix: string): string {
-  if (!PREFIX_PATTERN.test(prefix)) throw new Error(`invalid isolation prefix ${JSON.stringify(prefix)}: 2 to 6 lowercase letters or digits, starting with a letter`);
+  if (!PREFIX_PATTERN.test(prefix))
+    throw new Error(`invalid isolation prefix ${JSON.stringify(prefix)}: 2 to 6 lowercase letters or digits, starting with a letter`);
   return prefix;
 }
 

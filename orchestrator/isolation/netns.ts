@@ -99,7 +99,9 @@ export class TaskNetwork {
   #checkPrefixFree(): void {
     const pid = prefixOwner(this.prefix);
     if (pid !== undefined && Number.isInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) {
-      throw new Error(`the isolation prefix ${this.prefix} is in use by another running process (pid ${pid}, ${prefixLockFile(this.prefix)}): stop it or choose another with --netns-prefix`);
+      throw new Error(
+        `the isolation prefix ${this.prefix} is in use by another running process (pid ${pid}, ${prefixLockFile(this.prefix)}): stop it or choose another with --netns-prefix`,
+      );
     }
   }
 

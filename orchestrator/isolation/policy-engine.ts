@@ -168,13 +168,25 @@ export class PolicyEngine {
       }
       return keys.size;
     };
-    if (count(this.#policies, w.putPolicies.map((p) => [policyId(p), p]), w.deletePolicies) > LIMITS.policies) throw new TooMuchState('/policies', `at most ${LIMITS.policies} policies can be in force`);
-    if (count(this.#namespaces, w.namespaces) > LIMITS.namespaces) throw new TooMuchState('/namespaces', `at most ${LIMITS.namespaces} namespaces can have labels`);
-    if (count(this.#podLabels, w.podLabels) > LIMITS.podLabels) throw new TooMuchState('/podLabels', `at most ${LIMITS.podLabels} pods can have replaced labels`);
+    if (
+      count(
+        this.#policies,
+        w.putPolicies.map((p) => [policyId(p), p]),
+        w.deletePolicies,
+      ) > LIMITS.policies
+    )
+      throw new TooMuchState('/policies', `at most ${LIMITS.policies} policies can be in force`);
+    if (count(this.#namespaces, w.namespaces) > LIMITS.namespaces)
+      throw new TooMuchState('/namespaces', `at most ${LIMITS.namespaces} namespaces can have labels`);
+    if (count(this.#podLabels, w.podLabels) > LIMITS.podLabels)
+      throw new TooMuchState('/podLabels', `at most ${LIMITS.podLabels} pods can have replaced labels`);
     this.#store.write(w);
     for (const id of w.deletePolicies) this.#policies.delete(id);
     for (const p of w.putPolicies) this.#policies.set(policyId(p), p);
-    for (const [into, entries] of [[this.#namespaces, w.namespaces], [this.#podLabels, w.podLabels]] as const) {
+    for (const [into, entries] of [
+      [this.#namespaces, w.namespaces],
+      [this.#podLabels, w.podLabels],
+    ] as const) {
       for (const [key, labels] of entries) {
         if (labels) into.set(key, labels);
         else into.delete(key);

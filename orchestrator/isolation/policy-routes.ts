@@ -29,7 +29,17 @@ export const POLICY_PATH = '/v2/starmap/policies';
 export const NETWORK_PATH = '/v2/starmap/network';
 export const DROPS_PATH = '/v2/starmap/drops';
 /** Every extension path (without --isolation=netns they answer 501). */
-export const STARMAP_PATHS = [POLICY_PATH, `${POLICY_PATH}/*`, NETWORK_PATH, DROPS_PATH, NAMESPACES_PATH, `${NAMESPACES_PATH}/*`, PODS_PATH, `${PODS_PATH}/*`, CHANGES_PATH];
+export const STARMAP_PATHS = [
+  POLICY_PATH,
+  `${POLICY_PATH}/*`,
+  NETWORK_PATH,
+  DROPS_PATH,
+  NAMESPACES_PATH,
+  `${NAMESPACES_PATH}/*`,
+  PODS_PATH,
+  `${PODS_PATH}/*`,
+  CHANGES_PATH,
+];
 
 export interface PolicyPluginOptions {
   engine: PolicyEngine;
@@ -43,7 +53,9 @@ function notFound(id: string): NotFound {
 
 function portsJson(ports: CompiledRule['ports']) {
   if (ports === 'any') return 'all';
-  return ports.flatMap((p) => (p.ranges ? p.ranges.map(([lo, hi]) => ({ protocol: p.protocol, port: lo, ...(hi !== lo ? { endPort: hi } : {}) })) : [{ protocol: p.protocol }]));
+  return ports.flatMap((p) =>
+    p.ranges ? p.ranges.map(([lo, hi]) => ({ protocol: p.protocol, port: lo, ...(hi !== lo ? { endPort: hi } : {}) })) : [{ protocol: p.protocol }],
+  );
 }
 
 function peerJson(rule: CompiledRule) {
@@ -60,13 +72,19 @@ function sideJson(side: Side) {
 }
 
 /** The body of a NetworkPolicy PUT with what the path says filled in, or where it disagrees. */
-function withPath(body: Record<string, unknown>, namespace: string, name: string): { doc: Record<string, unknown> } | { errors: { path: string; errors: string[] }[] } {
+function withPath(
+  body: Record<string, unknown>,
+  namespace: string,
+  name: string,
+): { doc: Record<string, unknown> } | { errors: { path: string; errors: string[] }[] } {
   const meta = body.metadata ?? {};
   if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return { doc: body }; // the validator says what is wrong
   const m = meta as Record<string, unknown>;
   const errors: { path: string; errors: string[] }[] = [];
-  if (m.name !== undefined && m.name !== null && m.name !== name) errors.push({ path: '/metadata/name', errors: [`does not match the name in the path (${name})`] });
-  if (m.namespace !== undefined && m.namespace !== null && m.namespace !== '' && m.namespace !== namespace) errors.push({ path: '/metadata/namespace', errors: [`does not match the namespace in the path (${namespace})`] });
+  if (m.name !== undefined && m.name !== null && m.name !== name)
+    errors.push({ path: '/metadata/name', errors: [`does not match the name in the path (${name})`] });
+  if (m.namespace !== undefined && m.namespace !== null && m.namespace !== '' && m.namespace !== namespace)
+    errors.push({ path: '/metadata/namespace', errors: [`does not match the namespace in the path (${namespace})`] });
   if (errors.length) return { errors };
   return { doc: { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', ...body, metadata: { ...m, name, namespace } } };
 }
@@ -98,7 +116,15 @@ export async function policyPlugin(app: FastifyInstance, opts: PolicyPluginOptio
     const id = req.params.id;
     if (!POLICY_ID_PATTERN.test(id)) throw new InvalidObject([{ path: '/id', errors: [ID_MESSAGE] }]);
     const policy = validated(validateAnyPolicy(requireBody(req.body), id));
-    if (isNetworkPolicyObject(policy)) throw new InvalidObject([{ path: '/kind', errors: [`a NetworkPolicy is written at ${POLICY_PATH}/{namespace}/{name} (here: ${POLICY_PATH}/${policy.metadata.namespace}/${policy.metadata.name})`] }]);
+    if (isNetworkPolicyObject(policy))
+      throw new InvalidObject([
+        {
+          path: '/kind',
+          errors: [
+            `a NetworkPolicy is written at ${POLICY_PATH}/{namespace}/{name} (here: ${POLICY_PATH}/${policy.metadata.namespace}/${policy.metadata.name})`,
+          ],
+        },
+      ]);
     const r = await stored(() => engine.put(policy));
     enforcement(reply, r.sync);
     return reply.code(r.created ? 201 : 200).send(policy);
@@ -119,12 +145,17 @@ export async function policyPlugin(app: FastifyInstance, opts: PolicyPluginOptio
   app.put<NpParams>(`${POLICY_PATH}/:namespace/:name`, async (req, reply) => {
     const { namespace, name } = req.params;
     const pathErrors = [
-      ...(dns1123LabelErrors(namespace).length ? [{ path: '/metadata/namespace', errors: dns1123LabelErrors(namespace).map((m) => `the namespace in the path: ${m}`) }] : []),
-      ...(dns1123SubdomainErrors(name).length ? [{ path: '/metadata/name', errors: dns1123SubdomainErrors(name).map((m) => `the name in the path: ${m}`) }] : []),
+      ...(dns1123LabelErrors(namespace).length
+        ? [{ path: '/metadata/namespace', errors: dns1123LabelErrors(namespace).map((m) => `the namespace in the path: ${m}`) }]
+        : []),
+      ...(dns1123SubdomainErrors(name).length
+        ? [{ path: '/metadata/name', errors: dns1123SubdomainErrors(name).map((m) => `the name in the path: ${m}`) }]
+        : []),
     ];
     if (pathErrors.length) throw new InvalidObject(pathErrors);
     const body = requireBody(req.body);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidObject([{ path: '/', errors: ['must be an object (a networking.k8s.io/v1 NetworkPolicy)'] }]);
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new InvalidObject([{ path: '/', errors: ['must be an object (a networking.k8s.io/v1 NetworkPolicy)'] }]);
     const filled = withPath(body as Record<string, unknown>, namespace, name);
     if ('errors' in filled) throw new InvalidObject(filled.errors);
     const policy = validated(validateAnyPolicy(filled.doc));
@@ -155,7 +186,11 @@ export async function policyPlugin(app: FastifyInstance, opts: PolicyPluginOptio
           ingress: r ? sideJson(r.ingress) : { isolated: false, rules: [] },
           egress: r ? sideJson(r.egress) : { isolated: false, rules: [] },
           // The dialect-era summary of the ingress rules, kept for existing clients.
-          allow: (r?.ingress.rules ?? []).map((a) => ({ from: a.peer.kind === 'any' ? 'any' : a.peer.kind === 'pods' ? a.peer.ips : { cidr: a.peer.cidr, except: a.peer.except }, ports: portsJson(a.ports), origin: a.origin })),
+          allow: (r?.ingress.rules ?? []).map((a) => ({
+            from: a.peer.kind === 'any' ? 'any' : a.peer.kind === 'pods' ? a.peer.ips : { cidr: a.peer.cidr, except: a.peer.except },
+            ports: portsJson(a.ports),
+            origin: a.origin,
+          })),
         };
       }),
     };

@@ -96,7 +96,10 @@ export class PolicyStore {
       for (const id of w.deletePolicies) del.run(id);
       const put = db.prepare('INSERT OR REPLACE INTO isolation_policies (id, doc, updated_at) VALUES (?, ?, ?)');
       for (const p of w.putPolicies) put.run(policyId(p), JSON.stringify(p), now);
-      for (const [table, key, entries] of [['isolation_namespaces', 'name', w.namespaces], ['isolation_pod_labels', 'id', w.podLabels]] as const) {
+      for (const [table, key, entries] of [
+        ['isolation_namespaces', 'name', w.namespaces],
+        ['isolation_pod_labels', 'id', w.podLabels],
+      ] as const) {
         const set = db.prepare(`INSERT OR REPLACE INTO ${table} (${key}, labels, updated_at) VALUES (?, ?, ?)`);
         const unset = db.prepare(`DELETE FROM ${table} WHERE ${key} = ?`);
         for (const [k, labels] of entries) {

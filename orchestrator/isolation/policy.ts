@@ -142,7 +142,13 @@ export function validatePolicy(body: unknown, idFromPath?: string): { policy: Ne
    * An array of objects at `path`: each element must be an object (else `shape` is the error) with
    * only `keys`; `each` turns it into a value (undefined: skipped). Undefined when not an array.
    */
-  const objects = <T>(v: unknown, path: string, shape: string, keys: string[], each: (o: Record<string, unknown>, path: string) => T | undefined): T[] | undefined => {
+  const objects = <T>(
+    v: unknown,
+    path: string,
+    shape: string,
+    keys: string[],
+    each: (o: Record<string, unknown>, path: string) => T | undefined,
+  ): T[] | undefined => {
     if (!Array.isArray(v)) return err(path, 'must be an array');
     const out: T[] = [];
     v.forEach((x: unknown, i) => {
@@ -183,7 +189,8 @@ export function validatePolicy(body: unknown, idFromPath?: string): { policy: Ne
             if (proto !== 'tcp' && proto !== 'udp') return err(`${xp}/protocol`, 'must be "tcp" or "udp"');
             const pr: PortRule = { port, protocol: proto };
             if (x.endPort !== undefined) {
-              if (typeof x.endPort !== 'number' || !Number.isInteger(x.endPort) || x.endPort < port || x.endPort > 65535) return err(`${xp}/endPort`, 'must be an integer from port to 65535');
+              if (typeof x.endPort !== 'number' || !Number.isInteger(x.endPort) || x.endPort < port || x.endPort > 65535)
+                return err(`${xp}/endPort`, 'must be an integer from port to 65535');
               pr.endPort = x.endPort;
             }
             return pr;

@@ -44,7 +44,10 @@ export function mergeRanges(ranges: readonly [number, number][]): [number, numbe
 
 /** Except prefixes without those inside another (CIDR prefixes are nested or disjoint). */
 export function outermostPrefixes(cidrs: readonly string[]): string[] {
-  const parsed = [...new Set(cidrs)].map((c) => parseCidr(c)).filter((c): c is Cidr => !('error' in c)).sort((a, b) => a.prefix - b.prefix);
+  const parsed = [...new Set(cidrs)]
+    .map((c) => parseCidr(c))
+    .filter((c): c is Cidr => !('error' in c))
+    .sort((a, b) => a.prefix - b.prefix);
   const kept: Cidr[] = [];
   for (const c of parsed) {
     const bits = BigInt(c.family === 4 ? 32 : 128);
@@ -98,7 +101,10 @@ function chainBody(side: Side, dir: Direction, gateway: string): { policy: 'acce
   const drop = `goto ${DROP_CHAINS[dir]}`;
   const rules = [dir === 'ingress' ? 'iif "lo" accept' : 'oif "lo" accept', 'ct state established ct direction reply accept', 'ct state related accept'];
   if (dir === 'ingress') rules.push(`ip saddr ${gateway} accept ${comment('the host = the node: orchestrator and health checks')}`);
-  if (side.limit) rules.push(side.limit.ips.length > 0 ? `ip saddr != ${set(side.limit.ips)} ${drop} ${comment(side.limit.origin)}` : `${drop} ${comment(side.limit.origin)}`);
+  if (side.limit)
+    rules.push(
+      side.limit.ips.length > 0 ? `ip saddr != ${set(side.limit.ips)} ${drop} ${comment(side.limit.origin)}` : `${drop} ${comment(side.limit.origin)}`,
+    );
   if (!side.isolated) rules.push('accept');
   else {
     for (const r of side.rules) rules.push(...ruleLines(r, dir));
@@ -127,7 +133,12 @@ export function renderRuleset(r: TaskRules): string {
   }
   for (const d of dirs) {
     const addr = d === 'ingress' ? 'ip saddr' : 'ip daddr';
-    lines.push(`  chain ${DROP_CHAINS[d]} {`, `    meta l4proto { tcp, udp, sctp } update @${DROP_SETS[d]} { ${addr} . meta l4proto . th dport }`, '    drop', '  }');
+    lines.push(
+      `  chain ${DROP_CHAINS[d]} {`,
+      `    meta l4proto { tcp, udp, sctp } update @${DROP_SETS[d]} { ${addr} . meta l4proto . th dport }`,
+      '    drop',
+      '  }',
+    );
   }
   lines.push('}', '');
   return lines.join('\n');

@@ -14,7 +14,9 @@ export function configVersionOf(app: AppDefinition): string {
 /** The delay after one more failure of a task of `app` launched with `configVersion`. */
 export function nextDelay(app: AppDefinition, configVersion: string, previous: DelayRecord | undefined, now: number): DelayRecord {
   const same = previous !== undefined && previous.configVersion === configVersion;
-  const delaySeconds = same ? Math.min(previous.delaySeconds * app.backoffFactor, app.maxLaunchDelaySeconds) : Math.min(app.backoffSeconds, app.maxLaunchDelaySeconds);
+  const delaySeconds = same
+    ? Math.min(previous.delaySeconds * app.backoffFactor, app.maxLaunchDelaySeconds)
+    : Math.min(app.backoffSeconds, app.maxLaunchDelaySeconds);
   return { appId: app.id, configVersion, delaySeconds, deadline: now + delaySeconds * 1000, failures: same ? previous.failures + 1 : 1 };
 }
 

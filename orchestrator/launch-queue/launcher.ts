@@ -205,7 +205,16 @@ export class Launcher {
     if (!this.#reportedRefusals.has(app)) {
       this.#reportedRefusals.add(app);
       this.#o.logger.error({ appId: app.id, version: app.version, problem }, 'app not launched: its definition cannot be honoured (update it to fix)');
-      this.#tracker.recordFailure(app.id, { appId: app.id, host: this.#o.hostname, message: problem, state: 'TASK_ERROR', taskId: '', timestamp: new Date().toISOString(), version: app.version, slaveId: SLAVE_ID });
+      this.#tracker.recordFailure(app.id, {
+        appId: app.id,
+        host: this.#o.hostname,
+        message: problem,
+        state: 'TASK_ERROR',
+        taskId: '',
+        timestamp: new Date().toISOString(),
+        version: app.version,
+        slaveId: SLAVE_ID,
+      });
     }
     return true;
   }
@@ -217,13 +226,22 @@ export class Launcher {
     const taskId = `${safePath(app.id)}.${uuidv1()}`;
     let hostPorts: number[] | null;
     try {
-      hostPorts = this.#hostPorts.take(taskId, decl.map((p) => p.declared));
+      hostPorts = this.#hostPorts.take(
+        taskId,
+        decl.map((p) => p.declared),
+      );
     } catch (err) {
       this.#o.logger.warn({ appId: app.id, err: (err as Error).message }, 'no free host port in the task port range');
       return false;
     }
     if (!hostPorts) return false; // requirePorts: wait until the port is free
-    const ports: PortAssignment[] = decl.map((p, i) => ({ hostPort: hostPorts[i]!, declaredPort: p.declared, protocol: p.protocol, ...(p.name !== undefined ? { name: p.name } : {}), ...(p.containerPort !== undefined ? { containerPort: p.containerPort } : {}) }));
+    const ports: PortAssignment[] = decl.map((p, i) => ({
+      hostPort: hostPorts[i]!,
+      declaredPort: p.declared,
+      protocol: p.protocol,
+      ...(p.name !== undefined ? { name: p.name } : {}),
+      ...(p.containerPort !== undefined ? { containerPort: p.containerPort } : {}),
+    }));
     const now = new Date().toISOString();
     const t: TaskRecord = {
       id: taskId,
@@ -253,13 +271,29 @@ export class Launcher {
       sandboxDir,
       killGracePeriodSeconds: app.taskKillGracePeriodSeconds,
       ...(docker
-        ? { docker: { image: docker.image, network: docker.network, privileged: docker.privileged, parameters: docker.parameters, forcePullImage: docker.forcePullImage, volumes: app.container!.volumes } }
+        ? {
+            docker: {
+              image: docker.image,
+              network: docker.network,
+              privileged: docker.privileged,
+              parameters: docker.parameters,
+              forcePullImage: docker.forcePullImage,
+              volumes: app.container!.volumes,
+            },
+          }
         : {}),
     };
     if (spec.cmd === null && spec.args === null && !docker) spec.cmd = 'true';
     this.#launchInfo.set(taskId, { env: spec.env, sandboxDir });
     if (app.ipAddress && this.#o.isolation) {
-      this.#needsNetwork.set(taskId, { taskId, appId: app.id, labels: app.labels, groups: app.ipAddress.groups, hostnames: taskHostnames(app.id), ports: app.ipAddress.discovery.ports });
+      this.#needsNetwork.set(taskId, {
+        taskId,
+        appId: app.id,
+        labels: app.labels,
+        groups: app.ipAddress.groups,
+        hostnames: taskHostnames(app.id),
+        ports: app.ipAddress.discovery.ports,
+      });
     }
     this.#pendingLaunches.push(spec);
     return true;
@@ -267,7 +301,17 @@ export class Launcher {
 
   #env(app: AppDefinition, taskId: string, ports: PortAssignment[], sandboxDir: string): Record<string, string> {
     const marathon = taskEnvironment(
-      { appId: app.id, version: app.version, cpus: app.cpus, mem: app.mem, disk: app.disk, gpus: app.gpus, labels: app.labels, env: app.env, dockerImage: app.container?.docker?.image },
+      {
+        appId: app.id,
+        version: app.version,
+        cpus: app.cpus,
+        mem: app.mem,
+        disk: app.disk,
+        gpus: app.gpus,
+        labels: app.labels,
+        env: app.env,
+        dockerImage: app.container?.docker?.image,
+      },
       taskId,
       this.#o.hostname,
       ports,
@@ -312,12 +356,19 @@ export class Launcher {
         net = await iso.taskStarting(task);
       } catch (err) {
         await this.#track(iso.taskStopped(taskId)).catch(() => undefined); // whatever part was made
-        this.#o.onStatus({ taskId, state: 'TASK_FAILED', message: `network isolation (--isolation=netns) failed for the task: ${(err as Error).message}`, timestamp: now() });
+        this.#o.onStatus({
+          taskId,
+          state: 'TASK_FAILED',
+          message: `network isolation (--isolation=netns) failed for the task: ${(err as Error).message}`,
+          timestamp: now(),
+        });
         return;
       }
       const t = this.#tracker.get(taskId);
       if (this.#closed || !t || t.killing) {
-        await this.#track(iso.taskStopped(taskId)).catch((err: unknown) => this.#o.logger.warn({ err, taskId }, 'isolation: could not remove the network of a task killed before start'));
+        await this.#track(iso.taskStopped(taskId)).catch((err: unknown) =>
+          this.#o.logger.warn({ err, taskId }, 'isolation: could not remove the network of a task killed before start'),
+        );
         if (t) this.#o.onStatus({ taskId, state: 'TASK_KILLED', message: 'Killed before start', timestamp: now() });
         return;
       }
@@ -347,7 +398,9 @@ export class Launcher {
   #releaseNetwork(taskId: string): void {
     const iso = this.#o.isolation;
     if (!iso) return;
-    void this.#track(iso.taskStopped(taskId)).catch((err: unknown) => this.#o.logger.warn({ err, taskId }, 'isolation: could not remove the network of a stopped task'));
+    void this.#track(iso.taskStopped(taskId)).catch((err: unknown) =>
+      this.#o.logger.warn({ err, taskId }, 'isolation: could not remove the network of a stopped task'),
+    );
   }
 
   #track<T>(p: Promise<T>): Promise<T> {

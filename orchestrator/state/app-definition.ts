@@ -9,7 +9,21 @@
 // one module per part of a definition (ports, container, ip-address, fetch, upgrade-strategy,
 // health-checks, readiness-checks) holding that part's reading, normalising and checks. Limits on
 // counts are in bounds.ts, constraints in constraints.ts, comparing and merging in app-update.ts.
-export type { AppDefinition, Container, FetchUri, HealthCheck, IpAddress, Json, JsonObject, ParseOptions, PortDefinition, PortMapping, ReadinessCheck, UpgradeStrategy, Violation } from './app-definition/types.ts';
+export type {
+  AppDefinition,
+  Container,
+  FetchUri,
+  HealthCheck,
+  IpAddress,
+  Json,
+  JsonObject,
+  ParseOptions,
+  PortDefinition,
+  PortMapping,
+  ReadinessCheck,
+  UpgradeStrategy,
+  Violation,
+} from './app-definition/types.ts';
 export { parseApp, readApp } from './app-definition/read.ts';
 export { canonicalPath, idErrors, NO_PATH_ELEMENT, safePath } from './app-definition/ids.ts';
 export { appPortNames, bridgedMappings } from './app-definition/ports.ts';

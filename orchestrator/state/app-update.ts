@@ -9,7 +9,20 @@ export function keepServicePorts(before: AppDefinition, next: AppDefinition): Ap
   const d = next.container?.docker;
   const bd = before.container?.docker;
   if (d && bd && d.portMappings.length) {
-    out.container = { ...next.container!, docker: { ...d, portMappings: d.portMappings.map((m, i) => ({ ...m, servicePort: kept(m.servicePort, i, bd.portMappings.map((x) => x.servicePort)) })) } };
+    out.container = {
+      ...next.container!,
+      docker: {
+        ...d,
+        portMappings: d.portMappings.map((m, i) => ({
+          ...m,
+          servicePort: kept(
+            m.servicePort,
+            i,
+            bd.portMappings.map((x) => x.servicePort),
+          ),
+        })),
+      },
+    };
   } else if (next.portDefinitions && !next.requirePorts) {
     const had = before.portDefinitions?.map((p) => p.port) ?? [];
     out.portDefinitions = next.portDefinitions.map((p, i) => ({ ...p, port: kept(p.port, i, had) }));
@@ -36,7 +49,11 @@ function sortedJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) return `[${v.map(sortedJson).join(',')}]`;
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${sortedJson(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${sortedJson(o[k])}`)
+    .join(',')}}`;
 }
 
 /**
@@ -46,7 +63,8 @@ function sortedJson(v: unknown): string {
  */
 export function toMergeBase(app: AppDefinition, given: JsonObject): JsonObject {
   const update: JsonObject = {};
-  for (const [k, v] of Object.entries(given)) if (v !== null) Object.defineProperty(update, k, { value: v, enumerable: true, writable: true, configurable: true });
+  for (const [k, v] of Object.entries(given))
+    if (v !== null) Object.defineProperty(update, k, { value: v, enumerable: true, writable: true, configurable: true });
   const base = JSON.parse(JSON.stringify(app)) as JsonObject;
   const has = (k: string) => Object.hasOwn(update, k);
   delete base.version;

@@ -116,7 +116,8 @@ export function instanceViolations(before: ReadonlyMap<string, AppDefinition>, a
   for (const [id, app] of after) {
     const had = before.get(id)?.instances ?? 0;
     // A count that was already too high (stored before these limits) may still go down.
-    if (app.instances > LIMITS.instances && app.instances > had) errors.push(`${id} would have ${app.instances} instances, expected ${LIMITS.instances} or less`);
+    if (app.instances > LIMITS.instances && app.instances > had)
+      errors.push(`${id} would have ${app.instances} instances, expected ${LIMITS.instances} or less`);
   }
   const was = total(before);
   const will = total(after);

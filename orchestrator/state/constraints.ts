@@ -32,10 +32,12 @@ export function constraintProblems(constraints: readonly (readonly string[])[]):
     if (c.length < 2 || c.length > 3) return add('Each constraint must have either 2 or 3 fields');
     const [, op, value] = c;
     if (!CONSTRAINT_OPERATORS.includes(op ?? '')) return add(`Constraint operator must be one of the following: [${CONSTRAINT_OPERATORS.join(', ')}]`);
-    if (value !== undefined && value.length > MAX_CONSTRAINT_VALUE) return add(`got a value of ${value.length} characters, expected ${MAX_CONSTRAINT_VALUE} or less`);
+    if (value !== undefined && value.length > MAX_CONSTRAINT_VALUE)
+      return add(`got a value of ${value.length} characters, expected ${MAX_CONSTRAINT_VALUE} or less`);
     if (op === 'UNIQUE' && value !== undefined) add('Value specified but not used');
     if (op === 'CLUSTER' && (value === undefined || value === '')) add('Missing value');
-    if ((op === 'GROUP_BY' && value !== undefined && !/^\d+$/.test(value)) || (op === 'MAX_PER' && (value === undefined || !/^\d+$/.test(value)))) add('Value was not an integer number');
+    if ((op === 'GROUP_BY' && value !== undefined && !/^\d+$/.test(value)) || (op === 'MAX_PER' && (value === undefined || !/^\d+$/.test(value))))
+      add('Value was not an integer number');
     if (op === 'LIKE' || op === 'UNLIKE') {
       if (value === undefined) add('A regular expression value must be provided');
       else {

@@ -3,7 +3,17 @@
 // the apps and groups whose parent path it is. This module parses a group update body (Marathon's
 // GroupUpdate: {id?, apps?, groups?, dependencies?, scaleBy?, version?}) with Marathon's error
 // shapes and resolves relative ids. Pure: nothing here touches state.
-import { canonicalPath, idErrors, NO_PATH_ELEMENT, parseApp, type AppDefinition, type Json, type JsonObject, type ParseOptions, type Violation } from './app-definition.ts';
+import {
+  canonicalPath,
+  idErrors,
+  NO_PATH_ELEMENT,
+  parseApp,
+  type AppDefinition,
+  type Json,
+  type JsonObject,
+  type ParseOptions,
+  type Violation,
+} from './app-definition.ts';
 import { InvalidObject, MalformedJson, NotFound } from '../errors.ts';
 
 export interface GroupRecord {

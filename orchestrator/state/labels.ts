@@ -23,7 +23,8 @@ export function withPlainMaps(app: AppDefinition): AppDefinition {
   const out: AppDefinition = { ...app, labels: plainMap(app.labels), env: plainMap(app.env) };
   if (app.portDefinitions) out.portDefinitions = app.portDefinitions.map((p) => ({ ...p, labels: plainMap(p.labels) }));
   const docker = app.container?.docker;
-  if (app.container && docker) out.container = { ...app.container, docker: { ...docker, portMappings: docker.portMappings.map((m) => ({ ...m, labels: plainMap(m.labels) })) } };
+  if (app.container && docker)
+    out.container = { ...app.container, docker: { ...docker, portMappings: docker.portMappings.map((m) => ({ ...m, labels: plainMap(m.labels) })) } };
   if (app.ipAddress) out.ipAddress = { ...app.ipAddress, labels: plainMap(app.ipAddress.labels) };
   return out;
 }

@@ -31,7 +31,8 @@ export function reviveApp(key: string, stored: unknown): RevivedApp {
   }
   if (Array.isArray(uris) && uris.every((u) => typeof u === 'string')) app.uris = uris as string[];
   const info = o.versionInfo as JsonObject | undefined;
-  if (info && isTimestamp(info.lastScalingAt) && isTimestamp(info.lastConfigChangeAt)) app.versionInfo = { lastScalingAt: info.lastScalingAt, lastConfigChangeAt: info.lastConfigChangeAt };
+  if (info && isTimestamp(info.lastScalingAt) && isTimestamp(info.lastConfigChangeAt))
+    app.versionInfo = { lastScalingAt: info.lastScalingAt, lastConfigChangeAt: info.lastConfigChangeAt };
   else app.versionInfo = { lastScalingAt: version, lastConfigChangeAt: version };
   return { app: withPlainMaps(app) };
 }

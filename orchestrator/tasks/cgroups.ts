@@ -209,7 +209,8 @@ export class TaskCgroups {
   static open(scope: string, mode: CgroupMode = 'auto', mountinfo?: string): TaskCgroups | { unavailable: string } {
     if (mode === 'off') return { unavailable: 'task cgroups are switched off' };
     const mounts = cgroupMounts(mountinfo).filter((m) => mode === 'auto' || m.kind === mode);
-    if (mounts.length === 0) return { unavailable: mode === 'auto' ? 'no cgroup v2 or cgroup v1 freezer/pids hierarchy is mounted' : `no ${LABEL[mode]} hierarchy is mounted` };
+    if (mounts.length === 0)
+      return { unavailable: mode === 'auto' ? 'no cgroup v2 or cgroup v1 freezer/pids hierarchy is mounted' : `no ${LABEL[mode]} hierarchy is mounted` };
     const why: string[] = [];
     for (const m of mounts) {
       const root = join(m.path, 'starmap', scopeName(scope));
@@ -263,7 +264,9 @@ export class TaskCgroups {
     const out = new Map<string, TaskCgroup>();
     let names: string[] = [];
     try {
-      names = readdirSync(this.root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+      names = readdirSync(this.root, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name);
     } catch {
       /* scope gone */
     }

@@ -50,7 +50,13 @@ function effectivePort(p: PortAssignment): number {
   return p.hostPort !== 0 ? p.hostPort : (p.containerPort ?? 0);
 }
 
-export function taskEnvironment(app: TaskEnvInput, taskId: string, host: string, ports: PortAssignment[], opts: { envVarsPrefix?: string | undefined } = {}): Record<string, string> {
+export function taskEnvironment(
+  app: TaskEnvInput,
+  taskId: string,
+  host: string,
+  ports: PortAssignment[],
+  opts: { envVarsPrefix?: string | undefined } = {},
+): Record<string, string> {
   const pre = opts.envVarsPrefix ?? '';
   const env: Record<string, string> = {};
   env[`${pre}HOST`] = host;
@@ -106,7 +112,12 @@ export function taskProcessEnv(specEnv: Record<string, string>, base: NodeJS.Pro
 
 /** Resolves a program name like execvp does (default PATH when none); undefined when not found or not executable. */
 export function resolveProgram(program: string, pathVar: string | undefined): string | undefined {
-  const candidates = program.includes('/') ? [program] : (pathVar ?? DEFAULT_PATH).split(delimiter).filter(Boolean).map((d) => join(d, program));
+  const candidates = program.includes('/')
+    ? [program]
+    : (pathVar ?? DEFAULT_PATH)
+        .split(delimiter)
+        .filter(Boolean)
+        .map((d) => join(d, program));
   for (const c of candidates) {
     try {
       accessSync(c, fsConstants.X_OK);

@@ -18,7 +18,20 @@ import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import type { Executor, LaunchSpec, TaskState, TaskStatusUpdate } from './types.ts';
-import { allProcesses, groupIsTask, procInfo, processSnapshot, killGroupNow, liveDescendants, sameLiveProcess, signalGroup, signalPid, terminateGroup, waitGroupGone, type ProcInfo } from './process-group.ts';
+import {
+  allProcesses,
+  groupIsTask,
+  procInfo,
+  processSnapshot,
+  killGroupNow,
+  liveDescendants,
+  sameLiveProcess,
+  signalGroup,
+  signalPid,
+  terminateGroup,
+  waitGroupGone,
+  type ProcInfo,
+} from './process-group.ts';
 import { podmanRunArgs, findPodman, removeContainer, containerName } from './podman.ts';
 import { TaskCgroups, type CgroupMode, type TaskCgroup } from './cgroups.ts';
 import { resolveProgram, taskProcessEnv } from './env.ts';
@@ -142,7 +155,14 @@ export class ProcessExecutor implements Executor {
   }
 
   #emit(run: TaskRun, state: TaskState, message: string, extra: Partial<TaskStatusUpdate> = {}): void {
-    const u: TaskStatusUpdate = { taskId: run.spec.taskId, state, message, timestamp: new Date().toISOString(), ...(run.pid !== undefined ? { pid: run.pid } : {}), ...extra };
+    const u: TaskStatusUpdate = {
+      taskId: run.spec.taskId,
+      state,
+      message,
+      timestamp: new Date().toISOString(),
+      ...(run.pid !== undefined ? { pid: run.pid } : {}),
+      ...extra,
+    };
     for (const l of this.#listeners) {
       try {
         l(u);
@@ -190,7 +210,9 @@ export class ProcessExecutor implements Executor {
    */
   async #startBatch(): Promise<void> {
     const runs = this.#batch.splice(0);
-    const prepared = await Promise.all(runs.map((run) => this.#prepare(run).catch((e: unknown) => void this.#fail(run, `launch failed: ${(e as Error).message}`))));
+    const prepared = await Promise.all(
+      runs.map((run) => this.#prepare(run).catch((e: unknown) => void this.#fail(run, `launch failed: ${(e as Error).message}`))),
+    );
     for (const p of prepared) if (p) this.#spawn(p);
   }
 
@@ -355,7 +377,10 @@ export class ProcessExecutor implements Executor {
     } else if (code === 0) {
       this.#emit(run, 'TASK_FINISHED', 'Command exited with code 0', extra);
     } else {
-      const why = signal !== null ? `killed by signal ${signalName(signal)}` : `exited with code ${code}${code === 127 ? ' (command not found)' : code === 126 ? ' (not executable)' : ''}`;
+      const why =
+        signal !== null
+          ? `killed by signal ${signalName(signal)}`
+          : `exited with code ${code}${code === 127 ? ' (command not found)' : code === 126 ? ' (not executable)' : ''}`;
       const tail = lastLine(join(spec.sandboxDir, 'stderr'));
       this.#emit(run, 'TASK_FAILED', `Command ${why}${tail ? `: ${tail}` : ''}`, extra);
     }

@@ -6,26 +6,33 @@ import type { TaskRecord } from '../state/store.ts';
 import { findTaskProcesses } from './process-group.ts';
 import type { Executor } from './types.ts';
 
-export async function killLeftoverTasks(leftovers: TaskRecord[], executor: Executor, logger: Logger, gracePeriodOf: (appId: string) => number | null): Promise<void> {
+export async function killLeftoverTasks(
+  leftovers: TaskRecord[],
+  executor: Executor,
+  logger: Logger,
+  gracePeriodOf: (appId: string) => number | null,
+): Promise<void> {
   if (leftovers.length > 0) {
     // Only processes that carry the task's MESOS_TASK_ID are killed (a recorded pid may have been
     // reused by an unrelated process); processes whose pid was never recorded are found the same way.
     const found = findTaskProcesses(new Set(leftovers.map((t) => t.id)));
-    await Promise.all(leftovers.map(async (t) => {
-      const pids = found.get(t.id) ?? [];
-      try {
-        if (t.pid && pids.includes(t.pid)) await executor.killOrphan(t.pid, { taskId: t.id, gracePeriodSeconds: gracePeriodOf(t.appId) });
-      } catch (err) {
-        logger.warn({ err, taskId: t.id }, 'stopping a task left by the previous run failed; killing it');
-      }
-      for (const pid of pids) {
+    await Promise.all(
+      leftovers.map(async (t) => {
+        const pids = found.get(t.id) ?? [];
         try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          /* gone */
+          if (t.pid && pids.includes(t.pid)) await executor.killOrphan(t.pid, { taskId: t.id, gracePeriodSeconds: gracePeriodOf(t.appId) });
+        } catch (err) {
+          logger.warn({ err, taskId: t.id }, 'stopping a task left by the previous run failed; killing it');
         }
-      }
-    }));
+        for (const pid of pids) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        }
+      }),
+    );
   }
   try {
     await executor.killLeftovers?.(); // what detached from those tasks (cgroups)

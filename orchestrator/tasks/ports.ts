@@ -96,7 +96,8 @@ export class HostPortAllocator {
       if (free.length >= dynamic) break;
       if (!fixed.includes(port)) free.push(port);
     }
-    if (free.length < dynamic) throw new PortsUnavailableError(`not enough free host ports in ${this.min}-${this.max}: needed ${dynamic}, found ${free.length}`, []);
+    if (free.length < dynamic)
+      throw new PortsUnavailableError(`not enough free host ports in ${this.min}-${this.max}: needed ${dynamic}, found ${free.length}`, []);
     const ports = declared.map((p) => (p !== 0 ? p : free.shift()!));
     this.reserve(taskId, ports);
     return ports;
@@ -145,7 +146,11 @@ export class HostPortAllocator {
       for (const p of ports) if (!(await this.#probeOne(p))) taken.push(p);
       for (const p of ports) this.#used.delete(p);
     }
-    if (taken.length) throw new PortsUnavailableError(`required host port${taken.length > 1 ? 's' : ''} ${taken.join(', ')} ${taken.length > 1 ? 'are' : 'is'} already in use`, taken);
+    if (taken.length)
+      throw new PortsUnavailableError(
+        `required host port${taken.length > 1 ? 's' : ''} ${taken.join(', ')} ${taken.length > 1 ? 'are' : 'is'} already in use`,
+        taken,
+      );
     this.reserve(taskId, ports);
     return [...ports];
   }

@@ -39,7 +39,9 @@ const HAS_PROC = (() => {
 /** The pids listed in /proc (none where there is no /proc). */
 function pids(): number[] {
   try {
-    return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+    return readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number);
   } catch {
     return [];
   }

@@ -2,15 +2,7 @@
 // that runs task processes on this machine (tasks/executor.ts) and the health checkers (health/).
 
 export type TaskState =
-  | 'TASK_STAGING'
-  | 'TASK_STARTING'
-  | 'TASK_RUNNING'
-  | 'TASK_KILLING'
-  | 'TASK_FINISHED'
-  | 'TASK_FAILED'
-  | 'TASK_KILLED'
-  | 'TASK_LOST'
-  | 'TASK_ERROR';
+  'TASK_STAGING' | 'TASK_STARTING' | 'TASK_RUNNING' | 'TASK_KILLING' | 'TASK_FINISHED' | 'TASK_FAILED' | 'TASK_KILLED' | 'TASK_LOST' | 'TASK_ERROR';
 
 export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set(['TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_LOST', 'TASK_ERROR']);
 

@@ -18,17 +18,19 @@ export function hasPodman(): boolean {
 /** Writes containers.conf and storage.conf into `dir` (created) and returns a podman runner using them. */
 export function podmanIn(dir: string): Podman {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    join(dir, 'containers.conf'),
-    '[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]\n[engine]\nruntime = "runc"\n',
-  );
+  writeFileSync(join(dir, 'containers.conf'), '[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]\n[engine]\nruntime = "runc"\n');
   // vfs: no overlay mounts are left behind when a run is interrupted.
   writeFileSync(join(dir, 'storage.conf'), `[storage]\ndriver = "vfs"\nrunroot = "${dir}/run"\ngraphroot = "${dir}/storage"\n`);
   const env = { CONTAINERS_CONF: join(dir, 'containers.conf'), CONTAINERS_STORAGE_CONF: join(dir, 'storage.conf') };
   return {
     env,
     run: (args, opts = {}) => {
-      const r = spawnSync('podman', args, { env: { ...process.env, ...env }, encoding: 'utf8', timeout: opts.timeoutMs ?? 300_000, maxBuffer: 64 * 1024 * 1024 });
+      const r = spawnSync('podman', args, {
+        env: { ...process.env, ...env },
+        encoding: 'utf8',
+        timeout: opts.timeoutMs ?? 300_000,
+        maxBuffer: 64 * 1024 * 1024,
+      });
       return { status: r.status, out: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
     },
   };

@@ -163,7 +163,8 @@ export class Evaluator {
     const pending: RuleRef[] = [];
     for (const p of policies) {
       p.rules[direction].forEach((rule, r) => {
-        const port = rule.ports.length === 0 ? { value: true as Tri, index: null } : anyOf(rule.ports, (pp) => portMatches(pp, conn.to, conn.port, conn.protocol));
+        const port =
+          rule.ports.length === 0 ? { value: true as Tri, index: null } : anyOf(rule.ports, (pp) => portMatches(pp, conn.to, conn.port, conn.protocol));
         if (port.value !== true) return;
         const match = rule.peers.length === 0 ? { value: true as Tri, index: null } : anyOf(rule.peers, (_, i) => this.#peerMatches(p, rule, i, peer));
         const ref: RuleRef = { policy: p.id, direction, rule: r, peer: match.index, port: port.index };
@@ -228,7 +229,10 @@ function compileBlock(p: NetworkPolicyObject, peer: NetworkPolicyPeer, ipOf: (re
 }
 
 function compile(p: NetworkPolicyObject, ipOf: (ref: string) => string | undefined): CompiledPolicy {
-  const rules = (list: { from?: NetworkPolicyPeer[]; to?: NetworkPolicyPeer[]; ports?: NetworkPolicyPort[] }[] | undefined, key: 'from' | 'to'): CompiledRule[] =>
+  const rules = (
+    list: { from?: NetworkPolicyPeer[]; to?: NetworkPolicyPeer[]; ports?: NetworkPolicyPort[] }[] | undefined,
+    key: 'from' | 'to',
+  ): CompiledRule[] =>
     (list ?? []).map((r) => {
       const peers = r[key] ?? [];
       return { peers, blocks: peers.map((peer) => compileBlock(p, peer, ipOf)), ports: r.ports ?? [] };

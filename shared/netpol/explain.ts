@@ -7,8 +7,13 @@ import { objectId, type NetworkPolicyObject, type NetworkPolicyPeer, type Networ
 
 export function peerText(peer: NetworkPolicyPeer, policyNamespace: string): string {
   if (peer.ipBlock) return `ipBlock ${peer.ipBlock.cidr}${peer.ipBlock.except?.length ? ` except ${peer.ipBlock.except.join(', ')}` : ''}`;
-  const empty = (sel: { matchLabels?: object; matchExpressions?: unknown[] }) => Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions ?? []).length === 0;
-  const ns = !peer.namespaceSelector ? `namespace ${policyNamespace}` : empty(peer.namespaceSelector) ? 'every namespace' : `namespaces {${selectorText(peer.namespaceSelector)}}`;
+  const empty = (sel: { matchLabels?: object; matchExpressions?: unknown[] }) =>
+    Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions ?? []).length === 0;
+  const ns = !peer.namespaceSelector
+    ? `namespace ${policyNamespace}`
+    : empty(peer.namespaceSelector)
+      ? 'every namespace'
+      : `namespaces {${selectorText(peer.namespaceSelector)}}`;
   const pods = !peer.podSelector || empty(peer.podSelector) ? 'all pods' : `pods {${selectorText(peer.podSelector)}}`;
   return `${pods} in ${ns}`;
 }
@@ -29,7 +34,10 @@ export function ruleName(ref: Pick<RuleRef, 'policy' | 'direction' | 'rule'>): s
 export function ruleText(ref: RuleRef, policy: NetworkPolicyObject | undefined): string {
   const rule = policy ? (ref.direction === 'ingress' ? policy.spec.ingress : policy.spec.egress)?.[ref.rule] : undefined;
   const peers = rule ? (ref.direction === 'ingress' ? (rule as { from?: NetworkPolicyPeer[] }).from : (rule as { to?: NetworkPolicyPeer[] }).to) : undefined;
-  const peer = ref.peer === null ? `every ${ref.direction === 'ingress' ? 'source' : 'destination'}` : `peer ${ref.peer}${peers?.[ref.peer] && policy ? `: ${peerText(peers[ref.peer]!, policy.metadata.namespace)}` : ''}`;
+  const peer =
+    ref.peer === null
+      ? `every ${ref.direction === 'ingress' ? 'source' : 'destination'}`
+      : `peer ${ref.peer}${peers?.[ref.peer] && policy ? `: ${peerText(peers[ref.peer]!, policy.metadata.namespace)}` : ''}`;
   const port = ref.port === null ? 'every port' : `port ${ref.port}${rule?.ports?.[ref.port] ? `: ${portText(rule.ports[ref.port]!)}` : ''}`;
   return `${ruleName(ref)} (${peer}; ${port})`;
 }
@@ -89,5 +97,9 @@ export function verdictText(conn: Connection, v: Verdict, ev?: Evaluator): strin
   const from = objectId(conn.from);
   const to = objectId(conn.to);
   const verdict = v.allowed === true ? 'allowed' : v.allowed === false ? 'blocked' : 'undecided (depends on addresses not known yet)';
-  return [`${from} -> ${to} ${conn.port}/${conn.protocol}: ${verdict}`, `  ${sideText('egress', from, v.egress, ev)}`, `  ${sideText('ingress', to, v.ingress, ev)}`].join('\n');
+  return [
+    `${from} -> ${to} ${conn.port}/${conn.protocol}: ${verdict}`,
+    `  ${sideText('egress', from, v.egress, ev)}`,
+    `  ${sideText('ingress', to, v.ingress, ev)}`,
+  ].join('\n');
 }

@@ -50,7 +50,12 @@ export function resolvePolicy(policy: NetworkPolicyObject, ipOf: (ref: string) =
   const copy = structuredClone(policy);
   const fix = (text: string) => {
     const out = substitute(text, ipOf);
-    if (out === undefined) throw new Error(`${policy.metadata.namespace}/${policy.metadata.name}: the address of ${templateRefs(text).filter((r) => ipOf(r) === undefined).join(', ')} is not known`);
+    if (out === undefined)
+      throw new Error(
+        `${policy.metadata.namespace}/${policy.metadata.name}: the address of ${templateRefs(text)
+          .filter((r) => ipOf(r) === undefined)
+          .join(', ')} is not known`,
+      );
     return out;
   };
   const peers = (list: NetworkPolicyPeer[] | undefined) =>

@@ -51,7 +51,12 @@ export function lineOf(doc: Document | undefined, text: string, pointer: string)
 export function checkPolicy(value: unknown, opts: { templates?: boolean } = {}): { policy: NetworkPolicyObject } | { errors: FieldErrors[] } {
   const written = new Map<string, string>();
   const result = validateNetworkPolicy(opts.templates ? withStandIns(value, written) : value);
-  const malformed = [...written].filter(([, text]) => !TEMPLATE_CIDR.test(text)).map(([path, text]) => ({ path, errors: [`Invalid value: ${JSON.stringify(text)}: write an address template as {{ip namespace/pod}}/<prefix length>, e.g. {{ip x/b}}/32`] }));
+  const malformed = [...written]
+    .filter(([, text]) => !TEMPLATE_CIDR.test(text))
+    .map(([path, text]) => ({
+      path,
+      errors: [`Invalid value: ${JSON.stringify(text)}: write an address template as {{ip namespace/pod}}/<prefix length>, e.g. {{ip x/b}}/32`],
+    }));
   if (malformed.length > 0) return { errors: [...malformed, ...('errors' in result ? result.errors.filter((e) => !written.has(e.path)) : [])] };
   if ('errors' in result || written.size === 0) return result;
   const policy = structuredClone(result.policy);
@@ -72,7 +77,10 @@ function withStandIns(value: unknown, written: Map<string, string>): unknown {
   if (!spec || typeof spec !== 'object') return value;
   const copy = structuredClone(value) as { spec: Record<string, unknown> };
   const addressOf = (cidr: string) => cidr.split('/')[0]!.trim();
-  for (const [dir, key] of [['ingress', 'from'], ['egress', 'to']] as const) {
+  for (const [dir, key] of [
+    ['ingress', 'from'],
+    ['egress', 'to'],
+  ] as const) {
     const rules = copy.spec[dir];
     if (!Array.isArray(rules)) continue;
     rules.forEach((rule: unknown, r) => {
@@ -132,9 +140,12 @@ export function loadManifests(text: string, file: string, opts: { templates?: bo
       const kind = (v as { kind?: unknown } | null)?.kind;
       const apiVersion = (v as { apiVersion?: unknown } | null)?.apiVersion;
       const at = `${where}${pointer ? ` ${pointer}` : ''}`;
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) return void problems.push(`${at}: not a Kubernetes object (expected a networking.k8s.io/v1 NetworkPolicy)`);
+      if (typeof v !== 'object' || v === null || Array.isArray(v))
+        return void problems.push(`${at}: not a Kubernetes object (expected a networking.k8s.io/v1 NetworkPolicy)`);
       if (kind !== 'NetworkPolicy' || apiVersion !== 'networking.k8s.io/v1') {
-        return void problems.push(`${at}: kind ${JSON.stringify(kind ?? null)}${apiVersion !== undefined ? ` (apiVersion ${JSON.stringify(apiVersion)})` : ''} is not a NetworkPolicy (networking.k8s.io/v1); only NetworkPolicy objects, a List or a NetworkPolicyList of them are read`);
+        return void problems.push(
+          `${at}: kind ${JSON.stringify(kind ?? null)}${apiVersion !== undefined ? ` (apiVersion ${JSON.stringify(apiVersion)})` : ''} is not a NetworkPolicy (networking.k8s.io/v1); only NetworkPolicy objects, a List or a NetworkPolicyList of them are read`,
+        );
       }
       const r = checkPolicy(v, opts);
       if ('errors' in r) problems.push(...fieldErrorLines(r.errors, (p) => lineOf(doc, text, `${pointer}${p === '/' ? '' : p}`), `${at}: `));

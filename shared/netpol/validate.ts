@@ -15,7 +15,17 @@
 // IPv4-mapped IPv6 CIDRs (`::ffff:1.2.3.4/120`, read differently by different software) are refused;
 // `generateName` without `name` is refused (a policy needs a stable name here).
 // Every document costs bounded work: at most MAX_VALUES JSON values are looked at.
-import type { IPBlock, LabelSelector, LabelSelectorRequirement, NetworkPolicyObject, NetworkPolicyPeer, NetworkPolicyPort, NetworkPolicySpec, PolicyType, Protocol } from './types.ts';
+import type {
+  IPBlock,
+  LabelSelector,
+  LabelSelectorRequirement,
+  NetworkPolicyObject,
+  NetworkPolicyPeer,
+  NetworkPolicyPort,
+  NetworkPolicySpec,
+  PolicyType,
+  Protocol,
+} from './types.ts';
 
 export interface FieldErrors {
   /** JSON pointer (RFC 6901) of the offending field, e.g. /spec/ingress/0/from/0/ipBlock/cidr. */
@@ -29,7 +39,23 @@ export type NetworkPolicyValidation = { policy: NetworkPolicyObject } | { errors
 export const MAX_VALUES = 10_000;
 const MAX_ANNOTATION_BYTES = 256 * 1024;
 
-const OBJECT_META_KEYS = ['name', 'generateName', 'namespace', 'labels', 'annotations', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'ownerReferences', 'finalizers', 'managedFields', 'selfLink'];
+const OBJECT_META_KEYS = [
+  'name',
+  'generateName',
+  'namespace',
+  'labels',
+  'annotations',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
+  'selfLink',
+];
 
 // ---------------------------------------------------------------------------------------------
 // Names, labels and ports: apimachinery's rules (k8s.io/apimachinery/pkg/util/validation)
@@ -41,21 +67,30 @@ const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 /** Problems of a namespace name (an RFC 1123 label); [] when valid. */
 export function dns1123LabelErrors(v: string): string[] {
   if (v.length > 63) return ['must be no more than 63 characters'];
-  if (!DNS1123_LABEL.test(v)) return [`a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name', or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`];
+  if (!DNS1123_LABEL.test(v))
+    return [
+      `a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name', or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+    ];
   return [];
 }
 
 /** Problems of an object name such as a NetworkPolicy's (an RFC 1123 subdomain); [] when valid. */
 export function dns1123SubdomainErrors(v: string): string[] {
   if (v.length > 253) return ['must be no more than 253 characters'];
-  if (!DNS1123_SUBDOMAIN.test(v)) return [`a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`];
+  if (!DNS1123_SUBDOMAIN.test(v))
+    return [
+      `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+    ];
   return [];
 }
 
 /** Problems of a label key (a qualified name: optional DNS subdomain prefix and '/', then a name); [] when valid. */
 export function labelKeyErrors(key: string): string[] {
   const parts = key.split('/');
-  if (parts.length > 2) return [`a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character, with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+  if (parts.length > 2)
+    return [
+      `a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character, with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
   const name = parts[parts.length - 1]!;
   const out: string[] = [];
   if (parts.length === 2) {
@@ -65,14 +100,20 @@ export function labelKeyErrors(key: string): string[] {
   }
   if (name === '') out.push('name part must be non-empty');
   else if (name.length > 63) out.push('name part must be no more than 63 characters');
-  else if (!QUALIFIED_NAME_PART.test(name)) out.push(`name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`);
+  else if (!QUALIFIED_NAME_PART.test(name))
+    out.push(
+      `name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+    );
   return out;
 }
 
 /** Problems of a label value (empty allowed); [] when valid. */
 export function labelValueErrors(v: string): string[] {
   if (v.length > 63) return ['must be no more than 63 characters'];
-  if (v !== '' && !QUALIFIED_NAME_PART.test(v)) return [`a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue', or 'my_value', or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`];
+  if (v !== '' && !QUALIFIED_NAME_PART.test(v))
+    return [
+      `a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue', or 'my_value', or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
+    ];
   return [];
 }
 
@@ -167,7 +208,10 @@ export function parseCidr(s: string): Cidr | { error: string } {
   if (family === 6 && n >> 32n === 0xffffn) return { error: `Invalid value: ${JSON.stringify(s)}: must not have an IPv4-mapped IPv6 address` };
   const mask = prefix === 0 ? 0n : ((1n << BigInt(prefix)) - 1n) << BigInt(bits - prefix);
   const network = n & mask;
-  const text = family === 4 ? [24n, 16n, 8n, 0n].map((sh) => String((network >> sh) & 0xffn)).join('.') : [...Array(8).keys()].map((i) => ((network >> BigInt(112 - 16 * i)) & 0xffffn).toString(16)).join(':');
+  const text =
+    family === 4
+      ? [24n, 16n, 8n, 0n].map((sh) => String((network >> sh) & 0xffn)).join('.')
+      : [...Array(8).keys()].map((i) => ((network >> BigInt(112 - 16 * i)) & 0xffffn).toString(16)).join(':');
   return { family, prefix, network, text: `${text}/${prefix}` };
 }
 
@@ -264,7 +308,10 @@ export function validateNetworkPolicy(doc: unknown): NetworkPolicyValidation {
         } else if (operator === 'Exists' || operator === 'DoesNotExist') {
           if (values.length > 0) add(`${ep}/values`, "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
         } else {
-          add(`${ep}/operator`, `Invalid value: ${JSON.stringify(operator.slice(0, 100))}: not a valid selector operator (supported: In, NotIn, Exists, DoesNotExist)`);
+          add(
+            `${ep}/operator`,
+            `Invalid value: ${JSON.stringify(operator.slice(0, 100))}: not a valid selector operator (supported: In, NotIn, Exists, DoesNotExist)`,
+          );
         }
         const req: LabelSelectorRequirement = { key, operator: operator as LabelSelectorRequirement['operator'] };
         if (e.values !== undefined && e.values !== null) req.values = values;
@@ -278,7 +325,7 @@ export function validateNetworkPolicy(doc: unknown): NetworkPolicyValidation {
     const s = string(v, path);
     if (s === undefined || s === '') return add(path, 'Required value');
     const c = parseCidr(s);
-    if ('error' in c) return add(path, c.error), { raw: s };
+    if ('error' in c) return (add(path, c.error), { raw: s });
     return { raw: s, parsed: c };
   };
 
@@ -298,7 +345,8 @@ export function validateNetworkPolicy(doc: unknown): NetworkPolicyValidation {
         block.except = except.map((x, i) => {
           const ep = `${path}/ipBlock/except/${i}`;
           const c = cidr(x, ep);
-          if (c?.parsed && whole?.parsed && !cidrStrictlyInside(c.parsed, whole.parsed)) add(ep, `Invalid value: ${JSON.stringify(c.raw)}: must be a strict subset of \`cidr\` (${whole.raw})`);
+          if (c?.parsed && whole?.parsed && !cidrStrictlyInside(c.parsed, whole.parsed))
+            add(ep, `Invalid value: ${JSON.stringify(c.raw)}: must be a strict subset of \`cidr\` (${whole.raw})`);
           return c?.raw ?? '';
         });
       }
@@ -314,7 +362,8 @@ export function validateNetworkPolicy(doc: unknown): NetworkPolicyValidation {
     const o = object(v, path, ['protocol', 'port', 'endPort']) ?? {};
     spend();
     const proto = string(o.protocol, `${path}/protocol`) ?? 'TCP';
-    if (proto !== 'TCP' && proto !== 'UDP' && proto !== 'SCTP') add(`${path}/protocol`, `Unsupported value: ${JSON.stringify(proto.slice(0, 100))}: supported values: "TCP", "UDP", "SCTP"`);
+    if (proto !== 'TCP' && proto !== 'UDP' && proto !== 'SCTP')
+      add(`${path}/protocol`, `Unsupported value: ${JSON.stringify(proto.slice(0, 100))}: supported values: "TCP", "UDP", "SCTP"`);
     const out: NetworkPolicyPort = { protocol: proto as Protocol };
     const p = o.port;
     const endPort = o.endPort === null ? undefined : o.endPort;
@@ -357,7 +406,8 @@ export function validateNetworkPolicy(doc: unknown): NetworkPolicyValidation {
     const top = object(d, '', ['apiVersion', 'kind', 'metadata', 'spec', 'status'])!;
     const apiVersion = string(top.apiVersion, '/apiVersion');
     if (apiVersion === undefined) add('/apiVersion', 'Required value: networking.k8s.io/v1');
-    else if (apiVersion !== 'networking.k8s.io/v1') add('/apiVersion', `Unsupported value: ${JSON.stringify(apiVersion.slice(0, 100))}: supported values: "networking.k8s.io/v1"`);
+    else if (apiVersion !== 'networking.k8s.io/v1')
+      add('/apiVersion', `Unsupported value: ${JSON.stringify(apiVersion.slice(0, 100))}: supported values: "networking.k8s.io/v1"`);
     const kind = string(top.kind, '/kind');
     if (kind === undefined) add('/kind', 'Required value: NetworkPolicy');
     else if (kind !== 'NetworkPolicy') add('/kind', `Unsupported value: ${JSON.stringify(kind.slice(0, 100))}: supported values: "NetworkPolicy"`);
@@ -365,7 +415,8 @@ export function validateNetworkPolicy(doc: unknown): NetworkPolicyValidation {
 
     const m = object(top.metadata, '/metadata', OBJECT_META_KEYS) ?? {};
     const name = string(m.name, '/metadata/name');
-    if (name === undefined || name === '') add('/metadata/name', `Required value: name is required${m.generateName ? ' (generateName is not supported: a policy needs a stable name)' : ''}`);
+    if (name === undefined || name === '')
+      add('/metadata/name', `Required value: name is required${m.generateName ? ' (generateName is not supported: a policy needs a stable name)' : ''}`);
     else for (const e of dns1123SubdomainErrors(name)) add('/metadata/name', `Invalid value: ${JSON.stringify(name.slice(0, 300))}: ${e}`);
     const namespace = string(m.namespace, '/metadata/namespace') || 'default';
     for (const e of dns1123LabelErrors(namespace)) add('/metadata/namespace', `Invalid value: ${JSON.stringify(namespace.slice(0, 100))}: ${e}`);
@@ -375,7 +426,8 @@ export function validateNetworkPolicy(doc: unknown): NetworkPolicyValidation {
     const annotations = labelMap(m.annotations, '/metadata/annotations', (val) => ((annBytes += Buffer.byteLength(val)), []));
     for (const k of Object.keys(annotations ?? {})) annBytes += k.length;
     if (annBytes > MAX_ANNOTATION_BYTES) add('/metadata/annotations', `Too long: must have at most ${MAX_ANNOTATION_BYTES} bytes`);
-    for (const k of ['generation', 'deletionGracePeriodSeconds'] as const) if (m[k] !== undefined && m[k] !== null && typeof m[k] !== 'number') add(`/metadata/${k}`, 'must be an integer');
+    for (const k of ['generation', 'deletionGracePeriodSeconds'] as const)
+      if (m[k] !== undefined && m[k] !== null && typeof m[k] !== 'number') add(`/metadata/${k}`, 'must be an integer');
     for (const k of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'selfLink', 'generateName'] as const) string(m[k], `/metadata/${k}`);
     for (const k of ['ownerReferences', 'finalizers', 'managedFields'] as const) array(m[k], `/metadata/${k}`);
 
@@ -387,7 +439,13 @@ export function validateNetworkPolicy(doc: unknown): NetworkPolicyValidation {
     if (egress) spec.egress = egress;
     const types = strings(s.policyTypes, '/spec/policyTypes');
     if (types && types.length > 2) add('/spec/policyTypes', 'Invalid value: may not specify more than two policyTypes');
-    else types?.forEach((t, i) => t !== 'Ingress' && t !== 'Egress' && add(`/spec/policyTypes/${i}`, `Unsupported value: ${JSON.stringify(t.slice(0, 100))}: supported values: "Ingress", "Egress"`));
+    else
+      types?.forEach(
+        (t, i) =>
+          t !== 'Ingress' &&
+          t !== 'Egress' &&
+          add(`/spec/policyTypes/${i}`, `Unsupported value: ${JSON.stringify(t.slice(0, 100))}: supported values: "Ingress", "Egress"`),
+      );
     spec.policyTypes = types && types.length > 0 ? (types as PolicyType[]) : (egress?.length ?? 0) > 0 ? ['Ingress', 'Egress'] : ['Ingress'];
 
     const metadata: NetworkPolicyObject['metadata'] = { name: name ?? '', namespace };

@@ -10,33 +10,109 @@ type Endpoint = [method: string, path: string, body?: BodyKind];
 
 export const ENDPOINTS: Record<Service, Endpoint[]> = {
   orchestrator: [
-    ['GET', '/v2/apps'], ['POST', '/v2/apps', 'app'], ['PUT', '/v2/apps', 'apps'], ['PATCH', '/v2/apps', 'apps'],
-    ['GET', '/v2/apps/{app}'], ['PUT', '/v2/apps/{app}', 'app'], ['PATCH', '/v2/apps/{app}', 'app'], ['DELETE', '/v2/apps/{app}'],
-    ['POST', '/v2/apps/{app}/restart'], ['GET', '/v2/apps/{app}/versions'], ['GET', '/v2/apps/{app}/versions/{version}'],
-    ['GET', '/v2/apps/{app}/tasks'], ['DELETE', '/v2/apps/{app}/tasks'], ['DELETE', '/v2/apps/{app}/tasks/{task}'],
-    ['GET', '/v2/apps/{app}/*'], ['GET', '/v2/apps/{app}/*/tasks'],
-    ['GET', '/v2/groups'], ['POST', '/v2/groups', 'group'], ['PUT', '/v2/groups', 'group'], ['GET', '/v2/groups/{app}'],
-    ['POST', '/v2/groups/{app}', 'group'], ['PUT', '/v2/groups/{app}', 'group'], ['DELETE', '/v2/groups/{app}'],
-    ['GET', '/v2/groups/{app}/versions'], ['GET', '/v2/groups/{app}/versions/{version}'],
-    ['GET', '/v2/tasks'], ['POST', '/v2/tasks/delete', 'taskIds'], ['GET', '/v2/deployments'], ['DELETE', '/v2/deployments/{deployment}'],
-    ['GET', '/v2/queue'], ['DELETE', '/v2/queue/{app}/delay'], ['GET', '/v2/info'], ['GET', '/v2/leader'], ['DELETE', '/v2/leader'],
-    ['GET', '/ping'], ['GET', '/metrics'], ['GET', '/help'], ['GET', '/logging'], ['GET', '/v2/events'],
-    ['GET', '/v2/eventSubscriptions'], ['POST', '/v2/eventSubscriptions'], ['DELETE', '/v2/eventSubscriptions'],
-    ['POST', '/acs/api/v1/auth/login', 'login'], ['GET', '/acs/api/v1/auth/jwks'], ['GET', '/acs/api/v1/users'],
-    ['GET', '/acs/api/v1/users/{uid}'], ['PUT', '/acs/api/v1/users/{uid}', 'user'], ['PATCH', '/acs/api/v1/users/{uid}', 'user'], ['DELETE', '/acs/api/v1/users/{uid}'],
-    ['GET', '/v2/starmap/policies'], ['POST', '/v2/starmap/policies', 'policy'], ['GET', '/v2/starmap/policies/{policy}'],
-    ['PUT', '/v2/starmap/policies/{policy}', 'policy'], ['DELETE', '/v2/starmap/policies/{policy}'], ['GET', '/v2/starmap/network'],
-    ['GET', '/v2/starmap/namespaces'], ['POST', '/v2/starmap/changes', 'policy'], ['GET', '/v2/starmap/drops'],
+    ['GET', '/v2/apps'],
+    ['POST', '/v2/apps', 'app'],
+    ['PUT', '/v2/apps', 'apps'],
+    ['PATCH', '/v2/apps', 'apps'],
+    ['GET', '/v2/apps/{app}'],
+    ['PUT', '/v2/apps/{app}', 'app'],
+    ['PATCH', '/v2/apps/{app}', 'app'],
+    ['DELETE', '/v2/apps/{app}'],
+    ['POST', '/v2/apps/{app}/restart'],
+    ['GET', '/v2/apps/{app}/versions'],
+    ['GET', '/v2/apps/{app}/versions/{version}'],
+    ['GET', '/v2/apps/{app}/tasks'],
+    ['DELETE', '/v2/apps/{app}/tasks'],
+    ['DELETE', '/v2/apps/{app}/tasks/{task}'],
+    ['GET', '/v2/apps/{app}/*'],
+    ['GET', '/v2/apps/{app}/*/tasks'],
+    ['GET', '/v2/groups'],
+    ['POST', '/v2/groups', 'group'],
+    ['PUT', '/v2/groups', 'group'],
+    ['GET', '/v2/groups/{app}'],
+    ['POST', '/v2/groups/{app}', 'group'],
+    ['PUT', '/v2/groups/{app}', 'group'],
+    ['DELETE', '/v2/groups/{app}'],
+    ['GET', '/v2/groups/{app}/versions'],
+    ['GET', '/v2/groups/{app}/versions/{version}'],
+    ['GET', '/v2/tasks'],
+    ['POST', '/v2/tasks/delete', 'taskIds'],
+    ['GET', '/v2/deployments'],
+    ['DELETE', '/v2/deployments/{deployment}'],
+    ['GET', '/v2/queue'],
+    ['DELETE', '/v2/queue/{app}/delay'],
+    ['GET', '/v2/info'],
+    ['GET', '/v2/leader'],
+    ['DELETE', '/v2/leader'],
+    ['GET', '/ping'],
+    ['GET', '/metrics'],
+    ['GET', '/help'],
+    ['GET', '/logging'],
+    ['GET', '/v2/events'],
+    ['GET', '/v2/eventSubscriptions'],
+    ['POST', '/v2/eventSubscriptions'],
+    ['DELETE', '/v2/eventSubscriptions'],
+    ['POST', '/acs/api/v1/auth/login', 'login'],
+    ['GET', '/acs/api/v1/auth/jwks'],
+    ['GET', '/acs/api/v1/users'],
+    ['GET', '/acs/api/v1/users/{uid}'],
+    ['PUT', '/acs/api/v1/users/{uid}', 'user'],
+    ['PATCH', '/acs/api/v1/users/{uid}', 'user'],
+    ['DELETE', '/acs/api/v1/users/{uid}'],
+    ['GET', '/v2/starmap/policies'],
+    ['POST', '/v2/starmap/policies', 'policy'],
+    ['GET', '/v2/starmap/policies/{policy}'],
+    ['PUT', '/v2/starmap/policies/{policy}', 'policy'],
+    ['DELETE', '/v2/starmap/policies/{policy}'],
+    ['GET', '/v2/starmap/network'],
+    ['GET', '/v2/starmap/namespaces'],
+    ['POST', '/v2/starmap/changes', 'policy'],
+    ['GET', '/v2/starmap/drops'],
   ],
   collector: [
-    ['GET', '/'], ['GET', '/index.html'], ['GET', '/assets/{asset}'], ['GET', '/resources'], ['POST', '/resources', 'resource'],
-    ['GET', '/resources/{resource}'], ['PUT', '/resources/{resource}', 'resource'], ['DELETE', '/resources/{resource}'],
-    ['GET', '/responses'], ['GET', '/responses/{resource}'], ['GET', '/responses/example'], ['GET', '/healthz'], ['GET', '/metrics'],
+    ['GET', '/'],
+    ['GET', '/index.html'],
+    ['GET', '/assets/{asset}'],
+    ['GET', '/resources'],
+    ['POST', '/resources', 'resource'],
+    ['GET', '/resources/{resource}'],
+    ['PUT', '/resources/{resource}', 'resource'],
+    ['DELETE', '/resources/{resource}'],
+    ['GET', '/responses'],
+    ['GET', '/responses/{resource}'],
+    ['GET', '/responses/example'],
+    ['GET', '/healthz'],
+    ['GET', '/metrics'],
   ],
-  probe: [['GET', '/status'], ['GET', '/healthz'], ['GET', '/metrics'], ['GET', '/']],
+  probe: [
+    ['GET', '/status'],
+    ['GET', '/healthz'],
+    ['GET', '/metrics'],
+    ['GET', '/'],
+  ],
 };
 
-const ODD = ['%25', '%2F', '%2e%2e', '..', '.', '%00', '%', '%zz', 'A', 'a%20b', '__proto__', 'constructor', 'x'.repeat(300), '*', '', ';', '%C0%AF', '😀', '\\'];
+const ODD = [
+  '%25',
+  '%2F',
+  '%2e%2e',
+  '..',
+  '.',
+  '%00',
+  '%',
+  '%zz',
+  'A',
+  'a%20b',
+  '__proto__',
+  'constructor',
+  'x'.repeat(300),
+  '*',
+  '',
+  ';',
+  '%C0%AF',
+  '😀',
+  '\\',
+];
 const SEGMENTS: Record<string, string[]> = {
   app: ['fz/a', 'fz/b/c', 'fz', 'fz/d', 'nope', `${'a/'.repeat(40)}a`, 'fz/*', ...ODD],
   version: ['2017-01-01T00:00:00.000Z', 'notadate', '1e309', '0', ...ODD],
@@ -48,10 +124,56 @@ const SEGMENTS: Record<string, string[]> = {
   asset: ['app.js', 'style.css', '../../package.json', '..%2F..%2Fpackage.json', ...ODD],
 };
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'PROPFIND', 'TRACE'];
-const QUERY_KEYS = ['embed', 'label', 'force', 'scale', 'wipe', 'host', 'partialUpdate', 'dryRun', 'status', 'status[]', 'cmd', 'id', 'event_type', 'plan-format', 'callbackUrl', 'example', '__proto__', 'constructor', ''];
-const QUERY_VALUES = ['true', 'false', 'apps.tasks', 'app.counts', 'group.apps.tasks', 'group.groups', 'apps.taskStats', 'running', 'staging', 'light', 'tier==front', 'a in (b,c)', 'a notin ()', '!=', ...STRINGS];
+const QUERY_KEYS = [
+  'embed',
+  'label',
+  'force',
+  'scale',
+  'wipe',
+  'host',
+  'partialUpdate',
+  'dryRun',
+  'status',
+  'status[]',
+  'cmd',
+  'id',
+  'event_type',
+  'plan-format',
+  'callbackUrl',
+  'example',
+  '__proto__',
+  'constructor',
+  '',
+];
+const QUERY_VALUES = [
+  'true',
+  'false',
+  'apps.tasks',
+  'app.counts',
+  'group.apps.tasks',
+  'group.groups',
+  'apps.taskStats',
+  'running',
+  'staging',
+  'light',
+  'tier==front',
+  'a in (b,c)',
+  'a notin ()',
+  '!=',
+  ...STRINGS,
+];
 const ACCEPT = [undefined, 'application/json', 'text/plain', 'text/event-stream', '*/*', 'text/html', 'application/xml', ';;;', 'text/event-stream;q=0'];
-const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', undefined, 'multipart/form-data; boundary=boundary', 'application/json; charset=latin1', '*/*', ''];
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  undefined,
+  'multipart/form-data; boundary=boundary',
+  'application/json; charset=latin1',
+  '*/*',
+  '',
+];
 
 export interface FuzzRequest {
   method: string;
@@ -76,7 +198,12 @@ function fillPath(d: Draw, template: string): string {
   return template.replace(/\{(\w+)\}/g, (_m, k: string) => {
     const s = d.pick(SEGMENTS[k] ?? ODD);
     // Most segments are sent as a client would encode them, some raw (invalid escapes included).
-    return d.chance(0.7) ? s.split('/').map((x) => (/%[0-9a-fA-F]{2}/.test(x) ? x : enc(x))).join('/') : s;
+    return d.chance(0.7)
+      ? s
+          .split('/')
+          .map((x) => (/%[0-9a-fA-F]{2}/.test(x) ? x : enc(x)))
+          .join('/')
+      : s;
   });
 }
 
@@ -98,10 +225,17 @@ function appBody(d: Draw): unknown {
   if (d.chance(0.15)) return value(d);
   const app: Record<string, unknown> = { id: d.pick(APP_IDS), cmd: 'sleep 1000', instances: d.int(2) };
   if (d.chance(0.3)) app.portDefinitions = [{ port: 0, name: 'http' }];
-  if (d.chance(0.2)) app.healthChecks = [{ protocol: d.pick(['HTTP', 'TCP', 'COMMAND']), portIndex: 0, command: { value: 'true' }, gracePeriodSeconds: 1, intervalSeconds: 1 }];
-  if (d.chance(0.2)) app.constraints = [['hostname', d.pick(['LIKE', 'UNLIKE', 'UNIQUE', 'MAX_PER', 'CLUSTER']), d.pick(['127\\.0\\..*', '(.*.*)*X', '(a)\\1', '1', '['])]];
+  if (d.chance(0.2))
+    app.healthChecks = [{ protocol: d.pick(['HTTP', 'TCP', 'COMMAND']), portIndex: 0, command: { value: 'true' }, gracePeriodSeconds: 1, intervalSeconds: 1 }];
+  if (d.chance(0.2))
+    app.constraints = [['hostname', d.pick(['LIKE', 'UNLIKE', 'UNIQUE', 'MAX_PER', 'CLUSTER']), d.pick(['127\\.0\\..*', '(.*.*)*X', '(a)\\1', '1', '['])]];
   if (d.chance(0.1)) app.container = { type: 'DOCKER', docker: { image: 'x', network: d.pick(['HOST', 'BRIDGE']), portMappings: [{ containerPort: 80 }] } };
-  for (let i = d.int(4); i > 0; i--) Object.defineProperty(app, d.pick(Object.keys(app).concat(['labels', 'env', 'secrets', 'ports', 'dependencies', 'upgradeStrategy', 'ipAddress', 'version', 'instances'])), { value: value(d), enumerable: true, configurable: true, writable: true });
+  for (let i = d.int(4); i > 0; i--)
+    Object.defineProperty(
+      app,
+      d.pick(Object.keys(app).concat(['labels', 'env', 'secrets', 'ports', 'dependencies', 'upgradeStrategy', 'ipAddress', 'version', 'instances'])),
+      { value: value(d), enumerable: true, configurable: true, writable: true },
+    );
   return app;
 }
 
@@ -129,7 +263,9 @@ function bodyOf(d: Draw, kind: BodyKind, ctx: DrawContext): unknown {
     case 'taskIds':
       return d.chance(0.7) ? { ids: Array.from({ length: d.int(4) }, () => (d.chance(0.5) ? d.pick(SEGMENTS.task!) : value(d))) } : value(d);
     case 'login':
-      return d.chance(0.7) ? { uid: d.pick(['admin', 'fuzz', '', '__proto__']), password: d.pick(STRINGS), ...(d.chance(0.3) ? { token: d.pick(STRINGS) } : {}) } : value(d);
+      return d.chance(0.7)
+        ? { uid: d.pick(['admin', 'fuzz', '', '__proto__']), password: d.pick(STRINGS), ...(d.chance(0.3) ? { token: d.pick(STRINGS) } : {}) }
+        : value(d);
     case 'user':
       return d.chance(0.7) ? { ...(d.chance(0.5) ? { password: 'fuzz-password-12345' } : { public_key: d.pick(STRINGS) }), ...object(d) } : value(d);
     case 'resource':

@@ -30,7 +30,13 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 const seed = argv.seed ?? Math.floor(Math.random() * 2 ** 31);
 process.stdout.write(`fuzz: seed ${seed}, ${argv.duration} s, services ${services.join(', ')}\n`);
-const report = await runFuzz({ seed, durationMs: argv.duration * 1000, concurrency: argv.concurrency, services, ...(argv.requests ? { requests: argv.requests } : {}) });
+const report = await runFuzz({
+  seed,
+  durationMs: argv.duration * 1000,
+  concurrency: argv.concurrency,
+  services,
+  ...(argv.requests ? { requests: argv.requests } : {}),
+});
 await stopAll();
 for (const s of services) process.stdout.write(`${s}: ${report.sent[s] ?? 0} requests, statuses ${JSON.stringify(report.statuses[s] ?? {})}\n`);
 for (const f of report.failures) process.stdout.write(`FAIL ${JSON.stringify(f)}\n`);

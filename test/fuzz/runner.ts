@@ -84,18 +84,37 @@ async function startServices(opts: FuzzOptions): Promise<{ targets: Target[]; ct
   const targets: Target[] = [];
   if (services.includes('orchestrator')) {
     const [min, max] = opts.taskPorts ?? [40600, 40639];
-    const o = await startOrchestrator(['--event_subscriber=http_callback', '--enable_features=task_killing', '--local-port-min=13300', '--local-port-max=13400', `--task-port-min=${min}`, `--task-port-max=${max}`]);
+    const o = await startOrchestrator([
+      '--event_subscriber=http_callback',
+      '--enable_features=task_killing',
+      '--local-port-min=13300',
+      '--local-port-max=13400',
+      `--task-port-min=${min}`,
+      `--task-port-max=${max}`,
+    ]);
     ctx.token = o.authHeaders.authorization;
     targets.push({ service: 'orchestrator', url: o.url, proc: o.proc, health: '/ping' });
   }
   if (services.includes('probe')) {
-    const p = await startProbe([`--urls=${ctx.fallbackUrl},http://127.0.0.1:${closed}/x`, '--http-probe-seconds=0.5', '--timeout-seconds=0.3', '--log-level=warn']);
+    const p = await startProbe([
+      `--urls=${ctx.fallbackUrl},http://127.0.0.1:${closed}/x`,
+      '--http-probe-seconds=0.5',
+      '--timeout-seconds=0.3',
+      '--log-level=warn',
+    ]);
     ctx.probeUrl = `${p.url}/status`;
     targets.push({ service: 'probe', url: p.url, proc: p.proc, health: '/healthz' });
   }
   if (services.includes('collector')) {
     const port = await freePort();
-    const proc = start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${port}`, '--http-request-seconds=0.5', '--timeout-seconds=0.3', '--log-level=warn']);
+    const proc = start(NODE, [
+      'collector/main.ts',
+      '--http-address=127.0.0.1',
+      `--http-port=${port}`,
+      '--http-request-seconds=0.5',
+      '--timeout-seconds=0.3',
+      '--log-level=warn',
+    ]);
     const url = `http://127.0.0.1:${port}`;
     await waitForHttp(`${url}/healthz`, 20_000);
     targets.push({ service: 'collector', url, proc, health: '/healthz' });
@@ -119,7 +138,12 @@ export function sendOversized(url: string, req: FuzzRequest, hangMs: number): Pr
   const { hostname, port } = new URL(url);
   const body = Buffer.from(req.body ?? '');
   const headers = { ...req.headers, host: `${hostname}:${port}`, 'content-length': String(body.length), connection: 'close' };
-  const head = Buffer.from(`${req.method} ${req.path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`, 'latin1');
+  const head = Buffer.from(
+    `${req.method} ${req.path} HTTP/1.1\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`,
+    'latin1',
+  );
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let error: NodeJS.ErrnoException | null = null;
@@ -156,7 +180,14 @@ export function sendOversized(url: string, req: FuzzRequest, hangMs: number): Pr
 export async function send(pool: Pool, url: string, req: FuzzRequest, hangMs: number): Promise<Answer | string> {
   if ((req.body?.length ?? 0) > OVERSIZED) return sendOversized(url, req, hangMs);
   try {
-    const res = await pool.request({ method: req.method, path: req.path, headers: req.headers, body: req.body ?? null, headersTimeout: hangMs, bodyTimeout: hangMs });
+    const res = await pool.request({
+      method: req.method,
+      path: req.path,
+      headers: req.headers,
+      body: req.body ?? null,
+      headersTimeout: hangMs,
+      bodyTimeout: hangMs,
+    });
     // An event stream stays open by design: its status is the answer.
     if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) res.body.destroy();
     else if (res.statusCode === 501) return { status: 501, body: await res.body.text() };
@@ -210,8 +241,21 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     await Promise.all(targets.map((t) => fuzzOne(t, ctx, opts, report, deadline)));
     for (const t of targets) {
       const alive = t.proc.child.exitCode === null && t.proc.child.signalCode === null;
-      const answer = alive ? await fetch(`${t.url}${t.health}`, { signal: AbortSignal.timeout(opts.hangMs ?? 20_000) }).then((r) => r.status, (e: Error) => e.message) : 'exited';
-      if (answer !== 200) report.failures.push({ service: t.service, index: -1, method: 'GET', path: t.health, body: '', outcome: `after the run: ${answer}; output: ${excerpt(t.proc.output().slice(-2000))}` });
+      const answer = alive
+        ? await fetch(`${t.url}${t.health}`, { signal: AbortSignal.timeout(opts.hangMs ?? 20_000) }).then(
+            (r) => r.status,
+            (e: Error) => e.message,
+          )
+        : 'exited';
+      if (answer !== 200)
+        report.failures.push({
+          service: t.service,
+          index: -1,
+          method: 'GET',
+          path: t.health,
+          body: '',
+          outcome: `after the run: ${answer}; output: ${excerpt(t.proc.output().slice(-2000))}`,
+        });
     }
   } finally {
     // SIGTERM: the orchestrator stops the tasks the fuzz made it start.

@@ -22,7 +22,13 @@ export async function fakeProbes(ids: readonly string[], failing: readonly strin
     }
     const targets = ids.map((to) => {
       const reachable = fakeReachable(ids, id, to);
-      return { url: `${base}/${encodeURIComponent(to)}`, reachable, reason: reachable ? 'ok' : 'timeout', message: reachable ? null : 'no answer within 500 ms', latencyMs: 1 };
+      return {
+        url: `${base}/${encodeURIComponent(to)}`,
+        reachable,
+        reason: reachable ? 'ok' : 'timeout',
+        message: reachable ? null : 'no answer within 500 ms',
+        latencyMs: 1,
+      };
     });
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ status: { targets } }));

@@ -49,14 +49,18 @@ export interface E2eFile {
 }
 
 export function e2eFileNames(): string[] {
-  return readdirSync(K8S_E2E_DIR).filter((f) => f.endsWith('.yaml')).sort();
+  return readdirSync(K8S_E2E_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
 }
 
 export function loadE2eFile(file: string): E2eFile {
   const text = readFileSync(join(K8S_E2E_DIR, file), 'utf8');
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors.map((e) => e.message).join('; ')}`);
-  const js = doc.toJS() as Omit<E2eFile, 'file' | 'steps' | 'upstreamIt' | 'text'> & { steps: (Omit<E2eStep, 'expect'> & { expect: Record<string, string> })[] };
+  const js = doc.toJS() as Omit<E2eFile, 'file' | 'steps' | 'upstreamIt' | 'text'> & {
+    steps: (Omit<E2eStep, 'expect'> & { expect: Record<string, string> })[];
+  };
   const lines = text.split('\n');
   const it = /^#\s+It\("(.*)"\)$/m.exec(text);
   return {
@@ -95,7 +99,10 @@ function lineOf(lines: string[], offset: number): number {
 
 /** A matrix as a map from source to destination to '.', 'X' or '-', with its header and rows as written. */
 export function readMatrix(matrix: string): { columns: string[]; rows: string[]; cells: Map<string, Map<string, string>> } {
-  const lines = matrix.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = matrix
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const header = lines[0]!.split(/\s+/);
   const columns = header.slice(1);
   const cells = new Map<string, Map<string, string>>();
@@ -123,7 +130,13 @@ export function withAddresses<T>(manifest: T, ipOf: (pod: string) => string): T 
 export interface StepState {
   step: E2eStep;
   namespaces: { name: string; labels: Record<string, string> }[];
-  pods: { namespace: string; name: string; labels: Record<string, string>; ip: string; ports: { name: string; port: number; protocol: 'TCP' | 'UDP' | 'SCTP' }[] }[];
+  pods: {
+    namespace: string;
+    name: string;
+    labels: Record<string, string>;
+    ip: string;
+    ports: { name: string; port: number; protocol: 'TCP' | 'UDP' | 'SCTP' }[];
+  }[];
   /** The manifests in force, `{{ip ns/pod}}` replaced. */
   policies: Manifest[];
 }
@@ -135,7 +148,9 @@ export function stepStates(f: E2eFile, ipOf: (pod: string) => string): StepState
   return f.steps.map((step) => {
     for (const [ns, labels] of Object.entries(step.labels?.namespaces ?? {})) nsLabels.set(ns, labels);
     for (const [pod, labels] of Object.entries(step.labels?.pods ?? {})) podLabels.set(pod, labels);
-    const ports = f.model.ports.flatMap((port) => f.model.protocols.map((protocol) => ({ name: `serve-${port}-${protocol.toLowerCase()}`, port, protocol: protocol as 'TCP' | 'UDP' | 'SCTP' })));
+    const ports = f.model.ports.flatMap((port) =>
+      f.model.protocols.map((protocol) => ({ name: `serve-${port}-${protocol.toLowerCase()}`, port, protocol: protocol as 'TCP' | 'UDP' | 'SCTP' })),
+    );
     return {
       step,
       namespaces: [...nsLabels].map(([name, labels]) => ({ name, labels })),

@@ -5,7 +5,16 @@
 // protocol-only ports, TCP/UDP/SCTP, policyTypes given or defaulted, empty rule lists and empty
 // rules. Labels come from small alphabets so that selectors do match now and then.
 import { rng as prng } from '../fuzz/values.ts';
-import type { LabelSelector, LabelSelectorRequirement, NamespaceInfo, NetworkPolicyObject, NetworkPolicyPeer, NetworkPolicyPort, PodInfo, Protocol } from '../../shared/netpol/types.ts';
+import type {
+  LabelSelector,
+  LabelSelectorRequirement,
+  NamespaceInfo,
+  NetworkPolicyObject,
+  NetworkPolicyPeer,
+  NetworkPolicyPort,
+  PodInfo,
+  Protocol,
+} from '../../shared/netpol/types.ts';
 
 export interface Generated {
   namespaces: NamespaceInfo[];
@@ -31,7 +40,9 @@ export function generate(seed: number, size: { namespaces?: number; pods?: numbe
   const pods: PodInfo[] = [];
   nsNames.forEach((ns, n) => {
     for (let i = 0; i < (size.pods ?? 3); i++) {
-      const ports = PORTS.filter(() => chance(0.5)).flatMap((port) => PROTOCOLS.filter(() => chance(0.6)).map((protocol) => ({ name: `p${port}-${protocol.toLowerCase()}`, port, protocol })));
+      const ports = PORTS.filter(() => chance(0.5)).flatMap((port) =>
+        PROTOCOLS.filter(() => chance(0.6)).map((protocol) => ({ name: `p${port}-${protocol.toLowerCase()}`, port, protocol })),
+      );
       pods.push({ namespace: ns, name: `p${i}`, labels: labels(), ip: `10.213.${n + 1}.${i + 10}`, ports });
     }
   });
@@ -39,7 +50,15 @@ export function generate(seed: number, size: { namespaces?: number; pods?: numbe
   const requirement = (): LabelSelectorRequirement => {
     const operator = pick(['In', 'NotIn', 'Exists', 'DoesNotExist'] as const);
     const key = pick(KEYS);
-    return operator === 'In' || operator === 'NotIn' ? { key, operator, values: VALUES.filter(() => chance(0.5)).concat(pick(VALUES)).filter((v, i, a) => a.indexOf(v) === i) } : { key, operator };
+    return operator === 'In' || operator === 'NotIn'
+      ? {
+          key,
+          operator,
+          values: VALUES.filter(() => chance(0.5))
+            .concat(pick(VALUES))
+            .filter((v, i, a) => a.indexOf(v) === i),
+        }
+      : { key, operator };
   };
   const selector = (): LabelSelector => {
     const out: LabelSelector = {};
@@ -88,7 +107,12 @@ export function generate(seed: number, size: { namespaces?: number; pods?: numbe
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
       metadata: { name: `np${i}`, namespace: pick(nsNames) },
-      spec: { podSelector: chance(0.3) ? {} : selector(), ...(ingress ? { ingress } : {}), ...(egress ? { egress } : {}), ...(types ? { policyTypes: [...types] } : {}) },
+      spec: {
+        podSelector: chance(0.3) ? {} : selector(),
+        ...(ingress ? { ingress } : {}),
+        ...(egress ? { egress } : {}),
+        ...(types ? { policyTypes: [...types] } : {}),
+      },
     });
   }
   return { namespaces, pods, policies, ports: [...PORTS, 9999] };

@@ -8,7 +8,10 @@ import type { NamespaceInfo, NetworkPolicyObject, NetworkPolicySpec, PodInfo, Pr
 export const NAMESPACES = ['x', 'y', 'z'];
 export const PODS = ['a', 'b', 'c'];
 
-export function modelCluster(opts: { ports?: number[]; protocols?: Protocol[]; ipv6?: boolean; noIps?: boolean } = {}): { namespaces: NamespaceInfo[]; pods: PodInfo[] } {
+export function modelCluster(opts: { ports?: number[]; protocols?: Protocol[]; ipv6?: boolean; noIps?: boolean } = {}): {
+  namespaces: NamespaceInfo[];
+  pods: PodInfo[];
+} {
   const ports = opts.ports ?? [80, 81];
   const protocols = opts.protocols ?? ['TCP', 'UDP', 'SCTP'];
   const namespaces = NAMESPACES.map((name) => ({ name, labels: { 'kubernetes.io/metadata.name': name } }));
@@ -73,7 +76,12 @@ export class Reachability {
 }
 
 /** The evaluator's table for one port and protocol, in the same shape as Reachability.cells(). */
-export function computed(cluster: { namespaces: NamespaceInfo[]; pods: PodInfo[] }, policies: NetworkPolicyObject[], port: number, protocol: Protocol): Record<string, boolean | null> {
+export function computed(
+  cluster: { namespaces: NamespaceInfo[]; pods: PodInfo[] },
+  policies: NetworkPolicyObject[],
+  port: number,
+  protocol: Protocol,
+): Record<string, boolean | null> {
   const ev = new Evaluator(cluster, policies);
   const out: Record<string, boolean | null> = {};
   for (const from of cluster.pods)

@@ -104,7 +104,13 @@ function addressMatches(item: string, ip: string): boolean {
 }
 
 function items(token: string): string[] {
-  return token.startsWith('{') ? token.slice(1, -1).split(',').map((s) => s.trim()).filter(Boolean) : [token];
+  return token.startsWith('{')
+    ? token
+        .slice(1, -1)
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [token];
 }
 
 function portMatches(item: string, port: number): boolean {
@@ -201,7 +207,18 @@ export interface ClusterInput {
 export function renderCluster(c: ClusterInput): Map<string, string> {
   const pods: PodNet[] = c.pods.map((p) => {
     if (!p.ip) throw new Error(`nft-sim: pod ${objectId(p)} has no ip`);
-    return { taskId: objectId(p), appId: `/${p.namespace}/${p.name}`, netns: objectId(p), ip: p.ip, namespace: p.namespace, pod: p.name, labels: p.labels, dialectLabels: p.labels, groups: [], ports: p.ports };
+    return {
+      taskId: objectId(p),
+      appId: `/${p.namespace}/${p.name}`,
+      netns: objectId(p),
+      ip: p.ip,
+      namespace: p.namespace,
+      pod: p.name,
+      labels: p.labels,
+      dialectLabels: p.labels,
+      groups: [],
+      ports: p.ports,
+    };
   });
   const rules = compileRules({ pods, namespaces: c.namespaces, dialect: [], policies: c.policies, gateway: c.gateway ?? '10.213.0.1' });
   return new Map(rules.map((r) => [r.taskId, renderRuleset(r)]));

@@ -26,7 +26,8 @@ export function cloneWorktree(): Clone {
   execFileSync('git', ['-C', dir, 'checkout', '--quiet', '--detach', head]);
   execFileSync('cp', ['-al', join(ROOT, 'node_modules'), join(dir, 'node_modules')]);
   const lock = join(dir, 'package-lock.json');
-  if (readFileSync(lock, 'utf8') !== readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) throw new Error('the worktree has an uncommitted package-lock.json: commit it first');
+  if (readFileSync(lock, 'utf8') !== readFileSync(join(ROOT, 'package-lock.json'), 'utf8'))
+    throw new Error('the worktree has an uncommitted package-lock.json: commit it first');
   // Whole milliseconds, rounded down: a Date would round up past the installed tree's time.
   const installed = Math.floor(statSync(join(ROOT, 'node_modules', '.package-lock.json')).mtimeMs) / 1000;
   utimesSync(lock, installed, installed);
@@ -36,7 +37,8 @@ export function cloneWorktree(): Clone {
     mkdirSync(join(dir, 'dist', '.cache'), { recursive: true });
     for (const f of readdirSync(bin).filter((f) => !f.includes('-linux-'))) linkSync(join(bin, f), join(dir, 'dist', 'bin', f));
     const cache = join(ROOT, 'dist', '.cache');
-    for (const f of existsSync(cache) ? readdirSync(cache).filter((f) => f.endsWith('.sha256') && !f.includes('-linux-')) : []) copyFileSync(join(cache, f), join(dir, 'dist', '.cache', f));
+    for (const f of existsSync(cache) ? readdirSync(cache).filter((f) => f.endsWith('.sha256') && !f.includes('-linux-')) : [])
+      copyFileSync(join(cache, f), join(dir, 'dist', '.cache', f));
   }
   const tmp = join(top, 'tmp');
   mkdirSync(tmp);
@@ -54,7 +56,12 @@ export interface NpmStart {
 
 export function npmStart(clone: Clone, args: string[] = []): NpmStart {
   const startedAt = performance.now();
-  const child = spawn('npm', ['start', ...(args.length ? ['--', ...args] : [])], { cwd: clone.dir, env: { ...process.env, TMPDIR: clone.tmp, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn('npm', ['start', ...(args.length ? ['--', ...args] : [])], {
+    cwd: clone.dir,
+    env: { ...process.env, TMPDIR: clone.tmp, FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let out = '';
   const waiters = new Set<() => void>();
   const onData = (d: Buffer) => {

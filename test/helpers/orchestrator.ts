@@ -29,13 +29,25 @@ export async function startOrchestrator(args: string[] = [], opts: { binary?: st
   // password, logs in, and `call` sends the token.
   const autoLogin = !args.some((a) => a === '--auth' || a.startsWith('--auth='));
   const password = `test-admin-${Math.random().toString(36).slice(2)}`;
-  const flags = ['--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${dataDir}`, '--hostname=127.0.0.1', '--log-level=warn', ...(autoLogin ? [`--admin-password=${password}`] : []), ...args];
+  const flags = [
+    '--http-address=127.0.0.1',
+    `--http-port=${port}`,
+    `--data-dir=${dataDir}`,
+    '--hostname=127.0.0.1',
+    '--log-level=warn',
+    ...(autoLogin ? [`--admin-password=${password}`] : []),
+    ...args,
+  ];
   const proc = opts.binary ? start(opts.binary, flags) : start(NODE, ['orchestrator/main.ts', ...flags]);
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/ping`, 20_000);
   let token: string | undefined;
   if (autoLogin) {
-    const res = await fetch(`${url}/acs/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ uid: 'admin', password }) });
+    const res = await fetch(`${url}/acs/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ uid: 'admin', password }),
+    });
     if (res.status !== 200) throw new Error(`login to the test orchestrator failed: HTTP ${res.status} ${await res.text()}`);
     token = ((await res.json()) as { token: string }).token;
   }

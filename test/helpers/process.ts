@@ -65,7 +65,11 @@ export async function stopAll(): Promise<void> {
 }
 
 /** Runs a command to completion and returns its exit code and output. */
-export async function runToEnd(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<{ code: number | string; output: string }> {
+export async function runToEnd(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<{ code: number | string; output: string }> {
   const r = start(cmd, args, opts);
   const timer = setTimeout(() => void r.stop('SIGKILL'), opts.timeoutMs ?? 20_000);
   const code = await r.exited;

@@ -46,7 +46,11 @@ export default class SkipSummaryReporter implements Reporter {
       return;
     }
     out.write(`\nSkipped: ${total} test${total > 1 ? 's' : ''}, in these suites:\n${rows.join('\n')}\n`);
-    out.write(this.#reasons.size ? `Why (as the test files said):\n${[...this.#reasons].map((r) => `  ${r}`).join('\n')}\n` : '(No reason printed: the names above say what they need.)\n');
+    out.write(
+      this.#reasons.size
+        ? `Why (as the test files said):\n${[...this.#reasons].map((r) => `  ${r}`).join('\n')}\n`
+        : '(No reason printed: the names above say what they need.)\n',
+    );
     out.write('On Debian or Ubuntu, `npm test` run as root installs the system packages they need (README, "Set up").\n');
   }
 }

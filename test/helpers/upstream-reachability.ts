@@ -55,7 +55,10 @@ export function replay(lines: string[], namespaces: string[], pods: string[]): U
   const peer = (fields: string): ((p: string) => boolean) => {
     let namespace: string | undefined;
     let name: string | undefined;
-    for (const f of fields.split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const f of fields
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const m = /^(Namespace|Pod): (?:(\w+)|"([^"]*)")$/.exec(f);
       if (!m) throw new TranscriptionError(`cannot read Peer field "${f}"`);
       if (m[1] === 'Namespace') namespace = m[2] ? ns(m[2]) : m[3];
@@ -84,7 +87,9 @@ export function replay(lines: string[], namespaces: string[], pods: string[]): U
       const to = peer(m[3]!);
       for (const f of all) for (const d of all) if (from(f) && to(d)) t.get(f)!.set(d, m[4] === 'true');
     } else if ((m = PATTERNS.single.exec(line))) {
-      table(m[1]!).get(pod(m[2]!, m[3]!))!.set(pod(m[4]!, m[5]!), m[6] === 'true');
+      table(m[1]!)
+        .get(pod(m[2]!, m[3]!))!
+        .set(pod(m[4]!, m[5]!), m[6] === 'true');
     } else if ((m = PATTERNS.all.exec(line))) {
       const t = table(m[1]!);
       const target = pod(m[3]!, m[4]!);

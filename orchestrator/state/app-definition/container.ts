@@ -11,7 +11,11 @@ export function readContainer(r: FieldReader, o: JsonObject): Container | null {
   const type = r.str(raw, 'type', '/container') ?? 'DOCKER';
   const volumes = (r.objArr(raw, 'volumes', '/container') ?? []).map((v, i) => {
     const vp = `/container/volumes(${i})`;
-    return { containerPath: r.str(v, 'containerPath', vp) ?? '', hostPath: r.str(v, 'hostPath', vp) ?? '', mode: (r.str(v, 'mode', vp) ?? 'RW') as 'RO' | 'RW' };
+    return {
+      containerPath: r.str(v, 'containerPath', vp) ?? '',
+      hostPath: r.str(v, 'hostPath', vp) ?? '',
+      mode: (r.str(v, 'mode', vp) ?? 'RW') as 'RO' | 'RW',
+    };
   });
   const container: Container = { type, volumes };
   const d = r.obj(raw, 'docker', '/container');
@@ -20,9 +24,19 @@ export function readContainer(r: FieldReader, o: JsonObject): Container | null {
     const portMappings = (r.objArr(d, 'portMappings', dp) ?? []).map((m, i) => {
       const mp = `${dp}/portMappings(${i})`;
       const name = r.str(m, 'name', mp);
-      return { containerPort: r.num(m, 'containerPort', mp, true) ?? 0, hostPort: r.num(m, 'hostPort', mp, true) ?? 0, servicePort: r.num(m, 'servicePort', mp, true) ?? 0, protocol: r.str(m, 'protocol', mp) ?? 'tcp', ...(name !== undefined ? { name } : {}), labels: r.strMap(m, 'labels', mp) ?? {} };
+      return {
+        containerPort: r.num(m, 'containerPort', mp, true) ?? 0,
+        hostPort: r.num(m, 'hostPort', mp, true) ?? 0,
+        servicePort: r.num(m, 'servicePort', mp, true) ?? 0,
+        protocol: r.str(m, 'protocol', mp) ?? 'tcp',
+        ...(name !== undefined ? { name } : {}),
+        labels: r.strMap(m, 'labels', mp) ?? {},
+      };
     });
-    const parameters = (r.objArr(d, 'parameters', dp) ?? []).map((x, i) => ({ key: r.str(x, 'key', `${dp}/parameters(${i})`) ?? '', value: r.str(x, 'value', `${dp}/parameters(${i})`) ?? '' }));
+    const parameters = (r.objArr(d, 'parameters', dp) ?? []).map((x, i) => ({
+      key: r.str(x, 'key', `${dp}/parameters(${i})`) ?? '',
+      value: r.str(x, 'value', `${dp}/parameters(${i})`) ?? '',
+    }));
     container.docker = {
       image: r.str(d, 'image', dp) ?? '',
       network: (r.str(d, 'network', dp) ?? 'HOST') as 'HOST',

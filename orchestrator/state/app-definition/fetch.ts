@@ -13,7 +13,13 @@ export function readFetch(r: FieldReader, o: JsonObject): { given: JsonObject[] 
     const uri = r.str(f, 'uri', fp);
     if (uri === undefined) r.add(`${fp}/uri`, 'error.path.missing');
     const destPath = r.str(f, 'destPath', fp);
-    return { uri: uri ?? '', extract: r.bool(f, 'extract', fp) ?? true, executable: r.bool(f, 'executable', fp) ?? false, cache: r.bool(f, 'cache', fp) ?? false, ...(destPath !== undefined ? { destPath } : {}) };
+    return {
+      uri: uri ?? '',
+      extract: r.bool(f, 'extract', fp) ?? true,
+      executable: r.bool(f, 'executable', fp) ?? false,
+      cache: r.bool(f, 'cache', fp) ?? false,
+      ...(destPath !== undefined ? { destPath } : {}),
+    };
   });
   return { given, entries };
 }

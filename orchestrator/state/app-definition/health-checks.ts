@@ -39,7 +39,9 @@ export function readHealthCheck(r: FieldReader, h: JsonObject, hp: string): Heal
 
 /** A check that needs a port and names none uses the app's first port (when it has one). */
 export function normaliseHealthChecks(checks: HealthCheck[], portCount: number): HealthCheck[] {
-  return checks.map((h) => (h.port === undefined && h.portIndex === undefined && portCount > 0 && PORT_PROTOCOLS.includes(h.protocol) ? { ...h, portIndex: 0 } : h));
+  return checks.map((h) =>
+    h.port === undefined && h.portIndex === undefined && portCount > 0 && PORT_PROTOCOLS.includes(h.protocol) ? { ...h, portIndex: 0 } : h,
+  );
 }
 
 export function validateHealthChecks(checks: HealthCheck[], portCount: number, v: Violations): void {
@@ -49,7 +51,8 @@ export function validateHealthChecks(checks: HealthCheck[], portCount: number, v
     if (!PROTOCOLS.includes(h.protocol)) v.add(`${hp}/protocol`, `is not one of (${PROTOCOLS.join(', ')})`);
     if (h.protocol === 'COMMAND' || h.protocol.startsWith('MESOS_')) mesosChecks++;
     if (h.protocol === 'COMMAND' && (!h.command || !h.command.value)) v.add(`${hp}/command`, 'not defined');
-    for (const k of ['gracePeriodSeconds', 'intervalSeconds', 'timeoutSeconds', 'maxConsecutiveFailures'] as const) if (h[k] < 0) v.add(`${hp}/${k}`, `got ${h[k]}, expected 0 or more`);
+    for (const k of ['gracePeriodSeconds', 'intervalSeconds', 'timeoutSeconds', 'maxConsecutiveFailures'] as const)
+      if (h[k] < 0) v.add(`${hp}/${k}`, `got ${h[k]}, expected 0 or more`);
     if (h.port !== undefined && (h.port < 0 || h.port > 65535)) v.add(`${hp}/port`, `got ${h.port}, expected between 0 and 65535`);
     if (h.protocol !== 'COMMAND' && h.portIndex !== undefined && (h.portIndex < 0 || h.portIndex >= portCount)) v.add('/', PORT_INDEX_MESSAGE);
     if (h.protocol !== 'COMMAND' && h.portIndex === undefined && h.port === undefined) v.add('/', PORT_INDEX_MESSAGE);

@@ -28,7 +28,12 @@ export function readPorts(r: FieldReader, o: JsonObject): PortsGiven {
   const portDefinitions = pdRaw?.map((d, i) => {
     const dp = `/portDefinitions(${i})`;
     const name = r.str(d, 'name', dp);
-    return { port: r.num(d, 'port', dp, true) ?? 0, protocol: r.str(d, 'protocol', dp) ?? 'tcp', ...(name !== undefined ? { name } : {}), labels: r.strMap(d, 'labels', dp) ?? {} };
+    return {
+      port: r.num(d, 'port', dp, true) ?? 0,
+      protocol: r.str(d, 'protocol', dp) ?? 'tcp',
+      ...(name !== undefined ? { name } : {}),
+      labels: r.strMap(d, 'labels', dp) ?? {},
+    };
   });
   return { portsRaw, ports, pdRaw, portDefinitions, requirePorts: r.bool(o, 'requirePorts', '') };
 }
@@ -85,7 +90,8 @@ export function validatePortDefinitions(app: AppDefinition, v: Violations): void
 
 /** A port mapping's checks (container.ts calls it for each mapping). */
 export function validatePortMapping(m: PortMapping, mp: string, v: Violations): void {
-  for (const k of ['containerPort', 'hostPort', 'servicePort'] as const) if (m[k] < 0 || m[k] > 65535) v.add(`${mp}/${k}`, `got ${m[k]}, expected between 0 and 65535`);
+  for (const k of ['containerPort', 'hostPort', 'servicePort'] as const)
+    if (m[k] < 0 || m[k] > 65535) v.add(`${mp}/${k}`, `got ${m[k]}, expected between 0 and 65535`);
   if (!PROTOCOLS.includes(m.protocol)) v.add(`${mp}/protocol`, 'is not one of (tcp, udp, udp,tcp)');
 }
 

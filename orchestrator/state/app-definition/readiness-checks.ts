@@ -14,7 +14,9 @@ export function readReadinessCheck(r: FieldReader, o: JsonObject, p: string): Re
     portName: r.str(o, 'portName', p) ?? 'http-api',
     intervalSeconds: r.num(o, 'intervalSeconds', p) ?? 30,
     timeoutSeconds: r.num(o, 'timeoutSeconds', p) ?? 10,
-    httpStatusCodesForReady: (r.arr(o, 'httpStatusCodesForReady', p) ?? [200]).map((c, i) => (typeof c === 'number' ? c : (r.add(`${p}/httpStatusCodesForReady(${i})`, 'error.expected.jsnumber'), 0))),
+    httpStatusCodesForReady: (r.arr(o, 'httpStatusCodesForReady', p) ?? [200]).map((c, i) =>
+      typeof c === 'number' ? c : (r.add(`${p}/httpStatusCodesForReady(${i})`, 'error.expected.jsnumber'), 0),
+    ),
     preserveLastResponse: r.bool(o, 'preserveLastResponse', p) ?? false,
   };
 }
@@ -25,9 +27,11 @@ export function validateReadinessChecks(app: AppDefinition, v: Violations): void
   app.readinessChecks.forEach((rc, i) => {
     const rp = `/readinessChecks(${i})`;
     if (!['HTTP', 'HTTPS'].includes(rc.protocol)) v.add(`${rp}/protocol`, 'is not one of (HTTP, HTTPS)');
-    if (!portNames.includes(rc.portName)) v.add(`${rp}/portName`, `must name a port of the app (${portNames.length ? portNames.join(', ') : 'the app has no named ports'})`);
+    if (!portNames.includes(rc.portName))
+      v.add(`${rp}/portName`, `must name a port of the app (${portNames.length ? portNames.join(', ') : 'the app has no named ports'})`);
     if (rc.intervalSeconds <= 0) v.add(`${rp}/intervalSeconds`, `got ${rc.intervalSeconds}, expected more than 0`);
     if (rc.timeoutSeconds <= 0 || rc.timeoutSeconds >= rc.intervalSeconds) v.add(`${rp}/timeoutSeconds`, 'must be more than 0 and less than intervalSeconds');
-    if (rc.httpStatusCodesForReady.length === 0 || rc.httpStatusCodesForReady.some((c) => !Number.isInteger(c) || c < 100 || c > 999)) v.add(`${rp}/httpStatusCodesForReady`, 'must be a non-empty list of HTTP status codes');
+    if (rc.httpStatusCodesForReady.length === 0 || rc.httpStatusCodesForReady.some((c) => !Number.isInteger(c) || c < 100 || c > 999))
+      v.add(`${rp}/httpStatusCodesForReady`, 'must be a non-empty list of HTTP status codes');
   });
 }

@@ -30,10 +30,12 @@ export function validateApp(app: AppDefinition, v: Violations, given: GivenField
   if (app.backoffSeconds < 0) v.add('/backoffSeconds', `got ${app.backoffSeconds}, expected 0 or more`);
   if (app.backoffFactor < 1) v.add('/backoffFactor', `got ${fmtDouble(app.backoffFactor)}, expected 1.0 or more`);
   if (app.maxLaunchDelaySeconds < 0) v.add('/maxLaunchDelaySeconds', `got ${app.maxLaunchDelaySeconds}, expected 0 or more`);
-  if (app.taskKillGracePeriodSeconds !== null && app.taskKillGracePeriodSeconds < 0) v.add('/taskKillGracePeriodSeconds', `got ${fmtDouble(app.taskKillGracePeriodSeconds)}, expected 0.0 or more`);
+  if (app.taskKillGracePeriodSeconds !== null && app.taskKillGracePeriodSeconds < 0)
+    v.add('/taskKillGracePeriodSeconds', `got ${fmtDouble(app.taskKillGracePeriodSeconds)}, expected 0.0 or more`);
   validateUpgradeStrategy(app, v);
   if (!/^((\/\/cmd)|(\/?[^/]+(\/[^/]+)*)|)$/.test(app.executor)) v.add('/executor', "must fully match regular expression '^(//cmd)|(/?[^/]+(/[^/]+)*)|$'");
-  if (given.killSelection !== undefined && given.killSelection !== 'YOUNGEST_FIRST' && given.killSelection !== 'OLDEST_FIRST') v.add('/killSelection', 'must be one of YOUNGEST_FIRST, OLDEST_FIRST');
+  if (given.killSelection !== undefined && given.killSelection !== 'YOUNGEST_FIRST' && given.killSelection !== 'OLDEST_FIRST')
+    v.add('/killSelection', 'must be one of YOUNGEST_FIRST, OLDEST_FIRST');
   for (const x of definitionViolations(app)) for (const e of x.errors) v.add(x.path, e);
   validatePortDefinitions(app, v);
   validateContainer(app, v);
