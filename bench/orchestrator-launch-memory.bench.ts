@@ -10,12 +10,11 @@
 // Usage: node bench/orchestrator-launch-memory.bench.ts [--before=BIN_DIR] [--only=launch|memory] [--flags]
 //   --before: an older build's orchestrator launches too, alternated with this one and the baseline;
 //   --flags: so does the orchestrator from source with V8's defaults and with --optimize-for-size.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp, type Running } from '../test/helpers/process.ts';
-import { rssOf } from './lib/measure.ts';
+import { rssOf, spawnDirect } from './lib/measure.ts';
 import { median, table, writeSection } from './lib/results.ts';
 
 const N_TASKS = 100;
@@ -52,32 +51,6 @@ async function call(url: string, method: string, body?: unknown): Promise<{ stat
   const r = await fetch(url, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
   const text = await r.text();
   return { status: r.status, body: text ? JSON.parse(text) : undefined };
-}
-
-async function spawnDirect(n: number): Promise<number> {
-  const t0 = performance.now();
-  const kids: ChildProcess[] = [];
-  await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<void>((res, rej) => {
-          const c = spawn('/bin/sh', ['-c', 'exec sleep 1000'], { detached: true, stdio: 'ignore' });
-          kids.push(c);
-          c.once('spawn', () => res());
-          c.once('error', rej);
-        }),
-    ),
-  );
-  const ms = performance.now() - t0;
-  for (const c of kids) {
-    try {
-      process.kill(-c.pid!, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-  }
-  return ms;
 }
 
 async function launch(url: string): Promise<number> {

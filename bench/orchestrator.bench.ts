@@ -3,42 +3,16 @@
 //   same 100 processes directly;
 // - GET /v2/apps latency with 1,000 apps, vs a bare fastify serving the same bytes;
 // - requests/s of POST /v2/apps and PUT scale, vs a bare fastify accepting the same bodies.
-import { spawn, type ChildProcess } from 'node:child_process';
 import Fastify from 'fastify';
 import { stopAll } from '../test/helpers/process.ts';
 import { startOrchestrator } from '../test/helpers/orchestrator.ts';
+import { spawnDirect } from './lib/measure.ts';
 import { median, percentile, table, writeSection } from './lib/results.ts';
 
 const N_TASKS = 100;
 const N_APPS = 1000;
 const N_SCALE = 200;
 const CONCURRENCY = 8;
-
-async function spawnDirect(n: number): Promise<number> {
-  const t0 = performance.now();
-  const kids: ChildProcess[] = [];
-  await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<void>((res, rej) => {
-          const c = spawn('/bin/sh', ['-c', 'exec sleep 1000'], { detached: true, stdio: 'ignore' });
-          kids.push(c);
-          c.once('spawn', () => res());
-          c.once('error', rej);
-        }),
-    ),
-  );
-  const ms = performance.now() - t0;
-  for (const c of kids) {
-    try {
-      process.kill(-c.pid!, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-  }
-  return ms;
-}
 
 async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<void>): Promise<number> {
   const t0 = performance.now();

@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 // Measurements the benchmarks share: a process' resident memory, and the request rate an HTTP
 // endpoint sustains under a fixed number of keep-alive connections.
 import { readFileSync } from 'node:fs';
@@ -78,4 +79,31 @@ export async function load(url: string, seconds: number, connections = 16): Prom
   );
   await pool.close();
   return count / seconds;
+}
+
+/** The launch baseline: ms to spawn n `sh -c 'exec sleep 1000'` directly, detached, as the executor does (then killed). */
+export async function spawnDirect(n: number): Promise<number> {
+  const t0 = performance.now();
+  const kids: ChildProcess[] = [];
+  await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<void>((res, rej) => {
+          const c = spawn('/bin/sh', ['-c', 'exec sleep 1000'], { detached: true, stdio: 'ignore' });
+          kids.push(c);
+          c.once('spawn', () => res());
+          c.once('error', rej);
+        }),
+    ),
+  );
+  const ms = performance.now() - t0;
+  for (const c of kids) {
+    try {
+      process.kill(-c.pid!, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+  return ms;
 }
