@@ -9,5 +9,7 @@ export default defineConfig({
     maxWorkers: 2,
     // The default output, then every skipped suite and why (test/helpers/skip-summary-reporter.ts).
     reporters: ['default', './test/helpers/skip-summary-reporter.ts'],
+    // Each file removes the temporary folders it made (test/helpers/remove-temp-dirs.ts).
+    setupFiles: ['./test/helpers/remove-temp-dirs.ts'],
   },
 });
