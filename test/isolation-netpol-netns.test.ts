@@ -156,6 +156,8 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy on real packets (root)'
     const before = chatEchoes();
     await waitFor(async () => (await iso.engine.drops()).find((d) => d.pod === 'a' && d.namespace === 'x')!.egress.some((e) => e.port === 7070), {
       message: 'the open connection hits the egress drop rule',
+      // TCP retransmits the dropped segments with a doubling timeout; a loaded machine needs room.
+      timeoutMs: 30_000,
     });
     expect(chatEchoes()).toBeLessThanOrEqual(before + 1);
     // Reaching the host takes a rule, as in Kubernetes (only the node's ingress is exempt).

@@ -79,6 +79,10 @@ describe('task kills with scale=true', () => {
     const cmd = `trap '' TERM; exec ${MARKER}`;
     expect((await o.call('POST', '/v2/apps', { id: '/kill/slow', cmd, instances: 3, taskKillGracePeriodSeconds: 20 })).status).toBe(201);
     const app = await settled('/kill/slow');
+    // A task is running once spawned, but it ignores SIGTERM only from its `trap` on: wait until
+    // every shell has exec'd the marker (its command line is then exactly the marker), or a kill
+    // sent before the trap ends it at once (seen on a loaded machine).
+    await waitFor(() => pidsMatching(`^${MARKER}$`).length === 3, { message: 'the three tasks trap SIGTERM' });
     const victim = app.tasks[0].id;
     const first = await o.call('DELETE', `/v2/apps/kill/slow/tasks/${victim}?scale=true`);
     expect(first.status).toBe(200);
