@@ -16,6 +16,7 @@ import { blackhole } from '../test/helpers/blackhole.ts';
 import { NODE, ROOT, freePort, stopAll, tempDir } from '../test/helpers/process.ts';
 import type { WorkerResult } from './lib/check-worker.ts';
 import { median, percentile, table, writeSection } from './lib/results.ts';
+import { runBench } from './lib/run-bench.ts';
 
 const WORKER = join(ROOT, 'bench', 'lib', 'check-worker.ts');
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -147,8 +148,4 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-main().catch(async (err: unknown) => {
-  console.error(err);
-  await stopAll();
-  process.exit(1);
-});
+runBench(main);

@@ -13,6 +13,7 @@ import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp } from '../t
 import { request } from 'undici';
 import { rssOf } from './lib/measure.ts';
 import { median, percentile, table, writeSection } from './lib/results.ts';
+import { runBench } from './lib/run-bench.ts';
 
 const BIN = join(ROOT, 'dist', 'bin', 'collector');
 const MiB = 1024 * 1024;
@@ -250,8 +251,4 @@ async function main(): Promise<void> {
   writeSection('Collector: hostile resources', md);
 }
 
-main().catch(async (err: unknown) => {
-  console.error(err);
-  await stopAll();
-  process.exit(1);
-});
+runBench(main);

@@ -9,13 +9,13 @@ import http from 'node:http';
 import type net from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '../test/helpers/browser.ts';
 import { ROOT } from '../test/helpers/process.ts';
 import { median, table, writeSection } from './lib/results.ts';
 
 const N = 50;
 const SECONDS = 4;
 const TRIES = 3;
-const CHROMIUM = '/usr/bin/chromium';
 const UI = join(ROOT, 'collector', 'ui');
 
 if (!existsSync(CHROMIUM)) {
@@ -76,16 +76,7 @@ const base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
   headless: true,
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
+  args: CHROMIUM_ARGS,
 });
 
 declare const window: { __frames?: number; __starmap?: { state: { frames: number; polls: number; buildMs: number }; edges: unknown[] } };

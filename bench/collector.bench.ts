@@ -11,34 +11,21 @@ import Fastify from 'fastify';
 import pino from 'pino';
 import { Collector } from '../collector/collector.ts';
 import { ROOT, freePort, start, stopAll, tempDir, waitForHttp } from '../test/helpers/process.ts';
+import { statusDoc } from './lib/documents.ts';
 import { load, rssOf } from './lib/measure.ts';
 import { median, table, writeSection } from './lib/results.ts';
+import { runBench } from './lib/run-bench.ts';
 
 const N = 1000;
 const BIN = join(ROOT, 'dist', 'bin', 'collector');
 const CONNECTIONS = 16;
-
-/** A probe's /status with 10 targets (~1.6 KB), as the collector would fetch it from a probe. */
-function statusDoc(i: number): string {
-  const targets = Array.from({ length: 10 }, (_, j) => ({
-    reachable: (i + j) % 3 !== 0,
-    url: `http://svc-${(i + j) % N}.bench/status`,
-    reason: (i + j) % 3 !== 0 ? 'ok' : 'timeout',
-    message: null,
-    latencyMs: 1.23,
-    statusCode: 200,
-    checkedAt: '2026-11-21T18:00:00.000Z',
-    changedAt: '2026-11-21T17:00:00.000Z',
-  }));
-  return JSON.stringify({ status: { targets } });
-}
 
 async function healthz(base: string): Promise<{ fetches: number; lagMs: { p50: number; max: number } | null }> {
   return (await (await fetch(`${base}/healthz`)).json()) as { fetches: number; lagMs: { p50: number; max: number } | null };
 }
 
 async function main(): Promise<void> {
-  const docs = Array.from({ length: N }, (_, i) => statusDoc(i));
+  const docs = Array.from({ length: N }, (_, i) => statusDoc(i, N));
   const server = http.createServer((req, res) => {
     const i = Number(req.url!.split('/')[2]);
     res.writeHead(200, { 'content-type': 'application/json' }).end(docs[i] ?? '{}');
@@ -143,8 +130,4 @@ async function main(): Promise<void> {
   writeSection('Collector', md);
 }
 
-main().catch(async (err: unknown) => {
-  console.error(err);
-  await stopAll();
-  process.exit(1);
-});
+runBench(main);

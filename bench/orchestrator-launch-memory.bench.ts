@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp, type Running } from '../test/helpers/process.ts';
 import { rssOf, spawnDirect } from './lib/measure.ts';
 import { median, table, writeSection } from './lib/results.ts';
+import { runBench } from './lib/run-bench.ts';
 
 const N_TASKS = 100;
 const N_APPS = 1000;
@@ -181,8 +182,4 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-main().catch(async (err: unknown) => {
-  console.error(err);
-  await stopAll();
-  process.exit(1);
-});
+runBench(main);

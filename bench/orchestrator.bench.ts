@@ -8,6 +8,7 @@ import { stopAll } from '../test/helpers/process.ts';
 import { startOrchestrator } from '../test/helpers/orchestrator.ts';
 import { spawnDirect } from './lib/measure.ts';
 import { median, percentile, table, writeSection } from './lib/results.ts';
+import { runBench } from './lib/run-bench.ts';
 
 const N_TASKS = 100;
 const N_APPS = 1000;
@@ -155,8 +156,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch(async (err: unknown) => {
-  console.error(err);
-  await stopAll();
-  process.exit(1);
-});
+runBench(main);

@@ -13,6 +13,7 @@ import { blackhole } from '../test/helpers/blackhole.ts';
 import { ROOT, freePort, start, stopAll, tempDir, waitForHttp } from '../test/helpers/process.ts';
 import { rssOf } from './lib/measure.ts';
 import { median, percentile, table, writeSection } from './lib/results.ts';
+import { runBench } from './lib/run-bench.ts';
 
 const TIMEOUT_MS = 1000;
 const CONCURRENCY = 1000;
@@ -161,8 +162,4 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-main().catch(async (err: unknown) => {
-  console.error(err);
-  await stopAll();
-  process.exit(1);
-});
+runBench(main);

@@ -11,8 +11,10 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { blackhole } from '../test/helpers/blackhole.ts';
 import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp } from '../test/helpers/process.ts';
+import { statusDoc } from './lib/documents.ts';
 import { cpuMsOf, loadFigures, type LoadFigures } from './lib/measure.ts';
 import { median, table, writeSection } from './lib/results.ts';
+import { runBench } from './lib/run-bench.ts';
 
 const binDir = process.argv.find((a) => a.startsWith('--program='))?.slice('--program='.length) ?? join(ROOT, 'dist', 'bin');
 const CONNECTIONS = 16;
@@ -137,22 +139,8 @@ async function probeStatus(): Promise<Compared> {
   return c;
 }
 
-function statusDoc(i: number): string {
-  const targets = Array.from({ length: 10 }, (_, j) => ({
-    reachable: (i + j) % 3 !== 0,
-    url: `http://svc-${(i + j) % RESOURCES}.bench/status`,
-    reason: (i + j) % 3 !== 0 ? 'ok' : 'timeout',
-    message: null,
-    latencyMs: 1.23,
-    statusCode: 200,
-    checkedAt: '2026-11-21T18:00:00.000Z',
-    changedAt: '2026-11-21T17:00:00.000Z',
-  }));
-  return JSON.stringify({ status: { targets } });
-}
-
 async function collectorResponses(): Promise<Compared> {
-  const docs = Array.from({ length: RESOURCES }, (_, i) => statusDoc(i));
+  const docs = Array.from({ length: RESOURCES }, (_, i) => statusDoc(i, RESOURCES));
   const server = http.createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(docs[Number(req.url!.split('/')[2])] ?? '{}');
   });
@@ -202,8 +190,4 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-main().catch(async (err: unknown) => {
-  console.error(err);
-  await stopAll();
-  process.exit(1);
-});
+runBench(main);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { NODE, ROOT, freePort, stopAll, tempDir } from '../test/helpers/process.ts';
 import { cpuMsOf, rssOf } from './lib/measure.ts';
 import { median, table, writeSection } from './lib/results.ts';
+import { runBench } from './lib/run-bench.ts';
 
 const binDir = process.argv.find((a) => a.startsWith('--program='))?.slice('--program='.length) ?? join(ROOT, 'dist', 'bin');
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 9);
@@ -190,8 +191,4 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-main().catch(async (err: unknown) => {
-  console.error(err);
-  await stopAll();
-  process.exit(1);
-});
+runBench(main);
