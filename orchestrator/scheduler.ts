@@ -3,6 +3,9 @@
 // their steps) and the launcher (launch queue, back-off, launching). Every change is mirrored to
 // SQLite before it is acknowledged and announced on the EventBus. Here: recovery at start, the
 // reconcile tick, deploy (check, store, start a deployment), and the executor's status updates.
+// One piece on purpose (about 440 lines): it is only the order in which the parts are called,
+// and each of those four entry points must be read whole to see that a change is stored before
+// it is announced; everything with a concern of its own already lives in the parts.
 import type { Logger } from '../shared/logger.ts';
 import type { EventBus } from './events/bus.ts';
 import { EventCatalogue, conditionOf } from './events/catalogue.ts';

@@ -8,7 +8,7 @@ import { dirname, isAbsolute, join, normalize } from 'node:path';
 import { cidrTexts, templateRefs } from '../shared/netpol/ip-template.ts';
 import { checkPolicy, loadManifests, ManifestError, type LoadedPolicy } from '../shared/netpol/manifests.ts';
 import { NAMESPACE_NAME_LABEL, objectId, type NamedPort, type NamespaceInfo, type NetworkPolicyObject, type Protocol } from '../shared/netpol/types.ts';
-import { labelKeyErrors, labelValueErrors } from '../shared/netpol/validate.ts';
+import { labelKeyErrors, labelValueErrors } from '../shared/netpol/names.ts';
 import { dialectToNetworkPolicies } from './dialect.ts';
 import { intendedVerdicts, PodNames } from './matrix.ts';
 import { ScenarioError, type ParsedScenario } from './model.ts';

@@ -2,16 +2,8 @@
 // upstream validation (names, labels, selectors, CIDRs, ports, policyTypes), strict decoding of
 // unknown fields with JSON pointer paths, and the bound on the work a document may cost.
 import { describe, expect, it } from 'vitest';
-import {
-  MAX_VALUES,
-  cidrStrictlyInside,
-  labelKeyErrors,
-  parseCidr,
-  portNameErrors,
-  validateNetworkPolicy,
-  type Cidr,
-  type FieldErrors,
-} from '../shared/netpol/validate.ts';
+import { labelKeyErrors, portNameErrors } from '../shared/netpol/names.ts';
+import { MAX_VALUES, cidrStrictlyInside, parseCidr, validateNetworkPolicy, type Cidr, type FieldErrors } from '../shared/netpol/validate.ts';
 import type { NetworkPolicyObject } from '../shared/netpol/types.ts';
 
 function np(spec: unknown, metadata: unknown = { name: 'p', namespace: 'x' }): Record<string, unknown> {

@@ -2,15 +2,8 @@
 // label map, namespace and pod names, and POST /v2/starmap/changes, validated whole before any part
 // of it is applied. Errors carry JSON pointer paths; within a batch they are prefixed with where
 // the part sits (/policies/put/2/spec/ingress/0/ports/0/port).
-import {
-  dns1123LabelErrors,
-  dns1123SubdomainErrors,
-  labelKeyErrors,
-  labelValueErrors,
-  pointerKey,
-  validateNetworkPolicy,
-  type FieldErrors,
-} from '../../shared/netpol/validate.ts';
+import { dns1123LabelErrors, dns1123SubdomainErrors, labelKeyErrors, labelValueErrors } from '../../shared/netpol/names.ts';
+import { pointerKey, validateNetworkPolicy, type FieldErrors } from '../../shared/netpol/validate.ts';
 import { POLICY_ID_PATTERN, validatePolicy } from './policy.ts';
 import { policyId, type AnyPolicy, type StateWrite } from './policy-store.ts';
 

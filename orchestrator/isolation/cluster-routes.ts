@@ -11,7 +11,8 @@
 //                                                    (validated whole first, stored in one transaction, enforced in one sync)
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { objectId } from '../../shared/netpol/types.ts';
-import { dns1123LabelErrors, type FieldErrors } from '../../shared/netpol/validate.ts';
+import { dns1123LabelErrors } from '../../shared/netpol/names.ts';
+import type { FieldErrors } from '../../shared/netpol/validate.ts';
 import { podIdErrors, validateChanges, validateLabelsBody } from './changes.ts';
 import { namespaceLabels } from './cluster.ts';
 import { TooMuchState, type PolicyEngine, type SyncResult } from './policy-engine.ts';

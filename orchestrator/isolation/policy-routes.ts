@@ -15,7 +15,7 @@
 // Starmap-Enforcement says how that went (applied/unchanged/failed counts).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { NetworkPolicyObject } from '../../shared/netpol/types.ts';
-import { dns1123LabelErrors, dns1123SubdomainErrors } from '../../shared/netpol/validate.ts';
+import { dns1123LabelErrors, dns1123SubdomainErrors } from '../../shared/netpol/names.ts';
 import { validateAnyPolicy } from './changes.ts';
 import { CHANGES_PATH, NAMESPACES_PATH, PODS_PATH, clusterRoutes, enforcement, requireBody, stored, validated } from './cluster-routes.ts';
 import { Conflict, InvalidObject, NotFound } from '../errors.ts';
