@@ -25,27 +25,30 @@ interface Target {
   close(): Promise<void>;
 }
 
+/** A status_update_event-sized payload: the plugin and the bare server send the same fields. */
+function statusUpdate(i: number) {
+  return {
+    i,
+    slaveId: 'local',
+    taskId: `app.${i}`,
+    taskStatus: 'TASK_RUNNING',
+    appId: '/bench/app',
+    host: '127.0.0.1',
+    ports: [31000],
+    version: '2026-01-01T00:00:00.000Z',
+  };
+}
+
 async function pluginTarget(stream: Omit<EventStreamOptions, 'bus'> = {}): Promise<Target & { bus: EventBus; clients: () => number }> {
   const bus = new EventBus(logger);
   const app = createServer({ logger });
   const events = registerEvents(app, { bus, stream });
   const url = await listen(app, '127.0.0.1', 0);
-  // A status_update_event-sized payload.
   return {
     url,
     bus,
     clients: () => events.stream.clientCount,
-    publish: (i) =>
-      void bus.publish('bench', {
-        i,
-        slaveId: 'local',
-        taskId: `app.${i}`,
-        taskStatus: 'TASK_RUNNING',
-        appId: '/bench/app',
-        host: '127.0.0.1',
-        ports: [31000],
-        version: '2026-01-01T00:00:00.000Z',
-      }),
+    publish: (i) => void bus.publish('bench', statusUpdate(i)),
     close: () => app.close(),
   };
 }
@@ -66,14 +69,7 @@ async function bareTarget(): Promise<Target> {
     url: `http://127.0.0.1:${port}`,
     publish: (i) => {
       const data = JSON.stringify({
-        i,
-        slaveId: 'local',
-        taskId: `app.${i}`,
-        taskStatus: 'TASK_RUNNING',
-        appId: '/bench/app',
-        host: '127.0.0.1',
-        ports: [31000],
-        version: '2026-01-01T00:00:00.000Z',
+        ...statusUpdate(i),
         eventType: 'bench',
         timestamp: new Date().toISOString(),
       });
