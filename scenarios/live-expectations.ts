@@ -6,7 +6,9 @@
 // cell carries the URL it checks, so the UI tells the ports of one pair apart. Publishing never
 // holds up or fails a run: each PUT has a deadline, they go out one after another, and a failure
 // is said once as a note.
+import type { Static } from '@sinclair/typebox';
 import { request } from 'undici';
+import type { ExpectationsDoc, ExpectedCell } from '../collector/expectations.ts';
 import { sideText } from '../shared/netpol/explain.ts';
 import type { SideVerdict } from '../shared/netpol/evaluate.ts';
 import type { CellExpectation, StepExpectation } from './expect.ts';
@@ -17,29 +19,17 @@ import type { CellResultDoc, StepResultDoc } from './report.ts';
 export const EXPECTATIONS_PATH = '/starmap/expectations';
 const TIMEOUT_MS = 2000;
 
-/** One cell as the collector's schema has it (collector/expectations.ts). */
-export interface PublishedCell {
-  from: string;
-  to: string;
-  url?: string;
-  port: number;
-  protocol: 'TCP' | 'UDP' | 'SCTP';
-  expected: boolean | null;
-  observed?: boolean | null;
-  status?: string;
-  reason: string;
-  reasons: string[];
-}
+type SchemaCell = Static<typeof ExpectedCell>;
 
-export interface PublishedStep {
-  scenario: string;
-  step: { index: number; name: string; total: number; description?: string; policies: string[] };
-  phase: 'applying' | 'judged';
-  outcome?: 'pass' | 'fail' | 'not run';
-  collector: { id: string; label: string };
-  labels: Record<string, string>;
-  cells: PublishedCell[];
-}
+/** One cell as the collector's schema has it (collector/expectations.ts), with what the runner always sends. */
+export type PublishedCell = SchemaCell & Required<Pick<SchemaCell, 'port' | 'protocol' | 'reasons'>>;
+
+/** A step as the collector's schema has it, with what the runner always sends. */
+export type PublishedStep = ExpectationsDoc &
+  Required<Pick<ExpectationsDoc, 'collector' | 'labels'>> & {
+    step: Required<Pick<ExpectationsDoc['step'], 'total' | 'policies'>> & ExpectationsDoc['step'];
+    cells: PublishedCell[];
+  };
 
 /** How pods and cells are named for the collector: its resource ids, and the URL each probe cell checks. */
 export interface CollectorNaming {
