@@ -10,6 +10,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { collectBuiltinFiles } from '../scenarios/builtin.ts';
 import { PROGRAMS } from './lib/programs.ts';
+import { snapshotEntry } from './lib/snapshot-entry.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const dist = join(root, 'dist');
@@ -30,6 +31,17 @@ const nodeVersion = process.version.slice(1);
  * and its API is not CPU-bound. Setting a flag at run time with v8.setFlagsFromString instead made
  * process.exit hang now and then.
  */
+/**
+ * Programs whose native executable starts from a V8 start-up snapshot (scripts/lib/snapshot-entry.ts):
+ * their modules are loaded and their pre-listen code compiled at build time, which is most of the
+ * time from start to first answer. A snapshot costs ~10 MiB of RSS for the life of the process (Node
+ * copies it, with its own base heap, into memory), so only the collector, one per cluster, has one;
+ * the probe, one per node, and the agent that carries it keep their memory instead (figures in
+ * bench/RESULTS.md, issue 17). A snapshot is tied to the runtime that took it: the arm64 executables,
+ * built on x64, load their bundle with no snapshot or code cache; the others with a code cache.
+ */
+const SNAPSHOT = new Set(['collector']);
+
 const EXEC_ARGV: Record<string, string[]> = {
   orchestrator: ['--optimize-for-size'],
 };
@@ -163,6 +175,28 @@ const lazyRequires: Plugin = {
   },
 };
 
+/**
+ * One copy of Ajv 8 in a bundle. npm hoists eslint's Ajv 6 to the top of node_modules, so each
+ * package that needs Ajv 8 (@fastify/ajv-compiler, ajv-formats, fast-json-stringify) has its own copy
+ * of the same version, and a program evaluated up to three of them before it could listen.
+ */
+const oneAjv: Plugin = {
+  name: 'one-ajv',
+  setup(b) {
+    const home = join(root, 'node_modules', '@fastify', 'ajv-compiler');
+    const canonical = join(home, 'node_modules', 'ajv', 'package.json');
+    const version = existsSync(canonical) ? (JSON.parse(readFileSync(canonical, 'utf8')) as { version: string }).version : undefined;
+    b.onResolve({ filter: /^ajv(\/.*)?$/ }, async (args) => {
+      if (version === undefined || args.pluginData === 'one-ajv') return undefined;
+      const own = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'one-ajv' });
+      const ownPackage = own.path.replace(/([\\/]node_modules[\\/]ajv)[\\/].*$/, '$1/package.json');
+      if (own.errors.length > 0 || !existsSync(ownPackage)) return undefined;
+      if ((JSON.parse(readFileSync(ownPackage, 'utf8')) as { version: string }).version !== version) return undefined;
+      return b.resolve(args.path, { resolveDir: home, kind: args.kind, pluginData: 'one-ajv' });
+    });
+  },
+};
+
 async function bundle(name: string, entry: string): Promise<string> {
   const out = join(dist, 'bundle', `${name}.cjs`);
   await build({
@@ -180,7 +214,7 @@ async function bundle(name: string, entry: string): Promise<string> {
     logLevel: 'warning',
     loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
     define: { 'process.env.STARMAP_BUNDLED': '"1"', ...(DEFINES[name]?.() ?? {}) },
-    plugins: [lazyRequires],
+    plugins: [lazyRequires, oneAjv],
   });
   return out;
 }
@@ -190,7 +224,15 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
   const out = join(dist, 'bin', binName);
   const runtime = runtimeFor(arch);
   const stamp = join(cache, `${binName}.sha256`);
-  const key = sha256(readFileSync(bundlePath), nodeVersion, arch, String(statSync(runtime).size), JSON.stringify(EXEC_ARGV[name] ?? []));
+  const key = sha256(
+    readFileSync(bundlePath),
+    nodeVersion,
+    arch,
+    String(statSync(runtime).size),
+    JSON.stringify(EXEC_ARGV[name] ?? []),
+    String(SNAPSHOT.has(name)),
+    readFileSync(join(root, 'scripts', 'lib', 'snapshot-entry.ts')),
+  );
   if (existsSync(out) && existsSync(stamp) && readFileSync(stamp, 'utf8') === key) return { path: out, built: false };
   console.log(`building ${relative(root, out)} …`);
 
@@ -198,15 +240,22 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
   mkdirSync(work, { recursive: true });
   const blob = join(work, 'sea.blob');
   const config = join(work, 'sea-config.json');
-  // Code cache is tied to the architecture that made it: only for native builds.
+  // A code cache or a snapshot is tied to the runtime that made it: only for native builds.
+  const native = arch === process.arch;
+  const useSnapshot = native && SNAPSHOT.has(name);
+  let main = bundlePath;
+  if (useSnapshot) {
+    main = join(work, 'snapshot-entry.cjs');
+    writeFileSync(main, snapshotEntry(readFileSync(bundlePath, 'utf8')));
+  }
   writeFileSync(
     config,
     JSON.stringify({
-      main: bundlePath,
+      main,
       output: blob,
       disableExperimentalSEAWarning: true,
-      useCodeCache: arch === process.arch,
-      useSnapshot: false,
+      useCodeCache: native && !useSnapshot,
+      useSnapshot,
       execArgv: EXEC_ARGV[name] ?? [],
     }),
   );
