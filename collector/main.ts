@@ -48,7 +48,7 @@ async function build(flags: ReturnType<typeof parseCollectorFlags>, logger: Logg
   return { collector, app };
 }
 
-/** What main does before listening, without a socket or a timer: run while a start-up snapshot is built. */
+/** What main does before listening, without a socket or a timer: the build runs it to make the code cache. */
 export async function warmUp(): Promise<void> {
   const flags = parseCollectorFlags(['--http-port=9001']);
   const { app } = await build(flags, createLogger({ name: 'collector', destination: { write: () => undefined } }), withoutSocket());

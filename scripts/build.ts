@@ -10,7 +10,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { collectBuiltinFiles } from '../scenarios/builtin.ts';
 import { PROGRAMS } from './lib/programs.ts';
-import { snapshotEntry } from './lib/snapshot-entry.ts';
+import { loaderSource, makeCodeCache } from './lib/warm-code-cache.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const dist = join(root, 'dist');
@@ -32,15 +32,22 @@ const nodeVersion = process.version.slice(1);
  * process.exit hang now and then.
  */
 /**
- * Programs whose native executable starts from a V8 start-up snapshot (scripts/lib/snapshot-entry.ts):
- * their modules are loaded and their pre-listen code compiled at build time, which is most of the
- * time from start to first answer. A snapshot costs ~10 MiB of RSS for the life of the process (Node
- * copies it, with its own base heap, into memory), so only the collector, one per cluster, has one;
- * the probe, one per node, and the agent that carries it keep their memory instead (figures in
- * bench/RESULTS.md, issue 17). A snapshot is tied to the runtime that took it: the arm64 executables,
- * built on x64, load their bundle with no snapshot or code cache; the others with a code cache.
+ * How each native executable starts (issue 17; figures in bench/RESULTS.md):
+ * - `warm-code-cache`: from its bundle, with V8's code cache of what loading it and its warm-up ran
+ *   (scripts/lib/warm-code-cache.ts), for programs whose main starts through shared/multicall.ts.
+ * - `code-cache`: from its bundle, with Node's SEA code cache (the bundle's top level only).
+ * A V8 start-up snapshot was tried: the collector answered ~10 ms sooner than with a warm code
+ * cache, for ~9 MiB more RSS for the life of the process (Node copies the snapshot, with its own base
+ * heap, into memory), so no program has one. A code cache is tied to the runtime that made it: the
+ * arm64 executables, built on x64, run their bundle as it is.
  */
-const SNAPSHOT = new Set(['collector']);
+const START: Record<string, 'warm-code-cache' | 'code-cache'> = {
+  probe: 'warm-code-cache',
+  collector: 'warm-code-cache',
+  agent: 'warm-code-cache',
+  scenario: 'warm-code-cache',
+  orchestrator: 'code-cache',
+};
 
 const EXEC_ARGV: Record<string, string[]> = {
   orchestrator: ['--optimize-for-size'],
@@ -230,8 +237,8 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
     arch,
     String(statSync(runtime).size),
     JSON.stringify(EXEC_ARGV[name] ?? []),
-    String(SNAPSHOT.has(name)),
-    readFileSync(join(root, 'scripts', 'lib', 'snapshot-entry.ts')),
+    String(START[name]),
+    readFileSync(join(root, 'scripts', 'lib', 'warm-code-cache.ts')),
   );
   if (existsSync(out) && existsSync(stamp) && readFileSync(stamp, 'utf8') === key) return { path: out, built: false };
   console.log(`building ${relative(root, out)} …`);
@@ -240,13 +247,14 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
   mkdirSync(work, { recursive: true });
   const blob = join(work, 'sea.blob');
   const config = join(work, 'sea-config.json');
-  // A code cache or a snapshot is tied to the runtime that made it: only for native builds.
-  const native = arch === process.arch;
-  const useSnapshot = native && SNAPSHOT.has(name);
+  const execArgv = EXEC_ARGV[name] ?? [];
+  const start = arch === process.arch ? (START[name] ?? 'code-cache') : 'bundle';
   let main = bundlePath;
-  if (useSnapshot) {
-    main = join(work, 'snapshot-entry.cjs');
-    writeFileSync(main, snapshotEntry(readFileSync(bundlePath, 'utf8')));
+  let assets: Record<string, string> | undefined;
+  if (start === 'warm-code-cache') {
+    main = join(work, 'loader.cjs');
+    writeFileSync(main, loaderSource(name));
+    assets = { 'bundle.cjs': bundlePath, 'bundle.cache': makeCodeCache(process.execPath, execArgv, bundlePath, work) };
   }
   writeFileSync(
     config,
@@ -254,13 +262,13 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
       main,
       output: blob,
       disableExperimentalSEAWarning: true,
-      useCodeCache: native && !useSnapshot,
-      useSnapshot,
-      execArgv: EXEC_ARGV[name] ?? [],
+      useCodeCache: start === 'code-cache',
+      useSnapshot: false,
+      execArgv,
+      ...(assets ? { assets } : {}),
     }),
   );
-  // The code cache is only accepted by a runtime with the same V8 flags: make it under them.
-  run(process.execPath, [...(EXEC_ARGV[name] ?? []), '--experimental-sea-config', config]);
+  run(process.execPath, [...execArgv, '--experimental-sea-config', config]);
   const tmp = join(work, 'node');
   copyFileSync(runtime, tmp);
   chmodSync(tmp, 0o755);

@@ -82,9 +82,9 @@ export function createServer(opts: ServerOptions): FastifyInstance {
 }
 
 /**
- * Fastify options that give an app a stand-in for its HTTP server, for the warm-up of a start-up
- * snapshot (shared/multicall.ts): the routes, schemas and hooks are built and made ready without a
- * socket, which a snapshot cannot hold. Such an app never listens.
+ * Fastify options that give an app a stand-in for its HTTP server, for a program's warm-up at build
+ * time (shared/multicall.ts, scripts/lib/warm-code-cache.ts): the routes, schemas and hooks are built
+ * and made ready without opening a port. Such an app never listens.
  */
 export function withoutSocket(): Partial<FastifyServerOptions> {
   const standIn = Object.assign(new EventEmitter(), {

@@ -24,7 +24,7 @@ export interface LoggerOptions {
   name: string;
   logfile?: string | undefined;
   level?: string | undefined;
-  /** Where lines go instead of stdout or the logfile (a start-up snapshot's warm-up discards them). */
+  /** Where lines go instead of stdout or the logfile (a warm-up at build time discards them). */
   destination?: pino.DestinationStream;
 }
 

@@ -3,9 +3,8 @@
 // loads one of them to call its main with the arguments it picked: it marks the process first,
 // so that loading the module does not also start the program with the agent's command line.
 // runMain is how each of them (and the agent itself) starts a main and reports a fatal error, and
-// where an executable built with a start-up snapshot (scripts/build.ts, issue 17) splits loading,
-// done once at build time, from running, done at each start.
-import { startupSnapshot } from 'node:v8';
+// where the build warms a program up instead of starting it, to make its executable's code cache
+// from what the warm-up ran (scripts/lib/warm-code-cache.ts, issue 17).
 
 let agent = false;
 
@@ -19,23 +18,22 @@ export function isMultiCall(): boolean {
   return agent;
 }
 
-/** True while scripts/build.ts runs this program to take its start-up snapshot. */
-export function buildingSnapshot(): boolean {
-  return startupSnapshot.isBuildingSnapshot();
-}
+/** Where scripts/lib/warm-code-cache.ts collects the warm-ups it waits for before it makes a code cache. */
+const WARM_UPS = Symbol.for('starmap.warmUps');
 
 /**
  * Runs a program's main; if it fails, prints "<program>: fatal: <stack>" to stderr and exits 1.
  * The promise settles when main does (the agent awaits it).
  *
- * While a start-up snapshot is built, main does not run: `warmUp` does (the work before listen,
- * without a socket, a file or a timer, so that the code it runs is compiled into the snapshot), and
- * main runs when the executable starts, with that start's arguments.
+ * While the build warms the program up, main does not run: `warmUp` does (the work before listen,
+ * without a socket, a file or a timer, so that the code it runs is in the code cache).
  */
 export function runMain(program: string, main: (argv: string[]) => Promise<void>, argv?: string[], warmUp?: () => Promise<void>): Promise<void> {
-  if (buildingSnapshot()) {
-    startupSnapshot.setDeserializeMainFunction(() => void runMain(program, main, argv));
-    return warmUp?.() ?? Promise.resolve();
+  const warmUps = (globalThis as { [WARM_UPS]?: Promise<void>[] })[WARM_UPS];
+  if (warmUps) {
+    const warm = warmUp?.() ?? Promise.resolve();
+    warmUps.push(warm);
+    return warm;
   }
   return main(argv ?? process.argv.slice(2)).catch((err: unknown) => {
     process.stderr.write(`${program}: fatal: ${(err as Error).stack ?? String(err)}\n`);

@@ -127,8 +127,8 @@ describe('dist/bin/collector', () => {
     expect(Object.keys(example.responses)).toEqual(['A', 'B', 'C', 'D', 'E']);
   });
 
-  // The executable starts from a start-up snapshot taken at build time (scripts/build.ts): each
-  // start must still be its own process, with its own flags, working directory and clock.
+  // The executable runs code that a warm-up compiled at build time (scripts/lib/warm-code-cache.ts):
+  // each start must still be its own process, with its own flags, working directory and clock.
   it("each start is its own: pid, flags, working directory and time are this start's", async () => {
     const bin = alone(BIN);
     for (const id of ['first', 'second']) {
