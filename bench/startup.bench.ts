@@ -182,9 +182,9 @@ async function main(): Promise<void> {
     '',
     table(['idle RSS (median of 3)', 'RSS', 'vs baseline'], rssRows),
     '',
-    table(['executable', 'size', 'above the stripped runtime (SEA blob: bundle + code cache)', 'bundle (JS)'], sizeRows),
+    table(['executable', 'size', 'above the stripped runtime (SEA blob: bundle + code cache + loader)', 'bundle (JS)'], sizeRows),
     '',
-    `The Node runtime is ${mb(runtime)} with symbols, ${mb(strippedSize)} stripped; of that, ICU's full data (every locale, for Intl) is ${mb(icuSize)}, and the rest is V8, OpenSSL, libuv, Node's built-in modules with their code cache and Node's own start-up snapshot. An executable is the stripped runtime plus its SEA blob: the program's bundle (esbuild, minified) and V8's code cache for it (compiled functions, so that start-up parses and compiles less). What could still go: ICU's data (~${mb(icuSize)}) only with a Node built --with-intl=small-icu or none (not published on npm; the agents use no locale but English, and URL parsing needs ICU only for IDNA host names); the code cache (the difference between the blob and the bundle) at the price of a slower start.`,
+    `The Node runtime is ${mb(runtime)} with symbols, ${mb(strippedSize)} stripped; of that, ICU's full data (every locale, for Intl) is ${mb(icuSize)}, and the rest is V8, OpenSSL, libuv, Node's built-in modules with their code cache and Node's own start-up snapshot. An executable is the stripped runtime plus its SEA blob: the program's bundle (esbuild, minified) and V8's code cache for it: of what loading the bundle and the program's warm-up compiled (scripts/lib/warm-code-cache.ts, with a small loader), or for the orchestrator Node's own code cache of the bundle's top level. What could still go: ICU's data (~${mb(icuSize)}) only with a Node built --with-intl=small-icu or none (not published on npm; the agents use no locale but English, and URL parsing needs ICU only for IDNA host names); the code cache (the difference between the blob and the bundle) at the price of a slower start.`,
   ].join('\n');
   writeSection('Start-up, idle memory and size', md);
   console.log(md);
