@@ -12,6 +12,8 @@ import { NODE, ROOT, freePort, stopAll, tempDir } from '../test/helpers/process.
 import { cpuMsOf, rssOf } from './lib/measure.ts';
 import { median, table, writeSection } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
+import { build } from 'esbuild';
+import { writeExecutable } from '../scripts/lib/sea.ts';
 
 const binDir = process.argv.find((a) => a.startsWith('--program='))?.slice('--program='.length) ?? join(ROOT, 'dist', 'bin');
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 9);
@@ -50,34 +52,78 @@ async function main(): Promise<void> {
   const openPort = (open.address() as net.AddressInfo).port;
   const dataDir = tempDir('starmap-bench-');
 
-  const programs: { name: string; args: (port: number) => string[]; path: string }[] = [
+  // The floor: bench/lib/fastify-floor.ts as an executable made like the programs' (scripts/lib/sea.ts).
+  const floorDir = tempDir('starmap-bench-');
+  const floorBundle = join(floorDir, 'fastify-floor.cjs');
+  await build({
+    entryPoints: [join(ROOT, 'bench', 'lib', 'fastify-floor.ts')],
+    outfile: floorBundle,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node24',
+    minify: true,
+    keepNames: true,
+    logLevel: 'error',
+  });
+  const floor = join(floorDir, 'fastify-floor');
+  const arch = process.arch as 'x64' | 'arm64';
+  writeExecutable({
+    name: 'fastify-floor',
+    bundlePath: floorBundle,
+    runtime: NODE,
+    arch,
+    start: 'warm-code-cache',
+    execArgv: [],
+    out: floor,
+    work: join(floorDir, 'work'),
+  });
+
+  const programs: { name: string; bin: string; label: string; args: (port: number) => string[]; path: string }[] = [
     {
       name: 'probe',
+      bin: join(binDir, 'probe'),
+      label: 'dist/bin/probe (GET /status)',
       args: (port: number) => [`--urls=127.0.0.1:${openPort}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'],
       path: '/status',
     },
-    { name: 'collector', args: (port: number) => ['--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'], path: '/responses' },
+    {
+      name: 'collector',
+      bin: join(binDir, 'collector'),
+      label: 'dist/bin/collector (GET /responses)',
+      args: (port: number) => ['--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'],
+      path: '/responses',
+    },
     // A restart: the data dir (state, signing key, admin password) was made by a first start.
     {
       name: 'orchestrator',
+      bin: join(binDir, 'orchestrator'),
+      label: 'dist/bin/orchestrator (GET /ping, a restart on its data dir)',
       args: (port: number) => ['--http-address=127.0.0.1', `--http-port=${port}`, `--data-dir=${dataDir}`, '--log-level=warn'],
       path: '/ping',
     },
-  ].filter((p) => existsSync(join(binDir, p.name)));
+    {
+      name: 'bare fastify',
+      bin: floor,
+      label: 'bench/lib/fastify-floor.ts as an executable (GET /): one fastify route, nothing else',
+      args: (port: number) => [String(port)],
+      path: '/',
+    },
+  ].filter((p) => existsSync(p.bin));
 
   const startRows: (string | number)[][] = [];
   const bareAll: Start[] = [];
   for (const p of programs) {
-    await firstAnswer(join(binDir, p.name), p.args, p.path); // makes the orchestrator's data dir
+    await firstAnswer(p.bin, p.args, p.path); // makes the orchestrator's data dir
     const prog: Start[] = [];
     const bare: Start[] = [];
     for (let i = 0; i < REPEATS; i++) {
       if (i % 2 === 0) {
-        prog.push(await firstAnswer(join(binDir, p.name), p.args, p.path));
+        prog.push(await firstAnswer(p.bin, p.args, p.path));
         bare.push(await firstAnswer(NODE, BARE, '/'));
       } else {
         bare.push(await firstAnswer(NODE, BARE, '/'));
-        prog.push(await firstAnswer(join(binDir, p.name), p.args, p.path));
+        prog.push(await firstAnswer(p.bin, p.args, p.path));
       }
     }
     bareAll.push(...bare);
@@ -85,13 +131,7 @@ async function main(): Promise<void> {
     const bw = median(bare.map((s) => s.wallMs));
     const pc = median(prog.map((s) => s.cpuMs));
     const bc = median(bare.map((s) => s.cpuMs));
-    startRows.push([
-      `dist/bin/${p.name} (GET ${p.path}${p.name === 'orchestrator' ? ', a restart on its data dir' : ''})`,
-      `${pw.toFixed(0)} ms`,
-      `${(pw / bw).toFixed(2)}×`,
-      `${pc.toFixed(0)} ms`,
-      `${(pc / bc).toFixed(2)}×`,
-    ]);
+    startRows.push([p.label, `${pw.toFixed(0)} ms`, `${(pw / bw).toFixed(2)}×`, `${pc.toFixed(0)} ms`, `${(pc / bc).toFixed(2)}×`]);
     console.log(`start ${p.name}: ${pw.toFixed(0)} ms (${(pw / bw).toFixed(2)}×), CPU ${pc.toFixed(0)} ms (${(pc / bc).toFixed(2)}×)`);
   }
   startRows.push([
@@ -118,9 +158,12 @@ async function main(): Promise<void> {
     ];
     const probes: number[][] = kinds.map(() => []);
     const bares: number[] = [];
+    const floors: number[] = [];
     for (let i = 0; i < 3; i++) {
       const bport = await freePort();
       const bare = spawn(NODE, BARE(bport), { stdio: 'ignore' });
+      const fport = await freePort();
+      const floorProc = spawn(floor, [String(fport)], { stdio: 'ignore' });
       const started = await Promise.all(
         kinds.map(async (k) => {
           const port = await freePort();
@@ -135,9 +178,11 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 12_000));
       for (const { port } of started) await (await fetch(`http://127.0.0.1:${port}/status`)).arrayBuffer();
       await (await fetch(`http://127.0.0.1:${bport}/`)).arrayBuffer();
+      await (await fetch(`http://127.0.0.1:${fport}/`)).arrayBuffer();
       started.forEach(({ child }, k) => probes[k]!.push(rssOf(child.pid!)));
       bares.push(rssOf(bare.pid!));
-      for (const c of [...started.map((x) => x.child), bare]) {
+      floors.push(rssOf(floorProc.pid!));
+      for (const c of [...started.map((x) => x.child), bare, floorProc]) {
         c.kill('SIGKILL');
         await new Promise((r) => c.once('exit', r));
       }
@@ -148,6 +193,9 @@ async function main(): Promise<void> {
       rssRows.push([`dist/bin/probe, 3 targets (${k.name}), every 5 s, after 12 s`, `${pr.toFixed(1)} MiB`, `${(pr / br).toFixed(2)}×`]);
       console.log(`idle RSS: probe (${k.name}) ${pr.toFixed(1)} MiB, bare ${br.toFixed(1)} MiB`);
     });
+    const fr = median(floors);
+    rssRows.push(['bench/lib/fastify-floor.ts as an executable, after one request', `${fr.toFixed(1)} MiB`, `${(fr / br).toFixed(2)}×`]);
+    console.log(`idle RSS: bare fastify executable ${fr.toFixed(1)} MiB`);
     rssRows.push(['`node -e` http server after one request (baseline)', `${br.toFixed(1)} MiB`, '1.00×']);
   }
 
@@ -167,11 +215,13 @@ async function main(): Promise<void> {
     // strip or nm missing: the figures say n/a
   }
   const mb = (x: number) => (Number.isNaN(x) ? 'n/a' : `${(x / 1e6).toFixed(1)} MB`);
-  const sizeRows = programs.map((p) => {
-    const size = statSync(join(binDir, p.name)).size;
-    const bundle = join(ROOT, 'dist', 'bundle', `${p.name}.cjs`);
-    return [`dist/bin/${p.name}`, mb(size), mb(size - strippedSize), existsSync(bundle) ? mb(statSync(bundle).size) : '-'];
-  });
+  const sizeRows = programs
+    .filter((p) => p.bin !== floor)
+    .map((p) => {
+      const size = statSync(join(binDir, p.name)).size;
+      const bundle = join(ROOT, 'dist', 'bundle', `${p.name}.cjs`);
+      return [`dist/bin/${p.name}`, mb(size), mb(size - strippedSize), existsSync(bundle) ? mb(statSync(bundle).size) : '-'];
+    });
   open.close();
   await stopAll();
 

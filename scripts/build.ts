@@ -5,17 +5,16 @@
 // Usage: node scripts/build.ts [program...] [--arch=x64|arm64|all]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { collectBuiltinFiles } from '../scenarios/builtin.ts';
 import { PROGRAMS } from './lib/programs.ts';
-import { loaderSource, makeCodeCache } from './lib/warm-code-cache.ts';
+import { run, writeExecutable, type Start } from './lib/sea.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const dist = join(root, 'dist');
 const cache = join(dist, '.cache');
-const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 const nodeVersion = process.version.slice(1);
 
@@ -41,7 +40,7 @@ const nodeVersion = process.version.slice(1);
  * heap, into memory), so no program has one. A code cache is tied to the runtime that made it: the
  * arm64 executables, built on x64, run their bundle as it is.
  */
-const START: Record<string, 'warm-code-cache' | 'code-cache'> = {
+const START: Record<string, Start> = {
   probe: 'warm-code-cache',
   collector: 'warm-code-cache',
   agent: 'warm-code-cache',
@@ -57,26 +56,6 @@ function sha256(...parts: (string | Buffer)[]): string {
   const h = createHash('sha256');
   for (const p of parts) h.update(p);
   return h.digest('hex');
-}
-
-/** Runs a tool quietly; its output is shown only when it fails. */
-function run(cmd: string, args: string[]): void {
-  try {
-    execFileSync(cmd, args, { stdio: 'pipe' });
-  } catch (err) {
-    const e = err as { stderr?: Buffer; stdout?: Buffer };
-    process.stderr.write(`${cmd} ${args.join(' ')} failed:\n${e.stdout?.toString() ?? ''}${e.stderr?.toString() ?? ''}`);
-    throw err;
-  }
-}
-
-function hasCommand(cmd: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The Node runtime binary for an architecture, at exactly this Node version. */
@@ -95,11 +74,6 @@ function runtimeFor(arch: 'x64' | 'arm64'): string {
     rmSync(join(dir, tgz));
   }
   return bin;
-}
-
-function stripTool(arch: 'x64' | 'arm64'): string | undefined {
-  const candidates = arch === 'x64' ? ['strip', 'llvm-strip'] : ['aarch64-linux-gnu-strip', 'llvm-strip'];
-  return candidates.find(hasCommand);
 }
 
 /**
@@ -239,52 +213,12 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
     JSON.stringify(EXEC_ARGV[name] ?? []),
     String(START[name]),
     readFileSync(join(root, 'scripts', 'lib', 'warm-code-cache.ts')),
+    readFileSync(join(root, 'scripts', 'lib', 'sea.ts')),
   );
   if (existsSync(out) && existsSync(stamp) && readFileSync(stamp, 'utf8') === key) return { path: out, built: false };
   console.log(`building ${relative(root, out)} …`);
-
-  const work = join(cache, `sea-${binName}`);
-  mkdirSync(work, { recursive: true });
-  const blob = join(work, 'sea.blob');
-  const config = join(work, 'sea-config.json');
-  const execArgv = EXEC_ARGV[name] ?? [];
   const start = arch === process.arch ? (START[name] ?? 'code-cache') : 'bundle';
-  let main = bundlePath;
-  let assets: Record<string, string> | undefined;
-  if (start === 'warm-code-cache') {
-    main = join(work, 'loader.cjs');
-    writeFileSync(main, loaderSource(name));
-    assets = { 'bundle.cjs': bundlePath, 'bundle.cache': makeCodeCache(process.execPath, execArgv, bundlePath, work) };
-  }
-  writeFileSync(
-    config,
-    JSON.stringify({
-      main,
-      output: blob,
-      disableExperimentalSEAWarning: true,
-      useCodeCache: start === 'code-cache',
-      useSnapshot: false,
-      execArgv,
-      ...(assets ? { assets } : {}),
-    }),
-  );
-  run(process.execPath, [...execArgv, '--experimental-sea-config', config]);
-  const tmp = join(work, 'node');
-  copyFileSync(runtime, tmp);
-  chmodSync(tmp, 0o755);
-  // Strip before injecting: stripping after injection breaks the binary.
-  const strip = stripTool(arch);
-  if (strip) run(strip, [tmp]);
-  else console.warn(`no strip tool for ${arch}: ${binName} keeps its symbols`);
-  const postject = join(root, 'node_modules', 'postject', 'dist', 'cli.js');
-  run(process.execPath, [postject, tmp, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
-  mkdirSync(join(dist, 'bin'), { recursive: true });
-  // Rename over the old binary (never write into it): it may be running right now.
-  const staged = `${out}.new-${process.pid}`;
-  copyFileSync(tmp, staged);
-  chmodSync(staged, 0o755);
-  renameSync(staged, out);
-  rmSync(work, { recursive: true, force: true });
+  writeExecutable({ name, bundlePath, runtime, arch, start, execArgv: EXEC_ARGV[name] ?? [], out, work: join(cache, `sea-${binName}`) });
   writeFileSync(stamp, key);
   return { path: out, built: true };
 }
