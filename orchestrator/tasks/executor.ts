@@ -219,32 +219,45 @@ export class ProcessExecutor implements Executor {
 
   /**
    * Starts a batch of launches: every task's cgroup and sandbox (with its stdout and stderr files)
-   * are made at once on libuv's thread pool, then all are spawned in one go, so that their status
-   * updates reach the scheduler in one pass (one state transaction). Spawning, which forks this
-   * process, is the part the main thread must do itself (issue 17).
+   * are made at once on libuv's thread pool. With the spawner, each task goes to it as soon as it
+   * is prepared (those prepared in the same tick in one message), so that it forks while the rest
+   * are prepared; it answers the starts it made in one go in one message. Without it, all are
+   * spawned here in one go once all are prepared, so that their status updates reach the
+   * scheduler in one pass (one state transaction). Spawning forks the process that spawns, in
+   * proportion to its memory: the part that made launching slow (issue 17).
    */
   async #startBatch(): Promise<void> {
     const runs = this.#batch.splice(0);
-    const prepared = await Promise.all(
-      runs.map((run) => this.#prepare(run).catch((e: unknown) => void this.#fail(run, `launch failed: ${(e as Error).message}`))),
-    );
-    const ready = prepared.filter((p) => p !== undefined).filter((p) => this.#starting(p));
-    if (ready.length === 0) return;
-    // Through the spawner when it can (output files are reopened there by path), else directly.
+    const fail = (run: TaskRun) => (e: unknown) => void this.#fail(run, `launch failed: ${(e as Error).message}`);
     if (this.#spawner?.usable) {
-      for (const p of ready) {
-        closeSync(p.out);
-        closeSync(p.err);
-      }
-      const batch = ready.map((p) => ({
-        request: { file: p.file, args: p.args, cwd: p.run.spec.sandboxDir, env: p.env as Record<string, string>, ...this.#outputs(p.run) },
-        handlers: this.#spawnerHandlers(p),
-      }));
-      if (this.#spawner.spawn(batch)) return;
-      for (const p of ready) this.#spawnReopened(p);
+      await Promise.all(runs.map((run) => this.#prepare(run).then((p) => void (p && this.#toSpawner(p)), fail(run))));
       return;
     }
-    for (const p of ready) this.#spawn(p);
+    const prepared = await Promise.all(runs.map((run) => this.#prepare(run).catch(fail(run))));
+    for (const p of prepared) if (p && this.#starting(p)) this.#spawn(p);
+  }
+
+  /** Prepared tasks for the spawner, sent at the end of this tick (#sendToSpawner). */
+  #outbox: Prepared[] = [];
+
+  #toSpawner(p: Prepared): void {
+    if (this.#outbox.push(p) === 1) setImmediate(() => this.#sendToSpawner());
+  }
+
+  #sendToSpawner(): void {
+    const ready = this.#outbox.splice(0).filter((p) => this.#starting(p));
+    if (ready.length === 0) return;
+    // Output files are reopened there by path.
+    for (const p of ready) {
+      closeSync(p.out);
+      closeSync(p.err);
+    }
+    const batch = ready.map((p) => ({
+      request: { file: p.file, args: p.args, cwd: p.run.spec.sandboxDir, env: p.env as Record<string, string>, ...this.#outputs(p.run) },
+      handlers: this.#spawnerHandlers(p),
+    }));
+    if (this.#spawner?.spawn(batch)) return;
+    for (const p of ready) this.#spawnReopened(p);
   }
 
   #outputs(run: TaskRun): { stdout: string; stderr: string } {

@@ -111,15 +111,21 @@ export class TaskSpawner {
     if (m.t === 'ready') {
       this.#ready = true;
       this.#failedStarts = 0;
-      this.#logger?.info({ pid: m.pid }, 'task spawner ready');
+      this.#logger?.info({ spawnerPid: m.pid }, 'task spawner ready');
+      return;
+    }
+    if (m.t === 'started') {
+      for (const { id, pid } of m.tasks) {
+        const task = this.#tasks.get(id);
+        if (!task) continue;
+        task.pid = pid;
+        task.handlers.started(pid);
+      }
       return;
     }
     const task = this.#tasks.get(m.id);
     if (!task) return;
-    if (m.t === 'started') {
-      task.pid = m.pid;
-      task.handlers.started(m.pid);
-    } else if (m.t === 'failed') {
+    if (m.t === 'failed') {
       this.#tasks.delete(m.id);
       task.handlers.failed(m.code, m.message, { files: m.files, thrown: m.thrown });
     } else if (m.t === 'exit') {

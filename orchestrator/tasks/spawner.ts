@@ -6,8 +6,9 @@
 // Node holds (~8 MiB), so its forks are cheaper. spawner-client.ts is the orchestrator's side.
 //
 // Protocol, over Node's IPC channel (JSON): the orchestrator sends { t: 'spawn', tasks: [...] };
-// this process answers { t: 'ready' } once, then per task { t: 'started', id, pid } or
-// { t: 'failed', id, ... }, and later { t: 'exit', id, code, signal }. Output files are opened
+// this process answers { t: 'ready' } once, then { t: 'started', tasks: [{ id, pid }] } for the
+// tasks of the commands read in one go, per task that did not start { t: 'failed', id, ... }, and
+// later { t: 'exit', id, code, signal }. Output files are opened
 // here by path (descriptors cannot cross Node's IPC). Tasks are detached (a process group of their
 // own, no pipe to this process): when the orchestrator goes away (even kill -9) this process exits
 // at the end of its IPC channel, and the tasks keep running as they would have without it.
@@ -37,7 +38,8 @@ export interface SpawnCommand {
 
 export type SpawnerMessage =
   | { t: 'ready'; pid: number }
-  | { t: 'started'; id: number; pid: number }
+  /** The tasks that started, in one message: the executor reports them in one pass. */
+  | { t: 'started'; tasks: { id: number; pid: number }[] }
   /** `files`: opening an output file failed (nothing was spawned); `thrown`: spawn() threw. */
   | { t: 'failed'; id: number; code: string | undefined; message: string; files: boolean; thrown: boolean }
   | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null };
@@ -51,8 +53,10 @@ export function runSpawner(childProcess: typeof ChildProcessModule, fs: typeof F
     process.stderr.write('starmap task spawner: started without an IPC channel; the orchestrator starts it itself\n');
     process.exit(2);
   }
-  const reply = (m: SpawnerMessage) => void send(m);
-  const start = (r: SpawnRequest) => {
+  // After the orchestrator went away (the channel is closed, 'disconnect' is about to end this
+  // process) there is no one to tell: an error from send (EPIPE) is dropped, not thrown.
+  const reply = (m: SpawnerMessage) => void (process.connected && send(m, () => {}));
+  const start = (r: SpawnRequest, started: { id: number; pid: number }[]) => {
     let out: number | undefined;
     let err: number | undefined;
     const closeFiles = () => {
@@ -81,13 +85,26 @@ export function runSpawner(childProcess: typeof ChildProcessModule, fs: typeof F
       if (child.pid === undefined) reply({ t: 'failed', id: r.id, code: e.code, message: e.message, files: false, thrown: false });
     });
     if (child.pid === undefined) return; // 'error' follows
-    reply({ t: 'started', id: r.id, pid: child.pid });
-    child.once('exit', (code, signal) => reply({ t: 'exit', id: r.id, code, signal }));
+    started.push({ id: r.id, pid: child.pid });
+    child.once('exit', (code, signal) => {
+      answer(); // a start not answered yet goes first
+      reply({ t: 'exit', id: r.id, code, signal });
+    });
   };
   // The end of the channel is the orchestrator's end (or its request to stop): tasks stay.
   process.on('disconnect', () => process.exit(0));
+  // Starts are answered together once the commands read so far are done: while this process
+  // forks, the next commands queue up in the channel and are read in one go.
+  let started: { id: number; pid: number }[] = [];
+  const answer = () => {
+    const tasks = started;
+    started = [];
+    if (tasks.length > 0) reply({ t: 'started', tasks });
+  };
   process.on('message', (m: SpawnCommand) => {
-    if (m && m.t === 'spawn') for (const r of m.tasks) start(r);
+    if (m?.t !== 'spawn') return;
+    if (started.length === 0) setImmediate(answer);
+    for (const r of m.tasks) start(r, started);
   });
   reply({ t: 'ready', pid: process.pid });
 }
