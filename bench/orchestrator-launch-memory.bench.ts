@@ -7,8 +7,8 @@
 // (`node [flags] orchestrator/main.ts`, which also holds Node's TypeScript stripper: ~17 MiB),
 // --auth=off, each measurement in a fresh process with a fresh data dir. The bare fastify
 // baseline runs as plain JavaScript (`node -e`), so it pays no stripper either.
-// Usage: node bench/orchestrator-launch-memory.bench.ts [--before=BIN_DIR] [--only=launch|memory] [--flags]
-//   --before: an older build's orchestrator launches too, alternated with this one and the baseline;
+// Usage: node bench/orchestrator-launch-memory.bench.ts [--before=BIN_DIR[,BIN_DIR...]] [--only=launch|memory] [--flags]
+//   --before: older builds' orchestrators launch too, alternated with this one and the baseline;
 //   --flags: so does the orchestrator from source with V8's defaults and with --optimize-for-size.
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -111,7 +111,10 @@ async function main(): Promise<void> {
   if (ONLY !== 'memory') {
     const programs: { name: string; how: How }[] = [
       { name: 'dist/bin/orchestrator', how: { binary: true } },
-      ...(BEFORE ? [{ name: `${BEFORE}/orchestrator (before)`, how: { binary: true as const, path: join(BEFORE, 'orchestrator') } }] : []),
+      ...(BEFORE ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((dir) => ({ name: `${dir}/orchestrator (before)`, how: { binary: true as const, path: join(dir, 'orchestrator') } })),
       ...(process.argv.includes('--flags')
         ? [
             { name: 'from source, default V8 flags', how: { binary: false as const, nodeFlags: [] } },
