@@ -2,16 +2,19 @@
 // children of the spawner, not of this process; exit codes, signals, launch errors (ENOENT,
 // EACCES at exec) and output files reach the executor as with a direct spawn (the same cases run
 // with `spawner: false`); killing the spawner loses no task: running tasks keep running and are
-// still killed and reported, new launches start a new spawner.
+// still killed and reported, new launches start a new spawner. The orchestrator program, from
+// source and as the executable: its tasks are the spawner's children, and a kill -9 of the
+// orchestrator ends the spawner, not the tasks, which the next start replaces as before.
 import { afterEach, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { startOrchestrator } from './helpers/orchestrator.ts';
 import { join } from 'node:path';
 import { ProcessExecutor } from '../orchestrator/tasks/executor.ts';
 import { liveMembers, procInfo } from '../orchestrator/tasks/process-group.ts';
 import type { LaunchSpec, TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
 import type { CgroupMode } from '../orchestrator/tasks/cgroups.ts';
 import { waitFor } from './helpers/wait.ts';
-import { tempDir, removeTempDirs } from './helpers/process.ts';
+import { ROOT, tempDir, removeTempDirs } from './helpers/process.ts';
 
 let executors: ProcessExecutor[] = [];
 let groups: number[] = [];
@@ -168,4 +171,61 @@ describe('the spawner process', () => {
     expect((await terminal(updates, long.taskId)).message).toBe('Killed: test');
     expect(existsSync(`/proc/${longPid}`) && procInfo(longPid)?.state !== 'Z').toBe(false);
   });
+});
+
+/** A process that is gone or a zombie (PID 1 here may not reap the orphans it inherits). */
+const gone = (pid: number) => !existsSync(`/proc/${pid}`) || procInfo(pid)?.state === 'Z';
+
+const BIN = join(ROOT, 'dist', 'bin', 'orchestrator');
+describe.each([
+  { how: 'from source', binary: undefined, spawnerMark: 'runSpawner' },
+  { how: 'the executable', binary: BIN, spawnerMark: '--starmap-task-spawner' },
+])('the orchestrator $how', ({ binary, spawnerMark }) => {
+  it.skipIf(binary !== undefined && !existsSync(binary))(
+    'starts tasks from its spawner; a kill -9 ends the spawner, not the tasks, and the restart replaces them',
+    async () => {
+      const dataDir = tempDir('starmap-spawner-orch-');
+      const o = await startOrchestrator(['--task-port-min=38200', '--task-port-max=38300'], { binary, dataDir });
+      expect((await o.call('POST', '/v2/apps', { id: '/sp', cmd: 'exec sleep 1000', instances: 2 })).status).toBe(201);
+      const tasks = await waitFor(
+        async () => {
+          const t = (await o.call('GET', '/v2/apps/sp/tasks')).body.tasks as { id: string; state: string }[];
+          return t.length === 2 && t.every((x) => x.state === 'TASK_RUNNING') ? t : undefined;
+        },
+        { timeoutMs: 20_000, message: 'the tasks did not run' },
+      );
+      // The tasks' processes: children of the spawner, itself a child of the orchestrator.
+      const orchestratorPid = o.proc.child.pid!;
+      const spawnerPid = await waitFor(
+        () => {
+          const kids = readFileSync(`/proc/${orchestratorPid}/task/${orchestratorPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+          return kids.find((k) => readFileSync(`/proc/${k}/cmdline`, 'utf8').includes(spawnerMark));
+        },
+        { timeoutMs: 10_000, message: 'no spawner process' },
+      );
+      const taskPids = readFileSync(`/proc/${spawnerPid}/task/${spawnerPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+      expect(taskPids).toHaveLength(2);
+      for (const pid of taskPids) expect(procInfo(pid)?.pgid).toBe(pid);
+
+      o.proc.child.kill('SIGKILL');
+      await o.proc.exited;
+      await waitFor(() => gone(spawnerPid), { timeoutMs: 10_000, message: 'the spawner outlived the orchestrator' });
+      for (const pid of taskPids) expect(gone(pid), `task process ${pid} ended with the orchestrator`).toBe(false);
+
+      // The restart kills what the previous run left and launches replacements, as without a spawner.
+      const again = await startOrchestrator(['--task-port-min=38200', '--task-port-max=38300'], { binary, dataDir });
+      await waitFor(() => taskPids.every(gone), { timeoutMs: 20_000, message: "the previous run's tasks were not killed" });
+      await waitFor(
+        async () => {
+          const t = (await again.call('GET', '/v2/apps/sp/tasks')).body.tasks as { id: string; state: string }[];
+          return t.length === 2 && t.every((x) => x.state === 'TASK_RUNNING' && !tasks.some((old) => old.id === x.id));
+        },
+        { timeoutMs: 20_000, message: 'no replacements ran' },
+      );
+      expect((await again.call('DELETE', '/v2/apps/sp')).status).toBe(200);
+      await waitFor(async () => ((await again.call('GET', '/v2/tasks')).body.tasks as unknown[]).length === 0, { timeoutMs: 20_000 });
+      await again.proc.stop('SIGTERM');
+    },
+    90_000,
+  );
 });
