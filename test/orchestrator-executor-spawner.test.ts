@@ -13,14 +13,19 @@ import { ProcessExecutor } from '../orchestrator/tasks/executor.ts';
 import { liveMembers, procInfo } from '../orchestrator/tasks/process-group.ts';
 import type { LaunchSpec, TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
 import type { CgroupMode } from '../orchestrator/tasks/cgroups.ts';
+import { createLogger, type Logger } from '../shared/logger.ts';
 import { waitFor } from './helpers/wait.ts';
 import { ROOT, tempDir, removeTempDirs } from './helpers/process.ts';
 
 let executors: ProcessExecutor[] = [];
 let groups: number[] = [];
 
-function make(spawner: boolean, mode: CgroupMode = 'auto'): { ex: ProcessExecutor; updates: TaskStatusUpdate[] } {
-  const ex = new ProcessExecutor({ spawner, cgroups: { mode } });
+function make(
+  spawner: boolean | { file: string; args: string[] },
+  mode: CgroupMode = 'auto',
+  logger?: Logger,
+): { ex: ProcessExecutor; updates: TaskStatusUpdate[] } {
+  const ex = new ProcessExecutor({ spawner, cgroups: { mode }, logger });
   executors.push(ex);
   const updates: TaskStatusUpdate[] = [];
   ex.onStatus((u) => {
@@ -170,6 +175,30 @@ describe('the spawner process', () => {
     await ex.kill(long.taskId, 'test');
     expect((await terminal(updates, long.taskId)).message).toBe('Killed: test');
     expect(existsSync(`/proc/${longPid}`) && procInfo(longPid)?.state !== 'Z').toBe(false);
+  });
+
+  it('cannot start: the tasks are spawned directly, and after three tries no spawner is started any more', async () => {
+    const logfile = join(tempDir('starmap-spawner-log-'), 'log');
+    const logger = createLogger({ name: 'test', logfile, level: 'info' });
+    // A "spawner" that exits at once, before it is ready.
+    const { ex, updates } = make({ file: '/bin/sh', args: ['-c', 'exit 3'] }, 'auto', logger);
+    for (let round = 1; round <= 4; round++) {
+      const t = spec({ cmd: 'echo ran; exit 0' });
+      ex.launch(t);
+      expect((await terminal(updates, t.taskId)).message).toBe('Command exited with code 0');
+      expect(readFileSync(join(t.sandboxDir, 'stdout'), 'utf8')).toBe('ran\n');
+    }
+    const log = await waitFor(
+      () => {
+        const text = existsSync(logfile) ? readFileSync(logfile, 'utf8') : '';
+        return text.includes('tasks are spawned directly from now on') ? text : undefined;
+      },
+      { timeoutMs: 10_000, message: 'the fallback was not logged' },
+    );
+    // One spawner per launch, each gone before it was ready; its task spawned directly.
+    expect(log.match(/spawning the task directly/g)).toHaveLength(3);
+    expect(log.match(/the next launches start a new one/g)).toHaveLength(2);
+    expect(log.match(/tasks are spawned directly from now on/g)).toHaveLength(1);
   });
 });
 

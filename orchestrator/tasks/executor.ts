@@ -62,9 +62,10 @@ export interface ProcessExecutorOptions {
   cgroups?: { scope?: string; mode?: CgroupMode } | undefined;
   /**
    * Start tasks from a small helper process (spawner.ts: a fork of it is cheaper than a fork of
-   * the orchestrator); default true. False: the orchestrator spawns them itself.
+   * the orchestrator); default true. False: the orchestrator spawns them itself. A command: what
+   * to start instead of the spawner (tests of the fallback).
    */
-  spawner?: boolean | undefined;
+  spawner?: boolean | { file: string; args: string[] } | undefined;
 }
 
 interface TaskRun {
@@ -148,7 +149,7 @@ export class ProcessExecutor implements Executor {
   constructor(opts: ProcessExecutorOptions = {}) {
     this.#opts = opts;
     this.#logger = opts.logger;
-    this.#spawner = opts.spawner === false ? undefined : new TaskSpawner(opts.logger);
+    this.#spawner = opts.spawner === false ? undefined : new TaskSpawner(opts.logger, typeof opts.spawner === 'object' ? opts.spawner : undefined);
     const cg = TaskCgroups.open(opts.cgroups?.scope ?? `executor-${process.pid}-${crypto.randomUUID()}`, opts.cgroups?.mode);
     if (cg instanceof TaskCgroups) {
       this.#cgroups = cg;

@@ -45,8 +45,12 @@ export class TaskSpawner {
   #failedStarts = 0;
   #closed = false;
 
-  constructor(logger?: Logger) {
+  readonly #command: { file: string; args: string[] } | undefined;
+
+  /** `command`: what to start instead of the spawner (tests of the fallback). */
+  constructor(logger?: Logger, command?: { file: string; args: string[] }) {
     this.#logger = logger;
+    this.#command = command;
   }
 
   /** False once the spawner could not be started (MAX_FAILED_STARTS times in a row) or after close(). */
@@ -78,7 +82,7 @@ export class TaskSpawner {
   }
 
   #start(): ChildProcess | undefined {
-    const { file, args } = spawnerCommand();
+    const { file, args } = this.#command ?? spawnerCommand();
     let child: ChildProcess;
     try {
       // Detached: a Ctrl-C meant for the orchestrator's group must not end it before the
