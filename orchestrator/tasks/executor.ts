@@ -143,6 +143,8 @@ export class ProcessExecutor implements Executor {
   #scanTimer: NodeJS.Timeout | undefined;
   readonly #cgroups: TaskCgroups | undefined;
   readonly #spawner: TaskSpawner | undefined;
+  /** Prepared tasks for the spawner, sent at the end of this tick (#sendToSpawner). */
+  readonly #outbox: Prepared[] = [];
   /** How tasks are contained, for the start log and the README's promise. */
   readonly containment: string;
 
@@ -248,9 +250,6 @@ export class ProcessExecutor implements Executor {
     const prepared = await Promise.all(runs.map((run) => this.#prepare(run).catch(fail(run))));
     for (const p of prepared) if (p && this.#starting(p)) this.#spawn(p);
   }
-
-  /** Prepared tasks for the spawner, sent at the end of this tick (#sendToSpawner). */
-  #outbox: Prepared[] = [];
 
   #toSpawner(p: Prepared): void {
     if (this.#outbox.push(p) === 1) setImmediate(() => this.#sendToSpawner());
