@@ -11,9 +11,11 @@
 // a kill, at the orchestrator's stop and after a kill -9 and restart (killLeftovers). Without a
 // usable cgroup hierarchy, descendants that moved to a process group of their own (setsid) are
 // found through /proc while the task's main process is alive and are killed with it.
-// One piece on purpose (about 600 lines): the state machine above, from preparing to the terminal
-// update, with every way a task can end; the mechanisms it uses (process groups, cgroups, podman,
-// environment) are modules of their own.
+// Tasks are forked by the spawner, a small process of its own (spawner.ts), or from here when it
+// is off or cannot start; a task whose spawner died keeps running and is watched through /proc.
+// One piece on purpose (about 630 lines): the state machine above, from preparing to the terminal
+// update, with every way a task can end, whichever process forked it; the mechanisms it uses
+// (process groups, cgroups, podman, environment, the spawner) are modules of their own.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, open, openSync, readSync, fstatSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
