@@ -1,5 +1,5 @@
 // The collector's HTTP server: every route plugin on the shared fastify factory.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Logger } from '../shared/logger.ts';
 import { createServer } from '../shared/http-server.ts';
 import type { Collector } from './collector.ts';
@@ -13,8 +13,12 @@ import { uiRoutes } from './routes-ui.ts';
 /** Largest accepted request body: a resource is two short strings (expectations have their own limit). */
 export const REQUEST_BODY_LIMIT = 64 * 1024;
 
-export async function createCollectorApp(collector: Collector, logger: Logger, opts: { uiDir?: string } = {}): Promise<FastifyInstance> {
-  const app = createServer({ logger, bodyLimit: REQUEST_BODY_LIMIT });
+export async function createCollectorApp(
+  collector: Collector,
+  logger: Logger,
+  opts: { uiDir?: string; fastify?: Partial<FastifyServerOptions> } = {},
+): Promise<FastifyInstance> {
+  const app = createServer({ logger, bodyLimit: REQUEST_BODY_LIMIT, ...(opts.fastify ? { fastify: opts.fastify } : {}) });
   await app.register(resourceRoutes, { store: collector.store });
   await app.register(responseRoutes, { responses: collector.responses });
   await app.register(opsRoutes, {

@@ -1,8 +1,9 @@
 // Entry point of the probe program.
-import { createLogger } from '../shared/logger.ts';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { createLogger, type Logger } from '../shared/logger.ts';
 import { NameResolver } from '../shared/resolver.ts';
 import { isMultiCall, runMain } from '../shared/multicall.ts';
-import { closeOnSignals, createServer, listenOrExit } from '../shared/http-server.ts';
+import { closeOnSignals, createServer, listenOrExit, withoutSocket } from '../shared/http-server.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseProbeFlags } from './flags.ts';
 import { Probe } from './probe.ts';
@@ -12,20 +13,7 @@ import { probeRoutes } from './routes.ts';
 export async function main(argv: string[]): Promise<void> {
   const flags = parseProbeFlags(argv);
   const logger = createLogger({ name: 'probe', logfile: flags.logfile, level: flags.logLevel });
-  const probe = new Probe({
-    targets: flags.targets,
-    intervalMs: flags.httpProbeSeconds * 1000,
-    concurrency: flags.concurrency,
-    check: {
-      timeoutMs: flags.timeoutSeconds * 1000,
-      acceptStatus: flags.expectStatus,
-      verifyTls: !flags.insecure,
-      resolver: new NameResolver({ timeoutMs: flags.timeoutSeconds * 1000, ...(flags.dnsServers ? { servers: flags.dnsServers } : {}) }),
-    },
-    logger,
-  });
-  const app = createServer({ logger });
-  await app.register(probeRoutes, { state: probe.state, metrics: probe.metrics, health: () => probe.health() });
+  const { probe, app } = await build(flags, logger);
   let serving: Serving | undefined;
   closeOnSignals(app, logger, async () => {
     await probe.stop();
@@ -56,7 +44,37 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
+/** The probe and its HTTP app, not yet started or listening. */
+async function build(
+  flags: ReturnType<typeof parseProbeFlags>,
+  logger: Logger,
+  fastify?: Partial<FastifyServerOptions>,
+): Promise<{ probe: Probe; app: FastifyInstance }> {
+  const probe = new Probe({
+    targets: flags.targets,
+    intervalMs: flags.httpProbeSeconds * 1000,
+    concurrency: flags.concurrency,
+    check: {
+      timeoutMs: flags.timeoutSeconds * 1000,
+      acceptStatus: flags.expectStatus,
+      verifyTls: !flags.insecure,
+      resolver: new NameResolver({ timeoutMs: flags.timeoutSeconds * 1000, ...(flags.dnsServers ? { servers: flags.dnsServers } : {}) }),
+    },
+    logger,
+  });
+  const app = createServer({ logger, ...(fastify ? { fastify } : {}) });
+  await app.register(probeRoutes, { state: probe.state, metrics: probe.metrics, health: () => probe.health() });
+  return { probe, app };
+}
+
+/** What main does before listening, without a socket or a timer: the build runs it to make the code cache. */
+export async function warmUp(): Promise<void> {
+  const flags = parseProbeFlags(['--urls=127.0.0.1:9000,http://localhost:9001/x', '--http-port=9000']);
+  const { app } = await build(flags, createLogger({ name: 'probe', destination: { write: () => undefined } }), withoutSocket());
+  await app.ready();
+}
+
 // Start on load, unless the multi-call agent loaded this module to call main itself.
 if (!isMultiCall()) {
-  void runMain('probe', main);
+  void runMain('probe', main, undefined, warmUp);
 }

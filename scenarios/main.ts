@@ -6,6 +6,7 @@
 //   scenario schema | report-schema   the JSON Schemas of scenario files and reports
 import { isIP } from 'node:net';
 import yargs from 'yargs';
+import { runMain } from '../shared/multicall.ts';
 import { VERSION } from '../shared/version.ts';
 import { DEFAULTS } from '../orchestrator/config.ts';
 import { prefixFlag, subnetFlag } from '../orchestrator/isolation/flags.ts';
@@ -174,8 +175,5 @@ if (!process.env.STARMAP_SCENARIO_NO_MAIN) {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
   });
-  main(process.argv.slice(2)).catch((err: unknown) => {
-    process.stderr.write(`scenario: fatal: ${(err as Error).stack ?? String(err)}\n`);
-    process.exit(1);
-  });
+  void runMain('scenario', main);
 }

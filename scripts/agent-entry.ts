@@ -9,17 +9,21 @@ import { basename } from 'node:path';
 import { markMultiCall, runMain } from '../shared/multicall.ts';
 import { VERSION } from '../shared/version.ts';
 
-type Main = (argv: string[]) => Promise<void>;
+/** What a program's main.ts exports. */
+interface Program {
+  main: (argv: string[]) => Promise<void>;
+  warmUp: () => Promise<void>;
+}
 
 /** Subcommand → what it is and how to load its main. */
-const SUBCOMMANDS: Record<string, { summary: string; load: () => Promise<Main> }> = {
+const SUBCOMMANDS: Record<string, { summary: string; load: () => Promise<Program> }> = {
   probe: {
     summary: 'star-compatible probe: checks its targets and serves GET /status (port 9000)',
-    load: async () => (await import('../probe/main.ts')).main,
+    load: () => import('../probe/main.ts'),
   },
   collector: {
     summary: "star-compatible collector: fetches the probes' /status and serves /responses and the UI (port 9001)",
-    load: async () => (await import('../collector/main.ts')).main,
+    load: () => import('../collector/main.ts'),
   },
 };
 
@@ -73,8 +77,14 @@ async function main(): Promise<void> {
   }
   // Before the program's module loads: it must not start itself with the agent's command line.
   markMultiCall();
-  const programMain = await SUBCOMMANDS[choice.program]!.load();
-  await runMain(choice.program, programMain, choice.argv);
+  const program = await SUBCOMMANDS[choice.program]!.load();
+  await runMain(choice.program, program.main, choice.argv);
 }
 
-void runMain('agent', main);
+/** While the build warms the agent up: loads and warms up every program, whichever a start picks. */
+async function warmUp(): Promise<void> {
+  markMultiCall();
+  for (const sub of Object.values(SUBCOMMANDS)) await (await sub.load()).warmUp();
+}
+
+void runMain('agent', main, undefined, warmUp);

@@ -10,6 +10,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { collectBuiltinFiles } from '../scenarios/builtin.ts';
 import { PROGRAMS } from './lib/programs.ts';
+import { loaderSource, makeCodeCache } from './lib/warm-code-cache.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const dist = join(root, 'dist');
@@ -30,6 +31,24 @@ const nodeVersion = process.version.slice(1);
  * and its API is not CPU-bound. Setting a flag at run time with v8.setFlagsFromString instead made
  * process.exit hang now and then.
  */
+/**
+ * How each native executable starts (issue 17; figures in bench/RESULTS.md):
+ * - `warm-code-cache`: from its bundle, with V8's code cache of what loading it and its warm-up ran
+ *   (scripts/lib/warm-code-cache.ts), for programs whose main starts through shared/multicall.ts.
+ * - `code-cache`: from its bundle, with Node's SEA code cache (the bundle's top level only).
+ * A V8 start-up snapshot was tried: the collector answered ~10 ms sooner than with a warm code
+ * cache, for ~9 MiB more RSS for the life of the process (Node copies the snapshot, with its own base
+ * heap, into memory), so no program has one. A code cache is tied to the runtime that made it: the
+ * arm64 executables, built on x64, run their bundle as it is.
+ */
+const START: Record<string, 'warm-code-cache' | 'code-cache'> = {
+  probe: 'warm-code-cache',
+  collector: 'warm-code-cache',
+  agent: 'warm-code-cache',
+  scenario: 'warm-code-cache',
+  orchestrator: 'code-cache',
+};
+
 const EXEC_ARGV: Record<string, string[]> = {
   orchestrator: ['--optimize-for-size'],
 };
@@ -163,6 +182,28 @@ const lazyRequires: Plugin = {
   },
 };
 
+/**
+ * One copy of Ajv 8 in a bundle. npm hoists eslint's Ajv 6 to the top of node_modules, so each
+ * package that needs Ajv 8 (@fastify/ajv-compiler, ajv-formats, fast-json-stringify) has its own copy
+ * of the same version, and a program evaluated up to three of them before it could listen.
+ */
+const oneAjv: Plugin = {
+  name: 'one-ajv',
+  setup(b) {
+    const home = join(root, 'node_modules', '@fastify', 'ajv-compiler');
+    const canonical = join(home, 'node_modules', 'ajv', 'package.json');
+    const version = existsSync(canonical) ? (JSON.parse(readFileSync(canonical, 'utf8')) as { version: string }).version : undefined;
+    b.onResolve({ filter: /^ajv(\/.*)?$/ }, async (args) => {
+      if (version === undefined || args.pluginData === 'one-ajv') return undefined;
+      const own = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'one-ajv' });
+      const ownPackage = own.path.replace(/([\\/]node_modules[\\/]ajv)[\\/].*$/, '$1/package.json');
+      if (own.errors.length > 0 || !existsSync(ownPackage)) return undefined;
+      if ((JSON.parse(readFileSync(ownPackage, 'utf8')) as { version: string }).version !== version) return undefined;
+      return b.resolve(args.path, { resolveDir: home, kind: args.kind, pluginData: 'one-ajv' });
+    });
+  },
+};
+
 async function bundle(name: string, entry: string): Promise<string> {
   const out = join(dist, 'bundle', `${name}.cjs`);
   await build({
@@ -180,7 +221,7 @@ async function bundle(name: string, entry: string): Promise<string> {
     logLevel: 'warning',
     loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
     define: { 'process.env.STARMAP_BUNDLED': '"1"', ...(DEFINES[name]?.() ?? {}) },
-    plugins: [lazyRequires],
+    plugins: [lazyRequires, oneAjv],
   });
   return out;
 }
@@ -190,7 +231,15 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
   const out = join(dist, 'bin', binName);
   const runtime = runtimeFor(arch);
   const stamp = join(cache, `${binName}.sha256`);
-  const key = sha256(readFileSync(bundlePath), nodeVersion, arch, String(statSync(runtime).size), JSON.stringify(EXEC_ARGV[name] ?? []));
+  const key = sha256(
+    readFileSync(bundlePath),
+    nodeVersion,
+    arch,
+    String(statSync(runtime).size),
+    JSON.stringify(EXEC_ARGV[name] ?? []),
+    String(START[name]),
+    readFileSync(join(root, 'scripts', 'lib', 'warm-code-cache.ts')),
+  );
   if (existsSync(out) && existsSync(stamp) && readFileSync(stamp, 'utf8') === key) return { path: out, built: false };
   console.log(`building ${relative(root, out)} …`);
 
@@ -198,20 +247,28 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
   mkdirSync(work, { recursive: true });
   const blob = join(work, 'sea.blob');
   const config = join(work, 'sea-config.json');
-  // Code cache is tied to the architecture that made it: only for native builds.
+  const execArgv = EXEC_ARGV[name] ?? [];
+  const start = arch === process.arch ? (START[name] ?? 'code-cache') : 'bundle';
+  let main = bundlePath;
+  let assets: Record<string, string> | undefined;
+  if (start === 'warm-code-cache') {
+    main = join(work, 'loader.cjs');
+    writeFileSync(main, loaderSource(name));
+    assets = { 'bundle.cjs': bundlePath, 'bundle.cache': makeCodeCache(process.execPath, execArgv, bundlePath, work) };
+  }
   writeFileSync(
     config,
     JSON.stringify({
-      main: bundlePath,
+      main,
       output: blob,
       disableExperimentalSEAWarning: true,
-      useCodeCache: arch === process.arch,
+      useCodeCache: start === 'code-cache',
       useSnapshot: false,
-      execArgv: EXEC_ARGV[name] ?? [],
+      execArgv,
+      ...(assets ? { assets } : {}),
     }),
   );
-  // The code cache is only accepted by a runtime with the same V8 flags: make it under them.
-  run(process.execPath, [...(EXEC_ARGV[name] ?? []), '--experimental-sea-config', config]);
+  run(process.execPath, [...execArgv, '--experimental-sea-config', config]);
   const tmp = join(work, 'node');
   copyFileSync(runtime, tmp);
   chmodSync(tmp, 0o755);

@@ -1,5 +1,8 @@
 // HTTP server factory on fastify, shared by every agent: JSON errors (never an HTML page or an
 // empty body), a JSON 404 for unknown routes, and graceful shutdown on SIGTERM and SIGINT.
+import { EventEmitter } from 'node:events';
+import type { Server } from 'node:http';
+import { AjvCompiler } from '@fastify/ajv-compiler';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Logger } from './logger.ts';
 
@@ -26,8 +29,39 @@ export function errorReply(err: FastifyError): { statusCode: number; body: { mes
   return { statusCode: 500, body: { message: 'internal error' } };
 }
 
+/**
+ * Route validators: one pool of Ajv instances for every app of the process (fastify makes one per
+ * app), and each route's schema compiled when the route is first asked to validate, not before the
+ * app can listen. Compiling the collector's schemas, and Ajv's meta-schema with the first of them,
+ * took ~50 ms of its start (bench/startup.bench.ts); now the first request of a route pays its part.
+ * The validator keeps Ajv's contract with fastify: it returns a boolean and leaves `errors` on itself.
+ */
+const ajvPool = AjvCompiler();
+type Validate = ((data: unknown) => boolean) & { errors?: unknown };
+const validators = ((...pool: Parameters<typeof ajvPool>) => {
+  const compile = ajvPool(...pool) as (route: unknown) => Validate;
+  return (route: unknown): Validate => {
+    let validate: Validate | undefined;
+    const lazy: Validate = (data) => {
+      validate ??= compile(route);
+      const valid = validate(data);
+      lazy.errors = validate.errors;
+      return valid;
+    };
+    return lazy;
+  };
+}) as unknown as typeof ajvPool;
+
+/**
+ * No route declares a response schema, so fastify never needs fast-json-stringify, which it would
+ * otherwise load for every app (with its own copy of Ajv: ~190 KiB of code evaluated before listen).
+ * A route that declared one would be serialised by JSON.stringify, without the schema's filtering.
+ */
+const serializers = () => () => (data: unknown) => JSON.stringify(data);
+
 export function createServer(opts: ServerOptions): FastifyInstance {
   const app = Fastify({
+    schemaController: { compilersFactory: { buildValidator: validators, buildSerializer: serializers } },
     loggerInstance: opts.logger,
     // Per-request logs would dominate a probe polled many times a second; errors are logged below.
     logController: new LogController({ disableRequestLogging: true }),
@@ -45,6 +79,23 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     void reply.code(statusCode).send(body);
   });
   return app;
+}
+
+/**
+ * Fastify options that give an app a stand-in for its HTTP server, for a program's warm-up at build
+ * time (shared/multicall.ts, scripts/lib/warm-code-cache.ts): the routes, schemas and hooks are built
+ * and made ready without opening a port. Such an app never listens.
+ */
+export function withoutSocket(): Partial<FastifyServerOptions> {
+  const standIn = Object.assign(new EventEmitter(), {
+    listening: false,
+    address: () => null,
+    setTimeout: () => standIn,
+    closeAllConnections: () => undefined,
+    closeIdleConnections: () => undefined,
+    close: (done?: () => void) => done?.(),
+  });
+  return { serverFactory: () => standIn as unknown as Server };
 }
 
 /** Listens and returns the base URL (with the real port when 0 was asked for). */

@@ -24,12 +24,14 @@ export interface LoggerOptions {
   name: string;
   logfile?: string | undefined;
   level?: string | undefined;
+  /** Where lines go instead of stdout or the logfile (a warm-up at build time discards them). */
+  destination?: pino.DestinationStream;
 }
 
 export function createLogger(opts: LoggerOptions): Logger {
   // Synchronous writes: agents log rarely (start, stop, state changes), and nothing is lost
   // when the process exits right after a fatal message.
-  const destination = pino.destination({ dest: opts.logfile ?? 1, sync: true, mkdir: true });
+  const destination = opts.destination ?? pino.destination({ dest: opts.logfile ?? 1, sync: true, mkdir: true });
   return pino(
     {
       name: opts.name,

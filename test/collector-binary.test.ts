@@ -126,4 +126,35 @@ describe('dist/bin/collector', () => {
     const example = (await (await fetch(`${base}/responses/example`)).json()) as { responses: Record<string, unknown> };
     expect(Object.keys(example.responses)).toEqual(['A', 'B', 'C', 'D', 'E']);
   });
+
+  // The executable runs code that a warm-up compiled at build time (scripts/lib/warm-code-cache.ts):
+  // each start must still be its own process, with its own flags, working directory and clock.
+  it("each start is its own: pid, flags, working directory and time are this start's", async () => {
+    const bin = alone(BIN);
+    for (const id of ['first', 'second']) {
+      const dir = tempDir('starmap-collector-');
+      writeFileSync(join(dir, 'resources.json'), JSON.stringify([{ id, url: 'http://127.0.0.1:9/status' }]));
+      const port = await freePort();
+      const before = Date.now();
+      const proc = start(bin, ['--http-address=127.0.0.1', `--http-port=${port}`, '--resources-file=resources.json', '--log-level=info'], { cwd: dir });
+      await waitForHttp(`http://127.0.0.1:${port}/healthz`);
+      const listening = await waitFor(() =>
+        proc
+          .output()
+          .split('\n')
+          .find((l) => l.includes('"collector listening"')),
+      );
+      const line = JSON.parse(listening) as { pid: number; time: string; url: string; resources: number };
+      expect(line.pid).toBe(proc.child.pid);
+      expect(line.url).toBe(`http://127.0.0.1:${port}`);
+      expect(Date.parse(line.time)).toBeGreaterThanOrEqual(before - 1000);
+      const doc = (await (await fetch(`http://127.0.0.1:${port}/resources`)).json()) as { resources: { id: string }[] };
+      expect(doc.resources.map((r) => r.id)).toEqual([id]);
+      // A route's schema is compiled on its first request (shared/http-server.ts): bad input still gets a 400.
+      const bad = await fetch(`http://127.0.0.1:${port}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":7}' });
+      expect(bad.status).toBe(400);
+      expect(((await bad.json()) as { message: string }).message).toMatch(/./);
+      await proc.stop('SIGTERM');
+    }
+  });
 });
