@@ -2,7 +2,8 @@
 // children of the spawner, not of this process; exit codes, signals, launch errors (ENOENT,
 // EACCES at exec) and output files reach the executor as with a direct spawn (the same cases run
 // with `spawner: false`); killing the spawner loses no task: running tasks keep running and are
-// still killed and reported, new launches start a new spawner. The orchestrator program, from
+// still killed and reported, new launches start a new spawner; one that goes away before it
+// confirms a start fails that task. The orchestrator program, from
 // source and as the executable: its tasks are the spawner's children, and a kill -9 of the
 // orchestrator ends the spawner, not the tasks, which the next start replaces as before.
 import { afterEach, describe, expect, it } from 'vitest';
@@ -199,6 +200,17 @@ describe('the spawner process', () => {
     expect(log.match(/spawning the task directly/g)).toHaveLength(3);
     expect(log.match(/the next launches start a new one/g)).toHaveLength(2);
     expect(log.match(/tasks are spawned directly from now on/g)).toHaveLength(1);
+  });
+  it('goes away before it confirms a start: the task fails (and is replaced by the scheduler), nothing is left', async () => {
+    // A "spawner" that says it is ready, then exits when asked to start anything.
+    const fake = `process.send({ t: 'ready', pid: process.pid }); process.on('message', () => process.exit(1));`;
+    const { ex, updates } = make({ file: process.execPath, args: ['-e', fake] });
+    const t = spec({ cmd: 'exec sleep 100' });
+    ex.launch(t);
+    const end = await terminal(updates, t.taskId);
+    expect(end.state).toBe('TASK_FAILED');
+    expect(end.message).toMatch(/^launch failed: the task spawner \(pid \d+\) went away: .* before it confirmed the start$/);
+    expect(ex.active()).toEqual([]);
   });
 });
 
