@@ -3,9 +3,9 @@
 // EACCES at exec) and output files reach the executor as with a direct spawn (the same cases run
 // with `spawner: false`); killing the spawner loses no task: running tasks keep running and are
 // still killed and reported, new launches start a new spawner; one that goes away before it
-// confirms a start fails that task. The orchestrator program, from
-// source and as the executable: its tasks are the spawner's children, and a kill -9 of the
-// orchestrator ends the spawner, not the tasks, which the next start replaces as before.
+// confirms a start fails that task. The orchestrator program, from source and as the executable:
+// its tasks are the spawner's children, and a kill -9 of the orchestrator ends the spawner, not the
+// tasks, which the next start replaces as before.
 import { afterEach, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { startOrchestrator } from './helpers/orchestrator.ts';
