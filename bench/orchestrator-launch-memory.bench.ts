@@ -7,13 +7,16 @@
 // (`node [flags] orchestrator/main.ts`, which also holds Node's TypeScript stripper: ~17 MiB),
 // --auth=off, each measurement in a fresh process with a fresh data dir. The bare fastify
 // baseline runs as plain JavaScript (`node -e`), so it pays no stripper either.
-// Usage: node bench/orchestrator-launch-memory.bench.ts [--before=BIN_DIR] [--only=launch|memory] [--flags]
-//   --before: an older build's orchestrator launches too, alternated with this one and the baseline;
-//   --flags: so does the orchestrator from source with V8's defaults and with --optimize-for-size.
+// Usage: node bench/orchestrator-launch-memory.bench.ts [--before=BIN_DIR[,BIN_DIR...]] [--only=launch|memory] [--flags] [--apps=N]
+//   --before: older builds' orchestrators launch too, alternated with this one and the baseline;
+//   --flags: so does the orchestrator from source with V8's defaults and with --optimize-for-size;
+//   --apps: each orchestrator holds N apps (instances 0, served once by GET /v2/apps) before it
+//     launches, and the baseline spawns from a fresh process (this one has grown by then, and a
+//     fork's cost grows with the forking process' memory).
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp, type Running } from '../test/helpers/process.ts';
+import { NODE, ROOT, freePort, runToEnd, start, stopAll, tempDir, waitForHttp, type Running } from '../test/helpers/process.ts';
 import { rssOf, spawnDirect } from './lib/measure.ts';
 import { median, table, writeSection } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
@@ -26,6 +29,7 @@ const BIN = join(ROOT, 'dist', 'bin', 'orchestrator');
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const BEFORE = arg('before');
 const ONLY = arg('only');
+const HELD_APPS = Number(arg('apps') ?? 0);
 
 /** How to start it: the executable (this build's or another), or `node <flags> orchestrator/main.ts`. */
 type How = { binary: true; path?: string } | { binary: false; nodeFlags: string[] };
@@ -69,19 +73,33 @@ async function launch(url: string): Promise<number> {
   return ms;
 }
 
-async function thousandApps(how: How): Promise<{ rss: number; body: string }> {
-  const o = await orchestrator(how);
-  const ids = Array.from({ length: N_APPS }, (_, i) => `/bench/g${i % 10}/app-${i}`);
+/** Creates `n` apps (instances 0) in the orchestrator at `url`, 8 requests at a time. */
+async function createApps(url: string, n: number): Promise<void> {
+  const ids = Array.from({ length: n }, (_, i) => `/bench/g${i % 10}/app-${i}`);
   let next = 0;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       while (next < ids.length) {
         const id = ids[next++]!;
-        const r = await call(`${o.url}/v2/apps`, 'POST', { id, cmd: 'sleep 1000', instances: 0, labels: { bench: 'yes' } });
+        const r = await call(`${url}/v2/apps`, 'POST', { id, cmd: 'sleep 1000', instances: 0, labels: { bench: 'yes' } });
         if (r.status !== 201) throw new Error(`POST ${id}: ${r.status}`);
       }
     }),
   );
+}
+
+/** The launch baseline in a fresh process (`node`, which loads bench/lib/measure.ts). */
+async function spawnDirectFresh(n: number): Promise<number> {
+  const code = `import { spawnDirect } from ${JSON.stringify(join(ROOT, 'bench', 'lib', 'measure.ts'))}; console.log(await spawnDirect(${n}));`;
+  const r = await runToEnd(NODE, ['--input-type=module', '-e', code]);
+  const ms = Number(r.output.trim().split('\n').pop());
+  if (r.code !== 0 || !Number.isFinite(ms)) throw new Error(`baseline failed: ${r.output}`);
+  return ms;
+}
+
+async function thousandApps(how: How): Promise<{ rss: number; body: string }> {
+  const o = await orchestrator(how);
+  await createApps(o.url, N_APPS);
   let body = '';
   for (let i = 0; i < 5; i++) body = await (await fetch(`${o.url}/v2/apps`)).text();
   await new Promise((r) => setTimeout(r, 2000));
@@ -111,7 +129,10 @@ async function main(): Promise<void> {
   if (ONLY !== 'memory') {
     const programs: { name: string; how: How }[] = [
       { name: 'dist/bin/orchestrator', how: { binary: true } },
-      ...(BEFORE ? [{ name: `${BEFORE}/orchestrator (before)`, how: { binary: true as const, path: join(BEFORE, 'orchestrator') } }] : []),
+      ...(BEFORE ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((dir) => ({ name: `${dir}/orchestrator (before)`, how: { binary: true as const, path: join(dir, 'orchestrator') } })),
       ...(process.argv.includes('--flags')
         ? [
             { name: 'from source, default V8 flags', how: { binary: false as const, nodeFlags: [] } },
@@ -120,11 +141,16 @@ async function main(): Promise<void> {
         : []),
     ];
     const running = await Promise.all(programs.map((p) => orchestrator(p.how)));
+    if (HELD_APPS > 0)
+      for (const o of running) {
+        await createApps(o.url, HELD_APPS);
+        await (await fetch(`${o.url}/v2/apps`)).text();
+      }
     const times: number[][] = programs.map(() => []);
     const direct: number[] = [];
     const steps: (() => Promise<void>)[] = [
       ...running.map((o, i) => async () => void times[i]!.push(await launch(o.url))),
-      async () => void direct.push(await spawnDirect(N_TASKS)),
+      async () => void direct.push(HELD_APPS > 0 ? await spawnDirectFresh(N_TASKS) : await spawnDirect(N_TASKS)),
     ];
     for (let r = 0; r < REPEATS; r++) for (let k = 0; k < steps.length; k++) await steps[(r + k) % steps.length]!();
     const rss = running.map((o) => rssOf(o.proc.child.pid!));
@@ -136,9 +162,9 @@ async function main(): Promise<void> {
         `launch: ${p.name} ${api.toFixed(0)} ms (${times[i]!.map((t) => t.toFixed(0)).join(', ')}; RSS after ${rss[i]!.toFixed(0)} MiB), direct ${dir.toFixed(0)} ms (${direct.map((t) => t.toFixed(0)).join(', ')})`,
       );
       rows.push([
-        `POST /v2/apps, instances ${N_TASKS} of \`exec sleep 1000\` → all TASK_RUNNING: ${p.name}`,
+        `POST /v2/apps, instances ${N_TASKS} of \`exec sleep 1000\` → all TASK_RUNNING${HELD_APPS > 0 ? `, ${HELD_APPS} apps held` : ''}: ${p.name}`,
         `${api.toFixed(0)} ms`,
-        `${dir.toFixed(0)} ms (spawning ${N_TASKS} \`sh -c\` directly)`,
+        `${dir.toFixed(0)} ms (spawning ${N_TASKS} \`sh -c\` directly${HELD_APPS > 0 ? ', from a fresh process' : ''})`,
         `${(api / dir).toFixed(2)}×`,
       ]);
     });
@@ -172,12 +198,13 @@ async function main(): Promise<void> {
   await stopAll();
 
   const md = [
-    `dist/bin/orchestrator (as shipped: --optimize-for-size, scripts/build.ts) and, for the V8 flags, the orchestrator from source (\`node [flags] orchestrator/main.ts\`, which also holds Node's TypeScript stripper, ~17 MiB); --auth=off, a fresh data dir each time; medians of ${REPEATS}, programs and baseline alternated. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
+    `dist/bin/orchestrator (as shipped: --optimize-for-size, scripts/build.ts; tasks forked by its spawner, orchestrator/tasks/spawner.ts) and, for the V8 flags, the orchestrator from source (\`node [flags] orchestrator/main.ts\`, which also holds Node's TypeScript stripper, ~17 MiB); --auth=off, a fresh data dir each time; medians of ${REPEATS}, programs and baseline alternated. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
     '',
     table(['figure', 'orchestrator', 'baseline (same run)', 'ratio'], rows),
   ].join('\n');
   // A partial run (--only, --before, --flags) prints its figures but leaves the written section alone.
-  if (ONLY === undefined && BEFORE === undefined && !process.argv.includes('--flags')) writeSection('Orchestrator: launching and memory', md);
+  if (ONLY === undefined && BEFORE === undefined && HELD_APPS === 0 && !process.argv.includes('--flags'))
+    writeSection('Orchestrator: launching and memory', md);
   console.log(md);
   process.exit(0);
 }

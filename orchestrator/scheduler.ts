@@ -116,6 +116,7 @@ export class Scheduler implements Deployer {
         launchUpTo: (app, count) => this.launcher.launchUpTo(app, count),
         kill: (t, reason) => void this.killTask(t, reason),
         resetDelay: (appId) => this.#resetDelay(appId, false),
+        schedule: () => this.schedule(),
       },
     });
   }

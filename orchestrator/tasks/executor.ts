@@ -11,9 +11,11 @@
 // a kill, at the orchestrator's stop and after a kill -9 and restart (killLeftovers). Without a
 // usable cgroup hierarchy, descendants that moved to a process group of their own (setsid) are
 // found through /proc while the task's main process is alive and are killed with it.
-// One piece on purpose (about 470 lines): the state machine above, from preparing to the terminal
-// update, with every way a task can end; the mechanisms it uses (process groups, cgroups, podman,
-// environment) are modules of their own.
+// Tasks are forked by the spawner, a small process of its own (spawner.ts), or from here when it
+// is off or cannot start; a task whose spawner died keeps running and is watched through /proc.
+// One piece on purpose (about 630 lines): the state machine above, from preparing to the terminal
+// update, with every way a task can end, whichever process forked it; the mechanisms it uses
+// (process groups, cgroups, podman, environment, the spawner) are modules of their own.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, open, openSync, readSync, fstatSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -31,6 +33,7 @@ import {
   sameLiveProcess,
   signalGroup,
   signalPid,
+  findTaskProcesses,
   terminateGroup,
   waitGroupGone,
   type ProcInfo,
@@ -38,6 +41,7 @@ import {
 import { podmanRunArgs, findPodman, removeContainer, containerName } from './podman.ts';
 import { TaskCgroups, type CgroupMode, type TaskCgroup } from './cgroups.ts';
 import { resolveProgram, taskProcessEnv } from './env.ts';
+import { TaskSpawner, type SpawnHandlers } from './spawner-client.ts';
 
 export interface ProcessExecutorOptions {
   logger?: Logger | undefined;
@@ -58,6 +62,12 @@ export interface ProcessExecutorOptions {
    * previous run left); default a fresh scope per executor. `mode` picks a backend (default auto).
    */
   cgroups?: { scope?: string; mode?: CgroupMode } | undefined;
+  /**
+   * Start tasks from a small helper process (spawner.ts: a fork of it is cheaper than a fork of
+   * the orchestrator); default true. False: the orchestrator spawns them itself. A command: what
+   * to start instead of the spawner (tests of the fallback).
+   */
+  spawner?: boolean | { file: string; args: string[] } | undefined;
 }
 
 interface TaskRun {
@@ -119,6 +129,12 @@ interface Prepared {
   err: number;
 }
 
+/** Launches prepared and sent to the spawner first; then twice as many each time (#startBatch). */
+const FIRST_CHUNK = 4;
+
+/** How often a task whose spawner went away is checked for its end (it is no child of anyone here). */
+const ORPHAN_POLL_MS = 500;
+
 export class ProcessExecutor implements Executor {
   readonly #tasks = new Map<string, TaskRun>();
   /** Launches of this tick, started together (#startBatch). */
@@ -128,12 +144,16 @@ export class ProcessExecutor implements Executor {
   readonly #opts: ProcessExecutorOptions;
   #scanTimer: NodeJS.Timeout | undefined;
   readonly #cgroups: TaskCgroups | undefined;
+  readonly #spawner: TaskSpawner | undefined;
+  /** Prepared tasks for the spawner, sent at the end of this tick (#sendToSpawner). */
+  readonly #outbox: Prepared[] = [];
   /** How tasks are contained, for the start log and the README's promise. */
   readonly containment: string;
 
   constructor(opts: ProcessExecutorOptions = {}) {
     this.#opts = opts;
     this.#logger = opts.logger;
+    this.#spawner = opts.spawner === false ? undefined : new TaskSpawner(opts.logger, typeof opts.spawner === 'object' ? opts.spawner : undefined);
     const cg = TaskCgroups.open(opts.cgroups?.scope ?? `executor-${process.pid}-${crypto.randomUUID()}`, opts.cgroups?.mode);
     if (cg instanceof TaskCgroups) {
       this.#cgroups = cg;
@@ -207,16 +227,149 @@ export class ProcessExecutor implements Executor {
 
   /**
    * Starts a batch of launches: every task's cgroup and sandbox (with its stdout and stderr files)
-   * are made at once on libuv's thread pool, then all are spawned in one go, so that their status
-   * updates reach the scheduler in one pass (one state transaction). Spawning, which forks this
-   * process, is the part the main thread must do itself (issue 17).
+   * are made on libuv's thread pool. With the spawner, they are prepared in chunks of growing size,
+   * each sent to it in one message when ready, so that it forks while the rest are prepared (a
+   * sandbox costs ~1 ms of file system calls, a fork ~1.5 ms); it answers the starts it made in one
+   * message per read. Without it, all are prepared at once and spawned here in one go, so that
+   * their status updates reach the scheduler in one pass (one state transaction). A spawn forks
+   * the process that spawns, at a cost that grows with its memory: what made launching slow when
+   * the orchestrator forked itself (issue 17).
    */
   async #startBatch(): Promise<void> {
     const runs = this.#batch.splice(0);
-    const prepared = await Promise.all(
-      runs.map((run) => this.#prepare(run).catch((e: unknown) => void this.#fail(run, `launch failed: ${(e as Error).message}`))),
-    );
-    for (const p of prepared) if (p) this.#spawn(p);
+    const fail = (run: TaskRun) => (e: unknown) => void this.#fail(run, `launch failed: ${(e as Error).message}`);
+    if (this.#spawner?.usable) {
+      // In chunks of growing size, each sent when it is prepared: the spawner forks the first few
+      // while the next are prepared, and there are few messages (each answer is a pass of the
+      // scheduler, with a state transaction).
+      for (let at = 0, size = FIRST_CHUNK; at < runs.length; at += size, size *= 2) {
+        const chunk = runs.slice(at, at + size);
+        const prepared = await Promise.all(chunk.map((run) => this.#prepare(run).catch(fail(run))));
+        for (const p of prepared) if (p) this.#toSpawner(p);
+      }
+      return;
+    }
+    const prepared = await Promise.all(runs.map((run) => this.#prepare(run).catch(fail(run))));
+    for (const p of prepared) if (p && this.#starting(p)) this.#spawn(p);
+  }
+
+  #toSpawner(p: Prepared): void {
+    if (this.#outbox.push(p) === 1) setImmediate(() => this.#sendToSpawner());
+  }
+
+  #sendToSpawner(): void {
+    const ready = this.#outbox.splice(0).filter((p) => this.#starting(p));
+    if (ready.length === 0) return;
+    // Output files are reopened there by path.
+    for (const p of ready) {
+      closeSync(p.out);
+      closeSync(p.err);
+    }
+    const batch = ready.map((p) => ({
+      request: { file: p.file, args: p.args, cwd: p.run.spec.sandboxDir, env: p.env as Record<string, string>, ...this.#outputs(p.run) },
+      handlers: this.#spawnerHandlers(p),
+    }));
+    if (this.#spawner?.spawn(batch)) return;
+    for (const p of ready) this.#spawnReopened(p);
+  }
+
+  #outputs(run: TaskRun): { stdout: string; stderr: string } {
+    return { stdout: join(run.spec.sandboxDir, 'stdout'), stderr: join(run.spec.sandboxDir, 'stderr') };
+  }
+
+  /** TASK_STARTING, unless a kill() came while the batch was prepared: then the task ends before it starts (false). */
+  #starting(p: Prepared): boolean {
+    if (p.run.killing) {
+      closeSync(p.out);
+      closeSync(p.err);
+      this.#killedBeforeStart(p.run);
+      return false;
+    }
+    this.#emit(p.run, 'TASK_STARTING', '');
+    return true;
+  }
+
+  /** Spawns directly a task whose output files were closed for the spawner. */
+  #spawnReopened(p: Prepared): void {
+    if (p.run.killing) return this.#killedBeforeStart(p.run);
+    const { stdout, stderr } = this.#outputs(p.run);
+    let out: number | undefined;
+    try {
+      out = openSync(stdout, 'a');
+      this.#spawn({ ...p, out, err: openSync(stderr, 'a') });
+    } catch (e) {
+      if (out !== undefined) closeSync(out);
+      this.#fail(p.run, `cannot create the sandbox ${p.run.spec.sandboxDir}: ${(e as Error).message}`);
+    }
+  }
+
+  /** What the spawner reports about a task, mapped to the same updates as a direct spawn. */
+  #spawnerHandlers(p: Prepared): SpawnHandlers {
+    const { run } = p;
+    return {
+      started: (pid) => this.#started(run, pid),
+      failed: (code, message, how) =>
+        this.#fail(
+          run,
+          how.files
+            ? `cannot create the sandbox ${run.spec.sandboxDir}: ${message}`
+            : how.thrown
+              ? `launch failed: ${message}`
+              : this.#launchError(run, p.file, code, message),
+        ),
+      exited: (code, signal) => void this.#onExit(run, code, signal),
+      lost: (phase, reason) => {
+        if (run.terminal) return;
+        if (phase === 'unsent') {
+          this.#logger?.warn({ taskId: run.spec.taskId }, `${reason}: spawning the task directly`);
+          return this.#spawnReopened(p);
+        }
+        if (phase === 'unconfirmed') return void this.#failUnconfirmed(run, reason);
+        if (!run.exited) this.#watchOrphan(run, reason);
+      },
+    };
+  }
+
+  /** The spawner went away between the request and its answer: whatever it may have started is killed, the task fails. */
+  async #failUnconfirmed(run: TaskRun, reason: string): Promise<void> {
+    const { spec } = run;
+    await run.cgroup?.kill();
+    for (const pid of findTaskProcesses(new Set([spec.taskId])).get(spec.taskId) ?? []) signalPid(pid, 'SIGKILL');
+    if (spec.docker) await removeContainer(this.#podman(), this.#opts.podmanArgs ?? [], containerName(spec.taskId), this.#podmanEnv());
+    this.#fail(run, `launch failed: ${reason} before it confirmed the start`);
+  }
+
+  /**
+   * The spawner that started a running task went away: the task keeps running, but its exit is
+   * reported by no one. Its pid (with its start time, against reuse) is polled until it is gone;
+   * the exit code is then unknown.
+   */
+  #watchOrphan(run: TaskRun, reason: string): void {
+    const pid = run.pid!;
+    const start = procInfo(pid)?.start;
+    this.#logger?.warn({ taskId: run.spec.taskId, pid }, `${reason}: the task keeps running, watched through /proc`);
+    const alive = () => start !== undefined && sameLiveProcess(pid, start);
+    if (!alive()) return void this.#onExit(run, null, null, reason);
+    const timer = setInterval(() => {
+      if (alive()) return;
+      clearInterval(timer);
+      void this.#onExit(run, null, null, reason);
+    }, ORPHAN_POLL_MS);
+    timer.unref();
+  }
+
+  #launchError(run: TaskRun, file: string, code: string | undefined, message: string): string {
+    const what = run.spec.args?.[0] ?? file;
+    return code === 'ENOENT' ? `command not found: ${what}` : code === 'EACCES' ? `permission denied: ${what}` : `launch failed: ${message}`;
+  }
+
+  #started(run: TaskRun, pid: number): void {
+    run.pid = pid;
+    this.#logger?.info({ taskId: run.spec.taskId, pid }, 'task started');
+    this.#emit(run, 'TASK_RUNNING', '', { pid });
+    this.#ensureScan();
+    // A kill() while the spawner was starting it (the pid was not known then): signal it now.
+    if (run.killing) this.#signalKill(run);
   }
 
   #fail(run: TaskRun, message: string): undefined {
@@ -291,18 +444,13 @@ export class ProcessExecutor implements Executor {
     return { run, file, args, env, out, err };
   }
 
+  /** Spawns a task from this process (without the spawner), after TASK_STARTING. */
   #spawn({ run, file, args, env, out, err }: Prepared): void {
     const { spec } = run;
     const closeFiles = () => {
       closeSync(out);
       closeSync(err);
     };
-    // A kill() while the batch was prepared ends the task before it starts.
-    if (run.killing) {
-      closeFiles();
-      return this.#killedBeforeStart(run);
-    }
-    this.#emit(run, 'TASK_STARTING', '');
     let child: ChildProcess;
     try {
       child = spawn(file, args, { cwd: spec.sandboxDir, env, detached: true, stdio: ['ignore', out, err] });
@@ -313,15 +461,10 @@ export class ProcessExecutor implements Executor {
     closeFiles();
     child.once('error', (e: NodeJS.ErrnoException) => {
       if (run.pid !== undefined) return; // errors after spawn (e.g. kill failures) are not launch errors
-      const what = spec.args?.[0] ?? file;
-      const message = e.code === 'ENOENT' ? `command not found: ${what}` : e.code === 'EACCES' ? `permission denied: ${what}` : `launch failed: ${e.message}`;
-      this.#fail(run, message);
+      this.#fail(run, this.#launchError(run, file, e.code, e.message));
     });
     if (child.pid === undefined) return; // 'error' follows
-    run.pid = child.pid;
-    this.#logger?.info({ taskId: spec.taskId, pid: child.pid }, 'task started');
-    this.#emit(run, 'TASK_RUNNING', '', { pid: child.pid });
-    this.#ensureScan();
+    this.#started(run, child.pid);
     child.once('exit', (code, signal) => void this.#onExit(run, code, signal));
   }
 
@@ -356,8 +499,10 @@ export class ProcessExecutor implements Executor {
     return [...run.descendants].filter(([pid, start]) => sameLiveProcess(pid, start)).map(([pid]) => pid);
   }
 
-  async #onExit(run: TaskRun, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+  /** `unknown`: why the exit status is not known (the task's spawner went away). */
+  async #onExit(run: TaskRun, code: number | null, signal: NodeJS.Signals | null, unknown?: string): Promise<void> {
     const { spec } = run;
+    if (run.exited || run.terminal) return;
     const pgid = run.pid!;
     run.exited = true;
     if (run.killing) {
@@ -377,6 +522,8 @@ export class ProcessExecutor implements Executor {
     const extra = { exitCode: code, signal };
     if (run.killing) {
       this.#emit(run, 'TASK_KILLED', run.killReason ? `Killed: ${run.killReason}` : 'Killed', extra);
+    } else if (unknown !== undefined) {
+      this.#emit(run, 'TASK_FAILED', `Command ended; its exit status is unknown: ${unknown}`, extra);
     } else if (code === 0) {
       this.#emit(run, 'TASK_FINISHED', 'Command exited with code 0', extra);
     } else {
@@ -409,22 +556,25 @@ export class ProcessExecutor implements Executor {
     if (!run.killing && !run.exited) {
       run.killing = true;
       run.killReason = reason;
-      if (run.pid !== undefined) {
-        run.killStartedAt = Date.now(); // start of the grace period
-        this.#rememberDescendants(run);
-        this.#logger?.info({ taskId, reason }, 'killing task');
-        signalGroup(run.pid, 'SIGTERM');
-        run.cgroup?.signal('SIGTERM');
-        for (const p of this.#extraPids(run)) signalPid(p, 'SIGTERM');
-        const pgid = run.pid;
-        run.sigkillTimer = setTimeout(() => {
-          signalGroup(pgid, 'SIGKILL');
-          void run.cgroup?.kill();
-          for (const p of this.#extraPids(run)) signalPid(p, 'SIGKILL');
-        }, this.#graceMs(run.spec));
-      }
+      if (run.pid !== undefined) this.#signalKill(run);
     }
     await run.done;
+  }
+
+  /** SIGTERM to the task (group, cgroup, descendants that left), SIGKILL after its grace period. */
+  #signalKill(run: TaskRun): void {
+    const pgid = run.pid!;
+    run.killStartedAt = Date.now(); // start of the grace period
+    this.#rememberDescendants(run);
+    this.#logger?.info({ taskId: run.spec.taskId, reason: run.killReason }, 'killing task');
+    signalGroup(pgid, 'SIGTERM');
+    run.cgroup?.signal('SIGTERM');
+    for (const p of this.#extraPids(run)) signalPid(p, 'SIGTERM');
+    run.sigkillTimer = setTimeout(() => {
+      signalGroup(pgid, 'SIGKILL');
+      void run.cgroup?.kill();
+      for (const p of this.#extraPids(run)) signalPid(p, 'SIGKILL');
+    }, this.#graceMs(run.spec));
   }
 
   /**
@@ -473,5 +623,11 @@ export class ProcessExecutor implements Executor {
     if (this.#scanTimer) clearInterval(this.#scanTimer);
     this.#scanTimer = undefined;
     this.#cgroups?.close();
+    this.#spawner?.close();
+  }
+
+  /** The task spawner's pid while one runs (tests). */
+  get spawnerPid(): number | undefined {
+    return this.#spawner?.pid;
   }
 }

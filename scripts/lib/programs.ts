@@ -3,7 +3,7 @@
 export const PROGRAMS: Record<string, string> = {
   probe: 'probe/main.ts',
   collector: 'collector/main.ts',
-  orchestrator: 'orchestrator/main.ts',
+  orchestrator: 'orchestrator/executable.ts', // orchestrator/main.ts, or the task spawner
   scenario: 'scenarios/main.ts',
   // The probe and the collector in one executable (the container image's only runtime).
   agent: 'scripts/agent-entry.ts',
