@@ -1,6 +1,7 @@
 // Entry point of the orchestrator program.
 import { createLogger } from '../shared/logger.ts';
 import { closeOnSignals, listenOrExit } from '../shared/http-server.ts';
+import { runMain } from '../shared/multicall.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseOrchestratorFlags } from './flags.ts';
 import { buildOrchestrator } from './orchestrator.ts';
@@ -40,7 +41,4 @@ export async function main(argv: string[]): Promise<void> {
   logger.info({ version: VERSION, url, dataDir: config.dataDir, hostname: config.hostname }, 'orchestrator listening');
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
-  process.stderr.write(`orchestrator: fatal: ${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+void runMain('orchestrator', main);

@@ -34,7 +34,10 @@ const nodeVersion = process.version.slice(1);
  * How each native executable starts (issue 17; figures in bench/RESULTS.md):
  * - `warm-code-cache`: from its bundle, with V8's code cache of what loading it and its warm-up ran
  *   (scripts/lib/warm-code-cache.ts), for programs whose main starts through shared/multicall.ts.
- * - `code-cache`: from its bundle, with Node's SEA code cache (the bundle's top level only).
+ * - `code-cache`: from its bundle, with Node's SEA code cache (the bundle's top level only). The
+ *   orchestrator keeps it: its executable is also its small task spawner (orchestrator/executable.ts),
+ *   which a code cache of the whole orchestrator would make ~4.5 MiB heavier, and its start is spent
+ *   elsewhere (opening its state).
  * A V8 start-up snapshot was tried: the collector answered ~10 ms sooner than with a warm code
  * cache, for ~9 MiB more RSS for the life of the process (Node copies the snapshot, with its own base
  * heap, into memory), so no program has one. A code cache is tied to the runtime that made it: the
