@@ -5,7 +5,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killPids, pidsMatching, stopAll } from './helpers/process.ts';
-import { startOrchestrator, type StartedOrchestrator } from './helpers/orchestrator.ts';
+import { removeTaskCgroups, startOrchestrator, type StartedOrchestrator } from './helpers/orchestrator.ts';
 import { waitFor } from './helpers/wait.ts';
 
 // Tasks that ignore SIGTERM carry this marker, so that the test can remove what it started.
@@ -26,6 +26,7 @@ afterAll(async () => {
   await stopAll();
   // The SIGTERM-ignoring tasks may outlive their grace period when the orchestrator stops first.
   killPids(pidsMatching(MARKER)); // only if a failure left them
+  if (o) await removeTaskCgroups(o.dataDir);
 });
 
 const settled = (id: string) =>

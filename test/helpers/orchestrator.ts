@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
 // Starts an orchestrator (from source, or a built binary) on a free loopback port with a temporary
 // data dir, and talks to its API.
+import { TaskCgroups } from '../../orchestrator/tasks/cgroups.ts';
 import { NODE, freePort, start, tempDir, waitForHttp, type Running } from './process.ts';
 
 export interface Reply<T = any> {
@@ -66,4 +67,19 @@ export async function startOrchestrator(args: string[] = [], opts: { binary?: st
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   };
   return { url, token, authHeaders, port, dataDir, proc, call };
+}
+
+/**
+ * Ends the tasks an orchestrator left and removes their cgroups (its data dir's scope: orchestrator/tasks/cgroups.ts),
+ * for a test whose tasks outlived it: a stopped orchestrator leaves its tasks running, as Marathon does,
+ * and only its next start on that data dir would tidy their cgroups away.
+ */
+export async function removeTaskCgroups(dataDir: string): Promise<void> {
+  const cgroups = TaskCgroups.open(dataDir);
+  if ('unavailable' in cgroups) return;
+  for (const cgroup of cgroups.all().values()) {
+    await cgroup.kill(); // members still exiting keep a cgroup busy
+    cgroup.remove();
+  }
+  cgroups.close();
 }
