@@ -4,66 +4,21 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
-import { ProcessExecutor } from '../orchestrator/tasks/executor.ts';
 import { liveMembers, allProcesses } from '../orchestrator/tasks/process-group.ts';
-import type { LaunchSpec, TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
+import type { TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
 import { waitFor } from './helpers/wait.ts';
-import { tempDir, removeTempDirs } from './helpers/process.ts';
-
-let executors: ProcessExecutor[] = [];
-let groups: number[] = [];
-
-function make(): { ex: ProcessExecutor; updates: TaskStatusUpdate[] } {
-  const ex = new ProcessExecutor();
-  executors.push(ex);
-  const updates: TaskStatusUpdate[] = [];
-  ex.onStatus((u) => {
-    updates.push(u);
-    if (u.pid) groups.push(u.pid);
-  });
-  return { ex, updates };
-}
-
-let n = 0;
-function spec(over: Partial<LaunchSpec>): LaunchSpec {
-  n++;
-  return {
-    taskId: `test_app.${process.pid}-${n}`,
-    appId: '/test/app',
-    appVersion: '2026-01-01T00:00:00.000Z',
-    cmd: null,
-    args: null,
-    env: {},
-    ports: [],
-    sandboxDir: join(tempDir('starmap-exec-'), 'sandbox'),
-    killGracePeriodSeconds: null,
-    ...over,
-  };
-}
-
-function terminal(updates: TaskStatusUpdate[], taskId: string): Promise<TaskStatusUpdate> {
-  return waitFor(() => updates.find((u) => u.taskId === taskId && ['TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED'].includes(u.state)), {
-    timeoutMs: 15_000,
-    message: `no terminal update for ${taskId}`,
-  });
-}
+import { cleanUpExecutors, makeExecutor, taskSpec, terminal, watchGroup } from './helpers/executor.ts';
 
 function states(updates: TaskStatusUpdate[], taskId: string): string[] {
   return updates.filter((u) => u.taskId === taskId).map((u) => u.state);
 }
 
-afterEach(async () => {
-  await Promise.all(executors.map((e) => e.shutdown()));
-  executors = [];
-  for (const g of groups) expect(liveMembers(g), `process group ${g} left behind`).toEqual([]);
-  groups = [];
-  removeTempDirs();
-});
+afterEach(cleanUpExecutors);
 
 describe('ProcessExecutor', () => {
   it('runs cmd through /bin/sh: STAGING, STARTING, RUNNING, FINISHED; stdout and stderr in the sandbox', async () => {
-    const { ex, updates } = make();
-    const s = spec({ cmd: 'echo out; echo err >&2; pwd' });
+    const { ex, updates } = makeExecutor();
+    const s = taskSpec('test', { cmd: 'echo out; echo err >&2; pwd' });
     ex.launch(s);
     const t = await terminal(updates, s.taskId);
     expect(t.state).toBe('TASK_FINISHED');
@@ -76,16 +31,16 @@ describe('ProcessExecutor', () => {
   });
 
   it('runs args directly, without a shell', async () => {
-    const { ex, updates } = make();
-    const s = spec({ args: ['/bin/echo', '$HOME', 'a b'] });
+    const { ex, updates } = makeExecutor();
+    const s = taskSpec('test', { args: ['/bin/echo', '$HOME', 'a b'] });
     ex.launch(s);
     expect((await terminal(updates, s.taskId)).state).toBe('TASK_FINISHED');
     expect(readFileSync(join(s.sandboxDir, 'stdout'), 'utf8')).toBe('$HOME a b\n');
   });
 
   it('reports a non-zero exit with its code and the last stderr line', async () => {
-    const { ex, updates } = make();
-    const s = spec({ cmd: 'echo "config missing" >&2; exit 3' });
+    const { ex, updates } = makeExecutor();
+    const s = taskSpec('test', { cmd: 'echo "config missing" >&2; exit 3' });
     ex.launch(s);
     const t = await terminal(updates, s.taskId);
     expect(t.state).toBe('TASK_FAILED');
@@ -94,8 +49,8 @@ describe('ProcessExecutor', () => {
   });
 
   it('reports death by signal', async () => {
-    const { ex, updates } = make();
-    const s = spec({ cmd: 'kill -SEGV $$' });
+    const { ex, updates } = makeExecutor();
+    const s = taskSpec('test', { cmd: 'kill -SEGV $$' });
     ex.launch(s);
     const t = await terminal(updates, s.taskId);
     expect(t.state).toBe('TASK_FAILED');
@@ -104,9 +59,9 @@ describe('ProcessExecutor', () => {
   });
 
   it('fails with "command not found" for unknown programs (args and cmd)', async () => {
-    const { ex, updates } = make();
-    const a = spec({ args: ['no-such-program-xyz', '1'] });
-    const c = spec({ cmd: 'no-such-program-xyz 1' });
+    const { ex, updates } = makeExecutor();
+    const a = taskSpec('test', { args: ['no-such-program-xyz', '1'] });
+    const c = taskSpec('test', { cmd: 'no-such-program-xyz 1' });
     ex.launch(a);
     ex.launch(c);
     const ta = await terminal(updates, a.taskId);
@@ -118,8 +73,8 @@ describe('ProcessExecutor', () => {
   });
 
   it('gives the spec env plus PATH and HOME from the orchestrator, nothing else', async () => {
-    const { ex, updates } = make();
-    const s = spec({ cmd: 'env > env.txt', env: { PORT0: '31001', MARATHON_APP_ID: '/test/app', HOME: '/custom-home' } });
+    const { ex, updates } = makeExecutor();
+    const s = taskSpec('test', { cmd: 'env > env.txt', env: { PORT0: '31001', MARATHON_APP_ID: '/test/app', HOME: '/custom-home' } });
     process.env.STARMAP_SECRET_TEST = 'x';
     ex.launch(s);
     await terminal(updates, s.taskId);
@@ -138,9 +93,9 @@ describe('ProcessExecutor', () => {
   });
 
   it('kill: SIGTERM first, SIGKILL only after the grace period, for a task that ignores SIGTERM', async () => {
-    const { ex, updates } = make();
+    const { ex, updates } = makeExecutor();
     // The shell traps TERM (records it) and keeps running; a child ignores TERM too.
-    const s = spec({
+    const s = taskSpec('test', {
       cmd: "trap 'echo term >> log' TERM; sh -c \"trap '' TERM; exec sleep 1000\" & echo ready > log; while true; do sleep 0.05; done",
       killGracePeriodSeconds: 1,
     });
@@ -162,8 +117,8 @@ describe('ProcessExecutor', () => {
   });
 
   it('kill: a task that exits on SIGTERM is killed without waiting for the grace period', async () => {
-    const { ex, updates } = make();
-    const s = spec({ cmd: 'sleep 1000 & sleep 1000 & wait', killGracePeriodSeconds: 30 });
+    const { ex, updates } = makeExecutor();
+    const s = taskSpec('test', { cmd: 'sleep 1000 & sleep 1000 & wait', killGracePeriodSeconds: 30 });
     ex.launch(s);
     await waitFor(() => updates.find((u) => u.taskId === s.taskId && u.state === 'TASK_RUNNING'));
     const pgid = updates.find((u) => u.state === 'TASK_RUNNING')!.pid!;
@@ -176,8 +131,8 @@ describe('ProcessExecutor', () => {
   });
 
   it('a task that exits by itself leaves no children behind', async () => {
-    const { ex, updates } = make();
-    const s = spec({ cmd: 'sh -c "trap \'\' TERM HUP; exec sleep 1000" & echo $! > child; sleep 0.2; exit 0' });
+    const { ex, updates } = makeExecutor();
+    const s = taskSpec('test', { cmd: 'sh -c "trap \'\' TERM HUP; exec sleep 1000" & echo $! > child; sleep 0.2; exit 0' });
     ex.launch(s);
     const t = await terminal(updates, s.taskId);
     expect(t.state).toBe('TASK_FINISHED');
@@ -187,8 +142,8 @@ describe('ProcessExecutor', () => {
   });
 
   it('kills descendants that moved to a process group of their own (setsid)', async () => {
-    const { ex, updates } = make();
-    const s = spec({ cmd: 'setsid sleep 1000 & echo $! > child; wait' });
+    const { ex, updates } = makeExecutor();
+    const s = taskSpec('test', { cmd: 'setsid sleep 1000 & echo $! > child; wait' });
     ex.launch(s);
     await waitFor(() => existsSync(join(s.sandboxDir, 'child')) && readFileSync(join(s.sandboxDir, 'child'), 'utf8').trim());
     const child = Number(readFileSync(join(s.sandboxDir, 'child'), 'utf8'));
@@ -200,8 +155,8 @@ describe('ProcessExecutor', () => {
   });
 
   it('kill before the process started ends in TASK_KILLED without running it', async () => {
-    const { ex, updates } = make();
-    const s = spec({ cmd: 'touch ran; sleep 1000' });
+    const { ex, updates } = makeExecutor();
+    const s = taskSpec('test', { cmd: 'touch ran; sleep 1000' });
     ex.launch(s);
     await ex.kill(s.taskId, 'scale down');
     expect(states(updates, s.taskId)).toEqual(['TASK_STAGING', 'TASK_KILLED']);
@@ -209,7 +164,7 @@ describe('ProcessExecutor', () => {
   });
 
   it('killOrphan kills a detached group left by a previous run, even one ignoring SIGTERM', async () => {
-    const { ex } = make();
+    const { ex } = makeExecutor();
     const child = spawn('/bin/sh', ['-c', "trap '' TERM; sleep 1000 & sleep 1000 & wait"], {
       detached: true,
       stdio: 'ignore',
@@ -217,7 +172,7 @@ describe('ProcessExecutor', () => {
     });
     child.unref();
     const pgid = child.pid!;
-    groups.push(pgid);
+    watchGroup(pgid);
     await waitFor(() => liveMembers(pgid).length === 3);
     await ex.killOrphan(pgid, { taskId: 'other_app.2', gracePeriodSeconds: 0.5 }); // not that task's group: untouched
     expect(liveMembers(pgid).length).toBe(3);
@@ -227,11 +182,11 @@ describe('ProcessExecutor', () => {
   });
 
   it('killOrphan leaves alone a group that is not a task (recorded pid reused by something else)', async () => {
-    const { ex } = make();
+    const { ex } = makeExecutor();
     const child = spawn('/bin/sh', ['-c', 'sleep 1000 & wait'], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH } });
     child.unref();
     const pgid = child.pid!;
-    groups.push(pgid);
+    watchGroup(pgid);
     await waitFor(() => liveMembers(pgid).length === 2);
     await ex.killOrphan(pgid, { gracePeriodSeconds: 0.5 });
     expect(liveMembers(pgid).length).toBe(2);
@@ -240,9 +195,9 @@ describe('ProcessExecutor', () => {
   });
 
   it('shutdown kills every task', async () => {
-    const { ex, updates } = make();
-    const a = spec({ cmd: 'sleep 1000' });
-    const b = spec({ args: ['sleep', '1000'] });
+    const { ex, updates } = makeExecutor();
+    const a = taskSpec('test', { cmd: 'sleep 1000' });
+    const b = taskSpec('test', { args: ['sleep', '1000'] });
     ex.launch(a);
     ex.launch(b);
     await waitFor(() => updates.filter((u) => u.state === 'TASK_RUNNING').length === 2);
@@ -261,8 +216,8 @@ describe('ProcessExecutor', () => {
       ctx.skip();
     }
     try {
-      const { ex, updates } = make();
-      const s = spec({ cmd: 'readlink /proc/self/ns/net > ns.txt; exec sleep 1000', netns: ns });
+      const { ex, updates } = makeExecutor();
+      const s = taskSpec('test', { cmd: 'readlink /proc/self/ns/net > ns.txt; exec sleep 1000', netns: ns });
       ex.launch(s);
       const text = await waitFor(() => existsSync(join(s.sandboxDir, 'ns.txt')) && readFileSync(join(s.sandboxDir, 'ns.txt'), 'utf8').trim());
       expect(text).toMatch(/^net:\[\d+\]$/);

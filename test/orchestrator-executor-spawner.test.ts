@@ -10,69 +10,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { startOrchestrator } from './helpers/orchestrator.ts';
 import { join } from 'node:path';
-import { ProcessExecutor } from '../orchestrator/tasks/executor.ts';
 import { liveMembers, procInfo } from '../orchestrator/tasks/process-group.ts';
-import type { LaunchSpec, TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
-import type { CgroupMode } from '../orchestrator/tasks/cgroups.ts';
-import { createLogger, type Logger } from '../shared/logger.ts';
+import type { TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
+import { createLogger } from '../shared/logger.ts';
 import { waitFor } from './helpers/wait.ts';
-import { ROOT, tempDir, removeTempDirs } from './helpers/process.ts';
-
-let executors: ProcessExecutor[] = [];
-let groups: number[] = [];
-
-function make(
-  spawner: boolean | { file: string; args: string[] },
-  mode: CgroupMode = 'auto',
-  logger?: Logger,
-): { ex: ProcessExecutor; updates: TaskStatusUpdate[] } {
-  const ex = new ProcessExecutor({ spawner, cgroups: { mode }, logger });
-  executors.push(ex);
-  const updates: TaskStatusUpdate[] = [];
-  ex.onStatus((u) => {
-    updates.push(u);
-    if (u.pid) groups.push(u.pid);
-  });
-  return { ex, updates };
-}
-
-let n = 0;
-function spec(over: Partial<LaunchSpec>): LaunchSpec {
-  n++;
-  return {
-    taskId: `spawner_app.${process.pid}-${n}`,
-    appId: '/spawner/app',
-    appVersion: '2026-01-01T00:00:00.000Z',
-    cmd: null,
-    args: null,
-    env: {},
-    ports: [],
-    sandboxDir: join(tempDir('starmap-spawner-'), 'sandbox'),
-    killGracePeriodSeconds: null,
-    ...over,
-  };
-}
-
-const TERMINAL = ['TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED'];
-
-function terminal(updates: TaskStatusUpdate[], taskId: string): Promise<TaskStatusUpdate> {
-  return waitFor(() => updates.find((u) => u.taskId === taskId && TERMINAL.includes(u.state)), {
-    timeoutMs: 15_000,
-    message: `no terminal update for ${taskId}`,
-  });
-}
+import { cleanUpExecutors, makeExecutor, taskSpec, terminal } from './helpers/executor.ts';
+import { ROOT, tempDir } from './helpers/process.ts';
 
 function running(updates: TaskStatusUpdate[], taskId: string): Promise<TaskStatusUpdate> {
   return waitFor(() => updates.find((u) => u.taskId === taskId && u.state === 'TASK_RUNNING'), { timeoutMs: 15_000, message: `${taskId} not running` });
 }
 
-afterEach(async () => {
-  await Promise.all(executors.map((e) => e.shutdown()));
-  executors = [];
-  for (const g of groups) expect(liveMembers(g), `process group ${g} left behind`).toEqual([]);
-  groups = [];
-  removeTempDirs();
-});
+afterEach(cleanUpExecutors);
 
 describe.each([
   { spawner: true, mode: 'auto' as const },
@@ -80,10 +29,10 @@ describe.each([
   { spawner: false, mode: 'off' as const },
 ])('spawner $spawner, cgroups $mode: the same outcomes', ({ spawner, mode }) => {
   it('exit codes, a signal and the output files', async () => {
-    const { ex, updates } = make(spawner, mode);
-    const ok = spec({ cmd: 'echo out; echo err >&2' });
-    const bad = spec({ cmd: 'echo why >&2; exit 3' });
-    const sig = spec({ cmd: 'kill -USR1 $$' });
+    const { ex, updates } = makeExecutor({ spawner, cgroups: { mode } });
+    const ok = taskSpec('spawner', { cmd: 'echo out; echo err >&2' });
+    const bad = taskSpec('spawner', { cmd: 'echo why >&2; exit 3' });
+    const sig = taskSpec('spawner', { cmd: 'kill -USR1 $$' });
     for (const s of [ok, bad, sig]) ex.launch(s);
     expect((await terminal(updates, ok.taskId)).message).toBe('Command exited with code 0');
     expect(readFileSync(join(ok.sandboxDir, 'stdout'), 'utf8')).toBe('out\n');
@@ -102,7 +51,7 @@ describe.each([
   });
 
   it('launch errors at exec: ENOENT is "command not found", EACCES "permission denied"', async () => {
-    const { ex, updates } = make(spawner, mode);
+    const { ex, updates } = makeExecutor({ spawner, cgroups: { mode } });
     const dir = tempDir('starmap-spawner-bin-');
     // Both pass the executor's own PATH check (executable files); exec fails in the kernel.
     const noInterpreter = join(dir, 'no-interpreter');
@@ -113,8 +62,8 @@ describe.each([
     const badInterpreter = join(dir, 'bad-interpreter');
     writeFileSync(badInterpreter, `#!${notExecutable}\n`);
     chmodSync(badInterpreter, 0o755);
-    const enoent = spec({ args: [noInterpreter] });
-    const eacces = spec({ args: [badInterpreter] });
+    const enoent = taskSpec('spawner', { args: [noInterpreter] });
+    const eacces = taskSpec('spawner', { args: [badInterpreter] });
     ex.launch(enoent);
     ex.launch(eacces);
     const a = await terminal(updates, enoent.taskId);
@@ -132,8 +81,8 @@ describe.each([
 
 describe('the spawner process', () => {
   it('is the parent of the tasks, a process of its own', async () => {
-    const { ex, updates } = make(true);
-    const t = spec({ cmd: 'exec sleep 100' });
+    const { ex, updates } = makeExecutor({ spawner: true, cgroups: { mode: 'auto' } });
+    const t = taskSpec('spawner', { cmd: 'exec sleep 100' });
     ex.launch(t);
     const pid = (await running(updates, t.taskId)).pid!;
     const spawnerPid = ex.spawnerPid;
@@ -146,9 +95,9 @@ describe('the spawner process', () => {
   });
 
   it('killed: running tasks keep running and are still reported, new launches get a new spawner', async () => {
-    const { ex, updates } = make(true);
-    const long = spec({ cmd: 'exec sleep 100' });
-    const ending = spec({ cmd: 'while [ ! -e stop ]; do sleep 0.05; done; exit 0' });
+    const { ex, updates } = makeExecutor({ spawner: true, cgroups: { mode: 'auto' } });
+    const long = taskSpec('spawner', { cmd: 'exec sleep 100' });
+    const ending = taskSpec('spawner', { cmd: 'while [ ! -e stop ]; do sleep 0.05; done; exit 0' });
     ex.launch(long);
     ex.launch(ending);
     const longPid = (await running(updates, long.taskId)).pid!;
@@ -166,7 +115,7 @@ describe('the spawner process', () => {
     expect(e.message).toMatch(/^Command ended; its exit status is unknown: the task spawner \(pid \d+\) went away/);
 
     // New launches start a new spawner.
-    const next = spec({ cmd: 'exit 0' });
+    const next = taskSpec('spawner', { cmd: 'exit 0' });
     ex.launch(next);
     expect((await terminal(updates, next.taskId)).message).toBe('Command exited with code 0');
     expect(ex.spawnerPid).toBeDefined();
@@ -182,9 +131,9 @@ describe('the spawner process', () => {
     const logfile = join(tempDir('starmap-spawner-log-'), 'log');
     const logger = createLogger({ name: 'test', logfile, level: 'info' });
     // A "spawner" that exits at once, before it is ready.
-    const { ex, updates } = make({ file: '/bin/sh', args: ['-c', 'exit 3'] }, 'auto', logger);
+    const { ex, updates } = makeExecutor({ spawner: { file: '/bin/sh', args: ['-c', 'exit 3'] }, cgroups: { mode: 'auto' }, logger });
     for (let round = 1; round <= 4; round++) {
-      const t = spec({ cmd: 'echo ran; exit 0' });
+      const t = taskSpec('spawner', { cmd: 'echo ran; exit 0' });
       ex.launch(t);
       expect((await terminal(updates, t.taskId)).message).toBe('Command exited with code 0');
       expect(readFileSync(join(t.sandboxDir, 'stdout'), 'utf8')).toBe('ran\n');
@@ -204,8 +153,8 @@ describe('the spawner process', () => {
   it('goes away before it confirms a start: the task fails (and is replaced by the scheduler), nothing is left', async () => {
     // A "spawner" that says it is ready, then exits when asked to start anything.
     const fake = `process.send({ t: 'ready', pid: process.pid }); process.on('message', () => process.exit(1));`;
-    const { ex, updates } = make({ file: process.execPath, args: ['-e', fake] });
-    const t = spec({ cmd: 'exec sleep 100' });
+    const { ex, updates } = makeExecutor({ spawner: { file: process.execPath, args: ['-e', fake] }, cgroups: { mode: 'auto' } });
+    const t = taskSpec('spawner', { cmd: 'exec sleep 100' });
     ex.launch(t);
     const end = await terminal(updates, t.taskId);
     expect(end.state).toBe('TASK_FAILED');
