@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { drainRequest } from './lingering-close.ts';
 import type { Logger } from './logger.ts';
 
 export interface ServerOptions {
@@ -73,10 +74,12 @@ export function createServer(opts: ServerOptions): FastifyInstance {
   app.setNotFoundHandler((req, reply) => {
     void reply.code(404).send({ message: `not found: ${req.method} ${req.url.split('?')[0]}` });
   });
-  app.setErrorHandler((err: FastifyError, req, reply) => {
+  app.setErrorHandler(async (err: FastifyError, req, reply) => {
     const { statusCode, body } = errorReply(err);
     if (statusCode >= 500) req.log.error({ err, url: req.url }, 'request failed');
-    void reply.code(statusCode).send(body);
+    // A body over the limit is refused from its headers: read the rest first (shared/lingering-close.ts).
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' && !(await drainRequest(req.raw))) void reply.header('connection', 'close');
+    return reply.code(statusCode).send(body);
   });
   return app;
 }

@@ -3,6 +3,7 @@
 // "Object is not valid", details: [{path, errors}]}, 409 {message, deployments: [{id}]}, 404
 // {message}; the auth endpoints add DC/OS IAM's `code`. Anything else a handler throws is fastify's
 // (413 for a body too large, its own 4xx) or a bug: logged, and answered 500 without details.
+import { drainRequest } from '../../shared/lingering-close.ts';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BadRequest,
@@ -59,10 +60,14 @@ export function sendError(reply: FastifyReply, err: OrchestratorError): FastifyR
 }
 
 /** The orchestrator's error handler: its own errors mapped, fastify's 4xx as {message}, the rest 500. */
-export function orchestratorErrorHandler(err: FastifyError | OrchestratorError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+export async function orchestratorErrorHandler(err: FastifyError | OrchestratorError, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   if (err instanceof OrchestratorError) return sendError(reply, err);
   const code = (err as FastifyError).code;
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ message: 'Request body is too large' });
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    // Refused from its headers: the rest of the body is read first (shared/lingering-close.ts).
+    if (!(await drainRequest(req.raw))) void reply.header('connection', 'close');
+    return reply.code(413).send({ message: 'Request body is too large' });
+  }
   if (err instanceof SyntaxError) return sendError(reply, new MalformedJson(err.message));
   const status = (err as FastifyError).statusCode ?? 500;
   if (status >= 400 && status < 500) return reply.code(status).send({ message: err.message });
