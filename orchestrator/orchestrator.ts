@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DatabaseSync } from 'node:sqlite';
 import Fastify, { LogController } from 'fastify';
+import { schemaController } from '../shared/http-server.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { OrchestratorConfig } from './config.ts';
 import { EventBus } from './events/bus.ts';
@@ -129,6 +130,7 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
   });
   // Like shared/http-server.ts createServer, but with Marathon's own 404 and error shapes.
   const app = Fastify({
+    schemaController,
     loggerInstance: logger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 8 * 1024 * 1024,

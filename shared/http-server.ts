@@ -60,9 +60,12 @@ const validators = ((...pool: Parameters<typeof ajvPool>) => {
  */
 const serializers = () => () => (data: unknown) => JSON.stringify(data);
 
+/** Fastify's schemaController option with the two above: every server of Starmap uses it (the orchestrator's too). */
+export const schemaController = { compilersFactory: { buildValidator: validators, buildSerializer: serializers } };
+
 export function createServer(opts: ServerOptions): FastifyInstance {
   const app = Fastify({
-    schemaController: { compilersFactory: { buildValidator: validators, buildSerializer: serializers } },
+    schemaController,
     loggerInstance: opts.logger,
     // Per-request logs would dominate a probe polled many times a second; errors are logged below.
     logController: new LogController({ disableRequestLogging: true }),
