@@ -103,7 +103,9 @@ export class CallbackDispatcher {
   readonly #maxQueue: number;
   readonly #targets = new Map<string, Target>();
   #client: Promise<CallbackClient> | undefined;
-  readonly #unsubscribe: () => void;
+  /** Set while there are URLs: without any, the bus has no listener for them (EventCatalogue.listened). */
+  #unsubscribe: (() => void) | undefined;
+  readonly #bus: EventBus;
   readonly #inFlight = new Set<Promise<void>>();
   #closed = false;
 
@@ -114,8 +116,8 @@ export class CallbackDispatcher {
     this.#unitMs = opts.backoffUnitMs ?? 1_000;
     this.#maxBackoffMs = opts.maxBackoffMs ?? 60_000;
     this.#maxQueue = opts.maxQueue ?? 1_000;
+    this.#bus = opts.bus;
     for (const url of this.#store.list()) this.#target(url);
-    this.#unsubscribe = opts.bus.subscribe((event) => this.#publish(event));
   }
 
   /** Starts delivering to `url` (idempotent). The store is the caller's business. */
@@ -128,6 +130,10 @@ export class CallbackDispatcher {
     const t = this.#targets.get(url);
     if (t) t.queue.length = 0;
     this.#targets.delete(url);
+    if (this.#targets.size === 0) {
+      this.#unsubscribe?.();
+      this.#unsubscribe = undefined;
+    }
   }
 
   states(): CallbackState[] {
@@ -143,7 +149,7 @@ export class CallbackDispatcher {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#unsubscribe();
+    this.#unsubscribe?.();
     for (const t of this.#targets.values()) t.queue.length = 0;
     await Promise.allSettled([...this.#inFlight]);
     if (this.#client) await (await this.#client).agent.close();
@@ -176,6 +182,7 @@ export class CallbackDispatcher {
     if (!t) {
       t = { state: { url, delivered: 0, failed: 0, skipped: 0, consecutiveFailures: 0, backedOffUntil: 0, queued: 0 }, queue: [], sending: false };
       this.#targets.set(url, t);
+      if (!this.#closed) this.#unsubscribe ??= this.#bus.subscribe((event) => this.#publish(event));
     }
     return t;
   }
