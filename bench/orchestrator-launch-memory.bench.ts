@@ -8,7 +8,8 @@
 // --auth=off, each measurement in a fresh process with a fresh data dir. The bare fastify
 // baseline runs as plain JavaScript (`node -e`), so it pays no stripper either.
 // Usage: node bench/orchestrator-launch-memory.bench.ts [--before=BIN_DIR] [--only=launch|memory] [--flags]
-//   --before: an older build's orchestrator launches too, alternated with this one and the baseline;
+//   --before: an older build's orchestrator launches and holds 1,000 apps too, alternated with this
+//     one and the baseline;
 //   --flags: so does the orchestrator from source with V8's defaults and with --optimize-for-size.
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -146,10 +147,11 @@ async function main(): Promise<void> {
 
   // 2. RSS at 1,000 apps.
   if (ONLY !== 'launch') {
-    const rss: Record<'shipped' | 'plain' | 'size' | 'bare', number[]> = { shipped: [], plain: [], size: [], bare: [] };
+    const rss: Record<'shipped' | 'before' | 'plain' | 'size' | 'bare', number[]> = { shipped: [], before: [], plain: [], size: [], bare: [] };
     for (let r = 0; r < REPEATS; r++) {
       const shipped = await thousandApps({ binary: true });
       rss.shipped.push(shipped.rss);
+      if (BEFORE) rss.before.push((await thousandApps({ binary: true, path: join(BEFORE, 'orchestrator') })).rss);
       rss.plain.push((await thousandApps({ binary: false, nodeFlags: [] })).rss);
       rss.size.push((await thousandApps({ binary: false, nodeFlags: ['--optimize-for-size'] })).rss);
       rss.bare.push(await bareRss(shipped.body));
@@ -161,10 +163,13 @@ async function main(): Promise<void> {
     rows.push(
       [
         `RSS with ${N_APPS} apps (instances 0), after GET /v2/apps: dist/bin/orchestrator`,
-        `${shipped.toFixed(0)} MiB`,
+        `${shipped.toFixed(0)} MiB (${rss.shipped.map((m) => m.toFixed(0)).join(', ')})`,
         `${bare.toFixed(0)} MiB (bare fastify, plain JavaScript, having served the same /v2/apps bytes)`,
         `${(shipped / bare).toFixed(2)}×`,
       ],
+      ...(BEFORE
+        ? [[`the same, ${BEFORE}/orchestrator (before)`, `${median(rss.before).toFixed(0)} MiB (${rss.before.map((m) => m.toFixed(0)).join(', ')})`, `${bare.toFixed(0)} MiB`, `${(median(rss.before) / bare).toFixed(2)}×`]]
+        : []),
       [`the same from source, default V8 flags`, `${plain.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(plain / bare).toFixed(2)}×`],
       [`the same from source, --optimize-for-size`, `${size.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(size / bare).toFixed(2)}×`],
     );
