@@ -168,7 +168,14 @@ async function main(): Promise<void> {
         `${(shipped / bare).toFixed(2)}×`,
       ],
       ...(BEFORE
-        ? [[`the same, ${BEFORE}/orchestrator (before)`, `${median(rss.before).toFixed(0)} MiB (${rss.before.map((m) => m.toFixed(0)).join(', ')})`, `${bare.toFixed(0)} MiB`, `${(median(rss.before) / bare).toFixed(2)}×`]]
+        ? [
+            [
+              `the same, ${BEFORE}/orchestrator (before)`,
+              `${median(rss.before).toFixed(0)} MiB (${rss.before.map((m) => m.toFixed(0)).join(', ')})`,
+              `${bare.toFixed(0)} MiB`,
+              `${(median(rss.before) / bare).toFixed(2)}×`,
+            ],
+          ]
         : []),
       [`the same from source, default V8 flags`, `${plain.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(plain / bare).toFixed(2)}×`],
       [`the same from source, --optimize-for-size`, `${size.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(size / bare).toFixed(2)}×`],
