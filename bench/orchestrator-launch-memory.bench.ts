@@ -8,7 +8,8 @@
 // --auth=off, each measurement in a fresh process with a fresh data dir. The bare fastify
 // baseline runs as plain JavaScript (`node -e`), so it pays no stripper either.
 // Usage: node bench/orchestrator-launch-memory.bench.ts [--before=BIN_DIR[,BIN_DIR...]] [--only=launch|memory] [--flags] [--apps=N]
-//   --before: older builds' orchestrators launch too, alternated with this one and the baseline;
+//   --before: older builds' orchestrators launch (and the first holds 1,000 apps) too, alternated
+//     with this one and the baseline;
 //   --flags: so does the orchestrator from source with V8's defaults and with --optimize-for-size;
 //   --apps: each orchestrator holds N apps (instances 0, served once by GET /v2/apps) before it
 //     launches, and the baseline spawns from a fresh process (this one has grown by then, and a
@@ -28,6 +29,7 @@ const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const BIN = join(ROOT, 'dist', 'bin', 'orchestrator');
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const BEFORE = arg('before');
+const BEFORE_FIRST = BEFORE?.split(',').find(Boolean);
 const ONLY = arg('only');
 const HELD_APPS = Number(arg('apps') ?? 0);
 
@@ -172,10 +174,11 @@ async function main(): Promise<void> {
 
   // 2. RSS at 1,000 apps.
   if (ONLY !== 'launch') {
-    const rss: Record<'shipped' | 'plain' | 'size' | 'bare', number[]> = { shipped: [], plain: [], size: [], bare: [] };
+    const rss: Record<'shipped' | 'before' | 'plain' | 'size' | 'bare', number[]> = { shipped: [], before: [], plain: [], size: [], bare: [] };
     for (let r = 0; r < REPEATS; r++) {
       const shipped = await thousandApps({ binary: true });
       rss.shipped.push(shipped.rss);
+      if (BEFORE_FIRST) rss.before.push((await thousandApps({ binary: true, path: join(BEFORE_FIRST, 'orchestrator') })).rss);
       rss.plain.push((await thousandApps({ binary: false, nodeFlags: [] })).rss);
       rss.size.push((await thousandApps({ binary: false, nodeFlags: ['--optimize-for-size'] })).rss);
       rss.bare.push(await bareRss(shipped.body));
@@ -187,10 +190,20 @@ async function main(): Promise<void> {
     rows.push(
       [
         `RSS with ${N_APPS} apps (instances 0), after GET /v2/apps: dist/bin/orchestrator`,
-        `${shipped.toFixed(0)} MiB`,
+        `${shipped.toFixed(0)} MiB (${rss.shipped.map((m) => m.toFixed(0)).join(', ')})`,
         `${bare.toFixed(0)} MiB (bare fastify, plain JavaScript, having served the same /v2/apps bytes)`,
         `${(shipped / bare).toFixed(2)}×`,
       ],
+      ...(BEFORE_FIRST
+        ? [
+            [
+              `the same, ${BEFORE_FIRST}/orchestrator (before)`,
+              `${median(rss.before).toFixed(0)} MiB (${rss.before.map((m) => m.toFixed(0)).join(', ')})`,
+              `${bare.toFixed(0)} MiB`,
+              `${(median(rss.before) / bare).toFixed(2)}×`,
+            ],
+          ]
+        : []),
       [`the same from source, default V8 flags`, `${plain.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(plain / bare).toFixed(2)}×`],
       [`the same from source, --optimize-for-size`, `${size.toFixed(0)} MiB`, `${bare.toFixed(0)} MiB`, `${(size / bare).toFixed(2)}×`],
     );

@@ -40,9 +40,14 @@ export class AppInfoService {
 
   /** The app with what `want` embeds (counts, deployments, readiness, tasks, lastTaskFailure, taskStats). */
   info(app: AppDefinition, want: Set<string>): Record<string, unknown> {
+    return { ...app, ...this.extras(app, want) };
+  }
+
+  /** What `want` adds to the app's definition in info(), in that order. */
+  extras(app: AppDefinition, want: Set<string>): Record<string, unknown> {
     const tracker = this.#tasks;
     const deployments = this.#deployments;
-    const out: Record<string, unknown> = { ...app };
+    const out: Record<string, unknown> = {};
     if (want.has('counts')) Object.assign(out, tracker.counts(app.id));
     if (want.has('deployments')) out.deployments = deployments.deploymentsOf(app.id).map((d) => ({ id: d.id }));
     if (want.has('readiness')) out.readinessCheckResults = deployments.deploymentsOf(app.id).length > 0 ? deployments.readinessOf(app.id) : [];

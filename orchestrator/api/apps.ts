@@ -10,6 +10,7 @@ import type { Deployer } from '../deployment/deployer.ts';
 import type { EventCatalogue } from '../events/catalogue.ts';
 import { textListing } from '../formats/json.ts';
 import type { AppInfoService } from './app-info.ts';
+import { AppsListing } from './apps-listing.ts';
 import { bool, clientIp, embeds, many, one, parseLabelSelector, q, requireBody, sendDeployment, uriNotFound, wantsText } from './common.ts';
 import { BadRequest, Conflict, MalformedJson, NotFound } from '../errors.ts';
 
@@ -58,9 +59,12 @@ function notFound(id: string): NotFound {
 }
 
 const TEXT = 'text/plain; charset=utf-8';
+/** What fastify sends with an object it serialises. */
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promise<void> {
   const { groups, tasks, info, deployer } = opts;
+  const answers = new AppsListing();
   const parse = (body: unknown, pid?: string) =>
     parseApp(body, { ...opts.parseDefaults, now: new Date().toISOString(), ...(pid !== undefined ? { pathId: pid } : {}) });
   /** The definition a PUT/PATCH asks for: merged onto the existing app (partial update), or as given. */
@@ -85,8 +89,8 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
 
   // ---- /v2/apps
 
-  /** GET /v2/apps: every app, filtered by cmd, id and label, with what embed asks for. */
-  const listApps = async (req: FastifyRequest) => {
+  /** GET /v2/apps: every app, filtered by cmd, id and label, with what embed asks for (as bytes: apps-listing.ts). */
+  const listApps = async (req: FastifyRequest, reply: FastifyReply) => {
     const query = q(req);
     const cmd = one(query.cmd)?.toLowerCase();
     const id = one(query.id)?.toLowerCase();
@@ -98,7 +102,7 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       .filter((a) => !id || a.id.toLowerCase().includes(id))
       .filter((a) => !selector || selector(a.labels))
       .sort((a, b) => a.id.localeCompare(b.id));
-    return { apps: apps.map((a) => info.info(a, want)) };
+    return reply.type(JSON_TYPE).send(answers.body(JSON.stringify([cmd, id, label, [...want]]), apps, (a) => info.extras(a, want)));
   };
 
   /** POST /v2/apps: a new app (409 when its id is taken), 201 with the app as created. */
@@ -139,14 +143,14 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   // ---- /v2/apps/{group}/* and /v2/apps/{group}/*/tasks
 
   /** GET /v2/apps/{group}/*: the apps beneath a group. */
-  const listGroupApps = (req: FastifyRequest, raw: string) => {
+  const listGroupApps = (req: FastifyRequest, reply: FastifyReply, raw: string) => {
     const { group, apps } = appsUnder(raw);
     const want = embeds(many(q(req).embed))
       .add('counts')
       .add('deployments');
     if (group !== '/' && apps.length === 0) throw groupNotFound(group);
     // Document 1 and Marathon's REST docs say {apps: […]} (Marathon 1.4's code answered {"*": […]}).
-    return { apps: apps.map((a) => info.info(a, want)) };
+    return reply.type(JSON_TYPE).send(answers.body(JSON.stringify([group, [...want]]), apps, (a) => info.extras(a, want)));
   };
 
   /** GET /v2/apps/{group}/*\/tasks: the tasks of every app beneath a group (JSON or text). */
@@ -254,9 +258,9 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
   app.patch('/v2/apps', updateApps(true));
 
   app.get('/v2/apps/*', async (req, reply) => {
-    if (rest(req).replace(/\/+$/, '') === '') return listApps(req);
+    if (rest(req).replace(/\/+$/, '') === '') return listApps(req, reply);
     const p = appPath(rest(req));
-    if (p.kind === 'group') return listGroupApps(req, p.id);
+    if (p.kind === 'group') return listGroupApps(req, reply, p.id);
     if (p.kind === 'tasks' && isGroupWildcard(p.id)) return listGroupTasks(req, reply, p.id.slice(0, -1));
     const a = existingApp(p.id);
     if (p.kind === 'app') return getApp(req, a);

@@ -145,8 +145,16 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
   const gate = new Gate(opts.maxConcurrentHashes ?? 2, opts.maxQueuedHashes ?? 16);
   const throttle = new LoginThrottle({ pair: opts.pairLockout, account: opts.accountLockout, client: opts.clientLockout }, now);
   // A hash of a random password with the same cost: checked for unknown uids so they take as long.
-  // With auth off nobody logs in: no need to spend a scrypt hash on every start.
-  const dummyHash = enabled ? await hashPassword(randomBytes(16).toString('hex'), cost) : '';
+  // Made by the first login with a password, whatever its uid (so that the first login of a known
+  // uid takes as long as the first of an unknown one), not at start: a scrypt hash and the random
+  // generator's set-up took ~110 ms of every restart before its first answer
+  // (bench/startup.bench.ts). With auth off nobody logs in: never made.
+  let dummyHash: Promise<string> | undefined;
+  const dummy = (): Promise<string> =>
+    (dummyHash ??= hashPassword(randomBytes(16).toString('hex'), cost).catch((err: unknown) => {
+      dummyHash = undefined; // the next login tries again
+      throw err;
+    }));
   const uids = new WeakMap<FastifyRequest, string>();
 
   // ---- the first account
@@ -247,10 +255,12 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     loginLocked(uid, ip);
     const account: Account | undefined = UID_RE.test(uid) ? accounts.get(uid) : undefined;
     if (password !== undefined) {
-      const hash = account?.type === 'local' && account.passwordHash ? account.passwordHash : dummyHash;
+      const known = account?.type === 'local' && account.passwordHash ? account.passwordHash : undefined;
+      const decoy = await dummy();
+      const hash = known ?? decoy;
       const ran = await gate.run(() => verifyPassword(password, hash));
       if (!ran) throw tooMany(1000, 'Too many logins in progress');
-      if (!ran.value || hash === dummyHash) throw loginFailed(uid, ip, INVALID_PASSWORD);
+      if (!ran.value || known === undefined) throw loginFailed(uid, ip, INVALID_PASSWORD);
     } else {
       if (account?.type !== 'service' || !account.publicKeyPem) throw loginFailed(uid, ip, INVALID_LOGIN_TOKEN);
       const parsed = parseServicePublicKey(account.publicKeyPem);

@@ -143,6 +143,10 @@ export class DeploymentManager {
   /**
    * A deployment as events carry it (Marathon 1.4: the whole root group before and after). Built
    * once per deployment: the trees are as large as the state, and every step event repeats them.
+   * Only built while someone receives events (EventCatalogue.listened): with 1,000 apps, building
+   * them for every POST was most of its CPU and left garbage that grew the heap
+   * (bench/orchestrator-launch-memory.bench.ts); a stream that attaches during a deployment gets
+   * trees built then.
    */
   planJson(d: StoredDeployment): Record<string, unknown> {
     const cached = this.#plans.get(d.id);
@@ -169,11 +173,13 @@ export class DeploymentManager {
   #finish(d: StoredDeployment, success: boolean, reason = 'deployment cancelled'): void {
     this.#deployments.delete(d.id);
     this.#dirty.set(d.id, null);
-    const plan = this.planJson(d);
-    const step = d.steps[d.currentStep];
-    if (!success && step) this.#events.deploymentStepFailure({ plan, currentStep: step });
-    if (success) this.#events.deploymentSuccess({ id: d.id, plan });
-    else this.#events.deploymentFailed({ id: d.id, plan, reason });
+    if (this.#events.listened) {
+      const plan = this.planJson(d);
+      const step = d.steps[d.currentStep];
+      if (!success && step) this.#events.deploymentStepFailure({ plan, currentStep: step });
+      if (success) this.#events.deploymentSuccess({ id: d.id, plan });
+      else this.#events.deploymentFailed({ id: d.id, plan, reason });
+    }
     const groupId = d.groupId ?? '/';
     if (success) this.#events.groupChangeSuccess({ groupId, version: d.version });
     else this.#events.groupChangeFailed({ groupId, version: d.version, reason });
@@ -258,7 +264,7 @@ export class DeploymentManager {
     // No task runs the old version any more: its checks go (Marathon's reconcile by version).
     for (const a of step.actions)
       if (a.action === 'RestartApplication') for (const _hc of d.original[a.app]?.healthChecks ?? []) this.#events.removeHealthCheck({ appId: a.app });
-    this.#events.deploymentStepSuccess({ plan: this.planJson(d), currentStep: step });
+    if (this.#events.listened) this.#events.deploymentStepSuccess({ plan: this.planJson(d), currentStep: step });
     for (const a of step.actions) if (a.action === 'StopApplication') this.#events.appTerminated({ appId: a.app });
     d.currentStep++;
     if (d.currentStep >= d.steps.length) this.#finish(d, true);
@@ -274,7 +280,7 @@ export class DeploymentManager {
   #startStep(d: StoredDeployment): void {
     const step = d.steps[d.currentStep];
     if (!step) return;
-    this.#events.deploymentInfo({ plan: this.planJson(d), currentStep: step });
+    if (this.#events.listened) this.#events.deploymentInfo({ plan: this.planJson(d), currentStep: step });
     for (const a of step.actions) {
       const app = this.#groups.apps.get(a.app);
       // Checks are registered for the app's new version at each step that gives it one (a scale

@@ -222,6 +222,15 @@ export class EventCatalogue {
     this.#bus = bus;
   }
 
+  /**
+   * Whether anyone receives events now (an SSE stream, a callback URL). An event nobody receives is
+   * dropped by the bus: a publisher may skip building a costly one (the deployment events carry
+   * the whole root group twice).
+   */
+  get listened(): boolean {
+    return this.#bus.listenerCount > 0;
+  }
+
   #emit(type: EventType, fields: object, timestamp?: string): MarathonEvent {
     return this.#bus.publish(type, defined(fields), timestamp); // undefined → the bus's default, now
   }

@@ -8,10 +8,16 @@
 // (Marathon 1.4 does the same). A URL whose queue overflows (it answers, but slower than events
 // arrive) counts as failing too, so a slow receiver never makes memory grow.
 import type { DatabaseSync } from 'node:sqlite';
-import { Agent, request } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import type { Logger } from '../../shared/logger.ts';
 import type { EventBus, MarathonEvent } from './bus.ts';
 import { eventJson } from './json.ts';
+
+/** undici's Agent and its request method, loaded by the first POST (see #client). */
+interface CallbackClient {
+  agent: Agent;
+  request: (options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+}
 
 /** Why a callback URL is refused, or undefined when it is a usable http(s) URL. */
 export function callbackUrlProblem(url: string | undefined): string | undefined {
@@ -96,8 +102,10 @@ export class CallbackDispatcher {
   readonly #maxBackoffMs: number;
   readonly #maxQueue: number;
   readonly #targets = new Map<string, Target>();
-  readonly #agent: Agent;
-  readonly #unsubscribe: () => void;
+  #client: Promise<CallbackClient> | undefined;
+  /** Set while there are URLs: without any, the bus has no listener for them (EventCatalogue.listened). */
+  #unsubscribe: (() => void) | undefined;
+  readonly #bus: EventBus;
   readonly #inFlight = new Set<Promise<void>>();
   #closed = false;
 
@@ -108,16 +116,8 @@ export class CallbackDispatcher {
     this.#unitMs = opts.backoffUnitMs ?? 1_000;
     this.#maxBackoffMs = opts.maxBackoffMs ?? 60_000;
     this.#maxQueue = opts.maxQueue ?? 1_000;
-    this.#agent = new Agent({
-      connect: { timeout: this.#timeoutMs },
-      headersTimeout: this.#timeoutMs,
-      bodyTimeout: this.#timeoutMs,
-      keepAliveTimeout: 4_000,
-      // No per-origin limit: each URL has at most one request in flight, so two URLs on one
-      // host never wait for each other's connection.
-    });
+    this.#bus = opts.bus;
     for (const url of this.#store.list()) this.#target(url);
-    this.#unsubscribe = opts.bus.subscribe((event) => this.#publish(event));
   }
 
   /** Starts delivering to `url` (idempotent). The store is the caller's business. */
@@ -130,6 +130,10 @@ export class CallbackDispatcher {
     const t = this.#targets.get(url);
     if (t) t.queue.length = 0;
     this.#targets.delete(url);
+    if (this.#targets.size === 0) {
+      this.#unsubscribe?.();
+      this.#unsubscribe = undefined;
+    }
   }
 
   states(): CallbackState[] {
@@ -145,10 +149,32 @@ export class CallbackDispatcher {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#unsubscribe();
+    this.#unsubscribe?.();
     for (const t of this.#targets.values()) t.queue.length = 0;
     await Promise.allSettled([...this.#inFlight]);
-    await this.#agent.close();
+    if (this.#client) await (await this.#client).agent.close();
+  }
+
+  /**
+   * The HTTP client, made on the first POST: an orchestrator without callback subscribers never
+   * loads undici, and one with them answers its first request before paying for it. Only the
+   * files of the Agent and of its request method are loaded: undici's index also loads fetch,
+   * WebSocket, the cache and the mocks, and touches the global Headers, which makes Node load its
+   * own undici too (~90 ms of a restart's start-up before this: bench/startup.bench.ts).
+   */
+  #http(): Promise<CallbackClient> {
+    this.#client ??= Promise.all([import('undici/lib/dispatcher/agent.js'), import('undici/lib/api/api-request.js')]).then(([agentModule, api]) => {
+      const agent = new agentModule.default({
+        connect: { timeout: this.#timeoutMs },
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+        keepAliveTimeout: 4_000,
+        // No per-origin limit: each URL has at most one request in flight, so two URLs on one
+        // host never wait for each other's connection.
+      });
+      return { agent, request: (options) => api.default.call(agent, options) };
+    });
+    return this.#client;
   }
 
   #target(url: string): Target {
@@ -156,6 +182,7 @@ export class CallbackDispatcher {
     if (!t) {
       t = { state: { url, delivered: 0, failed: 0, skipped: 0, consecutiveFailures: 0, backedOffUntil: 0, queued: 0 }, queue: [], sending: false };
       this.#targets.set(url, t);
+      if (!this.#closed) this.#unsubscribe ??= this.#bus.subscribe((event) => this.#publish(event));
     }
     return t;
   }
@@ -196,9 +223,12 @@ export class CallbackDispatcher {
   async #post(t: Target, body: string): Promise<boolean> {
     const started = Date.now();
     try {
-      const res = await request(t.state.url, {
+      const http = await this.#http();
+      const url = new URL(t.state.url);
+      const res = await http.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
         method: 'POST',
-        dispatcher: this.#agent,
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body,
         signal: AbortSignal.timeout(this.#timeoutMs),
