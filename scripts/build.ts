@@ -19,25 +19,13 @@ const cache = join(dist, '.cache');
 const nodeVersion = process.version.slice(1);
 
 /**
- * Node/V8 options baked into an executable, chosen per program from bench/checks.bench.ts,
- * bench/serving.bench.ts and bench/collector-hostile.bench.ts (figures in bench/RESULTS.md).
- * --optimize-for-size trades CPU for heap: it made a TCP check cost 2.4× the CPU of a bare
- * net.connect (1.2× without), a collector fetch of a 1 MiB document 1.9× the CPU and GET /responses
- * far slower, for a smaller peak heap (a probe at 10,000 targets: 116 MiB instead of 188 MiB, where
- * a bare net.connect loop needs 172 MiB) and ~4 MiB less when idle. The agents' work is checks and
- * fetches, so they run with V8's defaults. The orchestrator keeps the flag: its state (1,000 apps)
- * took 215 MiB of RSS without it and 138 MiB with it (bench/orchestrator-launch-memory.bench.ts),
- * and its API is not CPU-bound. Setting a flag at run time with v8.setFlagsFromString instead made
- * process.exit hang now and then.
- */
-/**
  * How each native executable starts (issue 17; figures in bench/RESULTS.md):
  * - `warm-code-cache`: from its bundle, with V8's code cache of what loading it and its warm-up ran
  *   (scripts/lib/warm-code-cache.ts), for programs whose main starts through shared/multicall.ts.
  * - `code-cache`: from its bundle, with Node's SEA code cache (the bundle's top level only). The
  *   orchestrator keeps it: its executable is also its small task spawner (orchestrator/executable.ts),
- *   which a code cache of the whole orchestrator would make ~4.5 MiB heavier, and its start is spent
- *   elsewhere (opening its state).
+ *   which a code cache of the whole orchestrator would make ~4.5 MiB heavier, and every fork of a
+ *   task dearer.
  * A V8 start-up snapshot was tried: the collector answered ~10 ms sooner than with a warm code
  * cache, for ~9 MiB more RSS for the life of the process (Node copies the snapshot, with its own base
  * heap, into memory), so no program has one. A code cache is tied to the runtime that made it: the
@@ -51,8 +39,23 @@ const START: Record<string, Start> = {
   orchestrator: 'code-cache',
 };
 
+/**
+ * Node/V8 options baked into an executable, chosen per program from bench/checks.bench.ts,
+ * bench/serving.bench.ts and bench/collector-hostile.bench.ts (figures in bench/RESULTS.md).
+ * --optimize-for-size trades CPU for heap: it made a TCP check cost 2.4× the CPU of a bare
+ * net.connect (1.2× without), a collector fetch of a 1 MiB document 1.9× the CPU and GET /responses
+ * far slower, for a smaller peak heap (a probe at 10,000 targets: 116 MiB instead of 188 MiB, where
+ * a bare net.connect loop needs 172 MiB) and ~4 MiB less when idle. The agents' work is checks and
+ * fetches, so they run with V8's defaults. The orchestrator keeps the flag: its state (1,000 apps)
+ * took 215 MiB of RSS without it and 138 MiB with it (bench/orchestrator-launch-memory.bench.ts),
+ * and its API is not CPU-bound. It also runs with --no-concurrent-recompilation: V8's optimising
+ * compiler then works on the main thread, and the memory its background threads kept between runs
+ * (3-17 MiB, the spread of its RSS at 1,000 apps) is not taken: 87-88 MiB at 1,000 apps instead of
+ * 99-111, with launches and POSTs as fast (the idle probe showed no difference). Setting a flag at
+ * run time with v8.setFlagsFromString instead made process.exit hang now and then.
+ */
 const EXEC_ARGV: Record<string, string[]> = {
-  orchestrator: ['--optimize-for-size'],
+  orchestrator: ['--optimize-for-size', '--no-concurrent-recompilation'],
 };
 
 function sha256(...parts: (string | Buffer)[]): string {
@@ -119,8 +122,10 @@ const DEFINES: Record<string, () => Record<string, string>> = {
 /**
  * Modules that dependencies load when they are loaded, though Starmap never calls them: fastify's
  * lib/server.js loads node:https and node:http2 (used only for a server made with the `https` or
- * `http2` option), and undici's Client loads its HTTP/2 client (used only when TLS negotiates h2,
- * which Starmap never allows), which loads node:http2. Together they cost a program ~10 MiB of RSS
+ * `http2` option), undici's Client loads its HTTP/2 client (used only when TLS negotiates h2,
+ * which Starmap never allows), which loads node:http2, and pino loads node:worker_threads for
+ * asynchronous destinations and transports (thread-stream), which Starmap does not use (its
+ * destinations are synchronous: shared/logger.ts): ~2 ms of every start. Together they cost a program ~10 MiB of RSS
  * and ~15 ms of CPU at start, and undici's another ~10 MiB once an HTTP check or fetch has run
  * (OpenSSL's TLS state and the HTTP/2 binding; bench/startup.bench.ts). The bundle loads each on
  * its first call instead. If a dependency's text changes, the build fails here rather than
@@ -136,6 +141,17 @@ const LAZY_REQUIRES: { file: RegExp; edits: [string, string][] }[] = [
         "const http2 = { createServer: (...args) => require('node:http2').createServer(...args), createSecureServer: (...args) => require('node:http2').createSecureServer(...args) }",
       ],
     ],
+  },
+  {
+    file: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]tools\.js$/,
+    edits: [
+      ["const { isMainThread } = require('worker_threads')", '// worker_threads: loaded where an asynchronous destination is built'],
+      ['if (!opts.sync && isMainThread) {', "if (!opts.sync && require('worker_threads').isMainThread) {"],
+    ],
+  },
+  {
+    file: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]transport\.js$/,
+    edits: [["const ThreadStream = require('thread-stream')", "const ThreadStream = function (opts) { return new (require('thread-stream'))(opts) }"]],
   },
   {
     file: /[\\/]node_modules[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/,
