@@ -211,7 +211,7 @@ async function main(): Promise<void> {
   await stopAll();
 
   const md = [
-    `dist/bin/orchestrator (as shipped: --optimize-for-size, scripts/build.ts; tasks forked by its spawner, orchestrator/tasks/spawner.ts) and, for the V8 flags, the orchestrator from source (\`node [flags] orchestrator/main.ts\`, which also holds Node's TypeScript stripper, ~17 MiB); --auth=off, a fresh data dir each time; medians of ${REPEATS}, programs and baseline alternated. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
+    `dist/bin/orchestrator (as shipped, with scripts/build.ts's V8 flags: --optimize-for-size --no-concurrent-recompilation; tasks forked by its spawner, orchestrator/tasks/spawner.ts) and, for the V8 flags, the orchestrator from source (\`node [flags] orchestrator/main.ts\`, which also holds Node's TypeScript stripper, ~17 MiB); --auth=off, a fresh data dir each time; medians of ${REPEATS}, programs and baseline alternated. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
     '',
     table(['figure', 'orchestrator', 'baseline (same run)', 'ratio'], rows),
   ].join('\n');
