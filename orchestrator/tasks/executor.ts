@@ -10,37 +10,36 @@
 // that every descendant is killed with it, however it detached (setsid, env -i, re-parenting), at
 // a kill, at the orchestrator's stop and after a kill -9 and restart (killLeftovers). Without a
 // usable cgroup hierarchy, descendants that moved to a process group of their own (setsid) are
-// found through /proc while the task's main process is alive and are killed with it.
+// found through /proc while the task's main process is alive and are killed with it (descendants.ts).
 // Tasks are forked by the spawner, a small process of its own (spawner.ts), or from here when it
 // is off or cannot start; a task whose spawner died keeps running and is watched through /proc.
-// One piece on purpose (about 630 lines): the state machine above, from preparing to the terminal
+// One piece on purpose (about 570 lines): the state machine above, from preparing to the terminal
 // update, with every way a task can end, whichever process forked it; the mechanisms it uses
-// (process groups, cgroups, podman, environment, the spawner) are modules of their own.
+// (process groups, descendants, cgroups, podman, environment, the spawner, the updates' messages)
+// are modules of their own.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, open, openSync, readSync, fstatSync } from 'node:fs';
+import { closeSync, open, openSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import type { Executor, LaunchSpec, TaskState, TaskStatusUpdate } from './types.ts';
 import {
-  allProcesses,
   groupIsTask,
   procInfo,
-  processSnapshot,
   killGroupNow,
-  liveDescendants,
   sameLiveProcess,
   signalGroup,
   signalPid,
   findTaskProcesses,
   terminateGroup,
   waitGroupGone,
-  type ProcInfo,
 } from './process-group.ts';
 import { podmanRunArgs, findPodman, removeContainer, containerName } from './podman.ts';
 import { TaskCgroups, type CgroupMode, type TaskCgroup } from './cgroups.ts';
 import { resolveProgram, taskProcessEnv } from './env.ts';
+import { failedCommandMessage, launchErrorMessage } from './messages.ts';
+import { DescendantScan, extraPids, rememberDescendants } from './descendants.ts';
 import { TaskSpawner, type SpawnHandlers } from './spawner-client.ts';
 
 export interface ProcessExecutorOptions {
@@ -92,33 +91,6 @@ interface TaskRun {
 /** fs.open as a promise of the plain descriptor (spawn's stdio takes descriptors, not FileHandles). */
 const openFd = promisify(open);
 
-function signalName(signal: NodeJS.Signals | null): string {
-  return signal ?? 'unknown signal';
-}
-
-/** Last non-empty line of a file (at most the last 4 KiB are read), trimmed to 300 characters. */
-function lastLine(path: string): string {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, 'r');
-    const size = fstatSync(fd).size;
-    const len = Math.min(size, 4096);
-    const buf = Buffer.alloc(len);
-    readSync(fd, buf, 0, len, size - len);
-    const lines = buf
-      .toString('utf8')
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean);
-    const line = lines[lines.length - 1] ?? '';
-    return line.length > 300 ? `${line.slice(0, 297)}...` : line;
-  } catch {
-    return '';
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
 /** A task ready to spawn: its command (wrapped to join its cgroup) and open output files. */
 interface Prepared {
   run: TaskRun;
@@ -142,7 +114,8 @@ export class ProcessExecutor implements Executor {
   readonly #listeners = new Set<(u: TaskStatusUpdate) => void>();
   readonly #logger: Logger | undefined;
   readonly #opts: ProcessExecutorOptions;
-  #scanTimer: NodeJS.Timeout | undefined;
+  // Tasks in a cgroup need no scan: every descendant is a member.
+  readonly #scan = new DescendantScan(() => [...this.#tasks.values()].filter((t) => t.pid !== undefined && !t.terminal && !t.exited && !t.cgroup));
   readonly #cgroups: TaskCgroups | undefined;
   readonly #spawner: TaskSpawner | undefined;
   /** Prepared tasks for the spawner, sent at the end of this tick (#sendToSpawner). */
@@ -359,15 +332,14 @@ export class ProcessExecutor implements Executor {
   }
 
   #launchError(run: TaskRun, file: string, code: string | undefined, message: string): string {
-    const what = run.spec.args?.[0] ?? file;
-    return code === 'ENOENT' ? `command not found: ${what}` : code === 'EACCES' ? `permission denied: ${what}` : `launch failed: ${message}`;
+    return launchErrorMessage(run.spec.args?.[0] ?? file, code, message);
   }
 
   #started(run: TaskRun, pid: number): void {
     run.pid = pid;
     this.#logger?.info({ taskId: run.spec.taskId, pid }, 'task started');
     this.#emit(run, 'TASK_RUNNING', '', { pid });
-    this.#ensureScan();
+    this.#scan.ensure();
     // A kill() while the spawner was starting it (the pid was not known then): signal it now.
     if (run.killing) this.#signalKill(run);
   }
@@ -468,37 +440,6 @@ export class ProcessExecutor implements Executor {
     child.once('exit', (code, signal) => void this.#onExit(run, code, signal));
   }
 
-  /**
-   * While tasks run, remembers every second which of their descendants left the task's process
-   * group (setsid, setpgid): those are not reached by a group signal. One /proc snapshot per tick.
-   */
-  #ensureScan(): void {
-    if (this.#scanTimer) return;
-    this.#scanTimer = setInterval(() => {
-      // Tasks in a cgroup need no scan: every descendant is a member.
-      const running = [...this.#tasks.values()].filter((t) => t.pid !== undefined && !t.terminal && !t.exited && !t.cgroup);
-      if (running.length === 0) {
-        clearInterval(this.#scanTimer);
-        this.#scanTimer = undefined;
-        return;
-      }
-      const snapshot = allProcesses();
-      for (const t of running) this.#rememberDescendants(t, snapshot);
-    }, 1000);
-    this.#scanTimer.unref();
-  }
-
-  #rememberDescendants(run: TaskRun, snapshot?: ProcInfo[]): void {
-    if (run.pid === undefined) return;
-    for (const [pid, start] of run.descendants) if (!sameLiveProcess(pid, start)) run.descendants.delete(pid);
-    for (const d of liveDescendants(run.pid, snapshot ?? processSnapshot(performance.now() - 20))) if (d.pgid !== run.pid) run.descendants.set(d.pid, d.start);
-  }
-
-  /** Remembered descendants outside the group that are still the same live processes. */
-  #extraPids(run: TaskRun): number[] {
-    return [...run.descendants].filter(([pid, start]) => sameLiveProcess(pid, start)).map(([pid]) => pid);
-  }
-
   /** `unknown`: why the exit status is not known (the task's spawner went away). */
   async #onExit(run: TaskRun, code: number | null, signal: NodeJS.Signals | null, unknown?: string): Promise<void> {
     const { spec } = run;
@@ -510,7 +451,7 @@ export class ProcessExecutor implements Executor {
       const rest = Math.max(0, this.#graceMs(spec) - (Date.now() - run.killStartedAt)) + 50;
       await (run.cgroup ? run.cgroup.waitEmpty(rest) : waitGroupGone(pgid, rest));
     }
-    await killGroupNow(pgid, () => this.#extraPids(run));
+    await killGroupNow(pgid, () => extraPids(run));
     if (run.cgroup) {
       await run.cgroup.kill();
       run.cgroup.remove();
@@ -527,12 +468,7 @@ export class ProcessExecutor implements Executor {
     } else if (code === 0) {
       this.#emit(run, 'TASK_FINISHED', 'Command exited with code 0', extra);
     } else {
-      const why =
-        signal !== null
-          ? `killed by signal ${signalName(signal)}`
-          : `exited with code ${code}${code === 127 ? ' (command not found)' : code === 126 ? ' (not executable)' : ''}`;
-      const tail = lastLine(join(spec.sandboxDir, 'stderr'));
-      this.#emit(run, 'TASK_FAILED', `Command ${why}${tail ? `: ${tail}` : ''}`, extra);
+      this.#emit(run, 'TASK_FAILED', failedCommandMessage(code, signal, join(spec.sandboxDir, 'stderr')), extra);
     }
     this.#logger?.info({ taskId: spec.taskId, code, signal, killed: run.killing }, 'task ended');
     run.resolveDone();
@@ -565,15 +501,15 @@ export class ProcessExecutor implements Executor {
   #signalKill(run: TaskRun): void {
     const pgid = run.pid!;
     run.killStartedAt = Date.now(); // start of the grace period
-    this.#rememberDescendants(run);
+    rememberDescendants(run);
     this.#logger?.info({ taskId: run.spec.taskId, reason: run.killReason }, 'killing task');
     signalGroup(pgid, 'SIGTERM');
     run.cgroup?.signal('SIGTERM');
-    for (const p of this.#extraPids(run)) signalPid(p, 'SIGTERM');
+    for (const p of extraPids(run)) signalPid(p, 'SIGTERM');
     run.sigkillTimer = setTimeout(() => {
       signalGroup(pgid, 'SIGKILL');
       void run.cgroup?.kill();
-      for (const p of this.#extraPids(run)) signalPid(p, 'SIGKILL');
+      for (const p of extraPids(run)) signalPid(p, 'SIGKILL');
     }, this.#graceMs(run.spec));
   }
 
@@ -620,8 +556,7 @@ export class ProcessExecutor implements Executor {
 
   async shutdown(): Promise<void> {
     await Promise.all([...this.#tasks.keys()].map((id) => this.kill(id, 'orchestrator shutdown')));
-    if (this.#scanTimer) clearInterval(this.#scanTimer);
-    this.#scanTimer = undefined;
+    this.#scan.stop();
     this.#cgroups?.close();
     this.#spawner?.close();
   }
