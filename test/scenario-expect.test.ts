@@ -15,6 +15,12 @@ import { cellKey } from '../scenarios/resolve.ts';
 import { desiredState, notRunCells, policyMistakes } from '../scenarios/steps.ts';
 import { ROOT, tempDir } from './helpers/process.ts';
 
+/** A report of an isolated, enforced run made now, with what a test sets. */
+function scenarioReport(over: Pick<ScenarioReportDoc, 'scenario' | 'outcome' | 'passed' | 'failure' | 'steps'>): ScenarioReportDoc {
+  const now = new Date().toISOString();
+  return { isolated: true, enforced: true, startedAt: now, finishedAt: now, notices: [], pods: [], ...over };
+}
+
 function scenarioFile(text: string): string {
   const path = join(tempDir('starmap-expect-'), 'e.yaml');
   writeFileSync(path, text);
@@ -136,19 +142,7 @@ steps:
     expect(text).toContain(
       "computed != observed: y/a -> x/a 80/TCP: expected allowed, observed blocked (timeout; dropped by x/a's ingress); egress not isolated; ingress allowed by x/allow-y ingress rule 0 peer 0 port 0",
     );
-    const report: ScenarioReportDoc = {
-      scenario: 'r',
-      isolated: true,
-      enforced: true,
-      startedAt: new Date().toISOString(),
-      finishedAt: new Date().toISOString(),
-      outcome: 'fail',
-      passed: false,
-      failure: 'computed != observed',
-      notices: [],
-      pods: [],
-      steps: [step],
-    };
+    const report = scenarioReport({ scenario: 'r', outcome: 'fail', passed: false, failure: 'computed != observed', steps: [step] });
     expect([...Value.Errors(ScenarioReport, JSON.parse(JSON.stringify(report)))]).toEqual([]);
     const junit = toJunit(report);
     expect(junit).toContain('<testcase classname="starmap.scenario.r" name="s: observed = expected"');
@@ -168,19 +162,7 @@ steps:
     );
     expect(step).toMatchObject({ outcome: 'not run', passed: false, failure: null, counts: { cells: 2, notRun: 2, pass: 0 } });
     expect(stepText(step, 1)).toContain('step 1/1 only-sctp: NOT RUN: nothing it judges could be observed here');
-    const junit = toJunit({
-      scenario: 's',
-      isolated: true,
-      enforced: true,
-      startedAt: new Date().toISOString(),
-      finishedAt: new Date().toISOString(),
-      outcome: 'not run',
-      passed: false,
-      failure: null,
-      notices: [],
-      pods: [],
-      steps: [step],
-    });
+    const junit = toJunit(scenarioReport({ scenario: 's', outcome: 'not run', passed: false, failure: null, steps: [step] }));
     expect(junit).toContain('<skipped message="not run: the probe cannot check SCTP (Node.js has no SCTP sockets)"/>');
     expect(junit).toMatch(/failures="0" errors="0" skipped="1"/);
   });
@@ -198,19 +180,7 @@ steps:
       w.steps.map((st) => expectStep(w, st)),
       true,
     )!;
-    const junit = toJunit({
-      scenario: 'stars',
-      isolated: true,
-      enforced: true,
-      startedAt: new Date().toISOString(),
-      finishedAt: new Date().toISOString(),
-      outcome: 'fail',
-      passed: false,
-      failure: 'intended != computed',
-      notices: [],
-      pods: [],
-      steps: refused,
-    });
+    const junit = toJunit(scenarioReport({ scenario: 'stars', outcome: 'fail', passed: false, failure: 'intended != computed', steps: refused }));
     expect(junit).toContain(
       'name="backend-policy: intended = computed" time="0">\n      <failure message="intended != computed at 1 cells (a policy-writing mistake)" type="intended != computed">',
     );
