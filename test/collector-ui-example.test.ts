@@ -5,7 +5,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, haveChromium, launchChromium, warnIfNoChromium } from './helpers/browser.ts';
-import { NODE, freePort, start, stopAll, waitForHttp } from './helpers/process.ts';
+import { stopAll } from './helpers/process.ts';
+import { startCollector } from './helpers/collector.ts';
 
 // Browser globals inside page.evaluate callbacks (the project's TS config has no DOM library).
 declare const window: { __starmap: Model };
@@ -18,10 +19,7 @@ let base = '';
 
 beforeAll(async () => {
   if (!haveChromium) return;
-  const port = await freePort();
-  start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn']);
-  base = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${base}/healthz`);
+  base = (await startCollector(['--log-level=warn'])).url;
   chromiumHandle = await launchChromium();
 });
 

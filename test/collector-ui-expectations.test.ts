@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, haveChromium, launchChromium, warnIfNoChromium } from './helpers/browser.ts';
 import { fakeProbes, fakeReachable, type FakeProbes } from './helpers/fake-probes.ts';
-import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp } from './helpers/process.ts';
+import { NODE, ROOT, start, stopAll, tempDir } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
+import { startCollector } from './helpers/collector.ts';
 
 interface Expect {
   mismatch: boolean;
@@ -91,10 +92,7 @@ describe.skipIf(!haveChromium)('collector UI: live expectations', () => {
   it('marks exactly the mismatching edges and cells with their reasons, says the step, and is as before without them', async () => {
     expect(fakeReachable(IDS, 'frontend', 'backend')).toBe(true);
     fake = await fakeProbes(IDS);
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${port}`, '--http-request-seconds=0.5', '--log-level=error']);
-    await waitForHttp(`${base}/healthz`);
+    const base = (await startCollector(['--http-request-seconds=0.5', '--log-level=error'])).url;
     for (const id of IDS)
       expect(
         (await fetch(`${base}/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, url: fake.url(id) }) }))

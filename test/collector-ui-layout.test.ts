@@ -11,7 +11,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, haveChromium, launchChromium, warnIfNoChromium } from './helpers/browser.ts';
 import { fakeProbes, type FakeProbes } from './helpers/fake-probes.ts';
-import { NODE, ROOT, freePort, start, stopAll, waitForHttp } from './helpers/process.ts';
+import { ROOT, stopAll } from './helpers/process.ts';
+import { startCollector } from './helpers/collector.ts';
 
 interface Box {
   x: number;
@@ -81,10 +82,7 @@ async function collectorWith(n: number): Promise<string> {
   const { ids, failing } = GRAPHS[n]!;
   const fake = await fakeProbes(ids, failing);
   fakes.push(fake);
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${port}`, '--http-request-seconds=0.5', '--log-level=error']);
-  await waitForHttp(`${base}/healthz`);
+  const base = (await startCollector(['--http-request-seconds=0.5', '--log-level=error'])).url;
   for (const id of ids) {
     const res = await fetch(`${base}/resources`, {
       method: 'POST',

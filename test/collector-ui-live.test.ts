@@ -7,6 +7,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, haveChromium, launchChromium, warnIfNoChromium } from './helpers/browser.ts';
 import { NODE, freePort, start, stopAll, waitForHttp, type Running } from './helpers/process.ts';
+import { startCollector } from './helpers/collector.ts';
 
 interface Model {
   state: Record<string, unknown>;
@@ -68,19 +69,13 @@ async function until(page: Page, ok: (v: View) => boolean, what: string): Promis
   throw new Error(`the UI never showed ${what}; last: ${JSON.stringify(last)}`);
 }
 
+/** A collector that fetches every 0.5 s and gives up on a resource after 0.3 s. */
+const COLLECTOR_FLAGS = ['--http-request-seconds=0.5', '--timeout-seconds=0.3', '--log-level=warn'];
+
 describe.skipIf(!haveChromium)('collector UI: live updates from real probes', () => {
   it('a stopped probe turns failing and its incoming edge unreachable without a reload; restarting restores both', async () => {
-    const [pc, pa, pb] = [await freePort(), await freePort(), await freePort()];
-    const collector = `http://127.0.0.1:${pc}`;
-    const coll = start(NODE, [
-      'collector/main.ts',
-      '--http-address=127.0.0.1',
-      `--http-port=${pc}`,
-      '--http-request-seconds=0.5',
-      '--timeout-seconds=0.3',
-      '--log-level=warn',
-    ]);
-    await waitForHttp(`${collector}/healthz`);
+    const [pa, pb] = [await freePort(), await freePort()];
+    const { url: collector, proc: coll } = await startCollector(COLLECTOR_FLAGS);
     // A probes B as a bare host:port (TCP), B probes A as a URL: both must match the resources' URLs.
     probe(pa, `127.0.0.1:${pb}`);
     let b = probe(pb, `http://127.0.0.1:${pa}/status`);
@@ -142,18 +137,8 @@ describe.skipIf(!haveChromium)('collector UI: live updates from real probes', ()
   });
 
   it("keeps the collector's order of ids that look like integers (not the numeric order JSON.parse gives)", async () => {
-    const pc = await freePort();
     const closed = await freePort(); // nothing listens: every resource fails, which is enough here
-    const collector = `http://127.0.0.1:${pc}`;
-    start(NODE, [
-      'collector/main.ts',
-      '--http-address=127.0.0.1',
-      `--http-port=${pc}`,
-      '--http-request-seconds=0.5',
-      '--timeout-seconds=0.3',
-      '--log-level=warn',
-    ]);
-    await waitForHttp(`${collector}/healthz`);
+    const collector = (await startCollector(COLLECTOR_FLAGS)).url;
     const ids = ['10', 'b', '2', '1'];
     for (const id of ids) {
       const res = await fetch(`${collector}/resources`, {

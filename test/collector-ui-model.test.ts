@@ -6,7 +6,8 @@ import http from 'node:http';
 import type net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, haveChromium, launchChromium, warnIfNoChromium } from './helpers/browser.ts';
-import { NODE, freePort, start, stopAll, waitForHttp } from './helpers/process.ts';
+import { stopAll } from './helpers/process.ts';
+import { startCollector } from './helpers/collector.ts';
 
 interface Model {
   state: Record<string, unknown>;
@@ -68,10 +69,7 @@ describe.skipIf(!haveChromium)('collector UI: reading the data', () => {
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ status: { targets: [{ url: `http://127.0.0.1:${p}/a`, reachable: true }] } })); // star's two fields only
     });
-    const pc = await freePort();
-    const collector = `http://127.0.0.1:${pc}`;
-    start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${pc}`, '--http-request-seconds=0.5', '--log-level=warn']);
-    await waitForHttp(`${collector}/healthz`);
+    const collector = (await startCollector(['--http-request-seconds=0.5', '--log-level=warn'])).url;
     for (const [id, url] of [
       ['A', `http://127.0.0.1:${p}/a`],
       ['B', `http://127.0.0.1:${p}/b`],
@@ -122,9 +120,7 @@ describe.skipIf(!haveChromium)('collector UI: reading the data', () => {
   });
 
   it('normalises URLs and host:port targets to scheme, host and port', async () => {
-    const pc = await freePort();
-    start(NODE, ['collector/main.ts', '--http-address=127.0.0.1', `--http-port=${pc}`, '--log-level=warn']);
-    await waitForHttp(`http://127.0.0.1:${pc}/healthz`);
+    const pc = (await startCollector(['--log-level=warn'])).port;
     const page = await chromiumHandle!.context.newPage();
     await page.goto(`http://127.0.0.1:${pc}/`);
     const keys = await page.evaluate(
