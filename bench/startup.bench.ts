@@ -12,7 +12,7 @@ import { NODE, ROOT, freePort, stopAll, tempDir } from '../test/helpers/process.
 import { cpuMsOf, rssOf } from './lib/measure.ts';
 import { median, table, writeSection } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
-import { build } from 'esbuild';
+import { bundleProgram } from '../scripts/lib/bundle.ts';
 import { writeExecutable } from '../scripts/lib/sea.ts';
 
 const binDir = process.argv.find((a) => a.startsWith('--program='))?.slice('--program='.length) ?? join(ROOT, 'dist', 'bin');
@@ -52,20 +52,11 @@ async function main(): Promise<void> {
   const openPort = (open.address() as net.AddressInfo).port;
   const dataDir = tempDir('starmap-bench-');
 
-  // The floor: bench/lib/fastify-floor.ts as an executable made like the programs' (scripts/lib/sea.ts).
+  // The floor: bench/lib/fastify-floor.ts as an executable bundled and made like the programs'
+  // (scripts/lib/bundle.ts, scripts/lib/sea.ts).
   const floorDir = tempDir('starmap-bench-');
   const floorBundle = join(floorDir, 'fastify-floor.cjs');
-  await build({
-    entryPoints: [join(ROOT, 'bench', 'lib', 'fastify-floor.ts')],
-    outfile: floorBundle,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node24',
-    minify: true,
-    keepNames: true,
-    logLevel: 'error',
-  });
+  await bundleProgram(join(ROOT, 'bench', 'lib', 'fastify-floor.ts'), floorBundle);
   const floor = join(floorDir, 'fastify-floor');
   const arch = process.arch as 'x64' | 'arm64';
   writeExecutable({

@@ -1,0 +1,107 @@
+// Bundles a program into one minified CommonJS file with esbuild, as scripts/build.ts does for every
+// executable and bench/startup.bench.ts for its bare fastify server (the floor the programs' start
+// is compared with, so it must be bundled the same way).
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { build, type Plugin } from 'esbuild';
+
+const root = resolve(import.meta.dirname, '..', '..');
+
+/**
+ * Modules that dependencies load when they are loaded, though Starmap never calls them: fastify's
+ * lib/server.js loads node:https and node:http2 (used only for a server made with the `https` or
+ * `http2` option), undici's Client loads its HTTP/2 client (used only when TLS negotiates h2,
+ * which Starmap never allows), which loads node:http2, and pino loads node:worker_threads for
+ * asynchronous destinations and transports (thread-stream), which Starmap does not use (its
+ * destinations are synchronous: shared/logger.ts): ~2 ms of every start. Together they cost a program ~10 MiB of RSS
+ * and ~15 ms of CPU at start, and undici's another ~10 MiB once an HTTP check or fetch has run
+ * (OpenSSL's TLS state and the HTTP/2 binding; bench/startup.bench.ts). The bundle loads each on
+ * its first call instead. If a dependency's text changes, the build fails here rather than
+ * silently losing this.
+ */
+const LAZY_REQUIRES: { file: RegExp; edits: [string, string][] }[] = [
+  {
+    file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/,
+    edits: [
+      ["const https = require('node:https')", "const https = { createServer: (...args) => require('node:https').createServer(...args) }"],
+      [
+        "const http2 = require('node:http2')",
+        "const http2 = { createServer: (...args) => require('node:http2').createServer(...args), createSecureServer: (...args) => require('node:http2').createSecureServer(...args) }",
+      ],
+    ],
+  },
+  {
+    file: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]tools\.js$/,
+    edits: [
+      ["const { isMainThread } = require('worker_threads')", '// worker_threads: loaded where an asynchronous destination is built'],
+      ['if (!opts.sync && isMainThread) {', "if (!opts.sync && require('worker_threads').isMainThread) {"],
+    ],
+  },
+  {
+    file: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]transport\.js$/,
+    edits: [["const ThreadStream = require('thread-stream')", "const ThreadStream = function (opts) { return new (require('thread-stream'))(opts) }"]],
+  },
+  {
+    file: /[\\/]node_modules[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/,
+    edits: [["const connectH2 = require('./client-h2.js')", "const connectH2 = (...args) => require('./client-h2.js')(...args)"]],
+  },
+];
+
+const lazyRequires: Plugin = {
+  name: 'lazy-requires',
+  setup(b) {
+    for (const { file, edits } of LAZY_REQUIRES) {
+      b.onLoad({ filter: file }, (args) => {
+        let text = readFileSync(args.path, 'utf8');
+        for (const [eager, lazy] of edits) {
+          if (!text.includes(eager)) throw new Error(`${args.path} no longer has "${eager}": update LAZY_REQUIRES in scripts/build.ts`);
+          text = text.replace(eager, lazy);
+        }
+        return { contents: text, loader: 'js' };
+      });
+    }
+  },
+};
+
+/**
+ * One copy of Ajv 8 in a bundle. npm hoists eslint's Ajv 6 to the top of node_modules, so each
+ * package that needs Ajv 8 (@fastify/ajv-compiler, ajv-formats, fast-json-stringify) has its own copy
+ * of the same version, and a program evaluated up to three of them before it could listen.
+ */
+const oneAjv: Plugin = {
+  name: 'one-ajv',
+  setup(b) {
+    const home = join(root, 'node_modules', '@fastify', 'ajv-compiler');
+    const canonical = join(home, 'node_modules', 'ajv', 'package.json');
+    const version = existsSync(canonical) ? (JSON.parse(readFileSync(canonical, 'utf8')) as { version: string }).version : undefined;
+    b.onResolve({ filter: /^ajv(\/.*)?$/ }, async (args) => {
+      if (version === undefined || args.pluginData === 'one-ajv') return undefined;
+      const own = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'one-ajv' });
+      const ownPackage = own.path.replace(/([\\/]node_modules[\\/]ajv)[\\/].*$/, '$1/package.json');
+      if (own.errors.length > 0 || !existsSync(ownPackage)) return undefined;
+      if ((JSON.parse(readFileSync(ownPackage, 'utf8')) as { version: string }).version !== version) return undefined;
+      return b.resolve(args.path, { resolveDir: home, kind: args.kind, pluginData: 'one-ajv' });
+    });
+  },
+};
+
+/** Bundles `entry` into `outfile`; `define` adds build-time constants. */
+export async function bundleProgram(entry: string, outfile: string, define: Record<string, string> = {}): Promise<void> {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node24',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    minifyIdentifiers: true,
+    keepNames: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
+    define: { 'process.env.STARMAP_BUNDLED': '"1"', ...define },
+    plugins: [lazyRequires, oneAjv],
+  });
+}
