@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     {
       name: 'bare fastify',
       bin: floor,
-      label: 'bench/lib/fastify-floor.ts as an executable (GET /): one fastify route, nothing else',
+      label: "bench/lib/fastify-floor.ts as an executable (GET /): one fastify route and the programs' schema controller, nothing else",
       args: (port: number) => [String(port)],
       path: '/',
     },

@@ -1,12 +1,14 @@
 // The floor for the executables' start (bench/startup.bench.ts): a fastify server with one route and
-// nothing else (no logger, flags, metrics or program), built into an executable the way
-// scripts/build.ts builds the programs, warm code cache included. Usage: fastify-floor PORT
+// nothing else (no logger, flags, metrics or program), with the programs' schema controller (no
+// fast-json-stringify, schemas compiled on first use: shared/http-server.ts), built into an
+// executable the way scripts/build.ts builds the programs, warm code cache included.
+// Usage: fastify-floor PORT
 import Fastify, { type FastifyServerOptions } from 'fastify';
-import { withoutSocket } from '../../shared/http-server.ts';
+import { schemaController, withoutSocket } from '../../shared/http-server.ts';
 import { runMain } from '../../shared/multicall.ts';
 
 function app(fastify: Partial<FastifyServerOptions> = {}) {
-  const server = Fastify(fastify as FastifyServerOptions);
+  const server = Fastify({ schemaController, ...fastify } as FastifyServerOptions);
   server.get('/', async () => ({}));
   return server;
 }
