@@ -8,25 +8,25 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ProcessExecutor } from '../orchestrator/tasks/executor.ts';
 import { TaskCgroups, cgroupMounts, scopeName, type CgroupMode } from '../orchestrator/tasks/cgroups.ts';
-import { isLive } from '../orchestrator/tasks/process-group.ts';
+import { isLive, procInfo, sameLiveProcess, signalPid } from '../orchestrator/tasks/process-group.ts';
 import type { LaunchSpec, TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
 import { startOrchestrator } from './helpers/orchestrator.ts';
 import { stopAll, tempDir } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const executors: ProcessExecutor[] = [];
-const strays: number[] = [];
+/** Processes a failed test could leave behind, with their start times: a pid is reused once its process is gone. */
+const strays: { pid: number; start: number }[] = [];
+const stray = (pid: number) => {
+  const info = procInfo(pid);
+  if (info) strays.push({ pid, start: info.start });
+};
 afterEach(async () => {
   await Promise.all(executors.splice(0).map((e) => e.shutdown()));
 });
 afterAll(async () => {
-  for (const pid of strays) {
-    try {
-      process.kill(pid, 'SIGKILL'); // only if a test failed: never leave processes behind
-    } catch {
-      /* gone, as it should be */
-    }
-  }
+  // Only if a test failed: never leave processes behind, and never kill another process that got the pid since.
+  for (const { pid, start } of strays) if (sameLiveProcess(pid, start)) signalPid(pid, 'SIGKILL');
   await stopAll();
 });
 
@@ -41,8 +41,8 @@ function detachingCmd(pidFile: string, main: string): string {
 
 async function detachedPid(pidFile: string): Promise<number> {
   const pid = await waitFor(() => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8').trim()), { message: `no pid in ${pidFile}` });
-  strays.push(pid);
   await waitFor(() => isLive(pid));
+  stray(pid);
   // Really detached: another session, no MESOS_TASK_ID, not a child of the task.
   const environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
   expect(environ).not.toContain('MESOS_TASK_ID');
@@ -138,7 +138,7 @@ describe.each(BACKENDS)('task cgroups: %s', (mode) => {
     old.launch(s);
     const child = await detachedPid(pidFile);
     const main = (await waitFor(() => updates.find((u) => u.state === 'TASK_RUNNING'))).pid!;
-    strays.push(main);
+    stray(main);
     const { ex } = make(mode, scope);
     expect(await ex.killLeftovers()).toEqual([s.taskId]);
     expect(isLive(child)).toBe(false);

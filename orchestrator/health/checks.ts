@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { STATUS_CODES } from 'node:http';
 import { checkHttp, checkTcp } from '../../shared/checks.ts';
-import { killGroupNow } from '../tasks/process-group.ts';
+import { groupLedBy, killGroupNow, procInfo } from '../tasks/process-group.ts';
 import { taskProcessEnv } from '../tasks/env.ts';
 import type { CheckOutcome, HealthCheckDefinition } from './types.ts';
 
@@ -68,6 +68,7 @@ export function runCommand(command: string, target: CheckTarget, timeoutMs: numb
   return new Promise((resolve) => {
     let timedOut = false;
     const child = spawn(file, args, { cwd: target.sandboxDir, env, detached: true, stdio: 'ignore' });
+    const start = child.pid === undefined ? undefined : procInfo(child.pid)?.start; // before it can be reaped
     const timer = setTimeout(() => {
       timedOut = true;
       if (child.pid) void killGroupNow(child.pid);
@@ -78,8 +79,10 @@ export function runCommand(command: string, target: CheckTarget, timeoutMs: numb
     });
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      // Leftovers of the check (background children) must not survive it.
-      void killGroupNow(child.pid!).then(() => {
+      // Leftovers of the check (background children) must not survive it; once the command is
+      // reaped its pid may name another process, whose group is not the check's.
+      const group = groupLedBy(child.pid!, start);
+      void (group === undefined ? Promise.resolve() : killGroupNow(group)).then(() => {
         if (timedOut) resolve({ kind: 'unhealthy', cause: `command timed out after ${timeoutMs / 1000} s` });
         else if (code === 0) resolve({ kind: 'healthy' });
         else resolve({ kind: 'unhealthy', cause: signal ? `command killed by signal ${signal}` : `command exited with code ${code}` });

@@ -18,6 +18,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { signalPid } from './process-group.ts';
 
 export type CgroupMode = 'auto' | 'v2' | 'v1-freezer' | 'v1-pids' | 'off';
 type Kind = Exclude<CgroupMode, 'auto' | 'off'>;
@@ -91,21 +92,22 @@ export class TaskCgroup {
     return join(this.path, 'cgroup.procs');
   }
 
-  /** Pids of the live members (exited processes leave at once, zombies included). */
+  /**
+   * Pids of the live members (exited processes leave at once, zombies included). Only positive
+   * pids: cgroup v2 lists a member this process cannot see (another pid namespace) as 0, and a
+   * signal to pid 0 would go to our own process group.
+   */
   members(): number[] {
     const text = readText(this.procsFile);
     if (text === undefined) return [];
-    return text.split('\n').filter(Boolean).map(Number);
+    return text
+      .split('\n')
+      .map(Number)
+      .filter((pid) => Number.isInteger(pid) && pid > 0);
   }
 
   signal(sig: NodeJS.Signals): void {
-    for (const pid of this.members()) {
-      try {
-        process.kill(pid, sig);
-      } catch {
-        /* gone meanwhile */
-      }
-    }
+    for (const pid of this.members()) signalPid(pid, sig);
   }
 
   /** Polls until the cgroup has no member or the time is up; true when empty. */

@@ -26,6 +26,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { Executor, LaunchSpec, TaskState, TaskStatusUpdate } from './types.ts';
 import {
   groupIsTask,
+  groupLedBy,
   procInfo,
   killGroupNow,
   sameLiveProcess,
@@ -72,6 +73,8 @@ export interface ProcessExecutorOptions {
 interface TaskRun {
   spec: LaunchSpec;
   pid: number | undefined;
+  /** The main process's start time (/proc), read before it could be reaped: tells it from a later process with its pid. */
+  pidStart: number | undefined;
   killing: boolean;
   killReason: string | undefined;
   /** Descendants seen in another process group while the main process was alive: pid → start time. */
@@ -180,6 +183,7 @@ export class ProcessExecutor implements Executor {
     const run: TaskRun = {
       spec,
       pid: undefined,
+      pidStart: undefined,
       killing: false,
       killReason: undefined,
       descendants: new Map(),
@@ -280,7 +284,7 @@ export class ProcessExecutor implements Executor {
   #spawnerHandlers(p: Prepared): SpawnHandlers {
     const { run } = p;
     return {
-      started: (pid) => this.#started(run, pid),
+      started: (pid, start) => this.#started(run, pid, start),
       failed: (code, message, how) =>
         this.#fail(
           run,
@@ -319,7 +323,7 @@ export class ProcessExecutor implements Executor {
    */
   #watchOrphan(run: TaskRun, reason: string): void {
     const pid = run.pid!;
-    const start = procInfo(pid)?.start;
+    const start = run.pidStart ?? procInfo(pid)?.start;
     this.#logger?.warn({ taskId: run.spec.taskId, pid }, `${reason}: the task keeps running, watched through /proc`);
     const alive = () => start !== undefined && sameLiveProcess(pid, start);
     if (!alive()) return void this.#onExit(run, null, null, reason);
@@ -335,8 +339,9 @@ export class ProcessExecutor implements Executor {
     return launchErrorMessage(run.spec.args?.[0] ?? file, code, message);
   }
 
-  #started(run: TaskRun, pid: number): void {
+  #started(run: TaskRun, pid: number, start: number | undefined): void {
     run.pid = pid;
+    run.pidStart = start;
     this.#logger?.info({ taskId: run.spec.taskId, pid }, 'task started');
     this.#emit(run, 'TASK_RUNNING', '', { pid });
     this.#scan.ensure();
@@ -436,7 +441,7 @@ export class ProcessExecutor implements Executor {
       this.#fail(run, this.#launchError(run, file, e.code, e.message));
     });
     if (child.pid === undefined) return; // 'error' follows
-    this.#started(run, child.pid);
+    this.#started(run, child.pid, procInfo(child.pid)?.start); // not reaped before its 'exit' event
     child.once('exit', (code, signal) => void this.#onExit(run, code, signal));
   }
 
@@ -444,14 +449,17 @@ export class ProcessExecutor implements Executor {
   async #onExit(run: TaskRun, code: number | null, signal: NodeJS.Signals | null, unknown?: string): Promise<void> {
     const { spec } = run;
     if (run.exited || run.terminal) return;
-    const pgid = run.pid!;
     run.exited = true;
+    // The main process is reaped: its group's other members are signalled only while its pid is not another process's.
+    const group = groupLedBy(run.pid!, run.pidStart);
     if (run.killing) {
       // SIGTERM was sent; leftovers get the rest of the grace period (the SIGKILL timer is running).
       const rest = Math.max(0, this.#graceMs(spec) - (Date.now() - run.killStartedAt)) + 50;
-      await (run.cgroup ? run.cgroup.waitEmpty(rest) : waitGroupGone(pgid, rest));
+      if (run.cgroup) await run.cgroup.waitEmpty(rest);
+      else if (group !== undefined) await waitGroupGone(group, rest);
     }
-    await killGroupNow(pgid, () => extraPids(run));
+    if (group !== undefined) await killGroupNow(group, () => extraPids(run));
+    else for (const p of extraPids(run)) signalPid(p, 'SIGKILL');
     if (run.cgroup) {
       await run.cgroup.kill();
       run.cgroup.remove();
@@ -499,15 +507,19 @@ export class ProcessExecutor implements Executor {
 
   /** SIGTERM to the task (group, cgroup, descendants that left), SIGKILL after its grace period. */
   #signalKill(run: TaskRun): void {
-    const pgid = run.pid!;
+    // A spawner's task may be reaped before its exit is reported here: the group only while its pid is still the task's.
+    const signalTaskGroup = (sig: NodeJS.Signals) => {
+      const group = groupLedBy(run.pid!, run.pidStart);
+      if (group !== undefined) signalGroup(group, sig);
+    };
     run.killStartedAt = Date.now(); // start of the grace period
     rememberDescendants(run);
     this.#logger?.info({ taskId: run.spec.taskId, reason: run.killReason }, 'killing task');
-    signalGroup(pgid, 'SIGTERM');
+    signalTaskGroup('SIGTERM');
     run.cgroup?.signal('SIGTERM');
     for (const p of extraPids(run)) signalPid(p, 'SIGTERM');
     run.sigkillTimer = setTimeout(() => {
-      signalGroup(pgid, 'SIGKILL');
+      signalTaskGroup('SIGKILL');
       void run.cgroup?.kill();
       for (const p of extraPids(run)) signalPid(p, 'SIGKILL');
     }, this.#graceMs(run.spec));

@@ -3,7 +3,7 @@
 // from them (the executor's cgroups). The scheduler forgets those tasks afterwards (replace, not adopt).
 import type { Logger } from '../../shared/logger.ts';
 import type { TaskRecord } from '../state/store.ts';
-import { findTaskProcesses } from './process-group.ts';
+import { findTaskProcesses, signalPid } from './process-group.ts';
 import type { Executor } from './types.ts';
 
 export async function killLeftoverTasks(
@@ -24,13 +24,7 @@ export async function killLeftoverTasks(
         } catch (err) {
           logger.warn({ err, taskId: t.id }, 'stopping a task left by the previous run failed; killing it');
         }
-        for (const pid of pids) {
-          try {
-            process.kill(pid, 'SIGKILL');
-          } catch {
-            /* gone */
-          }
-        }
+        for (const pid of pids) signalPid(pid, 'SIGKILL');
       }),
     );
   }

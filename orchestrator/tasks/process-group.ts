@@ -133,6 +133,18 @@ export function liveDescendants(pid: number, snapshot?: ProcInfo[]): ProcInfo[] 
   return out;
 }
 
+/**
+ * The process group a task's main process led, for a signal once that process may have been
+ * reaped: undefined when its pid now names another process (a later one got the pid; the group
+ * it led is gone then, and the signal would reach the newcomer's group). `start` is the main
+ * process's start time when it started (unknown: the pid is trusted).
+ */
+export function groupLedBy(pid: number, start: number | undefined): number | undefined {
+  if (start === undefined) return pid;
+  const now = procInfo(pid);
+  return now === undefined || now.start === start ? pid : undefined;
+}
+
 /** True when `pid` is still the very process seen earlier (same start time) and not a zombie. */
 export function sameLiveProcess(pid: number, start: number): boolean {
   const info = procInfo(pid);
@@ -150,7 +162,12 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
+/**
+ * Sends a signal to one process; never to pid 0, -1 or 1 (our own group, every process, init),
+ * whatever a caller read from /proc or a file.
+ */
 export function signalPid(pid: number, signal: NodeJS.Signals): void {
+  if (!Number.isInteger(pid) || pid <= 1) return;
   try {
     process.kill(pid, signal);
   } catch {

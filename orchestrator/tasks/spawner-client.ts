@@ -10,7 +10,8 @@ import type { Logger } from '../../shared/logger.ts';
 import { runSpawner, SPAWNER_ARG, type SpawnCommand, type SpawnerMessage, type SpawnRequest } from './spawner.ts';
 
 export interface SpawnHandlers {
-  started(pid: number): void;
+  /** `start`: the process's start time in /proc (undefined where there is none). */
+  started(pid: number, start: number | undefined): void;
   /** Not started: `files` when an output file could not be opened; `thrown` when spawn() threw. */
   failed(code: string | undefined, message: string, how: { files: boolean; thrown: boolean }): void;
   exited(code: number | null, signal: NodeJS.Signals | null): void;
@@ -119,11 +120,11 @@ export class TaskSpawner {
       return;
     }
     if (m.t === 'started') {
-      for (const { id, pid } of m.tasks) {
+      for (const { id, pid, start } of m.tasks) {
         const task = this.#tasks.get(id);
         if (!task) continue;
         task.pid = pid;
-        task.handlers.started(pid);
+        task.handlers.started(pid, start);
       }
       return;
     }

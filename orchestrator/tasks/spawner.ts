@@ -6,7 +6,7 @@
 // Node holds (~8 MiB), so its forks are cheaper. spawner-client.ts is the orchestrator's side.
 //
 // Protocol, over Node's IPC channel (JSON): the orchestrator sends { t: 'spawn', tasks: [...] };
-// this process answers { t: 'ready' } once, then { t: 'started', tasks: [{ id, pid }] } for the
+// this process answers { t: 'ready' } once, then { t: 'started', tasks: [{ id, pid, start }] } for the
 // tasks of the commands read in one go, per task that did not start { t: 'failed', id, ... }, and
 // later { t: 'exit', id, code, signal }. Output files are opened
 // here by path (descriptors cannot cross Node's IPC). Tasks are detached (a process group of their
@@ -39,10 +39,20 @@ export interface SpawnCommand {
 export type SpawnerMessage =
   | { t: 'ready'; pid: number }
   /** The tasks that started, in one message: the executor reports them in one pass. */
-  | { t: 'started'; tasks: { id: number; pid: number }[] }
+  | { t: 'started'; tasks: StartedTask[] }
   /** `files`: opening an output file failed (nothing was spawned); `thrown`: spawn() threw. */
   | { t: 'failed'; id: number; code: string | undefined; message: string; files: boolean; thrown: boolean }
   | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null };
+
+/**
+ * A task that started: its pid and the start time /proc gives it (read before this process can
+ * reap it: with the pid, it tells the task from a later process that gets the same pid).
+ */
+export interface StartedTask {
+  id: number;
+  pid: number;
+  start: number | undefined;
+}
 
 /** The argument that makes the orchestrator's executable run as the spawner (orchestrator/executable.ts). */
 export const SPAWNER_ARG = '--starmap-task-spawner';
@@ -56,7 +66,17 @@ export function runSpawner(childProcess: typeof ChildProcessModule, fs: typeof F
   // After the orchestrator went away (the channel is closed, 'disconnect' is about to end this
   // process) there is no one to tell: an error from send (EPIPE) is dropped, not thrown.
   const reply = (m: SpawnerMessage) => void (process.connected && send(m, () => {}));
-  const start = (r: SpawnRequest, started: { id: number; pid: number }[]) => {
+  // Field 22 of /proc/<pid>/stat (as process-group.ts procInfo reads it; no import: see above).
+  const startTime = (pid: number): number | undefined => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+      const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+      return Number.isInteger(start) ? start : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const start = (r: SpawnRequest, started: StartedTask[]) => {
     let out: number | undefined;
     let err: number | undefined;
     const closeFiles = () => {
@@ -85,7 +105,7 @@ export function runSpawner(childProcess: typeof ChildProcessModule, fs: typeof F
       if (child.pid === undefined) reply({ t: 'failed', id: r.id, code: e.code, message: e.message, files: false, thrown: false });
     });
     if (child.pid === undefined) return; // 'error' follows
-    started.push({ id: r.id, pid: child.pid });
+    started.push({ id: r.id, pid: child.pid, start: startTime(child.pid) });
     child.once('exit', (code, signal) => {
       answer(); // a start not answered yet goes first
       reply({ t: 'exit', id: r.id, code, signal });
@@ -95,7 +115,7 @@ export function runSpawner(childProcess: typeof ChildProcessModule, fs: typeof F
   process.on('disconnect', () => process.exit(0));
   // Starts are answered together once the commands read so far are done: while this process
   // forks, the next commands queue up in the channel and are read in one go.
-  let started: { id: number; pid: number }[] = [];
+  let started: StartedTask[] = [];
   const answer = () => {
     const tasks = started;
     started = [];
