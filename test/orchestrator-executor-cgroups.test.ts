@@ -40,7 +40,15 @@ function detachingCmd(pidFile: string, main: string): string {
 }
 
 async function detachedPid(pidFile: string): Promise<number> {
-  const pid = await waitFor(() => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8').trim()), { message: `no pid in ${pidFile}` });
+  // The shell creates the file before it writes the pid: empty (0) until then.
+  const readPid = () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) : Number.NaN);
+  const pid = await waitFor(
+    () => {
+      const n = readPid();
+      return Number.isInteger(n) && n > 1 ? n : undefined;
+    },
+    { message: `no pid in ${pidFile}` },
+  );
   await waitFor(() => isLive(pid));
   stray(pid);
   // Really detached: another session, no MESOS_TASK_ID, not a child of the task.
@@ -131,6 +139,7 @@ describe.each(BACKENDS)('task cgroups: %s', (mode) => {
     const scope = tempDir('starmap-cg-scope-');
     // The old run: its tasks keep running, as after a kill -9 of the orchestrator.
     const old = new ProcessExecutor({ cgroups: { mode, scope } });
+    executors.push(old); // shut down after the test (its spawner and its view of the killed task)
     const pidFile = join(tempDir('starmap-cg-'), 'child');
     const s = spec(detachingCmd(pidFile, 'exec /bin/sleep 1000'));
     const updates: TaskStatusUpdate[] = [];

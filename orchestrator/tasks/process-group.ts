@@ -97,6 +97,7 @@ export function processSnapshot(notBefore = Infinity, maxAgeMs = 10): ProcInfo[]
  * /proc scan; `notBefore` allows a shared snapshot taken after that time.
  */
 export function liveMembers(pgid: number, notBefore = Infinity): number[] {
+  if (!Number.isInteger(pgid) || pgid <= 1) return []; // -0 would ask about our own group
   try {
     process.kill(-pgid, 0);
   } catch {

@@ -6,17 +6,23 @@ export interface WaitOptions {
   message?: string;
 }
 
+/** What waitFor keeps waiting on. */
+type NotYet = undefined | null | false | 0 | '';
+
 /**
- * Calls `fn` until it returns a value other than undefined/false (or stops throwing), and returns
- * that value. Fails with the last error or `message` when the deadline passes.
+ * Calls `fn` until it returns a truthy value (and does not throw), and returns that value. Fails
+ * with the last error or `message` when the deadline passes. Every falsy value means "not yet":
+ * a pid read from a file that is created empty and then written is 0 in between, and returning
+ * that 0 once made a test signal pid 0, its own process group, which ended the whole test run.
+ * To wait for a zero or an empty string, return a comparison.
  */
-export async function waitFor<T>(fn: () => T | Promise<T>, opts: WaitOptions = {}): Promise<Exclude<T, false | undefined>> {
+export async function waitFor<T>(fn: () => T | Promise<T>, opts: WaitOptions = {}): Promise<Exclude<T, NotYet>> {
   const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
   let lastError: unknown;
   for (;;) {
     try {
       const value = await fn();
-      if (value !== undefined && value !== false) return value as Exclude<T, false | undefined>;
+      if (value) return value as Exclude<T, NotYet>;
       lastError = undefined;
     } catch (err) {
       lastError = err;
