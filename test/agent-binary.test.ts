@@ -7,7 +7,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT, freePort, runToEnd, start, stopAll, tempDir, waitForHttp } from './helpers/process.ts';
+import { CLOSED_PORT, ROOT, freePort, runToEnd, start, stopAll, tempDir, waitForHttp } from './helpers/process.ts';
 import type { TargetStatus } from './helpers/probe.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -99,7 +99,7 @@ describe('dist/bin/agent', () => {
     await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
     closers.push(() => web.close());
     const webUrl = `http://127.0.0.1:${(web.address() as net.AddressInfo).port}/`;
-    const closedUrl = `http://127.0.0.1:${await freePort()}/`;
+    const closedUrl = `http://127.0.0.1:${CLOSED_PORT}/`;
     const probeArgs = [`--urls=${webUrl},${closedUrl}`, '--http-address=127.0.0.1', '--http-probe-seconds=0.2'];
 
     const [subPort, linkPort, collectorPort] = [await freePort(), await freePort(), await freePort()];

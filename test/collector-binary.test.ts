@@ -6,7 +6,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT, freePort, runToEnd, start, stopAll, tempDir, waitForHttp } from './helpers/process.ts';
+import { CLOSED_PORT, ROOT, freePort, runToEnd, start, stopAll, tempDir, waitForHttp } from './helpers/process.ts';
 import { startProbe } from './helpers/probe.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -56,7 +56,7 @@ describe('dist/bin/collector', () => {
     await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
     closers.push(() => web.close());
     const webUrl = `http://127.0.0.1:${(web.address() as net.AddressInfo).port}/`;
-    const closedUrl = `http://127.0.0.1:${await freePort()}/`;
+    const closedUrl = `http://127.0.0.1:${CLOSED_PORT}/`;
     const probe = await startProbe([`--urls=${webUrl},${closedUrl}`, '--http-probe-seconds=0.2'], { binary: PROBE });
 
     const dir = tempDir('starmap-collector-');

@@ -18,7 +18,7 @@ import { ProcessExecutor } from '../orchestrator/tasks/executor.ts';
 import { liveMembers } from '../orchestrator/tasks/process-group.ts';
 import type { TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
 import { waitFor } from './helpers/wait.ts';
-import { NODE, freePort, tempDir, removeTempDirs } from './helpers/process.ts';
+import { CLOSED_PORT, NODE, freePort, tempDir, removeTempDirs } from './helpers/process.ts';
 
 function hc(over: Partial<HealthCheckDefinition>): HealthCheckDefinition {
   return {
@@ -138,7 +138,7 @@ describe('runCheck against real servers', () => {
   });
 
   it('HTTP: portIndex and port select the port; a closed port is refused', async () => {
-    const closed = await freePort();
+    const closed = CLOSED_PORT;
     expect(await runCheck(hc({ portIndex: 1 }), { host: '127.0.0.1', ports: [closed, port] })).toEqual({ kind: 'healthy' });
     expect(await runCheck(hc({ port, portIndex: undefined }), { host: '127.0.0.1', ports: [] })).toEqual({ kind: 'healthy' });
     const r = await runCheck(hc({}), { host: '127.0.0.1', ports: [closed] });

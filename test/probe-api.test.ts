@@ -9,7 +9,7 @@ import { ProbeState } from '../probe/state.ts';
 import { parseTarget } from '../shared/targets.ts';
 import { blackhole } from './helpers/blackhole.ts';
 import { dnsServer } from './helpers/dns.ts';
-import { freePort, stopAll, tempDir } from './helpers/process.ts';
+import { CLOSED_PORT, freePort, stopAll, tempDir } from './helpers/process.ts';
 import { startProbe } from './helpers/probe.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -36,7 +36,7 @@ describe('probe /status', () => {
     closers.push(() => web.close());
     const openPort = (open.address() as net.AddressInfo).port;
     const webPort = (web.address() as net.AddressInfo).port;
-    const closed = await freePort();
+    const closed = CLOSED_PORT;
     const urls = [`http://127.0.0.1:${webPort}/status`, `127.0.0.1:${closed}`, `tcp://127.0.0.1:${openPort}`, 'http://no-such-host.invalid/'];
     // Names go to a DNS server of the test's own on loopback, which knows none.
     const dns = await dnsServer({});

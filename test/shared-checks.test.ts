@@ -10,7 +10,7 @@ import { check, classifyError, parseStatusRule } from '../shared/checks.ts';
 import { parseTarget } from '../shared/targets.ts';
 import { blackhole, type Blackhole } from './helpers/blackhole.ts';
 import { dnsServer, testResolver } from './helpers/dns.ts';
-import { freePort, removeTempDirs, tempDir } from './helpers/process.ts';
+import { CLOSED_PORT, freePort, removeTempDirs, tempDir } from './helpers/process.ts';
 
 const closers: (() => void)[] = [];
 afterAll(() => {
@@ -114,7 +114,7 @@ describe('HTTP checks', () => {
   });
 
   it('refused, dns and IPv6 work for URLs too', async () => {
-    expect(await check(parseTarget(`http://127.0.0.1:${await freePort()}/`), opts)).toMatchObject({ reason: 'refused' });
+    expect(await check(parseTarget(`http://127.0.0.1:${CLOSED_PORT}/`), opts)).toMatchObject({ reason: 'refused' });
     const dns = await dnsServer({});
     closers.push(dns.close);
     expect(await check(parseTarget('http://no-such-host.invalid/'), { timeoutMs: 3000, resolver: testResolver(dns) })).toMatchObject({ reason: 'dns' });

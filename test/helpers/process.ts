@@ -78,6 +78,14 @@ export async function runToEnd(
   return { code, output: r.output() };
 }
 
+/**
+ * A loopback port nothing listens on, for targets that must be refused: a privileged port that no
+ * test binds and that the kernel never hands out, neither to listen(0) nor as a connection's source
+ * port. A port freePort() found free can meanwhile be taken by another test's server (seen once: a
+ * "closed" target was reachable in a full run).
+ */
+export const CLOSED_PORT = 1;
+
 /** A port that was free a moment ago on the given loopback address. */
 export function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((res, rej) => {
