@@ -1,4 +1,7 @@
 // Entry point of the orchestrator program.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createLogger } from '../shared/logger.ts';
 import { closeOnSignals, listenOrExit } from '../shared/http-server.ts';
 import { runMain } from '../shared/multicall.ts';
@@ -41,4 +44,27 @@ export async function main(argv: string[]): Promise<void> {
   logger.info({ version: VERSION, url, dataDir: config.dataDir, hostname: config.hostname }, 'orchestrator listening');
 }
 
-void runMain('orchestrator', main);
+/**
+ * What main does before it answers, twice on one fresh data dir (a first start, then a restart
+ * that loads what the first wrote), without a port: the build runs it to make the executable's
+ * code cache (scripts/lib/warm-code-cache.ts). Its files go with it.
+ */
+export async function warmUp(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'starmap-orchestrator-warm-up-'));
+  try {
+    for (let run = 0; run < 2; run++) {
+      const config = parseOrchestratorFlags([`--data-dir=${dataDir}`]);
+      const logger = createLogger({ name: 'orchestrator', destination: { write: () => undefined } });
+      const orch = await buildOrchestrator(config, { logger });
+      await orch.start();
+      await orch.app.ready();
+      await orch.app.inject({ method: 'GET', url: '/ping' });
+      await orch.app.inject({ method: 'GET', url: '/v2/apps' });
+      await orch.close();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+void runMain('orchestrator', main, undefined, warmUp);

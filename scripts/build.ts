@@ -11,6 +11,8 @@ import { collectBuiltinFiles } from '../scenarios/builtin.ts';
 import { PROGRAMS } from './lib/programs.ts';
 import { bundleProgram } from './lib/bundle.ts';
 import { run, writeExecutable, type Start } from './lib/sea.ts';
+import type { Divert } from './lib/warm-code-cache.ts';
+import { runSpawner, SPAWNER_ARG } from '../orchestrator/tasks/spawner.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const dist = join(root, 'dist');
@@ -22,10 +24,11 @@ const nodeVersion = process.version.slice(1);
  * How each native executable starts (issue 17; figures in bench/RESULTS.md):
  * - `warm-code-cache`: from its bundle, with V8's code cache of what loading it and its warm-up ran
  *   (scripts/lib/warm-code-cache.ts), for programs whose main starts through shared/multicall.ts.
- * - `code-cache`: from its bundle, with Node's SEA code cache (the bundle's top level only). The
- *   orchestrator keeps it: its executable is also its small task spawner (orchestrator/executable.ts),
- *   which a code cache of the whole orchestrator would make ~4.5 MiB heavier, and every fork of a
- *   task dearer.
+ * - `code-cache`: from its bundle, with Node's SEA code cache (the bundle's top level only); left
+ *   for programs without a warm-up.
+ * The orchestrator's executable is also its small task spawner (orchestrator/executable.ts): its
+ * loader starts the spawner before it reads the bundle or the cache (DIVERT), so the spawner stays
+ * as small as without a cache and the forks of tasks as cheap.
  * A V8 start-up snapshot was tried: the collector answered ~10 ms sooner than with a warm code
  * cache, for ~9 MiB more RSS for the life of the process (Node copies the snapshot, with its own base
  * heap, into memory), so no program has one. A code cache is tied to the runtime that made it: the
@@ -36,7 +39,12 @@ const START: Record<string, Start> = {
   collector: 'warm-code-cache',
   agent: 'warm-code-cache',
   scenario: 'warm-code-cache',
-  orchestrator: 'code-cache',
+  orchestrator: 'warm-code-cache',
+};
+
+/** Modes of an executable that its loader runs without loading the bundle (scripts/lib/warm-code-cache.ts). */
+const DIVERT: Record<string, () => Divert> = {
+  orchestrator: () => ({ arg: SPAWNER_ARG, source: `(${runSpawner.toString()})(require('node:child_process'), require('node:fs'));` }),
 };
 
 /**
@@ -137,13 +145,14 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
     String(statSync(runtime).size),
     JSON.stringify(EXEC_ARGV[name] ?? []),
     String(START[name]),
+    DIVERT[name]?.().source ?? '',
     readFileSync(join(root, 'scripts', 'lib', 'warm-code-cache.ts')),
     readFileSync(join(root, 'scripts', 'lib', 'sea.ts')),
   );
   if (existsSync(out) && existsSync(stamp) && readFileSync(stamp, 'utf8') === key) return { path: out, built: false };
   console.log(`building ${relative(root, out)} …`);
   const start = arch === process.arch ? (START[name] ?? 'code-cache') : 'bundle';
-  writeExecutable({ name, bundlePath, runtime, arch, start, execArgv: EXEC_ARGV[name] ?? [], out, work: join(cache, `sea-${binName}`) });
+  writeExecutable({ name, bundlePath, runtime, arch, start, execArgv: EXEC_ARGV[name] ?? [], out, work: join(cache, `sea-${binName}`), divert: DIVERT[name]?.() });
   writeFileSync(stamp, key);
   return { path: out, built: true };
 }

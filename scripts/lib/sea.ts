@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { loaderSource, makeCodeCache } from './warm-code-cache.ts';
+import { loaderSource, makeCodeCache, type Divert } from './warm-code-cache.ts';
 
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const POSTJECT = join(resolve(import.meta.dirname, '..', '..'), 'node_modules', 'postject', 'dist', 'cli.js');
@@ -52,6 +52,8 @@ export interface ExecutableOptions {
   out: string;
   /** A scratch folder, removed at the end. */
   work: string;
+  /** With `warm-code-cache`: a mode that runs without loading the bundle (warm-code-cache.ts). */
+  divert?: Divert | undefined;
 }
 
 export function writeExecutable(o: ExecutableOptions): void {
@@ -62,7 +64,7 @@ export function writeExecutable(o: ExecutableOptions): void {
   let assets: Record<string, string> | undefined;
   if (o.start === 'warm-code-cache') {
     main = join(o.work, 'loader.cjs');
-    writeFileSync(main, loaderSource(o.name));
+    writeFileSync(main, loaderSource(o.name, o.divert));
     assets = { 'bundle.cjs': o.bundlePath, 'bundle.cache': makeCodeCache(process.execPath, o.execArgv, o.bundlePath, o.work) };
   }
   writeFileSync(

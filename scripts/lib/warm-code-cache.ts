@@ -11,10 +11,31 @@ import { join } from 'node:path';
 /** The bundle as a CommonJS function: the text V8 compiles at build time and at each start, byte for byte. */
 const WRAPPER = ['(function (exports, require, module, __filename, __dirname) {', '\n})'] as const;
 
+/**
+ * A mode of the executable that must not load the bundle: under `arg` (its first argument) the
+ * loader runs `source` instead, a statement with nothing of the bundle or its cache in memory (the
+ * orchestrator's task spawner, orchestrator/executable.ts).
+ */
+export interface Divert {
+  arg: string;
+  source: string;
+}
+
 /** The SEA's main script: compiles the embedded bundle with the embedded cache and runs it. */
-export function loaderSource(program: string): string {
+export function loaderSource(program: string, divert?: Divert): string {
+  const load = loadSource(program);
+  if (!divert) return `'use strict';\n${load}`;
   return `'use strict';
-const { getAsset, getRawAsset } = require('node:sea');
+if (process.argv[2] === ${JSON.stringify(divert.arg)}) {
+${divert.source}
+} else {
+${load}
+}
+`;
+}
+
+function loadSource(program: string): string {
+  return `const { getAsset, getRawAsset } = require('node:sea');
 const { Script } = require('node:vm');
 const source = ${JSON.stringify(WRAPPER[0])} + getAsset('bundle.cjs', 'utf8') + ${JSON.stringify(WRAPPER[1])};
 // A cache made under other V8 flags (NODE_OPTIONS) is rejected by V8, which then compiles as usual.
@@ -34,7 +55,16 @@ const script = new Script(${JSON.stringify(WRAPPER[0])} + readFileSync(bundlePat
 const mod = { exports: {} };
 script.runInThisContext()(mod.exports, require, mod, bundlePath, require('node:path').dirname(bundlePath));
 const timeout = setTimeout(() => { console.error('the warm-up did not finish in 60 s'); process.exit(1); }, 60_000);
-Promise.all(warmUps).then(() => {
+// A program may register its warm-up later than the bundle's top level (the orchestrator's entry
+// imports its main dynamically): wait until no new one comes while the others finish.
+(async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  for (let seen = -1; seen !== warmUps.length; ) {
+    seen = warmUps.length;
+    await Promise.all(warmUps);
+  }
+  if (warmUps.length === 0) throw new Error('the bundle registered no warm-up (shared/multicall.ts runMain)');
+})().then(() => {
   clearTimeout(timeout);
   writeFileSync(cachePath, script.createCachedData());
   process.exit(0);
