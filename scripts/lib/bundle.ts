@@ -64,6 +64,30 @@ const lazyRequires: Plugin = {
 };
 
 /**
+ * Node's built-in modules that a program needs only after it answers, loaded at first use: every
+ * import of one gets an object whose properties load the module when first read (a namespace or
+ * named import reads them at the call, as esbuild compiles imports to property reads). The
+ * orchestrator loaded node:child_process (to spawn tasks, ~11 ms with what it pulls in) and
+ * node:fs/promises before its first answer; the probe node:crypto (for UDP nonces).
+ */
+const LAZY_BUILTINS = ['child_process', 'fs/promises', 'crypto'];
+
+const lazyBuiltins: Plugin = {
+  name: 'lazy-builtins',
+  setup(b) {
+    b.onResolve({ filter: new RegExp(`^(node:)?(${LAZY_BUILTINS.join('|')})$`) }, (args) => ({ path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => {
+      const id = `node:${args.path}`;
+      // The export names of this Node (a build runs on the runtime it embeds).
+      const names = Object.keys(process.getBuiltinModule(id) as object);
+      const props = names.map((n) => `${JSON.stringify(n)}: { enumerable: true, get: () => load()[${JSON.stringify(n)}] }`);
+      const contents = `let m;\nconst load = () => (m ??= process.getBuiltinModule(${JSON.stringify(id)}));\nmodule.exports = Object.defineProperties({}, { ${props.join(', ')} });\n`;
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
+/**
  * One copy of Ajv 8 in a bundle. npm hoists eslint's Ajv 6 to the top of node_modules, so each
  * package that needs Ajv 8 (@fastify/ajv-compiler, ajv-formats, fast-json-stringify) has its own copy
  * of the same version, and a program evaluated up to three of them before it could listen.
@@ -102,6 +126,6 @@ export async function bundleProgram(entry: string, outfile: string, define: Reco
     logLevel: 'warning',
     loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
     define: { 'process.env.STARMAP_BUNDLED': '"1"', ...define },
-    plugins: [lazyRequires, oneAjv],
+    plugins: [lazyRequires, lazyBuiltins, oneAjv],
   });
 }
