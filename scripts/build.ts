@@ -152,7 +152,17 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
   if (existsSync(out) && existsSync(stamp) && readFileSync(stamp, 'utf8') === key) return { path: out, built: false };
   console.log(`building ${relative(root, out)} …`);
   const start = arch === process.arch ? (START[name] ?? 'code-cache') : 'bundle';
-  writeExecutable({ name, bundlePath, runtime, arch, start, execArgv: EXEC_ARGV[name] ?? [], out, work: join(cache, `sea-${binName}`), divert: DIVERT[name]?.() });
+  writeExecutable({
+    name,
+    bundlePath,
+    runtime,
+    arch,
+    start,
+    execArgv: EXEC_ARGV[name] ?? [],
+    out,
+    work: join(cache, `sea-${binName}`),
+    divert: DIVERT[name]?.(),
+  });
   writeFileSync(stamp, key);
   return { path: out, built: true };
 }

@@ -75,7 +75,10 @@ const LAZY_BUILTINS = ['child_process', 'fs/promises', 'crypto'];
 const lazyBuiltins: Plugin = {
   name: 'lazy-builtins',
   setup(b) {
-    b.onResolve({ filter: new RegExp(`^(node:)?(${LAZY_BUILTINS.join('|')})$`) }, (args) => ({ path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' }));
+    b.onResolve({ filter: new RegExp(`^(node:)?(${LAZY_BUILTINS.join('|')})$`) }, (args) => ({
+      path: args.path.replace(/^node:/, ''),
+      namespace: 'lazy-builtin',
+    }));
     b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => {
       const id = `node:${args.path}`;
       // The export names of this Node (a build runs on the runtime it embeds).
