@@ -40,7 +40,7 @@ async function build(flags: ReturnType<typeof parseCollectorFlags>, logger: Logg
       timeoutMs: flags.timeoutSeconds * 1000,
       maxBodyBytes: flags.maxBodyBytes,
       verifyTls: !flags.insecure,
-      resolver: new NameResolver({ timeoutMs: flags.timeoutSeconds * 1000, ...(flags.dnsServers ? { servers: flags.dnsServers } : {}) }),
+      resolver: new NameResolver({ timeoutMs: flags.timeoutSeconds * 1000, servers: flags.dnsServers }),
     },
     logger,
   });

@@ -58,7 +58,7 @@ async function build(
       timeoutMs: flags.timeoutSeconds * 1000,
       acceptStatus: flags.expectStatus,
       verifyTls: !flags.insecure,
-      resolver: new NameResolver({ timeoutMs: flags.timeoutSeconds * 1000, ...(flags.dnsServers ? { servers: flags.dnsServers } : {}) }),
+      resolver: new NameResolver({ timeoutMs: flags.timeoutSeconds * 1000, servers: flags.dnsServers }),
     },
     logger,
   });

@@ -21,8 +21,8 @@ export interface Address {
 export interface NameResolverOptions {
   /** Deadline of one resolution (every search domain included). */
   timeoutMs: number;
-  /** DNS servers (`ip`, `ip:port`, `[v6]:port`) instead of resolv.conf's. */
-  servers?: readonly string[];
+  /** DNS servers (`ip`, `ip:port`, `[v6]:port`) instead of resolv.conf's (none or empty: resolv.conf's). */
+  servers?: readonly string[] | undefined;
   hostsPath?: string;
   resolvConfPath?: string;
   /** LOCALDOMAIN (a search list) and RES_OPTIONS (`ndots:N`) override resolv.conf, as in glibc. */
