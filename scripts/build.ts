@@ -12,7 +12,7 @@ import { PROGRAMS } from './lib/programs.ts';
 import { bundleProgram } from './lib/bundle.ts';
 import { run, writeExecutable, type Start } from './lib/sea.ts';
 import type { Divert } from './lib/warm-code-cache.ts';
-import { runSpawner, SPAWNER_ARG } from '../orchestrator/tasks/spawner.ts';
+import { SPAWNER_ARG, spawnerScript } from '../orchestrator/tasks/spawner.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const dist = join(root, 'dist');
@@ -44,7 +44,7 @@ const START: Record<string, Start> = {
 
 /** Modes of an executable that its loader runs without loading the bundle (scripts/lib/warm-code-cache.ts). */
 const DIVERT: Record<string, () => Divert> = {
-  orchestrator: () => ({ arg: SPAWNER_ARG, source: `(${runSpawner.toString()})(require('node:child_process'), require('node:fs'));` }),
+  orchestrator: () => ({ arg: SPAWNER_ARG, source: spawnerScript() }),
 };
 
 /**

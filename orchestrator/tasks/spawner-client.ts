@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { isSea } from 'node:sea';
 import type { Logger } from '../../shared/logger.ts';
-import { runSpawner, SPAWNER_ARG, type SpawnCommand, type SpawnerMessage, type SpawnRequest } from './spawner.ts';
+import { SPAWNER_ARG, spawnerScript, type SpawnCommand, type SpawnerMessage, type SpawnRequest } from './spawner.ts';
 
 export interface SpawnHandlers {
   /** `start`: the process's start time in /proc (undefined where there is none). */
@@ -30,8 +30,7 @@ function spawnerCommand(): { file: string; args: string[] } {
   if (isSea()) return { file: process.execPath, args: [SPAWNER_ARG] };
   // The bundle run by node (dist/bundle/orchestrator.cjs): its path is argv[1].
   if (process.env.STARMAP_BUNDLED === '1') return { file: process.execPath, args: [process.argv[1]!, SPAWNER_ARG] };
-  const source = `(${runSpawner.toString()})(require('node:child_process'), require('node:fs'))`;
-  return { file: process.execPath, args: ['-e', source] };
+  return { file: process.execPath, args: ['-e', spawnerScript()] };
 }
 
 const MAX_FAILED_STARTS = 3;

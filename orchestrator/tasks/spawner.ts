@@ -54,6 +54,15 @@ export interface StartedTask {
   start: number | undefined;
 }
 
+/**
+ * The spawner as a JavaScript statement that needs only Node: what `node -e` runs from source
+ * (spawner-client.ts) and what the executable's loader runs before it reads anything of the bundle
+ * (scripts/build.ts). From source, toString() gives the text Node's type stripper left.
+ */
+export function spawnerScript(): string {
+  return `(${runSpawner.toString()})(require('node:child_process'), require('node:fs'));`;
+}
+
 /** The argument that makes the orchestrator's executable run as the spawner (orchestrator/executable.ts). */
 export const SPAWNER_ARG = '--starmap-task-spawner';
 
