@@ -13,7 +13,7 @@
 // found through /proc while the task's main process is alive and are killed with it (descendants.ts).
 // Tasks are forked by the spawner, a small process of its own (spawner.ts), or from here when it
 // is off or cannot start; a task whose spawner died keeps running and is watched through /proc.
-// One piece on purpose (about 570 lines): the state machine above, from preparing to the terminal
+// One piece on purpose (about 580 lines): the state machine above, from preparing to the terminal
 // update, with every way a task can end, whichever process forked it; the mechanisms it uses
 // (process groups, descendants, cgroups, podman, environment, the spawner, the updates' messages)
 // are modules of their own.
@@ -102,6 +102,12 @@ interface Prepared {
   env: NodeJS.ProcessEnv;
   out: number;
   err: number;
+}
+
+/** Closes a prepared task's output files (the spawned process has its own copies, the spawner reopens them). */
+function closeOutputs(p: { out: number; err: number }): void {
+  closeSync(p.out);
+  closeSync(p.err);
 }
 
 /** Launches prepared and sent to the spawner first; then twice as many each time (#startBatch). */
@@ -238,10 +244,7 @@ export class ProcessExecutor implements Executor {
     const ready = this.#outbox.splice(0).filter((p) => this.#starting(p));
     if (ready.length === 0) return;
     // Output files are reopened there by path.
-    for (const p of ready) {
-      closeSync(p.out);
-      closeSync(p.err);
-    }
+    for (const p of ready) closeOutputs(p);
     const batch = ready.map((p) => ({
       request: { file: p.file, args: p.args, cwd: p.run.spec.sandboxDir, env: p.env as Record<string, string>, ...this.#outputs(p.run) },
       handlers: this.#spawnerHandlers(p),
@@ -257,8 +260,7 @@ export class ProcessExecutor implements Executor {
   /** TASK_STARTING, unless a kill() came while the batch was prepared: then the task ends before it starts (false). */
   #starting(p: Prepared): boolean {
     if (p.run.killing) {
-      closeSync(p.out);
-      closeSync(p.err);
+      closeOutputs(p);
       this.#killedBeforeStart(p.run);
       return false;
     }
@@ -422,20 +424,17 @@ export class ProcessExecutor implements Executor {
   }
 
   /** Spawns a task from this process (without the spawner), after TASK_STARTING. */
-  #spawn({ run, file, args, env, out, err }: Prepared): void {
+  #spawn(p: Prepared): void {
+    const { run, file, args, env, out, err } = p;
     const { spec } = run;
-    const closeFiles = () => {
-      closeSync(out);
-      closeSync(err);
-    };
     let child: ChildProcess;
     try {
       child = spawn(file, args, { cwd: spec.sandboxDir, env, detached: true, stdio: ['ignore', out, err] });
     } catch (e) {
-      closeFiles();
+      closeOutputs(p);
       return this.#fail(run, `launch failed: ${(e as Error).message}`);
     }
-    closeFiles();
+    closeOutputs(p);
     child.once('error', (e: NodeJS.ErrnoException) => {
       if (run.pid !== undefined) return; // errors after spawn (e.g. kill failures) are not launch errors
       this.#fail(run, this.#launchError(run, file, e.code, e.message));
