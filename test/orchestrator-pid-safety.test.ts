@@ -2,12 +2,12 @@
 // from a cgroup or a file), not a process that got a task's pid after the task was reaped (pids
 // wrap: 32,768 of them on many machines, used up in minutes by a busy test run).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskCgroup } from '../orchestrator/tasks/cgroups.ts';
 import { groupLedBy, procInfo, signalPid } from '../orchestrator/tasks/process-group.ts';
+import { tempDir } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
 
 afterEach(() => {
@@ -24,17 +24,13 @@ describe('pid safety', () => {
   });
 
   it('a cgroup member listed as 0 (outside our pid namespace) is neither a member nor signalled', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'starmap-pid-safety-'));
-    try {
-      writeFileSync(join(dir, 'cgroup.procs'), '0\n4242\n\n0\n');
-      const cgroup = new TaskCgroup('v2', dir);
-      expect(cgroup.members()).toEqual([4242]);
-      const kill = vi.spyOn(process, 'kill').mockImplementation(() => true);
-      cgroup.signal('SIGKILL');
-      expect(kill.mock.calls).toEqual([[4242, 'SIGKILL']]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const dir = tempDir('starmap-pid-safety-');
+    writeFileSync(join(dir, 'cgroup.procs'), '0\n4242\n\n0\n');
+    const cgroup = new TaskCgroup('v2', dir);
+    expect(cgroup.members()).toEqual([4242]);
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true);
+    cgroup.signal('SIGKILL');
+    expect(kill.mock.calls).toEqual([[4242, 'SIGKILL']]);
   });
 
   it('groupLedBy: the group while the pid is the same process or gone, none once another process has the pid', async () => {
