@@ -4,7 +4,7 @@
 //      timeout 1 s, concurrency 1,000: cycle time, and how late never-answered targets are reported
 //      after their timeout; baseline a bare http.request loop with the same concurrency and timeout.
 //   2. TCP, CPU-bound: 10,000 targets, half open and half refused: CPU per check and cycle time,
-//      the probe with and without --optimize-for-size; baseline a bare net.connect loop.
+//      the probe under dist/bin/probe's flags and under others; baseline a bare net.connect loop.
 // Everything is on loopback (127.x.y.z addresses, so no two targets share a 4-tuple).
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -17,7 +17,10 @@ import { NODE, ROOT, freePort, stopAll, tempDir } from '../test/helpers/process.
 import type { WorkerResult } from './lib/check-worker.ts';
 import { median, percentile, table, writeSection } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
+import { EXEC_ARGV } from '../scripts/lib/exec-argv.ts';
 
+/** dist/bin/probe's V8 flags (scripts/lib/exec-argv.ts): the probe's side runs under them. */
+const PROBE_FLAGS = EXEC_ARGV['probe'] ?? [];
 const WORKER = join(ROOT, 'bench', 'lib', 'check-worker.ts');
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 
@@ -68,7 +71,7 @@ async function main(): Promise<void> {
   const httpRuns: Record<'probe' | 'bare', WorkerResult[]> = { probe: [], bare: [] };
   for (let r = 0; r < REPEATS; r++) {
     for (const mode of r % 2 === 0 ? (['probe', 'bare'] as const) : (['bare', 'probe'] as const)) {
-      const flags: string[] = []; // both sides with V8's defaults, as dist/bin/probe (scripts/build.ts)
+      const flags = mode === 'probe' ? PROBE_FLAGS : [];
       httpRuns[mode].push(await side(flags, mode, httpFile, HTTP_TIMEOUT, HTTP_N, 2));
     }
   }
@@ -93,7 +96,7 @@ async function main(): Promise<void> {
   const tcpFile = targetsFile(Array.from({ length: TCP_N }, (_, i) => `${address(i)}:${i % 2 === 0 ? tcpPort : refusedPort}`));
   const variants = [
     { name: 'probe engine, --optimize-for-size (as dist/bin/probe before)', mode: 'probe' as const, flags: ['--optimize-for-size'] },
-    { name: 'probe engine, default V8 flags (as dist/bin/probe now)', mode: 'probe' as const, flags: [] },
+    { name: `probe engine, ${PROBE_FLAGS.join(' ') || "V8's default flags"} (as dist/bin/probe now)`, mode: 'probe' as const, flags: PROBE_FLAGS },
     { name: 'probe engine, --max-semi-space-size=2', mode: 'probe' as const, flags: ['--max-semi-space-size=2'] },
     { name: 'bare net.connect loop (baseline)', mode: 'bare' as const, flags: [] },
   ];

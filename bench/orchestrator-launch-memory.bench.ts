@@ -21,6 +21,7 @@ import { NODE, ROOT, freePort, runToEnd, start, stopAll, tempDir, waitForHttp, t
 import { rssOf, spawnDirect } from './lib/measure.ts';
 import { median, table, writeSection } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
+import { EXEC_ARGV } from '../scripts/lib/exec-argv.ts';
 
 const N_TASKS = 100;
 const N_APPS = 1000;
@@ -211,7 +212,7 @@ async function main(): Promise<void> {
   await stopAll();
 
   const md = [
-    `dist/bin/orchestrator (as shipped, with scripts/build.ts's V8 flags: --optimize-for-size --no-concurrent-recompilation; tasks forked by its spawner, orchestrator/tasks/spawner.ts) and, for the V8 flags, the orchestrator from source (\`node [flags] orchestrator/main.ts\`, which also holds Node's TypeScript stripper, ~17 MiB); --auth=off, a fresh data dir each time; medians of ${REPEATS}, programs and baseline alternated. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
+    `dist/bin/orchestrator (as shipped, with its V8 flags from scripts/lib/exec-argv.ts: ${(EXEC_ARGV['orchestrator'] ?? []).join(' ') || 'none'}; tasks forked by its spawner, orchestrator/tasks/spawner.ts) and, for the V8 flags, the orchestrator from source (\`node [flags] orchestrator/main.ts\`, which also holds Node's TypeScript stripper, ~17 MiB); --auth=off, a fresh data dir each time; medians of ${REPEATS}, programs and baseline alternated. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
     '',
     table(['figure', 'orchestrator', 'baseline (same run)', 'ratio'], rows),
   ].join('\n');

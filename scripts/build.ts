@@ -12,6 +12,7 @@ import { PROGRAMS } from './lib/programs.ts';
 import { bundleProgram } from './lib/bundle.ts';
 import { run, writeExecutable, type Start } from './lib/sea.ts';
 import type { Divert } from './lib/warm-code-cache.ts';
+import { EXEC_ARGV } from './lib/exec-argv.ts';
 import { SPAWNER_ARG, spawnerScript } from '../orchestrator/tasks/spawner.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -45,25 +46,6 @@ const START: Record<string, Start> = {
 /** Modes of an executable that its loader runs without loading the bundle (scripts/lib/warm-code-cache.ts). */
 const DIVERT: Record<string, () => Divert> = {
   orchestrator: () => ({ arg: SPAWNER_ARG, source: spawnerScript() }),
-};
-
-/**
- * Node/V8 options baked into an executable, chosen per program from bench/checks.bench.ts,
- * bench/serving.bench.ts and bench/collector-hostile.bench.ts (figures in bench/RESULTS.md).
- * --optimize-for-size trades CPU for heap: it made a TCP check cost 2.4× the CPU of a bare
- * net.connect (1.2× without), a collector fetch of a 1 MiB document 1.9× the CPU and GET /responses
- * far slower, for a smaller peak heap (a probe at 10,000 targets: 116 MiB instead of 188 MiB, where
- * a bare net.connect loop needs 172 MiB) and ~4 MiB less when idle. The agents' work is checks and
- * fetches, so they run with V8's defaults. The orchestrator keeps the flag: its state (1,000 apps)
- * took 215 MiB of RSS without it and 138 MiB with it (bench/orchestrator-launch-memory.bench.ts),
- * and its API is not CPU-bound. It also runs with --no-concurrent-recompilation: V8's optimising
- * compiler then works on the main thread, and the memory its background threads kept between runs
- * (3-17 MiB, the spread of its RSS at 1,000 apps) is not taken: 87-88 MiB at 1,000 apps instead of
- * 99-111, with launches and POSTs as fast (the idle probe showed no difference). Setting a flag at
- * run time with v8.setFlagsFromString instead made process.exit hang now and then.
- */
-const EXEC_ARGV: Record<string, string[]> = {
-  orchestrator: ['--optimize-for-size', '--no-concurrent-recompilation'],
 };
 
 function sha256(...parts: (string | Buffer)[]): string {
