@@ -148,16 +148,15 @@ const NOT_FOUND = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN']);
 const OTHER_FAMILY_GRACE_MS = 50;
 
 export class NameResolver {
-  readonly #dns: Resolver;
+  #dns: Resolver | undefined;
+  readonly #servers: readonly string[] | undefined;
   readonly #timeoutMs: number;
   readonly #hosts: WatchedFile<Map<string, Address[]>>;
   readonly #config: WatchedFile<SearchConfig>;
 
   constructor(opts: NameResolverOptions) {
     this.#timeoutMs = opts.timeoutMs;
-    // One try per query: the deadline is the check's, too short for a second one to help.
-    this.#dns = new Resolver({ timeout: Math.max(1, Math.round(opts.timeoutMs)), tries: 1 });
-    if (opts.servers && opts.servers.length > 0) this.#dns.setServers([...opts.servers]);
+    this.#servers = opts.servers;
     const env = opts.env ?? process.env;
     this.#hosts = new WatchedFile(opts.hostsPath ?? '/etc/hosts', parseHosts);
     this.#config = new WatchedFile(opts.resolvConfPath ?? '/etc/resolv.conf', (text) => parseResolvConf(text, env));
@@ -204,6 +203,16 @@ export class NameResolver {
     );
   };
 
+  /** c-ares' channel, made at the first query: IP targets and names from /etc/hosts never need it. */
+  #client(): Resolver {
+    if (!this.#dns) {
+      // One try per query: the deadline is the check's, too short for a second one to help.
+      this.#dns = new Resolver({ timeout: Math.max(1, Math.round(this.#timeoutMs)), tries: 1 });
+      if (this.#servers && this.#servers.length > 0) this.#dns.setServers([...this.#servers]);
+    }
+    return this.#dns;
+  }
+
   async #search(host: string, names: string[]): Promise<Address[]> {
     let trouble: string | undefined;
     for (const name of names) {
@@ -222,7 +231,7 @@ export class NameResolver {
     const enough = new Promise<void>((r) => (settle = r));
     let grace: NodeJS.Timeout | undefined;
     const ask = (index: 0 | 1) =>
-      (index === 0 ? this.#dns.resolve4(name) : this.#dns.resolve6(name))
+      (index === 0 ? this.#client().resolve4(name) : this.#client().resolve6(name))
         .then(
           (addresses) => {
             results[index] = addresses.map((address) => ({ address, family: index === 0 ? 4 : 6 }) as Address);

@@ -68,9 +68,11 @@ const lazyRequires: Plugin = {
  * import of one gets an object whose properties load the module when first read (a namespace or
  * named import reads them at the call, as esbuild compiles imports to property reads). The
  * orchestrator loaded node:child_process (to spawn tasks, ~11 ms with what it pulls in) and
- * node:fs/promises before its first answer; the probe node:crypto (for UDP nonces).
+ * node:fs/promises before its first answer; the probe node:crypto (for UDP nonces) and
+ * node:dns/promises (for its resolver, which IP targets never need). node:assert (~5 ms of each
+ * start) cannot wait: fastify's router calls it for every route it registers.
  */
-const LAZY_BUILTINS = ['child_process', 'fs/promises', 'crypto'];
+const LAZY_BUILTINS = ['child_process', 'fs/promises', 'crypto', 'dns/promises'];
 
 const lazyBuiltins: Plugin = {
   name: 'lazy-builtins',
