@@ -58,8 +58,7 @@ function loadSource(program: string): string {
   return `const { openSync, fstatSync, readSync, closeSync } = require('node:fs');
 const { Script } = require('node:vm');
 const lost = () => {
-  process.stderr.write(${JSON.stringify(`${program}: the executable has lost its bundle: rebuild it (npm run build)
-`)});
+  process.stderr.write(${JSON.stringify(`${program}: the executable has lost its bundle: rebuild it (npm run build)\n`)});
   process.exit(1);
 };
 const fd = openSync('/proc/self/exe', 'r');
