@@ -2,7 +2,7 @@
 // empty body), a JSON 404 for unknown routes, and graceful shutdown on SIGTERM and SIGINT.
 import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
-import { AjvCompiler } from '@fastify/ajv-compiler';
+import type { BuildCompilerFromPool } from '@fastify/ajv-compiler';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { drainRequest } from './lingering-close.ts';
 import type { Logger } from './logger.ts';
@@ -35,23 +35,32 @@ export function errorReply(err: FastifyError): { statusCode: number; body: { mes
  * app), and each route's schema compiled when the route is first asked to validate, not before the
  * app can listen. Compiling the collector's schemas, and Ajv's meta-schema with the first of them,
  * took ~50 ms of its start (bench/startup.bench.ts); now the first request of a route pays its part.
+ * Ajv itself (@fastify/ajv-compiler) loads with the first validation of the process: the probe has no
+ * schema at all, and no program's first answer needs one. That one validation is asynchronous
+ * (fastify awaits a validator that returns a promise); every later one is synchronous.
  * The validator keeps Ajv's contract with fastify: it returns a boolean and leaves `errors` on itself.
  */
-const ajvPool = AjvCompiler();
-type Validate = ((data: unknown) => boolean) & { errors?: unknown };
-const validators = ((...pool: Parameters<typeof ajvPool>) => {
-  const compile = ajvPool(...pool) as (route: unknown) => Validate;
+type Validate = ((data: unknown) => boolean | Promise<boolean>) & { errors?: unknown };
+type Compile = (route: unknown) => Validate;
+let ajvPool: BuildCompilerFromPool | undefined;
+let loadingAjv: Promise<BuildCompilerFromPool> | undefined;
+const loadAjv = () => (loadingAjv ??= import('@fastify/ajv-compiler').then(({ AjvCompiler }) => (ajvPool = AjvCompiler())));
+
+const validators = ((...pool: Parameters<BuildCompilerFromPool>) => {
+  let compile: Compile | undefined;
+  const compiler = (): Compile | undefined => (compile ??= ajvPool && (ajvPool(...pool) as Compile));
   return (route: unknown): Validate => {
     let validate: Validate | undefined;
-    const lazy: Validate = (data) => {
-      validate ??= compile(route);
+    const run = (data: unknown) => {
+      validate ??= compiler()!(route);
       const valid = validate(data);
       lazy.errors = validate.errors;
       return valid;
     };
+    const lazy: Validate = (data) => (validate || compiler() ? run(data) : loadAjv().then(() => run(data)));
     return lazy;
   };
-}) as unknown as typeof ajvPool;
+}) as unknown as BuildCompilerFromPool;
 
 /**
  * No route declares a response schema, so fastify never needs fast-json-stringify, which it would
