@@ -16,8 +16,10 @@ const root = resolve(import.meta.dirname, '..', '..');
  * destinations are synchronous: shared/logger.ts): ~2 ms of every start. Together they cost a program ~10 MiB of RSS
  * and ~15 ms of CPU at start, and undici's another ~10 MiB once an HTTP check or fetch has run
  * (OpenSSL's TLS state and the HTTP/2 binding; bench/startup.bench.ts). The bundle loads each on
- * its first call instead. If a dependency's text changes, the build fails here rather than
- * silently losing this.
+ * its first call instead. Likewise fastify's plugin-utils.js loads semver (~40 regular expressions
+ * made at load) for plugins that declare the fastify versions they need, which none of Starmap's
+ * do, and prom-client's CPU metrics load @opentelemetry/api for exemplars, which Starmap does not
+ * enable. If a dependency's text changes, the build fails here rather than silently losing this.
  */
 const LAZY_REQUIRES: { file: RegExp; edits: [string, string][] }[] = [
   {
@@ -40,6 +42,24 @@ const LAZY_REQUIRES: { file: RegExp; edits: [string, string][] }[] = [
   {
     file: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]transport\.js$/,
     edits: [["const ThreadStream = require('thread-stream')", "const ThreadStream = function (opts) { return new (require('thread-stream'))(opts) }"]],
+  },
+  {
+    file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]plugin-utils\.js$/,
+    edits: [
+      [
+        "const semver = require('semver')",
+        "const semver = { gt: (...args) => require('semver').gt(...args), coerce: (...args) => require('semver').coerce(...args), satisfies: (...args) => require('semver').satisfies(...args) }",
+      ],
+    ],
+  },
+  {
+    file: /[\\/]node_modules[\\/]prom-client[\\/]lib[\\/]metrics[\\/]processCpuTotal\.js$/,
+    edits: [
+      [
+        "const OtelApi = require('@opentelemetry/api');",
+        "const OtelApi = { get trace() { return require('@opentelemetry/api').trace; }, get context() { return require('@opentelemetry/api').context; } };",
+      ],
+    ],
   },
   {
     file: /[\\/]node_modules[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/,
