@@ -69,7 +69,7 @@ async function until(what: string, deadlineMs: number, test: () => Promise<boole
 
 /**
  * Starts the built collector (or, `fromSource`, collector/main.ts on plain Node; both with V8's
- * default flags since issue #17, see scripts/build.ts) on a resources file; returns its base URL
+ * default flags since issue #17, see scripts/lib/exec-argv.ts) on a resources file; returns its base URL
  * and process.
  */
 async function collector(resources: { id: string; url: string }[], args: string[] = [], fromSource = false) {

@@ -154,7 +154,7 @@ async function main(): Promise<void> {
     '',
     table(['targets', 'RSS of dist/bin/probe after 3 cycles'], rssRows),
     '',
-    "dist/bin/probe runs with V8's default flags (scripts/build.ts). With --optimize-for-size, as until issue #17, RSS stayed near 95-99 MiB at 10,000 targets (2026-11-21), at twice the CPU per check (bench/checks.bench.ts); a bare net.connect loop over 10,000 targets peaks at ~173 MiB itself. GET /status and start-up are measured by bench/serving.bench.ts and bench/startup.bench.ts.",
+    "dist/bin/probe runs with V8's default flags (scripts/lib/exec-argv.ts). With --optimize-for-size, as until issue #17, RSS stayed near 95-99 MiB at 10,000 targets (2026-11-21), at twice the CPU per check (bench/checks.bench.ts); a bare net.connect loop over 10,000 targets peaks at ~173 MiB itself. GET /status and start-up are measured by bench/serving.bench.ts and bench/startup.bench.ts.",
   ].join('\n');
   writeSection('Probe', md);
   console.log(md);
