@@ -74,7 +74,7 @@ const lazyRequires: Plugin = {
       b.onLoad({ filter: file }, (args) => {
         let text = readFileSync(args.path, 'utf8');
         for (const [eager, lazy] of edits) {
-          if (!text.includes(eager)) throw new Error(`${args.path} no longer has "${eager}": update LAZY_REQUIRES in scripts/build.ts`);
+          if (!text.includes(eager)) throw new Error(`${args.path} no longer has "${eager}": update LAZY_REQUIRES in scripts/lib/bundle.ts`);
           text = text.replace(eager, lazy);
         }
         return { contents: text, loader: 'js' };

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { appendPayload, loaderSource, makeCodeCache, type Divert } from './warm-code-cache.ts';
+import { appendPayload, loaderSource, makeCodeCache, type Divert, type Payload } from './warm-code-cache.ts';
 
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const POSTJECT = join(resolve(import.meta.dirname, '..', '..'), 'node_modules', 'postject', 'dist', 'cli.js');
@@ -61,11 +61,11 @@ export function writeExecutable(o: ExecutableOptions): void {
   const blob = join(o.work, 'sea.blob');
   const config = join(o.work, 'sea-config.json');
   let main = o.bundlePath;
-  let cache: string | undefined;
+  let payload: Payload | undefined;
   if (o.start === 'warm-code-cache') {
     main = join(o.work, 'loader.cjs');
     writeFileSync(main, loaderSource(o.name, o.divert));
-    cache = makeCodeCache(process.execPath, o.execArgv, o.bundlePath, o.work);
+    payload = makeCodeCache(process.execPath, o.execArgv, o.bundlePath, o.work);
   }
   writeFileSync(
     config,
@@ -87,7 +87,7 @@ export function writeExecutable(o: ExecutableOptions): void {
   if (strip) run(strip, [tmp]);
   else console.warn(`no strip tool for ${o.arch}: ${basename(o.out)} keeps its symbols`);
   run(process.execPath, [POSTJECT, tmp, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
-  if (cache) appendPayload(tmp, o.bundlePath, cache);
+  if (payload) appendPayload(tmp, payload);
   mkdirSync(dirname(o.out), { recursive: true });
   const staged = `${o.out}.new-${process.pid}`;
   copyFileSync(tmp, staged);

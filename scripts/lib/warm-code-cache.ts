@@ -15,6 +15,12 @@ import { join } from 'node:path';
 /** The bundle as a CommonJS function: the text V8 compiles at build time and at each start, byte for byte. */
 const WRAPPER = ['(function (exports, require, module, __filename, __dirname) {', '\n})'] as const;
 
+/** What makeCodeCache leaves in its work folder for appendPayload: the wrapped bundle and V8's cache of it. */
+export interface Payload {
+  source: string;
+  cache: string;
+}
+
 /**
  * A mode of the executable that must not load the bundle: under `arg` (its first argument) the
  * loader runs `source` instead, a statement with nothing of the bundle or its cache in memory (the
@@ -43,9 +49,9 @@ const MARK = 'starmap-payload1';
 const TRAILER = 16 + MARK.length;
 
 /** What the build appends to the executable: the wrapped bundle, its code cache, the trailer. */
-export function appendPayload(executable: string, bundlePath: string, cachePath: string): void {
-  const source = Buffer.from(WRAPPER[0] + readFileSync(bundlePath, 'utf8') + WRAPPER[1]);
-  const cache = readFileSync(cachePath);
+export function appendPayload(executable: string, payload: Payload): void {
+  const source = readFileSync(payload.source);
+  const cache = readFileSync(payload.cache);
   const trailer = Buffer.alloc(TRAILER);
   trailer.writeBigUInt64LE(BigInt(source.length), 0);
   trailer.writeBigUInt64LE(BigInt(cache.length), 8);
@@ -90,9 +96,9 @@ script.runInThisContext()(mod.exports, require, mod, process.execPath, require('
 const TRAINER = `'use strict';
 const { Script } = require('node:vm');
 const { readFileSync, writeFileSync } = require('node:fs');
-const [bundlePath, cachePath] = process.argv.slice(2);
+const [sourcePath, cachePath, bundlePath] = process.argv.slice(2);
 const warmUps = (globalThis[Symbol.for('starmap.warmUps')] = []);
-const script = new Script(${JSON.stringify(WRAPPER[0])} + readFileSync(bundlePath, 'utf8') + ${JSON.stringify(WRAPPER[1])}, { filename: bundlePath });
+const script = new Script(readFileSync(sourcePath, 'utf8'), { filename: bundlePath });
 const mod = { exports: {} };
 script.runInThisContext()(mod.exports, require, mod, bundlePath, require('node:path').dirname(bundlePath));
 const timeout = setTimeout(() => { console.error('the warm-up did not finish in 60 s'); process.exit(1); }, 60_000);
@@ -112,12 +118,16 @@ const timeout = setTimeout(() => { console.error('the warm-up did not finish in 
 }, (err) => { console.error(err); process.exit(1); });
 `;
 
-/** Runs the trainer under the executable's own V8 flags (V8 accepts a cache only under the flags that made it). */
-export function makeCodeCache(node: string, execArgv: string[], bundlePath: string, work: string): string {
+/**
+ * Wraps the bundle once (the trainer compiles that file and the executable carries it) and runs the
+ * trainer under the executable's own V8 flags (V8 accepts a cache only under the flags that made it).
+ */
+export function makeCodeCache(node: string, execArgv: string[], bundlePath: string, work: string): Payload {
   const trainer = join(work, 'code-cache-trainer.cjs');
-  const cachePath = join(work, 'bundle.cache');
+  const payload = { source: join(work, 'bundle.wrapped.cjs'), cache: join(work, 'bundle.cache') };
+  writeFileSync(payload.source, WRAPPER[0] + readFileSync(bundlePath, 'utf8') + WRAPPER[1]);
   writeFileSync(trainer, TRAINER);
-  execFileSync(node, [...execArgv, trainer, bundlePath, cachePath], { stdio: 'pipe', timeout: 120_000 });
-  if (readFileSync(cachePath).length === 0) throw new Error(`no code cache was made for ${bundlePath}`);
-  return cachePath;
+  execFileSync(node, [...execArgv, trainer, payload.source, payload.cache, bundlePath], { stdio: 'pipe', timeout: 120_000 });
+  if (readFileSync(payload.cache).length === 0) throw new Error(`no code cache was made for ${bundlePath}`);
+  return payload;
 }
