@@ -48,16 +48,16 @@ const loadAjv = () => (loadingAjv ??= import('@fastify/ajv-compiler').then(({ Aj
 
 const validators = ((...pool: Parameters<BuildCompilerFromPool>) => {
   let compile: Compile | undefined;
-  const compiler = (): Compile | undefined => (compile ??= ajvPool && (ajvPool(...pool) as Compile));
   return (route: unknown): Validate => {
     let validate: Validate | undefined;
+    // Runs once Ajv is loaded (ajvPool is set).
     const run = (data: unknown) => {
-      validate ??= compiler()!(route);
+      validate ??= (compile ??= ajvPool!(...pool) as Compile)(route);
       const valid = validate(data);
       lazy.errors = validate.errors;
       return valid;
     };
-    const lazy: Validate = (data) => (validate || compiler() ? run(data) : loadAjv().then(() => run(data)));
+    const lazy: Validate = (data) => (ajvPool ? run(data) : loadAjv().then(() => run(data)));
     return lazy;
   };
 }) as unknown as BuildCompilerFromPool;
