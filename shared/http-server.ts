@@ -2,6 +2,7 @@
 // empty body), a JSON 404 for unknown routes, and graceful shutdown on SIGTERM and SIGINT.
 import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
+import { BoundSocket, isIPv4, isIPv6 } from 'node:net';
 import type { BuildCompilerFromPool } from '@fastify/ajv-compiler';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { drainRequest } from './lingering-close.ts';
@@ -113,9 +114,20 @@ export function withoutSocket(): Partial<FastifyServerOptions> {
   return { serverFactory: () => standIn as unknown as Server };
 }
 
-/** Listens and returns the base URL (with the real port when 0 was asked for). */
+/**
+ * Listens and returns the base URL (with the real port when 0 was asked for).
+ *
+ * An IP address is bound with net.BoundSocket, which the server adopts. Given a host, Node's
+ * listen() looks it up first, even an IP literal, and then tests each address with its IPv6
+ * pattern, whose first use compiles a large regular expression: ~4 ms of every start
+ * (bench/startup.bench.ts). A name (`localhost`) still goes through fastify's lookup, which
+ * listens on each address it resolves to. Binding fails (EADDRINUSE, EADDRNOTAVAIL) as listen()
+ * did, with the same error codes.
+ */
 export async function listen(app: FastifyInstance, host: string, port: number): Promise<string> {
-  await app.listen({ host, port, listenTextResolver: (address) => `http server listening at ${address}` });
+  await app.ready(); // a plugin that fails to load leaves no socket bound
+  const handle = isIPv4(host) || isIPv6(host) ? new BoundSocket({ host, port }) : undefined;
+  await app.listen({ host, port, ...(handle ? { handle } : {}), listenTextResolver: (address) => `http server listening at ${address}` });
   const addr = app.server.address();
   const realPort = typeof addr === 'object' && addr ? addr.port : port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
