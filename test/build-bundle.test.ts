@@ -1,6 +1,7 @@
 // How scripts/lib/bundle.ts and scripts/lib/warm-code-cache.ts make a program (issue 17): a
-// built-in that a program needs only later loads at its first use, and an executable that has lost
-// the bundle and code cache appended to it says so instead of running something else.
+// built-in that a program needs only later loads at its first use, node:assert only when an
+// assertion fails, and an executable that has lost the bundle and code cache appended to it says
+// so instead of running something else.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +26,48 @@ console.log(JSON.stringify({ before, after: loaded(), servers: resolver.getServe
     const out = join(dir, 'entry.cjs');
     await bundleProgram(entry, out);
     expect(JSON.parse(execFileSync(NODE, [out], { encoding: 'utf8' }))).toEqual({ before: false, after: true, servers: ['127.0.0.1'], resolve4: 'function' });
+  });
+});
+
+describe('node:assert in a bundle', () => {
+  it("loads Node's module only when an assertion fails, which then throws what Node's throws", async () => {
+    const dir = tempDir('starmap-bundle-');
+    const entry = join(dir, 'entry.ts');
+    writeFileSync(
+      entry,
+      `import assert from 'node:assert';
+import * as named from 'assert';
+type Methods = Record<string, (...args: unknown[]) => void>;
+const loaded = () => (process as unknown as { moduleLoadList: string[] }).moduleLoadList.includes('NativeModule internal/assert/assertion_error');
+assert(1); assert.ok('x'); assert.equal(1, '1'); assert.equal(NaN, NaN); assert.notEqual(1, 2);
+assert.strictEqual(2, 2); assert.notStrictEqual(1, '1'); named.strictEqual('a', 'a'); named.notStrictEqual(NaN, 0);
+const before = loaded();
+const real = process.getBuiltinModule('node:assert') as unknown as Methods;
+const failing: [string, unknown[]][] = [
+  ['ok', [0, 'why']], ['ok', []], ['equal', [1, 2]], ['equal', [1]], ['notEqual', [NaN, NaN, 'same']],
+  ['notEqual', ['1', 1]], ['strictEqual', [1, '1']], ['strictEqual', [undefined]], ['notStrictEqual', [NaN, NaN]],
+];
+const thrown = (f: () => void) => {
+  try { f(); return 'nothing'; } catch (e) { const x = e as Record<string, unknown>; return [x.name, x.code, x.message, x.actual, x.expected, x.operator]; }
+};
+const cases = failing.map(([m, args]) => ({ m, bundled: thrown(() => (assert as unknown as Methods)[m]!(...args)), node: thrown(() => real[m]!(...args)) }));
+console.log(JSON.stringify({ before, after: loaded(), sameModule: named.strictEqual === assert.strictEqual, deepStrictEqual: typeof assert.deepStrictEqual, cases }));
+`,
+    );
+    const out = join(dir, 'entry.cjs');
+    await bundleProgram(entry, out);
+    const result = JSON.parse(execFileSync(NODE, [out], { encoding: 'utf8' })) as {
+      before: boolean;
+      after: boolean;
+      sameModule: boolean;
+      deepStrictEqual: string;
+      cases: { m: string; bundled: unknown; node: unknown }[];
+    };
+    expect(result).toMatchObject({ before: false, after: true, sameModule: true, deepStrictEqual: 'function' });
+    for (const c of result.cases) {
+      expect(c.bundled, c.m).not.toBe('nothing');
+      expect(c.bundled, c.m).toEqual(c.node);
+    }
   });
 });
 

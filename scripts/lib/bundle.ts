@@ -25,6 +25,7 @@ const LAZY_REQUIRES: { file: RegExp; edits: [string, string][] }[] = [
   {
     file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/,
     edits: [
+      ["const dns = require('node:dns')", "const dns = { lookup: (...args) => require('node:dns').lookup(...args) }"],
       ["const https = require('node:https')", "const https = { createServer: (...args) => require('node:https').createServer(...args) }"],
       [
         "const http2 = require('node:http2')",
@@ -62,6 +63,25 @@ const LAZY_REQUIRES: { file: RegExp; edits: [string, string][] }[] = [
     ],
   },
   {
+    // Every yargs made guesses its program's version from the nearest package.json, walking up from
+    // the executable's folder and listing each folder on the way (for a program in /usr/local/bin,
+    // every folder up to /, then a failed assertion): ~2.5 ms of every start. Every program declares
+    // its own version (shared/cli.ts, scenarios/main.ts), which replaces the guess.
+    file: /[\\/]node_modules[\\/]yargs[\\/]build[\\/]lib[\\/]yargs-factory\.js$/,
+    edits: [['        yargs.version();\n', '        yargs.version(false); // declared by the program\n']],
+  },
+  {
+    // yargs' shim reads the terminal's width at load, for help text: that creates process.stdout
+    // (~2 ms) in every program, whose output goes through pino's own stream on fd 1.
+    file: /[\\/]node_modules[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]esm\.mjs$/,
+    edits: [
+      [
+        "stdColumns: typeof process.stdout.columns !== 'undefined' ? process.stdout.columns : null",
+        "get stdColumns() { return typeof process.stdout.columns !== 'undefined' ? process.stdout.columns : null }",
+      ],
+    ],
+  },
+  {
     file: /[\\/]node_modules[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/,
     edits: [["const connectH2 = require('./client-h2.js')", "const connectH2 = (...args) => require('./client-h2.js')(...args)"]],
   },
@@ -89,8 +109,8 @@ const lazyRequires: Plugin = {
  * named import reads them at the call, as esbuild compiles imports to property reads). The
  * orchestrator loaded node:child_process (to spawn tasks, ~11 ms with what it pulls in) and
  * node:fs/promises before its first answer; the probe node:crypto (for UDP nonces) and
- * node:dns/promises (for its resolver, which IP targets never need). node:assert (~5 ms of each
- * start) cannot wait: fastify's router calls it for every route it registers.
+ * node:dns/promises (for its resolver, which IP targets never need). node:assert is called at
+ * start (fastify's router checks every route it registers), so it has its own stand-in below.
  */
 const LAZY_BUILTINS = ['child_process', 'fs/promises', 'crypto', 'dns/promises'];
 
@@ -108,6 +128,19 @@ const lazyBuiltins: Plugin = {
       const props = names.map((n) => `${JSON.stringify(n)}: { enumerable: true, get: () => load()[${JSON.stringify(n)}] }`);
       const contents = `let m;\nconst load = () => (m ??= process.getBuiltinModule(${JSON.stringify(id)}));\nmodule.exports = Object.defineProperties({}, { ${props.join(', ')} });\n`;
       return { contents, loader: 'js' };
+    });
+  },
+};
+
+/** node:assert, loaded only when an assertion fails or more of it is used (scripts/lib/assert-on-failure.ts). */
+const assertOnFailure: Plugin = {
+  name: 'assert-on-failure',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?assert$/ }, () => ({ path: 'assert', namespace: 'assert-on-failure' }));
+    b.onLoad({ filter: /.*/, namespace: 'assert-on-failure' }, () => {
+      const names = Object.keys(process.getBuiltinModule('node:assert') as object);
+      const facade = join(root, 'scripts', 'lib', 'assert-on-failure.ts');
+      return { contents: `module.exports = require(${JSON.stringify(facade)}).assertOnFailure(${JSON.stringify(names)});\n`, loader: 'js', resolveDir: root };
     });
   },
 };
@@ -151,6 +184,6 @@ export async function bundleProgram(entry: string, outfile: string, define: Reco
     logLevel: 'warning',
     loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
     define: { 'process.env.STARMAP_BUNDLED': '"1"', ...define },
-    plugins: [lazyRequires, lazyBuiltins, oneAjv],
+    plugins: [lazyRequires, lazyBuiltins, assertOnFailure, oneAjv],
   });
 }
