@@ -8,20 +8,26 @@ import { build, type Plugin } from 'esbuild';
 const root = resolve(import.meta.dirname, '..', '..');
 
 /**
- * Modules that dependencies load when they are loaded, though Starmap never calls them: fastify's
- * lib/server.js loads node:https and node:http2 (used only for a server made with the `https` or
- * `http2` option), undici's Client loads its HTTP/2 client (used only when TLS negotiates h2,
- * which Starmap never allows), which loads node:http2, and pino loads node:worker_threads for
+ * Edits to dependencies' text, each removing work they do at start that Starmap never needs.
+ *
+ * Modules loaded at load though never called: fastify's lib/server.js loads node:https and
+ * node:http2 (used only for a server made with the `https` or `http2` option) and node:dns (for
+ * `localhost`), undici's Client loads its HTTP/2 client (used only when TLS negotiates h2, which
+ * Starmap never allows), which loads node:http2, and pino loads node:worker_threads for
  * asynchronous destinations and transports (thread-stream), which Starmap does not use (its
- * destinations are synchronous: shared/logger.ts): ~2 ms of every start. Together they cost a program ~10 MiB of RSS
- * and ~15 ms of CPU at start, and undici's another ~10 MiB once an HTTP check or fetch has run
- * (OpenSSL's TLS state and the HTTP/2 binding; bench/startup.bench.ts). The bundle loads each on
- * its first call instead. Likewise fastify's plugin-utils.js loads semver (~40 regular expressions
- * made at load) for plugins that declare the fastify versions they need, which none of Starmap's
- * do, and prom-client's CPU metrics load @opentelemetry/api for exemplars, which Starmap does not
- * enable. If a dependency's text changes, the build fails here rather than silently losing this.
+ * destinations are synchronous: shared/logger.ts): ~2 ms of every start. Together they cost a
+ * program ~10 MiB of RSS and ~15 ms of CPU at start, and undici's another ~10 MiB once an HTTP
+ * check or fetch has run (OpenSSL's TLS state and the HTTP/2 binding; bench/startup.bench.ts).
+ * The bundle loads each on its first call instead. Likewise fastify's plugin-utils.js loads semver
+ * (~40 regular expressions made at load) for plugins that declare the fastify versions they need,
+ * which none of Starmap's do, and prom-client's CPU metrics load @opentelemetry/api for exemplars,
+ * which Starmap does not enable.
+ *
+ * Work done at load or per call: yargs' version guess, its terminal width and its signature checks
+ * (each edit says why). If a dependency's text changes, the build fails here rather than silently
+ * losing this.
  */
-const LAZY_REQUIRES: { file: RegExp; edits: [string, string][] }[] = [
+const DEPENDENCY_EDITS: { file: RegExp; edits: [string, string][] }[] = [
   {
     file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/,
     edits: [
@@ -97,14 +103,14 @@ const LAZY_REQUIRES: { file: RegExp; edits: [string, string][] }[] = [
   },
 ];
 
-const lazyRequires: Plugin = {
-  name: 'lazy-requires',
+const dependencyEdits: Plugin = {
+  name: 'dependency-edits',
   setup(b) {
-    for (const { file, edits } of LAZY_REQUIRES) {
+    for (const { file, edits } of DEPENDENCY_EDITS) {
       b.onLoad({ filter: file }, (args) => {
         let text = readFileSync(args.path, 'utf8');
         for (const [eager, lazy] of edits) {
-          if (!text.includes(eager)) throw new Error(`${args.path} no longer has "${eager}": update LAZY_REQUIRES in scripts/lib/bundle.ts`);
+          if (!text.includes(eager)) throw new Error(`${args.path} no longer has "${eager}": update DEPENDENCY_EDITS in scripts/lib/bundle.ts`);
           text = text.replace(eager, lazy);
         }
         return { contents: text, loader: 'js' };
@@ -194,6 +200,6 @@ export async function bundleProgram(entry: string, outfile: string, define: Reco
     logLevel: 'warning',
     loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
     define: { 'process.env.STARMAP_BUNDLED': '"1"', ...define },
-    plugins: [lazyRequires, lazyBuiltins, assertOnFailure, oneAjv],
+    plugins: [dependencyEdits, lazyBuiltins, assertOnFailure, oneAjv],
   });
 }
