@@ -120,9 +120,8 @@ export function withoutSocket(): Partial<FastifyServerOptions> {
  * An IP address is bound with net.BoundSocket, which the server adopts. Given a host, Node's
  * listen() looks it up first, even an IP literal, and then tests each address with its IPv6
  * pattern, whose first use compiles a large regular expression: ~4 ms of every start
- * (bench/startup.bench.ts). A name (`localhost`) still goes through fastify's lookup, which
- * listens on each address it resolves to. Binding fails (EADDRINUSE, EADDRNOTAVAIL) as listen()
- * did, with the same error codes.
+ * (bench/startup.bench.ts). A name is looked up as before (fastify listens on each address of
+ * `localhost`). Binding fails (EADDRINUSE, EADDRNOTAVAIL) as listen() did, with the same codes.
  */
 export async function listen(app: FastifyInstance, host: string, port: number): Promise<string> {
   await app.ready(); // a plugin that fails to load leaves no socket bound
