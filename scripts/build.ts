@@ -30,9 +30,9 @@ const nodeVersion = process.version.slice(1);
  * The orchestrator's executable is also its small task spawner (orchestrator/executable.ts): its
  * loader starts the spawner before it reads the bundle or the cache (DIVERT), so the spawner stays
  * as small as without a cache and the forks of tasks as cheap.
- * A V8 start-up snapshot was tried: the collector answered ~10 ms sooner than with a warm code
- * cache, for ~9 MiB more RSS for the life of the process (Node copies the snapshot, with its own base
- * heap, into memory), so no program has one. A code cache is tied to the runtime that made it: the
+ * A V8 start-up snapshot was tried: the collector answered in 70-73 ms against 73-78 ms with a
+ * warm code cache, for ~9 MiB more RSS for the life of the process (Node copies the snapshot, with
+ * its own base heap, into memory; bench/RESULTS.md), so no program has one. A code cache is tied to the runtime that made it: the
  * arm64 executables, built on x64, run their bundle as it is.
  */
 const START: Record<string, Start> = {
