@@ -16,7 +16,8 @@ import { bundleProgram } from '../scripts/lib/bundle.ts';
 import { writeExecutable } from '../scripts/lib/sea.ts';
 
 const binDir = process.argv.find((a) => a.startsWith('--program='))?.slice('--program='.length) ?? join(ROOT, 'dist', 'bin');
-const REPEATS = Number(process.env.BENCH_REPEATS ?? 9);
+// 15: with 9, one program's median moved by up to 0.15× between two runs on an idle machine.
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 15);
 const BARE = (port: number) => ['-e', `require('http').createServer((q,r)=>r.end('{}')).listen(${port},'127.0.0.1')`];
 
 interface Start {
