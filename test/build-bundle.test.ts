@@ -9,12 +9,19 @@ import { describe, expect, it } from 'vitest';
 import { bundleProgram } from '../scripts/lib/bundle.ts';
 import { NODE, ROOT, tempDir } from './helpers/process.ts';
 
+/** Bundles `source` as a program would be (scripts/lib/bundle.ts), runs it, and parses the JSON it prints. */
+async function runBundled(source: string): Promise<unknown> {
+  const dir = tempDir('starmap-bundle-');
+  const entry = join(dir, 'entry.ts');
+  writeFileSync(entry, source);
+  const out = join(dir, 'entry.cjs');
+  await bundleProgram(entry, out);
+  return JSON.parse(execFileSync(NODE, [out], { encoding: 'utf8' }));
+}
+
 describe('lazy built-ins in a bundle', () => {
   it('loads node:dns/promises at its first use, and it works as the real module', async () => {
-    const dir = tempDir('starmap-bundle-');
-    const entry = join(dir, 'entry.ts');
-    writeFileSync(
-      entry,
+    const result = await runBundled(
       `import { Resolver } from 'node:dns/promises';
 const loaded = () => (process as unknown as { moduleLoadList: string[] }).moduleLoadList.includes('NativeModule internal/dns/promises');
 const before = loaded();
@@ -23,18 +30,13 @@ resolver.setServers(['127.0.0.1:53']);
 console.log(JSON.stringify({ before, after: loaded(), servers: resolver.getServers(), resolve4: typeof resolver.resolve4 }));
 `,
     );
-    const out = join(dir, 'entry.cjs');
-    await bundleProgram(entry, out);
-    expect(JSON.parse(execFileSync(NODE, [out], { encoding: 'utf8' }))).toEqual({ before: false, after: true, servers: ['127.0.0.1'], resolve4: 'function' });
+    expect(result).toEqual({ before: false, after: true, servers: ['127.0.0.1'], resolve4: 'function' });
   });
 });
 
 describe('node:assert in a bundle', () => {
   it("loads Node's module only when an assertion fails, which then throws what Node's throws", async () => {
-    const dir = tempDir('starmap-bundle-');
-    const entry = join(dir, 'entry.ts');
-    writeFileSync(
-      entry,
+    const result = (await runBundled(
       `import assert from 'node:assert';
 import * as named from 'assert';
 type Methods = Record<string, (...args: unknown[]) => void>;
@@ -53,10 +55,7 @@ const thrown = (f: () => void) => {
 const cases = failing.map(([m, args]) => ({ m, bundled: thrown(() => (assert as unknown as Methods)[m]!(...args)), node: thrown(() => real[m]!(...args)) }));
 console.log(JSON.stringify({ before, after: loaded(), sameModule: named.strictEqual === assert.strictEqual, deepStrictEqual: typeof assert.deepStrictEqual, cases }));
 `,
-    );
-    const out = join(dir, 'entry.cjs');
-    await bundleProgram(entry, out);
-    const result = JSON.parse(execFileSync(NODE, [out], { encoding: 'utf8' })) as {
+    )) as {
       before: boolean;
       after: boolean;
       sameModule: boolean;
