@@ -2,7 +2,7 @@
 // empty body), a JSON 404 for unknown routes, and graceful shutdown on SIGTERM and SIGINT.
 import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
-import { BoundSocket, isIPv4, isIPv6 } from 'node:net';
+import { BoundSocket, isIP } from 'node:net';
 import type { BuildCompilerFromPool } from '@fastify/ajv-compiler';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { drainRequest } from './lingering-close.ts';
@@ -125,7 +125,7 @@ export function withoutSocket(): Partial<FastifyServerOptions> {
  */
 export async function listen(app: FastifyInstance, host: string, port: number): Promise<string> {
   await app.ready(); // a plugin that fails to load leaves no socket bound
-  const handle = isIPv4(host) || isIPv6(host) ? new BoundSocket({ host, port }) : undefined;
+  const handle = isIP(host) !== 0 ? new BoundSocket({ host, port }) : undefined;
   await app.listen({ host, port, ...(handle ? { handle } : {}), listenTextResolver: (address) => `http server listening at ${address}` });
   const addr = app.server.address();
   const realPort = typeof addr === 'object' && addr ? addr.port : port;
