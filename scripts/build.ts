@@ -32,8 +32,8 @@ const nodeVersion = process.version.slice(1);
  * as small as without a cache and the forks of tasks as cheap.
  * A V8 start-up snapshot was tried: the collector answered in 70-73 ms against 73-78 ms with a
  * warm code cache, for ~9 MiB more RSS for the life of the process (Node copies the snapshot, with
- * its own base heap, into memory; bench/RESULTS.md), so no program has one. A code cache is tied to the runtime that made it: the
- * arm64 executables, built on x64, run their bundle as it is.
+ * its own base heap, into memory; bench/RESULTS.md), so no program has one. A code cache is tied
+ * to the runtime that made it: the arm64 executables, built on x64, run their bundle as it is.
  */
 const START: Record<string, Start> = {
   probe: 'warm-code-cache',
@@ -120,6 +120,7 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
   const out = join(dist, 'bin', binName);
   const runtime = runtimeFor(arch);
   const stamp = join(cache, `${binName}.sha256`);
+  const divert = DIVERT[name]?.();
   const key = sha256(
     readFileSync(bundlePath),
     nodeVersion,
@@ -127,7 +128,7 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
     String(statSync(runtime).size),
     JSON.stringify(EXEC_ARGV[name] ?? []),
     String(START[name]),
-    DIVERT[name]?.().source ?? '',
+    divert?.source ?? '',
     readFileSync(join(root, 'scripts', 'lib', 'warm-code-cache.ts')),
     readFileSync(join(root, 'scripts', 'lib', 'sea.ts')),
   );
@@ -143,7 +144,7 @@ function sea(name: string, bundlePath: string, arch: 'x64' | 'arm64'): { path: s
     execArgv: EXEC_ARGV[name] ?? [],
     out,
     work: join(cache, `sea-${binName}`),
-    divert: DIVERT[name]?.(),
+    divert,
   });
   writeFileSync(stamp, key);
   return { path: out, built: true };
