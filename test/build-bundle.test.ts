@@ -1,6 +1,6 @@
 // How scripts/lib/bundle.ts and scripts/lib/warm-code-cache.ts make a program (issue 17): a
 // built-in that a program needs only later loads at its first use, node:assert only when an
-// assertion fails, and an executable that has lost the bundle and code cache appended to it says
+// assertion fails, fastify's router behaves as unbundled with its dependency edits, and an executable that has lost the bundle and code cache appended to it says
 // so instead of running something else.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
@@ -67,6 +67,55 @@ console.log(JSON.stringify({ before, after: loaded(), sameModule: named.strictEq
       expect(c.bundled, c.m).not.toBe('nothing');
       expect(c.bundled, c.m).toEqual(c.node);
     }
+  });
+});
+
+describe("fastify's router in a bundle", () => {
+  it('routes, reads params and answers 404s as unbundled fastify does (shared compiled matchers, 404 routes added at first use)', async () => {
+    const source = `import Fastify from '${join(ROOT, 'node_modules', 'fastify', 'fastify.js')}';
+void (async () => {
+  const app = Fastify();
+  app.get('/a/:x', async (req) => req.params);
+  app.get('/b/:y/:z', async (req) => req.params);
+  app.get('/c/:x/d/:w', async (req) => req.params);
+  app.get('/static/path', async () => ({ ok: 1 }));
+  app.get('/static/other', async () => ({ ok: 2 }));
+  app.post('/static/path', async () => ({ ok: 3 }));
+  await app.register(async (scoped) => {
+    scoped.setNotFoundHandler(async (req, reply) => reply.code(404).send({ scoped: req.method + ' ' + req.url }));
+    scoped.get('/x', async () => ({ inScope: true }));
+  }, { prefix: '/api' });
+  const r = async (method: string, url: string) => {
+    const res = await app.inject({ method: method as 'GET', url });
+    return [res.statusCode, res.json()];
+  };
+  console.log(JSON.stringify({
+    a: await r('GET', '/a/1'), b: await r('GET', '/b/2/3'), c: await r('GET', '/c/4/d/5'),
+    s1: await r('GET', '/static/path'), s2: await r('GET', '/static/other'), s3: await r('POST', '/static/path'),
+    notFound: await r('GET', '/nope'), otherMethod: await r('PROPFIND', '/a/1'), root: await r('DELETE', '/'),
+    scoped: await r('GET', '/api/x'), scopedNotFound: await r('PATCH', '/api/nope'), scopedRoot: await r('GET', '/api'),
+  }));
+})();
+`;
+    const bundled = await runBundled(source);
+    const entry = join(tempDir('starmap-bundle-'), 'entry.ts');
+    writeFileSync(entry, source);
+    expect(bundled).toEqual(JSON.parse(execFileSync(NODE, [entry], { encoding: 'utf8' })));
+    const notFound = (method: string, url: string) => [404, { message: `Route ${method}:${url} not found`, error: 'Not Found', statusCode: 404 }];
+    expect(bundled).toEqual({
+      a: [200, { x: '1' }],
+      b: [200, { y: '2', z: '3' }],
+      c: [200, { x: '4', w: '5' }],
+      s1: [200, { ok: 1 }],
+      s2: [200, { ok: 2 }],
+      s3: [200, { ok: 3 }],
+      notFound: notFound('GET', '/nope'),
+      otherMethod: notFound('PROPFIND', '/a/1'),
+      root: notFound('DELETE', '/'),
+      scoped: [200, { inScope: true }],
+      scopedNotFound: [404, { scoped: 'PATCH /api/nope' }],
+      scopedRoot: [404, { scoped: 'GET /api' }],
+    });
   });
 });
 

@@ -98,6 +98,57 @@ const DEPENDENCY_EDITS: { file: RegExp; edits: [string, string][] }[] = [
     ],
   },
   {
+    // find-my-way compiles small functions with new Function for each route and method it adds (one
+    // that builds the route's params object, one that matches its constraints) and for each static
+    // node (one that compares the node's prefix). The code cache cannot hold code made by new
+    // Function, so every start compiled them again: 445 in the orchestrator, of 39 distinct texts.
+    // Each depends on its text alone (the constraint matcher reads its storage through `this`), so
+    // one function per text serves every route.
+    file: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]handler-storage\.js$/,
+    edits: [
+      [
+        'class HandlerStorage {',
+        "const compiled = new Map()\nfunction compileOnce (params, body) {\n  const key = params + '\\0' + body\n  let fn = compiled.get(key)\n  if (fn === undefined) compiled.set(key, (fn = new Function(params, body))) // eslint-disable-line\n  return fn\n}\n\nclass HandlerStorage {",
+      ],
+      ["return new Function('NullObject', fnBody.join('\\n'))(NullObject)", "return compileOnce('NullObject', fnBody.join('\\n'))(NullObject)"],
+      ["this._getHandlerMatchingConstraints = new Function('derivedConstraints', lines.join('\\n'))", "this._getHandlerMatchingConstraints = compileOnce('derivedConstraints', lines.join('\\n'))"],
+    ],
+  },
+  {
+    file: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/,
+    edits: [
+      [
+        'function compilePrefixMatch (prefix) {',
+        'const prefixMatchers = new Map()\nfunction compilePrefixMatch (prefix) {\n  let fn = prefixMatchers.get(prefix)\n  if (fn === undefined) prefixMatchers.set(prefix, (fn = compilePrefixMatchOnce(prefix)))\n  return fn\n}\n\nfunction compilePrefixMatchOnce (prefix) {',
+      ],
+    ],
+  },
+  {
+    // Every fastify instance adds its default 404 handler to its 404 router for each of the 35
+    // methods Node knows, twice (`/` and `/*`): 70 routes, ~1 ms of every start, for a router that
+    // is read only when a request matches no route. They are added at its first read instead, in
+    // the order they were set. (A clash between two 404 handlers of one prefix in sibling plugins
+    // would then throw at that request instead of at ready: Starmap sets one, on the root.)
+    file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]four-oh-four\.js$/,
+    edits: [
+      [
+        '  return { router, setNotFoundHandler, setContext, arrange404 }',
+        '  const pendingRoutes = []\n  function addPendingRoutes () {\n    while (pendingRoutes.length > 0) pendingRoutes.shift()()\n  }\n\n  return { router, setNotFoundHandler, setContext, arrange404, addPendingRoutes }',
+      ],
+      [
+        "    router.all(prefix + (prefix.endsWith('/') ? '*' : '/*'), routeHandler, context)\n    router.all(prefix, routeHandler, context)",
+        "    pendingRoutes.push(() => {\n      router.all(prefix + (prefix.endsWith('/') ? '*' : '/*'), routeHandler, context)\n      router.all(prefix, routeHandler, context)\n    })",
+      ],
+    ],
+  },
+  {
+    file: /[\\/]node_modules[\\/]fastify[\\/]fastify\.js$/,
+    edits: [
+      ['    fourOhFour.router.lookup(req, res)', '    fourOhFour.addPendingRoutes()\n    fourOhFour.router.lookup(req, res)'],
+      ['      fourOhFour.router.compile()', '      fourOhFour.addPendingRoutes()\n      fourOhFour.router.compile()'],
+    ],
+  },
+  {
     file: /[\\/]node_modules[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/,
     edits: [["const connectH2 = require('./client-h2.js')", "const connectH2 = (...args) => require('./client-h2.js')(...args)"]],
   },
