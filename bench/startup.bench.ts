@@ -218,7 +218,7 @@ async function main(): Promise<void> {
   await stopAll();
 
   const md = [
-    `Each figure a median of ${REPEATS} starts, program and baseline alternated; the baseline is \`node -e "require('http').createServer(…).listen(…)"\` on the same Node (${process.version}). Start = spawn until the first complete answer (polling every 2 ms); CPU = the process' user + system time at that moment (10 ms ticks). Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
+    `Each figure a median of ${REPEATS} starts, program and baseline alternated; the baseline is \`node -e "require('http').createServer(…).listen(…)"\` on the same Node (${process.version}). Start = spawn until the first complete answer (polling every 2 ms); CPU = the CPU time of the process' threads at that moment (the scheduler's count, bench/lib/measure.ts). Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end (2 cores shared with other work).`,
     '',
     table(['start to first answer', 'wall', 'vs baseline', 'CPU until then', 'vs baseline'], startRows),
     '',
