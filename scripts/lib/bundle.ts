@@ -108,7 +108,7 @@ const DEPENDENCY_EDITS: { file: RegExp; edits: [string, string][] }[] = [
     edits: [
       [
         'class HandlerStorage {',
-        "const compiled = new Map()\nfunction compileOnce (params, body) {\n  const key = params + '\\0' + body\n  let fn = compiled.get(key)\n  if (fn === undefined) compiled.set(key, (fn = new Function(params, body))) // eslint-disable-line\n  return fn\n}\n\nclass HandlerStorage {",
+        "const compiled = new Map()\nfunction compileOnce (params, body) {\n  const key = params + '\\0' + body\n  let fn = compiled.get(key)\n  if (fn === undefined) compiled.set(key, (fn = new Function(params, body)))\n  return fn\n}\n\nclass HandlerStorage {",
       ],
       ["return new Function('NullObject', fnBody.join('\\n'))(NullObject)", "return compileOnce('NullObject', fnBody.join('\\n'))(NullObject)"],
       [
