@@ -23,9 +23,10 @@ const root = resolve(import.meta.dirname, '..', '..');
  * which none of Starmap's do, and prom-client's CPU metrics load @opentelemetry/api for exemplars,
  * which Starmap does not enable.
  *
- * Work done at load or per call: yargs' version guess, its terminal width and its signature checks
- * (each edit says why). If a dependency's text changes, the build fails here rather than silently
- * losing this.
+ * Work done at load, per call or per route: yargs' version guess, its terminal width and its
+ * signature checks, find-my-way's matchers compiled again for every route, and fastify's default
+ * 404 routes for every method (each edit says why). If a dependency's text changes, the build
+ * fails here rather than silently losing this.
  */
 const DEPENDENCY_EDITS: { file: RegExp; edits: [string, string][] }[] = [
   {
