@@ -72,7 +72,7 @@ console.log(JSON.stringify({ before, after: loaded(), sameModule: named.strictEq
 });
 
 describe("fastify's router in a bundle", () => {
-  it('routes, reads params and answers 404s as unbundled fastify does (shared compiled matchers, 404 routes added at first use)', async () => {
+  it('routes, reads params and answers 404s as unbundled fastify does (shared compiled matchers, prefixes by startsWith, 404 routes added at first use)', async () => {
     const source = `import Fastify from '${join(ROOT, 'node_modules', 'fastify', 'fastify.js')}';
 void (async () => {
   const app = Fastify();
@@ -82,6 +82,10 @@ void (async () => {
   app.get('/static/path', async () => ({ ok: 1 }));
   app.get('/static/other', async () => ({ ok: 2 }));
   app.post('/static/path', async () => ({ ok: 3 }));
+  app.get('/status', async () => ({ st: 1 }));
+  app.get('/statuses', async () => ({ st: 2 }));
+  app.get('/v2/apps/:id', async (req) => req.params);
+  app.get('/v2/artifacts', async () => ({ art: 1 }));
   await app.register(async (scoped) => {
     scoped.setNotFoundHandler(async (req, reply) => reply.code(404).send({ scoped: req.method + ' ' + req.url }));
     scoped.get('/x', async () => ({ inScope: true }));
@@ -94,6 +98,9 @@ void (async () => {
     a: await r('GET', '/a/1'), b: await r('GET', '/b/2/3'), c: await r('GET', '/c/4/d/5'),
     s1: await r('GET', '/static/path'), s2: await r('GET', '/static/other'), s3: await r('POST', '/static/path'),
     notFound: await r('GET', '/nope'), otherMethod: await r('PROPFIND', '/a/1'), root: await r('DELETE', '/'),
+    p1: await r('GET', '/status'), p2: await r('GET', '/statuses'), p3: await r('GET', '/statu'), p4: await r('GET', '/statuz'),
+    p5: await r('GET', '/statusez'), p6: await r('GET', '/v2/apps/q'), p7: await r('GET', '/v2/artifacts'),
+    p8: await r('GET', '/v2/artifactz'), p9: await r('GET', '/v2/ap'),
     scoped: await r('GET', '/api/x'), scopedNotFound: await r('PATCH', '/api/nope'), scopedRoot: await r('GET', '/api'),
   }));
 })();
@@ -113,6 +120,15 @@ void (async () => {
       notFound: notFound('GET', '/nope'),
       otherMethod: notFound('PROPFIND', '/a/1'),
       root: notFound('DELETE', '/'),
+      p1: [200, { st: 1 }],
+      p2: [200, { st: 2 }],
+      p3: notFound('GET', '/statu'),
+      p4: notFound('GET', '/statuz'),
+      p5: notFound('GET', '/statusez'),
+      p6: [200, { id: 'q' }],
+      p7: [200, { art: 1 }],
+      p8: notFound('GET', '/v2/artifactz'),
+      p9: notFound('GET', '/v2/ap'),
       scoped: [200, { inScope: true }],
       scopedNotFound: [404, { scoped: 'PATCH /api/nope' }],
       scopedRoot: [404, { scoped: 'GET /api' }],
