@@ -1,6 +1,6 @@
 // How scripts/lib/bundle.ts and scripts/lib/warm-code-cache.ts make a program (issue 17): a
-// built-in that a program needs only later loads at its first use, node:assert only when an
-// assertion fails, fastify's router answers as unbundled despite its dependency edits, and an
+// built-in that a program needs only later loads at its first use (node:v8 of prom-client's
+// heap-space gauges at the first scrape), node:assert only when an assertion fails, fastify's router answers as unbundled despite its dependency edits, and an
 // executable that has lost the bundle and code cache appended to it says so instead of running
 // something else.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -32,6 +32,26 @@ console.log(JSON.stringify({ before, after: loaded(), servers: resolver.getServe
 `,
     );
     expect(result).toEqual({ before: false, after: true, servers: ['127.0.0.1'], resolve4: 'function' });
+  });
+});
+
+describe("prom-client's default metrics in a bundle", () => {
+  it('load node:v8 at the first scrape, which reports every heap space', async () => {
+    const result = await runBundled(
+      `import { Registry, collectDefaultMetrics } from '${join(ROOT, 'shared', 'metrics-client.ts')}';
+const loaded = () => (process as unknown as { moduleLoadList: string[] }).moduleLoadList.includes('NativeModule v8');
+void (async () => {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'x_' });
+  const before = loaded();
+  const text = await registry.metrics();
+  const spaces = [...text.matchAll(/^x_nodejs_heap_space_size_used_bytes\\{space="(\\w+)"\\} (\\d+)/gm)].map((m) => [m[1], Number(m[2]) > 0]);
+  console.log(JSON.stringify({ before, after: loaded(), spaces: Object.fromEntries(spaces) }));
+  process.exit(0); // the default metrics keep timers
+})();
+`,
+    );
+    expect(result).toMatchObject({ before: false, after: true, spaces: { old: true, new: true, code: true } });
   });
 });
 

@@ -20,8 +20,8 @@ const root = resolve(import.meta.dirname, '..', '..');
  * check or fetch has run (OpenSSL's TLS state and the HTTP/2 binding; bench/startup.bench.ts).
  * The bundle loads each on its first call instead. Likewise fastify's plugin-utils.js loads semver
  * (~40 regular expressions made at load) for plugins that declare the fastify versions they need,
- * which none of Starmap's do, and prom-client's CPU metrics load @opentelemetry/api for exemplars,
- * which Starmap does not enable.
+ * which none of Starmap's do, prom-client's CPU metrics load @opentelemetry/api for exemplars,
+ * which Starmap does not enable, and its heap-space gauges load node:v8 to try it at registration.
  *
  * Work done at load, per call or per route: yargs' version guess, its terminal width and its
  * signature checks, find-my-way's matchers compiled with new Function for every route and prefix,
@@ -66,6 +66,18 @@ const DEPENDENCY_EDITS: { file: RegExp; edits: [string, string][] }[] = [
       [
         "const OtelApi = require('@opentelemetry/api');",
         "const OtelApi = { get trace() { return require('@opentelemetry/api').trace; }, get context() { return require('@opentelemetry/api').context; } };",
+      ],
+    ],
+  },
+  {
+    // The heap-space gauges load node:v8 (~0.5 ms) at registration, to try it once (for Bun,
+    // which lacks it); Starmap runs on Node, so node:v8 loads at the first scrape instead.
+    file: /[\\/]node_modules[\\/]prom-client[\\/]lib[\\/]metrics[\\/]heapSpacesSizeAndUsed\.js$/,
+    edits: [
+      ["const v8 = require('v8');", "const v8 = { getHeapSpaceStatistics: () => require('v8').getHeapSpaceStatistics() };"],
+      [
+        "\ttry {\n\t\tv8.getHeapSpaceStatistics();\n\t} catch (e) {\n\t\tif (e.code === 'ERR_NOT_IMPLEMENTED') {\n\t\t\treturn; // Bun\n\t\t}\n\t\tthrow e;\n\t}\n",
+        '',
       ],
     ],
   },
