@@ -1,8 +1,8 @@
 // How scripts/lib/bundle.ts and scripts/lib/warm-code-cache.ts make a program (issue 17): a
 // built-in that a program needs only later loads at its first use (node:v8 of prom-client's
-// heap-space gauges at the first scrape), node:assert only when an assertion fails, fastify's router answers as unbundled despite its dependency edits, and an
-// executable that has lost the bundle and code cache appended to it says so instead of running
-// something else.
+// heap-space gauges at the first scrape), node:assert only when an assertion fails, fastify's
+// router answers as unbundled despite its dependency edits, and an executable that has lost the
+// bundle and code cache appended to it says so instead of running something else.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
