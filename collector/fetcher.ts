@@ -3,7 +3,8 @@
 // headers and the whole body, with a cap on the body size. Whatever the server sends (garbage,
 // invalid UTF-8, an endless or enormous body, nothing at all) ends as a FetchResult, never a throw.
 // A JSON body is kept as compact text within bounds of depth, values and bytes (body.ts).
-import { DeadlineExceeded, classifyError, elapsedMs, getOnce, loadUndici, trackLookup } from '../shared/checks.ts';
+import { DeadlineExceeded, classifyError, elapsedMs, trackLookup } from '../shared/checks.ts';
+import { getOnce, loadUndici } from '../shared/get-once.ts';
 import type { NameResolver } from '../shared/resolver.ts';
 import { jsonText, limitsFor } from './body.ts';
 

@@ -4,9 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import dgram from 'node:dgram';
 import { lookup as systemLookup } from 'node:dns/promises';
+import http from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import net from 'node:net';
-import type * as Undici from 'undici';
-import type { Client, Dispatcher } from 'undici';
 import type { NameResolver } from './resolver.ts';
 import type { Target } from './targets.ts';
 
@@ -214,103 +214,58 @@ async function addressOf(host: string, resolver: NameResolver | undefined): Prom
   return systemLookup(host);
 }
 
-/** undici's Client and its request method (what undici's index puts on Dispatcher.prototype). */
-interface HttpClient {
-  Client: typeof Undici.Client;
-  request: (client: Undici.Client, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
-}
-
-let undici: Promise<HttpClient> | undefined;
-
-/**
- * undici's Client is loaded when the first HTTP exchange starts, not at start-up: a probe with only
- * TCP and UDP targets never loads it, and the others answer their first request before paying for
- * it. Only the files of the Client and of its request method are loaded: undici's index also loads
- * fetch, WebSocket, the cache and proxies, and touches the global Headers, which makes Node load
- * its own copy of undici with TLS and HTTP/2: ~65 ms of CPU and ~15 MiB of RSS more
- * (bench/startup.bench.ts).
- */
-export function loadUndici(): Promise<HttpClient> {
-  undici ??= Promise.all([import('undici/lib/dispatcher/client.js'), import('undici/lib/api/api-request.js')]).then(([client, api]) => ({
-    Client: client.default,
-    request: (c, options) => api.default.call(c, options),
-  }));
-  return undici;
-}
-
-/**
- * An HTTP client for exactly one request on a brand-new connection (destroy it afterwards), with
- * the deadline applied to connect, headers and body.
- */
-function freshClient(Client: typeof Undici.Client, origin: string, timeoutMs: number, verifyTls: boolean, lookup: TrackedLookup['lookup']): Client {
-  return new Client(origin, {
-    connect: { timeout: timeoutMs, rejectUnauthorized: verifyTls, ...(lookup ? { lookup: lookup as net.LookupFunction } : {}) },
-    pipelining: 0,
-    keepAliveTimeout: 1,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
-}
-
-/** Thrown by getOnce when the whole exchange did not finish within its deadline. */
+/** Thrown by statusOnce and getOnce (get-once.ts) when the exchange did not finish within its deadline. */
 export class DeadlineExceeded extends Error {}
 
+// Shared, without keep-alive and without TLS sessions kept: a new Agent for each check (agent:
+// false) cost a 1,000-target cycle ~10 % (bench/checks.bench.ts).
+const httpAgent = new http.Agent({ keepAlive: false });
+let httpsAgent: HttpsAgent | undefined;
+
 /**
- * One GET of `url` on a brand-new connection, with one deadline over connecting (and the name's
- * lookup), TLS, the answer and whatever `read` does with it (the body, usually); the connection is
- * closed right after this returns (in the next turn of the event loop). Shared by the probe's checks, the collector's fetches and the
- * orchestrator's readiness checks.
- *
- * The deadline is our own timer, raced against the exchange: it ends the call when it fires, not
- * when undici gets round to it. undici keeps an abort that arrives before the socket has connected
- * and reports it only when the connect ends, and its connect timeout runs on a coarse timer that
- * fires up to ~500 ms late, so relying on either made a never-answering target look ~520 ms slower
- * than its timeout (bench/checks.bench.ts).
+ * One GET of `url` on a brand-new connection with Node's own HTTP client, for its status code only
+ * (the answer's body is never read); the deadline covers the name's lookup, connecting, TLS and the
+ * answer's headers. An HTTP check needs nothing more, and Node's client parses with the llhttp
+ * built into Node, where undici runs llhttp as WebAssembly: once V8 had optimised that module, a
+ * probe with one HTTP target held 74.6 MiB after 40 checks instead of 57.3 MiB
+ * (bench/startup.bench.ts). getOnce (undici) serves whoever reads the body.
  */
-export async function getOnce<T>(
+export function statusOnce(
   url: URL,
-  opts: {
-    timeoutMs: number;
-    verifyTls: boolean;
-    headers?: Record<string, string>;
-    lookup?: TrackedLookup['lookup'];
-    /** When the deadline's clock started (process.hrtime.bigint()), if before this call: the caller's latency clock. */
-    startedAt?: bigint;
-  },
-  read: (res: Dispatcher.ResponseData) => Promise<T>,
-): Promise<T> {
-  // Loaded before the clock starts (callers load it first too): loading is this process' one-time cost, not the target's.
-  const { Client, request } = await loadUndici();
-  // Counted from the caller's start: when a thousand checks start at once, setting them all up
-  // takes a while, and a deadline counted from each one's own set-up would end late.
-  const remainingMs = opts.startedAt === undefined ? opts.timeoutMs : Math.max(0, Math.ceil(opts.timeoutMs - elapsedMs(opts.startedAt)));
-  const client = freshClient(Client, url.origin, opts.timeoutMs, opts.verifyTls, opts.lookup);
-  const abort = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceeded(`no complete answer within ${opts.timeoutMs} ms`)), remainingMs);
-  });
-  const exchange = request(client, {
-    method: 'GET',
-    path: `${url.pathname}${url.search}`,
-    ...(opts.headers ? { headers: opts.headers } : {}),
-    reset: true,
-    signal: abort.signal,
-  }).then(read);
-  try {
-    return await Promise.race([exchange, deadline]);
-  } finally {
-    clearTimeout(timer);
-    // After the deadline the exchange still ends (in an abort error, once the client is destroyed).
-    exchange.catch(() => {});
-    // Aborting and destroying cost more than the rest of a check, and when hundreds of targets time
-    // out together their deadlines fire in one tick: clean up after every caller has heard of its
-    // deadline, so that none is reported later for the clean-up of the others.
-    setImmediate(() => {
-      abort.abort();
-      client.destroy().catch(() => {});
+  opts: { timeoutMs: number; verifyTls: boolean; headers: Record<string, string>; lookup?: TrackedLookup['lookup']; startedAt: bigint },
+): Promise<number> {
+  const secure = url.protocol === 'https:';
+  const client = secure ? process.getBuiltinModule('node:https') : http;
+  const agent = secure ? (httpsAgent ??= new (process.getBuiltinModule('node:https').Agent)({ keepAlive: false, maxCachedSessions: 0 })) : httpAgent;
+  const remainingMs = Math.max(0, Math.ceil(opts.timeoutMs - elapsedMs(opts.startedAt)));
+  return new Promise<number>((resolve, reject) => {
+    const req = client.request({
+      hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: url.port || (secure ? 443 : 80),
+      path: `${url.pathname}${url.search}`,
+      method: 'GET',
+      headers: opts.headers,
+      agent, // without keep-alive: a connection of its own, closed after the answer (Connection: close)
+      ...(opts.lookup ? { lookup: opts.lookup as net.LookupFunction } : {}),
+      ...(secure ? { rejectUnauthorized: opts.verifyTls } : {}),
     });
-  }
+    let settled = false;
+    const end = (settle: () => void) => {
+      if (settled) return; // errors after the answer or the deadline (the destroy below) are nobody's concern
+      settled = true;
+      clearTimeout(timer);
+      settle();
+      // As getOnce: the clean-up after every check whose deadline fired in this tick has heard of it.
+      setImmediate(() => req.destroy());
+    };
+    const timer = setTimeout(() => end(() => reject(new DeadlineExceeded(`no complete answer within ${opts.timeoutMs} ms`))), remainingMs);
+    req.on('response', (res) => {
+      res.on('error', () => {});
+      end(() => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', (err) => end(() => reject(err)));
+    req.end();
+  });
 }
 
 /**
@@ -318,25 +273,20 @@ export async function getOnce<T>(
  * narrows it, in which case other codes are `http-status`. The body is not read.
  */
 export async function checkHttp(target: Target, opts: CheckOptions): Promise<CheckResult> {
-  await loadUndici(); // before the clock starts (the first check would count the loading)
+  // node:https (with TLS) loads before the clock starts: the first check would count the loading.
+  if (target.tls) process.getBuiltinModule('node:https');
   const checkedAt = new Date().toISOString();
   const start = process.hrtime.bigint();
   const tracked = trackLookup(opts.resolver, target.host);
   try {
-    const get = {
+    const statusCode = await statusOnce(new URL(target.href ?? target.url), {
       timeoutMs: opts.timeoutMs,
       verifyTls: opts.verifyTls ?? true,
       headers: { 'user-agent': 'starmap-probe', accept: '*/*' },
       lookup: tracked.lookup,
       startedAt: start,
-    };
-    const res = await getOnce(new URL(target.href ?? target.url), get, async (r) => {
-      r.body.on('error', () => {});
-      r.body.destroy();
-      return r;
     });
     const latencyMs = elapsedMs(start);
-    const statusCode = res.statusCode;
     const accepted = opts.acceptStatus ? opts.acceptStatus(statusCode) : true;
     return accepted
       ? { reachable: true, reason: 'ok', statusCode, latencyMs, checkedAt }

@@ -3,7 +3,7 @@
 // counts as ready and checking stops. Deployments count a new task only when it is healthy AND
 // ready. Every result is kept (with the last response when preserveLastResponse) for
 // /v2/deployments' currentActions and the app's readiness embed.
-import { getOnce } from '../../shared/checks.ts';
+import { getOnce } from '../../shared/get-once.ts';
 import { taskUrl } from './checks.ts';
 import type { ReadinessCheck } from '../state/app-definition.ts';
 
