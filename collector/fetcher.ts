@@ -3,8 +3,8 @@
 // headers and the whole body, with a cap on the body size. Whatever the server sends (garbage,
 // invalid UTF-8, an endless or enormous body, nothing at all) ends as a FetchResult, never a throw.
 // A JSON body is kept as compact text within bounds of depth, values and bytes (body.ts).
-import { DeadlineExceeded, classifyError, elapsedMs, trackLookup } from '../shared/checks.ts';
-import { getOnce, loadUndici } from '../shared/get-once.ts';
+import { classifyError, trackLookup } from '../shared/checks.ts';
+import { DeadlineExceeded, elapsedMs, getOnce, loadHttps } from '../shared/get-once.ts';
 import type { NameResolver } from '../shared/resolver.ts';
 import { jsonText, limitsFor } from './body.ts';
 
@@ -37,7 +37,8 @@ export interface FetchOptions {
 class TooLarge extends Error {}
 
 export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise<FetchResult> {
-  await loadUndici(); // before the clock starts (the first fetch would count the loading)
+  // node:https (with TLS) loads before the clock starts: the first fetch would count the loading.
+  if (rawUrl.startsWith('https:')) loadHttps();
   const fetchedAt = new Date().toISOString();
   const start = process.hrtime.bigint();
   let url: URL;

@@ -87,10 +87,11 @@ export async function startBundled(
     try {
       // Each attempt has its own deadline: a port that accepts but never answers must not hold
       // the wait past its end (the HTTP client alone would wait minutes for the headers).
-      const ok = await getOnce(new URL(`${url}/ping`), { timeoutMs: PING_TIMEOUT_MS, verifyTls: true }, async (res) => {
-        await res.body.dump();
-        return res.statusCode >= 200 && res.statusCode < 300;
-      });
+      const ok = await getOnce(
+        new URL(`${url}/ping`),
+        { timeoutMs: PING_TIMEOUT_MS, verifyTls: true },
+        async (res) => res.statusCode >= 200 && res.statusCode < 300,
+      );
       if (ok) break;
     } catch {
       /* not up yet */

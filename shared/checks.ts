@@ -4,9 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import dgram from 'node:dgram';
 import { lookup as systemLookup } from 'node:dns/promises';
-import http from 'node:http';
-import type { Agent as HttpsAgent } from 'node:https';
 import net from 'node:net';
+import { DeadlineExceeded, elapsedMs, getOnce, loadHttps } from './get-once.ts';
 import type { NameResolver } from './resolver.ts';
 import type { Target } from './targets.ts';
 
@@ -110,11 +109,6 @@ export function classifyError(err: unknown): { reason: Reason; message: string }
   }
 }
 
-/** Milliseconds since `start` (a process.hrtime.bigint()), rounded to 0.01 ms. */
-export function elapsedMs(start: bigint): number {
-  return Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100;
-}
-
 /** TCP connect check: reachable when the three-way handshake completes. */
 export function checkTcp(target: Pick<Target, 'host' | 'port'>, opts: CheckOptions): Promise<CheckResult> {
   const checkedAt = new Date().toISOString();
@@ -214,78 +208,26 @@ async function addressOf(host: string, resolver: NameResolver | undefined): Prom
   return systemLookup(host);
 }
 
-/** Thrown by statusOnce and getOnce (get-once.ts) when the exchange did not finish within its deadline. */
-export class DeadlineExceeded extends Error {}
-
-// Shared, without keep-alive and without TLS sessions kept: a new Agent for each check (agent:
-// false) cost a 1,000-target cycle ~10 % (bench/checks.bench.ts).
-const httpAgent = new http.Agent({ keepAlive: false });
-let httpsAgent: HttpsAgent | undefined;
-
-/**
- * One GET of `url` on a brand-new connection with Node's own HTTP client, for its status code only
- * (the answer's body is never read); the deadline covers the name's lookup, connecting, TLS and the
- * answer's headers. An HTTP check needs nothing more, and Node's client parses with the llhttp
- * built into Node, where undici runs llhttp as WebAssembly: once V8 had optimised that module, a
- * probe with one HTTP target held 74.6 MiB after 40 checks instead of 57.3 MiB
- * (bench/startup.bench.ts). getOnce (undici) serves whoever reads the body.
- */
-export function statusOnce(
-  url: URL,
-  opts: { timeoutMs: number; verifyTls: boolean; headers: Record<string, string>; lookup?: TrackedLookup['lookup']; startedAt: bigint },
-): Promise<number> {
-  const secure = url.protocol === 'https:';
-  const client = secure ? process.getBuiltinModule('node:https') : http;
-  const agent = secure ? (httpsAgent ??= new (process.getBuiltinModule('node:https').Agent)({ keepAlive: false, maxCachedSessions: 0 })) : httpAgent;
-  const remainingMs = Math.max(0, Math.ceil(opts.timeoutMs - elapsedMs(opts.startedAt)));
-  return new Promise<number>((resolve, reject) => {
-    const req = client.request({
-      hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-      port: url.port || (secure ? 443 : 80),
-      path: `${url.pathname}${url.search}`,
-      method: 'GET',
-      headers: opts.headers,
-      agent, // without keep-alive: a connection of its own, closed after the answer (Connection: close)
-      ...(opts.lookup ? { lookup: opts.lookup as net.LookupFunction } : {}),
-      ...(secure ? { rejectUnauthorized: opts.verifyTls } : {}),
-    });
-    let settled = false;
-    const end = (settle: () => void) => {
-      if (settled) return; // errors after the answer or the deadline (the destroy below) are nobody's concern
-      settled = true;
-      clearTimeout(timer);
-      settle();
-      // As getOnce: the clean-up after every check whose deadline fired in this tick has heard of it.
-      setImmediate(() => req.destroy());
-    };
-    const timer = setTimeout(() => end(() => reject(new DeadlineExceeded(`no complete answer within ${opts.timeoutMs} ms`))), remainingMs);
-    req.on('response', (res) => {
-      res.on('error', () => {});
-      end(() => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', (err) => end(() => reject(err)));
-    req.end();
-  });
-}
-
 /**
  * HTTP(S) GET check: reachable when any HTTP response arrives (as star), unless `acceptStatus`
  * narrows it, in which case other codes are `http-status`. The body is not read.
  */
 export async function checkHttp(target: Target, opts: CheckOptions): Promise<CheckResult> {
   // node:https (with TLS) loads before the clock starts: the first check would count the loading.
-  if (target.tls) process.getBuiltinModule('node:https');
+  if (target.tls) loadHttps();
   const checkedAt = new Date().toISOString();
   const start = process.hrtime.bigint();
   const tracked = trackLookup(opts.resolver, target.host);
   try {
-    const statusCode = await statusOnce(new URL(target.href ?? target.url), {
+    const get = {
       timeoutMs: opts.timeoutMs,
       verifyTls: opts.verifyTls ?? true,
       headers: { 'user-agent': 'starmap-probe', accept: '*/*' },
       lookup: tracked.lookup,
       startedAt: start,
-    });
+    };
+    // The status code is all a check needs: the body is never read.
+    const statusCode = await getOnce(new URL(target.href ?? target.url), get, async (res) => res.statusCode);
     const latencyMs = elapsedMs(start);
     const accepted = opts.acceptStatus ? opts.acceptStatus(statusCode) : true;
     return accepted

@@ -1,102 +1,102 @@
-// One GET with undici whose answer is read (the body too), on a connection of its own and within
-// one deadline: the collector's fetches, the orchestrator's readiness checks and the scenarios'
-// reads. The probe's HTTP checks read only a status code and use Node's own client (checks.ts
-// statusOnce).
+// One GET on a connection of its own, within one deadline over the name's lookup, connecting, TLS,
+// the answer and whatever the caller reads of it: the probe's HTTP checks (the status code only),
+// the collector's fetches and the orchestrator's readiness checks (the body too) and the
+// scenarios' pings.
+//
+// Node's own HTTP client, whose llhttp is built into Node. undici's runs as WebAssembly, and once
+// V8 had optimised that module a process held ~17 MiB more: a probe checking one HTTP target
+// 74.6 MiB instead of 57.3 MiB after 40 checks (bench/startup.bench.ts).
+import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import type https from 'node:https';
+import type { Agent as HttpsAgent } from 'node:https';
 import type net from 'node:net';
-import type * as Undici from 'undici';
-import type { Client, Dispatcher } from 'undici';
-import { DeadlineExceeded, elapsedMs, type TrackedLookup } from './checks.ts';
+import type { TrackedLookup } from './checks.ts';
 
-/** undici's Client and its request method (what undici's index puts on Dispatcher.prototype). */
-interface HttpClient {
-  Client: typeof Undici.Client;
-  request: (client: Undici.Client, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+/** Thrown by getOnce when the exchange did not finish within its deadline. */
+export class DeadlineExceeded extends Error {}
+
+/** Milliseconds since `start` (a process.hrtime.bigint()), rounded to 0.01 ms. */
+export function elapsedMs(start: bigint): number {
+  return Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100;
 }
 
-let undici: Promise<HttpClient> | undefined;
-
-/**
- * undici's Client is loaded when the first exchange starts, not at start-up: the collector and the
- * orchestrator answer their first request before paying for it, and the probe never loads it. Only the files of the Client and of its request method are loaded: undici's index also loads
- * fetch, WebSocket, the cache and proxies, and touches the global Headers, which makes Node load
- * its own copy of undici with TLS and HTTP/2: ~65 ms of CPU and ~15 MiB of RSS more
- * (bench/startup.bench.ts).
- */
-export function loadUndici(): Promise<HttpClient> {
-  undici ??= Promise.all([import('undici/lib/dispatcher/client.js'), import('undici/lib/api/api-request.js')]).then(([client, api]) => ({
-    Client: client.default,
-    request: (c, options) => api.default.call(c, options),
-  }));
-  return undici;
+/** The answer as `read` gets it: its body is Node's IncomingMessage (an async iterable of Buffers). */
+export interface Answer {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: IncomingMessage;
 }
 
-/**
- * An HTTP client for exactly one request on a brand-new connection (destroy it afterwards), with
- * the deadline applied to connect, headers and body.
- */
-function freshClient(Client: typeof Undici.Client, origin: string, timeoutMs: number, verifyTls: boolean, lookup: TrackedLookup['lookup']): Client {
-  return new Client(origin, {
-    connect: { timeout: timeoutMs, rejectUnauthorized: verifyTls, ...(lookup ? { lookup: lookup as net.LookupFunction } : {}) },
-    pipelining: 0,
-    keepAliveTimeout: 1,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
+// Shared, without keep-alive and without TLS sessions kept, so that each exchange has a connection
+// of its own (Connection: close): a new Agent for each (agent: false) cost a 1,000-target cycle
+// ~10 % (bench/checks.bench.ts). node:https (with TLS) loads at the first https URL.
+const httpAgent = new http.Agent({ keepAlive: false });
+let httpsAgent: HttpsAgent | undefined;
+
+/** node:https and its Agent, loaded now: callers load it before their clock starts. */
+export function loadHttps(): { https: typeof https; agent: HttpsAgent } {
+  const module = process.getBuiltinModule('node:https');
+  httpsAgent ??= new module.Agent({ keepAlive: false, maxCachedSessions: 0 });
+  return { https: module, agent: httpsAgent };
 }
 
 /**
  * One GET of `url` on a brand-new connection, with one deadline over connecting (and the name's
- * lookup), TLS, the answer and whatever `read` does with it (the body, usually); the connection is
- * closed right after this returns (in the next turn of the event loop).
+ * lookup), TLS, the answer and whatever `read` does with it (the body, usually). The connection is
+ * destroyed right after (in the next turn of the event loop), whether `read` consumed the body or
+ * not.
  *
- * The deadline is our own timer, raced against the exchange: it ends the call when it fires, not
- * when undici gets round to it. undici keeps an abort that arrives before the socket has connected
- * and reports it only when the connect ends, and its connect timeout runs on a coarse timer that
- * fires up to ~500 ms late, so relying on either made a never-answering target look ~520 ms slower
- * than its timeout (bench/checks.bench.ts).
+ * The deadline is our own timer, raced against the exchange: it ends the call when it fires. It
+ * is counted from `startedAt` when given (the caller's latency clock): when a thousand checks start
+ * at once, setting them all up takes a while, and a deadline counted from each one's own set-up
+ * would end late.
  */
-export async function getOnce<T>(
+export function getOnce<T>(
   url: URL,
   opts: {
     timeoutMs: number;
     verifyTls: boolean;
     headers?: Record<string, string>;
     lookup?: TrackedLookup['lookup'];
-    /** When the deadline's clock started (process.hrtime.bigint()), if before this call: the caller's latency clock. */
+    /** When the deadline's clock started (process.hrtime.bigint()), if before this call. */
     startedAt?: bigint;
   },
-  read: (res: Dispatcher.ResponseData) => Promise<T>,
+  read: (res: Answer) => Promise<T>,
 ): Promise<T> {
-  // Loaded before the clock starts (callers load it first too): loading is this process' one-time cost, not the target's.
-  const { Client, request } = await loadUndici();
-  // Counted from the caller's start: when a thousand checks start at once, setting them all up
-  // takes a while, and a deadline counted from each one's own set-up would end late.
+  const secure = url.protocol === 'https:';
+  const { request, agent } = secure ? ((h) => ({ request: h.https.request, agent: h.agent }))(loadHttps()) : { request: http.request, agent: httpAgent };
   const remainingMs = opts.startedAt === undefined ? opts.timeoutMs : Math.max(0, Math.ceil(opts.timeoutMs - elapsedMs(opts.startedAt)));
-  const client = freshClient(Client, url.origin, opts.timeoutMs, opts.verifyTls, opts.lookup);
-  const abort = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceeded(`no complete answer within ${opts.timeoutMs} ms`)), remainingMs);
-  });
-  const exchange = request(client, {
-    method: 'GET',
-    path: `${url.pathname}${url.search}`,
-    ...(opts.headers ? { headers: opts.headers } : {}),
-    reset: true,
-    signal: abort.signal,
-  }).then(read);
-  try {
-    return await Promise.race([exchange, deadline]);
-  } finally {
-    clearTimeout(timer);
-    // After the deadline the exchange still ends (in an abort error, once the client is destroyed).
-    exchange.catch(() => {});
-    // Aborting and destroying cost more than the rest of a check, and when hundreds of targets time
-    // out together their deadlines fire in one tick: clean up after every caller has heard of its
-    // deadline, so that none is reported later for the clean-up of the others.
-    setImmediate(() => {
-      abort.abort();
-      client.destroy().catch(() => {});
+  return new Promise<T>((resolve, reject) => {
+    const req = request({
+      hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: url.port || (secure ? 443 : 80),
+      path: `${url.pathname}${url.search}`,
+      method: 'GET',
+      ...(opts.headers ? { headers: opts.headers } : {}),
+      agent,
+      ...(opts.lookup ? { lookup: opts.lookup as net.LookupFunction } : {}),
+      ...(secure ? { rejectUnauthorized: opts.verifyTls } : {}),
     });
-  }
+    let settled = false;
+    const end = (settle: () => void) => {
+      if (settled) return; // what fails after the answer or the deadline (the destroy below) is nobody's concern
+      settled = true;
+      clearTimeout(timer);
+      settle();
+      // When hundreds of targets time out together their deadlines fire in one tick: the clean-up
+      // comes after every caller has heard of its deadline, so that none is reported later for the
+      // clean-up of the others.
+      setImmediate(() => req.destroy());
+    };
+    const timer = setTimeout(() => end(() => reject(new DeadlineExceeded(`no complete answer within ${opts.timeoutMs} ms`))), remainingMs);
+    req.on('response', (res) => {
+      res.on('error', () => {}); // a body cut short rejects `read` if it reads; otherwise it is dropped
+      read({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res }).then(
+        (value) => end(() => resolve(value)),
+        (err: unknown) => end(() => reject(err)),
+      );
+    });
+    req.on('error', (err) => end(() => reject(err)));
+    req.end();
+  });
 }
