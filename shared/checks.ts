@@ -56,7 +56,7 @@ export function trackLookup(resolver: NameResolver | undefined, host: string): T
         outcome = err ?? 'ok';
         callback(err, address, family);
       }),
-    // Whichever of the deadlines (the lookup's, the check's, undici's connect timer) fired first,
+    // Whichever of the deadlines (the lookup's or the check's) fired first,
     // a check whose name never resolved failed because of DNS.
     dnsFailure: (timeoutMs) =>
       outcome === 'pending' ? dnsTimeout(host, timeoutMs) : outcome === 'ok' ? undefined : { reachable: false, ...classifyError(outcome) },
