@@ -33,11 +33,17 @@ export interface Answer {
 const httpAgent = new http.Agent({ keepAlive: false });
 let httpsAgent: HttpsAgent | undefined;
 
+/** How a request starts: node:http's or node:https' request, with the Agent it goes through. */
+interface Client {
+  request: (options: https.RequestOptions) => http.ClientRequest;
+  agent: http.Agent;
+}
+
 /** node:https and its Agent, loaded now: callers load it before their clock starts. */
-export function loadHttps(): { https: typeof https; agent: HttpsAgent } {
+export function loadHttps(): Client {
   const module = process.getBuiltinModule('node:https');
   httpsAgent ??= new module.Agent({ keepAlive: false, maxCachedSessions: 0 });
-  return { https: module, agent: httpsAgent };
+  return { request: module.request, agent: httpsAgent };
 }
 
 /**
@@ -64,7 +70,7 @@ export function getOnce<T>(
   read: (res: Answer) => Promise<T>,
 ): Promise<T> {
   const secure = url.protocol === 'https:';
-  const { request, agent } = secure ? ((h) => ({ request: h.https.request, agent: h.agent }))(loadHttps()) : { request: http.request, agent: httpAgent };
+  const { request, agent }: Client = secure ? loadHttps() : { request: http.request, agent: httpAgent };
   const remainingMs = opts.startedAt === undefined ? opts.timeoutMs : Math.max(0, Math.ceil(opts.timeoutMs - elapsedMs(opts.startedAt)));
   return new Promise<T>((resolve, reject) => {
     const req = request({
