@@ -8,7 +8,6 @@
 // 74.6 MiB instead of 57.3 MiB after 40 checks (bench/startup.bench.ts).
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type https from 'node:https';
-import type { Agent as HttpsAgent } from 'node:https';
 import type net from 'node:net';
 import type { TrackedLookup } from './checks.ts';
 
@@ -31,7 +30,7 @@ export interface Answer {
 // of its own (Connection: close): a new Agent for each (agent: false) cost a 1,000-target cycle
 // ~10 % (bench/checks.bench.ts). node:https (with TLS) loads at the first https URL.
 const httpAgent = new http.Agent({ keepAlive: false });
-let httpsAgent: HttpsAgent | undefined;
+let httpsAgent: https.Agent | undefined;
 
 /** How a request starts: node:http's or node:https' request, with the Agent it goes through. */
 interface Client {
