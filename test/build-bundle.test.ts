@@ -1,8 +1,9 @@
 // How scripts/lib/bundle.ts and scripts/lib/warm-code-cache.ts make a program (issue 17): a
 // built-in that a program needs only later loads at its first use (node:v8 of prom-client's
 // heap-space gauges at the first scrape), node:assert only when an assertion fails, fastify's
-// router answers as unbundled despite its dependency edits, and an executable that has lost the
-// bundle and code cache appended to it says so instead of running something else.
+// router answers as unbundled despite its dependency edits, the names a program shows are kept, and
+// an executable that has lost the bundle and code cache appended to it says so instead of running
+// something else.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -152,6 +153,42 @@ void (async () => {
       scoped: [200, { inScope: true }],
       scopedNotFound: [404, { scoped: 'PATCH /api/nope' }],
       scopedRoot: [404, { scoped: 'GET /api' }],
+    });
+  });
+});
+
+describe('names in a bundle', () => {
+  it("keep Starmap's own and the dependencies' error classes' names, as unbundled, and a logged error's type", async () => {
+    const nm = (path: string) => join(ROOT, 'node_modules', path);
+    const source = `import { errors as undiciErrors } from '${nm('undici/index.js')}';
+import { errors as joseErrors } from '${nm('jose/dist/webapi/index.js')}';
+import createError from '${nm('@fastify/error/index.js')}';
+import { TypeBoxError } from '${nm('@sinclair/typebox/build/esm/index.mjs')}';
+import { DeadlineExceeded } from '${join(ROOT, 'shared', 'get-once.ts')}';
+import { NotFound } from '${join(ROOT, 'orchestrator', 'errors.ts')}';
+import { createLogger } from '${join(ROOT, 'shared', 'logger.ts')}';
+class LocalFailure extends Error {}
+function localHelper() { return 1; }
+const arrow = () => 2;
+const lines: string[] = [];
+const log = createLogger({ name: 'names', destination: { write: (line: string) => void lines.push(line) } });
+const Fst = createError('FST_X', 'x %s');
+const thrown = [new undiciErrors.SocketError('s'), new undiciErrors.ConnectTimeoutError(), new joseErrors.JWTExpired('e', {}),
+  new Fst('y'), new TypeBoxError('t'), new DeadlineExceeded('d'), new NotFound('n'), new LocalFailure('l')];
+for (const err of thrown) log.warn({ err }, 'failed');
+console.log(JSON.stringify({
+  classes: thrown.map((e) => [e.constructor.name, e.name, String(e).split(':')[0]]),
+  logged: lines.map((l) => JSON.parse(l).err.type),
+  functions: [localHelper.name, arrow.name],
+}));
+`;
+    const bundled = await runBundled(source);
+    const entry = join(tempDir('starmap-bundle-'), 'entry.ts');
+    writeFileSync(entry, source);
+    expect(bundled).toEqual(JSON.parse(execFileSync(NODE, [entry], { encoding: 'utf8' })));
+    expect(bundled).toMatchObject({
+      logged: ['SocketError', 'ConnectTimeoutError', 'JWTExpired', 'FastifyError', 'TypeBoxError', 'DeadlineExceeded', 'NotFound', 'LocalFailure'],
+      functions: ['localHelper', 'arrow'],
     });
   });
 });

@@ -3,7 +3,7 @@
 // is compared with, so it must be bundled the same way).
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { build, transform, type Plugin } from 'esbuild';
 
 const root = resolve(import.meta.dirname, '..', '..');
 
@@ -173,19 +173,50 @@ const DEPENDENCY_EDITS: { file: RegExp; edits: [string, string][] }[] = [
   },
 ];
 
+/**
+ * Function and class names are kept only where a program shows them. esbuild's `keepNames` wraps
+ * every function of a bundle, each time one is made, in a call that redefines its `name`: ~5 ms of
+ * the orchestrator's start and ~1 ms of the probe's (bench/RESULTS.md), for names that minifying
+ * would otherwise change. A program shows them in its own code (a logged error's `type` is its
+ * class' name, fastify names plugins after their functions) and in the dependencies' error classes
+ * (undici, jose, yargs, TypeBox and fastify's errors are logged or named after their classes), so
+ * names are kept in Starmap's own modules and in every dependency module that defines an error
+ * class or captures a stack; everywhere else they are minified.
+ */
+const SHOWS_NAMES = /\bclass\s+[\w$]+\s+extends\s+[\w.$]*(?:Error|Exception)\b|\bError\.captureStackTrace\b/;
+const tsconfigRaw = readFileSync(join(root, 'tsconfig.json'), 'utf8');
+
+async function keepNamesWhereShown(path: string, text: string): Promise<string | undefined> {
+  const own = !/[\\/]node_modules[\\/]/.test(path);
+  if (!own && !SHOWS_NAMES.test(text)) return undefined;
+  const out = await transform(text, { loader: path.endsWith('.ts') ? 'ts' : 'js', keepNames: true, target: 'node24', tsconfigRaw, sourcefile: path });
+  return out.code;
+}
+
 const dependencyEdits: Plugin = {
   name: 'dependency-edits',
   setup(b) {
     for (const { file, edits } of DEPENDENCY_EDITS) {
-      b.onLoad({ filter: file }, (args) => {
+      b.onLoad({ filter: file }, async (args) => {
         let text = readFileSync(args.path, 'utf8');
         for (const [eager, lazy] of edits) {
           if (!text.includes(eager)) throw new Error(`${args.path} no longer has "${eager}": update DEPENDENCY_EDITS in scripts/lib/bundle.ts`);
           text = text.replace(eager, lazy);
         }
-        return { contents: text, loader: 'js' };
+        return { contents: (await keepNamesWhereShown(args.path, text)) ?? text, loader: 'js' };
       });
     }
+  },
+};
+
+/** Every other module of the bundle, with its names kept where shown (above). */
+const namesWhereShown: Plugin = {
+  name: 'names-where-shown',
+  setup(b) {
+    b.onLoad({ filter: /\.[cm]?[jt]s$/, namespace: 'file' }, async (args) => {
+      const contents = await keepNamesWhereShown(args.path, readFileSync(args.path, 'utf8'));
+      return contents === undefined ? undefined : { contents, loader: 'js' };
+    });
   },
 };
 
@@ -265,11 +296,10 @@ export async function bundleProgram(entry: string, outfile: string, define: Reco
     minifyWhitespace: true,
     minifySyntax: true,
     minifyIdentifiers: true,
-    keepNames: true,
     legalComments: 'none',
     logLevel: 'warning',
     loader: { '.html': 'text', '.css': 'text', '.svg': 'text' },
     define: { 'process.env.STARMAP_BUNDLED': '"1"', ...define },
-    plugins: [dependencyEdits, lazyBuiltins, assertOnFailure, oneAjv],
+    plugins: [dependencyEdits, lazyBuiltins, assertOnFailure, oneAjv, namesWhereShown],
   });
 }
