@@ -38,7 +38,8 @@ class TooLarge extends Error {}
 
 export async function fetchResource(rawUrl: string, opts: FetchOptions): Promise<FetchResult> {
   // node:https (with TLS) loads before the clock starts: the first fetch would count the loading.
-  if (rawUrl.startsWith('https:')) loadHttps();
+  // A scheme is case-insensitive (HTTPS://… is https).
+  if (/^https:/i.test(rawUrl)) loadHttps();
   const fetchedAt = new Date().toISOString();
   const start = process.hrtime.bigint();
   let url: URL;
