@@ -175,13 +175,14 @@ const DEPENDENCY_EDITS: { file: RegExp; edits: [string, string][] }[] = [
 
 /**
  * Function and class names are kept only where a program shows them. esbuild's `keepNames` wraps
- * every function of a bundle, each time one is made, in a call that redefines its `name`: ~5 ms of
- * the orchestrator's start and ~1 ms of the probe's (bench/RESULTS.md), for names that minifying
- * would otherwise change. A program shows them in its own code (a logged error's `type` is its
- * class' name, fastify names plugins after their functions) and in the dependencies' error classes
- * (undici, jose, yargs, TypeBox and fastify's errors are logged or named after their classes), so
- * names are kept in Starmap's own modules and in every dependency module that defines an error
- * class or captures a stack; everywhere else they are minified.
+ * every function of a bundle, each time one is made, in a call that redefines its `name`: 3-4 ms
+ * of the orchestrator's and the collector's start (none measurable of the probe's;
+ * bench/RESULTS.md), for names that minifying would otherwise change. A program shows them in its
+ * own code (a logged error's `type` is its class' name, fastify names plugins after their
+ * functions) and in the dependencies' error classes (undici, jose, yargs, TypeBox and fastify's
+ * errors are logged or named after their classes), so names are kept in Starmap's own modules and
+ * in every dependency module that defines an error class or captures a stack; everywhere else they
+ * are minified.
  */
 const SHOWS_NAMES = /\bclass\s+[\w$]+\s+extends\s+[\w.$]*(?:Error|Exception)\b|\bError\.captureStackTrace\b/;
 const tsconfigRaw = readFileSync(join(root, 'tsconfig.json'), 'utf8');
