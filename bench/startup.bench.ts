@@ -88,11 +88,12 @@ async function main(): Promise<void> {
   const node = freshCopy(NODE, runDir);
   const bin = (name: string) => (existsSync(join(binDir, name)) ? freshCopy(join(binDir, name), runDir) : join(binDir, name));
   const floorCopy = freshCopy(floor, runDir);
+  const probeBin = bin('probe');
 
   const programs: { name: string; bin: string; label: string; args: (port: number) => string[]; path: string }[] = [
     {
       name: 'probe',
-      bin: bin('probe'),
+      bin: probeBin,
       label: 'dist/bin/probe (GET /status)',
       args: (port: number) => [`--urls=127.0.0.1:${openPort}`, '--http-address=127.0.0.1', `--http-port=${port}`, '--log-level=warn'],
       path: '/status',
@@ -188,7 +189,7 @@ async function main(): Promise<void> {
               '--http-probe-seconds=1',
               '--log-level=warn',
             ];
-            return { child: spawn(programs.find((p) => p.name === 'probe')!.bin, args, { stdio: 'ignore' }), port };
+            return { child: spawn(probeBin, args, { stdio: 'ignore' }), port };
           }),
         );
         return { bare, bport, floorProc, fport, started };
