@@ -93,7 +93,7 @@ console.log(JSON.stringify({ before, after: loaded(), sameModule: named.strictEq
 });
 
 describe("fastify's router in a bundle", () => {
-  it('routes, reads params and answers 404s as unbundled fastify does (shared compiled matchers, prefixes by startsWith, 404 routes added at first use)', async () => {
+  it('routes, reads params and answers 404s as unbundled fastify does (shared compiled matchers, prefixes by startsWith, 404 routes added at first use, safe-regex2 and proxy-addr loaded at first use)', async () => {
     const source = `import Fastify from '${join(ROOT, 'node_modules', 'fastify', 'fastify.js')}';
 void (async () => {
   const app = Fastify();
@@ -111,6 +111,16 @@ void (async () => {
     scoped.setNotFoundHandler(async (req, reply) => reply.code(404).send({ scoped: req.method + ' ' + req.url }));
     scoped.get('/x', async () => ({ inScope: true }));
   }, { prefix: '/api' });
+  app.get('/r/:n(^[0-9]+)', async (req) => req.params);
+  let unsafeRegex = 'accepted';
+  try {
+    Fastify().get('/u/:x(^(a+)+$)', async () => ({}));
+  } catch (e) {
+    unsafeRegex = (e as Error).message;
+  }
+  const proxied = Fastify({ trustProxy: '127.0.0.1' });
+  proxied.get('/ip', async (req) => ({ ip: req.ip, ips: req.ips }));
+  const viaProxy = (await proxied.inject({ url: '/ip', headers: { 'x-forwarded-for': '10.1.2.3' } })).json();
   const r = async (method: string, url: string) => {
     const res = await app.inject({ method: method as 'GET', url });
     return [res.statusCode, res.json()];
@@ -123,6 +133,7 @@ void (async () => {
     p5: await r('GET', '/statusez'), p6: await r('GET', '/v2/apps/q'), p7: await r('GET', '/v2/artifacts'),
     p8: await r('GET', '/v2/artifactz'), p9: await r('GET', '/v2/ap'),
     scoped: await r('GET', '/api/x'), scopedNotFound: await r('PATCH', '/api/nope'), scopedRoot: await r('GET', '/api'),
+    regex: await r('GET', '/r/12'), regexMiss: await r('GET', '/r/ab'), unsafeRegex, viaProxy,
   }));
 })();
 `;
@@ -153,6 +164,10 @@ void (async () => {
       scoped: [200, { inScope: true }],
       scopedNotFound: [404, { scoped: 'PATCH /api/nope' }],
       scopedRoot: [404, { scoped: 'GET /api' }],
+      regex: [200, { n: '12' }],
+      regexMiss: notFound('GET', '/r/ab'),
+      unsafeRegex: "The regex '(^(a+)+$)' is not safe!",
+      viaProxy: { ip: '10.1.2.3', ips: ['127.0.0.1', '10.1.2.3'] },
     });
   });
 });

@@ -21,12 +21,14 @@ const root = resolve(import.meta.dirname, '..', '..');
  * The bundle loads each on its first call instead. Likewise fastify's plugin-utils.js loads semver
  * (~40 regular expressions made at load) for plugins that declare the fastify versions they need,
  * which none of Starmap's do, prom-client's CPU metrics load @opentelemetry/api for exemplars,
- * which Starmap does not enable, and its heap-space gauges load node:v8 to try it at registration.
+ * which Starmap does not enable, its heap-space gauges load node:v8 to try it at registration, and
+ * fastify's requests load @fastify/proxy-addr for the trustProxy option, which Starmap never sets.
  *
  * Work done at load, per call or per route: yargs' version guess, its terminal width and its
- * signature checks, find-my-way's matchers compiled with new Function for every route and prefix,
- * and fastify's default 404 routes for every method (each edit says why). If a dependency's text
- * changes, the build fails here rather than silently losing this.
+ * signature checks, find-my-way's matchers compiled with new Function for every route and prefix
+ * and its test of its own regular expressions, and fastify's default 404 routes for every method
+ * (each edit says why). If a dependency's text changes, the build fails here rather than silently
+ * losing this.
  */
 const DEPENDENCY_EDITS: { file: RegExp; edits: [string, string][] }[] = [
   {
@@ -157,6 +159,31 @@ const DEPENDENCY_EDITS: { file: RegExp; edits: [string, string][] }[] = [
       [
         "    router.all(prefix + (prefix.endsWith('/') ? '*' : '/*'), routeHandler, context)\n    router.all(prefix, routeHandler, context)",
         "    pendingRoutes.push(() => {\n      router.all(prefix + (prefix.endsWith('/') ? '*' : '/*'), routeHandler, context)\n      router.all(prefix, routeHandler, context)\n    })",
+      ],
+    ],
+  },
+  {
+    // find-my-way tests three regular expressions of its own with safe-regex2 at load (each parsed
+    // by ret, whose tables are built at load too: ~1 ms of every start), to fail if a change to its
+    // source made one unsafe; the bundle's copy is the released one. safe-regex2 still tests every regular
+    // expression a route declares, loaded at the first such route.
+    file: /[\\/]node_modules[\\/]find-my-way[\\/]index\.js$/,
+    edits: [
+      ["const isRegexSafe = require('safe-regex2')", "const isRegexSafe = (...args) => require('safe-regex2')(...args)"],
+      [
+        "if (!isRegexSafe(OPTIONAL_PARAM_REGEXP)) {\n  throw new Error('the OPTIONAL_PARAM_REGEXP is not safe, update this module')\n}\n\nif (!isRegexSafe(ESCAPE_REGEXP)) {\n  throw new Error('the ESCAPE_REGEXP is not safe, update this module')\n}\n\nif (!isRegexSafe(REMOVE_DUPLICATE_SLASHES_REGEXP)) {\n  throw new Error('the REMOVE_DUPLICATE_SLASHES_REGEXP is not safe, update this module')\n}\n",
+        '// its own regular expressions: tested by its release, not at every start (scripts/lib/bundle.ts)\n',
+      ],
+    ],
+  },
+  {
+    // fastify's requests load @fastify/proxy-addr (with ipaddr.js: ~1 ms of every start) for the
+    // trustProxy option, which no Starmap server sets: loaded at its first use instead.
+    file: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]request\.js$/,
+    edits: [
+      [
+        "const proxyAddr = require('@fastify/proxy-addr')",
+        "const proxyAddr = { compile: (...args) => require('@fastify/proxy-addr').compile(...args), all: (...args) => require('@fastify/proxy-addr').all(...args) }",
       ],
     ],
   },
