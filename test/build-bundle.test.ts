@@ -1,6 +1,6 @@
 // How scripts/lib/bundle.ts and scripts/lib/warm-code-cache.ts make a program (issue 17): a
-// built-in that a program needs only later loads at its first use (node:v8 of prom-client's
-// heap-space gauges at the first scrape), node:assert only when an assertion fails, fastify's
+// built-in that a program needs only later loads at its first use (node:dns/promises, node:dgram,
+// node:v8 of prom-client's heap-space gauges at the first scrape), node:assert only when an assertion fails, fastify's
 // router answers as unbundled despite its dependency edits, the names a program shows are kept, and
 // an executable that has lost the bundle and code cache appended to it says so instead of running
 // something else.
@@ -33,6 +33,22 @@ console.log(JSON.stringify({ before, after: loaded(), servers: resolver.getServe
 `,
     );
     expect(result).toEqual({ before: false, after: true, servers: ['127.0.0.1'], resolve4: 'function' });
+  });
+
+  it('loads node:dgram at its first use, and a socket made through it sends and receives on loopback', async () => {
+    const result = await runBundled(
+      `import dgram from 'node:dgram';
+const loaded = () => (process as unknown as { moduleLoadList: string[] }).moduleLoadList.includes('NativeModule dgram');
+const before = loaded();
+const socket = dgram.createSocket('udp4');
+socket.on('message', (msg) => {
+  console.log(JSON.stringify({ before, after: loaded(), got: msg.toString(), isSocket: socket instanceof dgram.Socket }));
+  socket.close();
+});
+socket.bind(0, '127.0.0.1', () => socket.send('ping', socket.address().port, '127.0.0.1'));
+`,
+    );
+    expect(result).toEqual({ before: false, after: true, got: 'ping', isSocket: true });
   });
 });
 

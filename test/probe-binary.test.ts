@@ -5,7 +5,7 @@ import { copyFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT, runToEnd, stopAll, tempDir } from './helpers/process.ts';
+import { ROOT, freePort, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 import { startProbe } from './helpers/probe.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -42,6 +42,17 @@ describe('dist/bin/probe', () => {
     expect(targets[1]!.reachable).toBe(false);
     expect(await probe.proc.stop('SIGINT')).toBe(0);
     server.close();
+  });
+
+  it('checks a UDP target against its own --serve echo (node:dgram loaded at first use in the bundle)', async () => {
+    const udpPort = await freePort();
+    const probe = await startProbe([`--urls=udp://127.0.0.1:${udpPort}`, `--serve=${udpPort}/udp`, '--http-probe-seconds=0.2'], { binary: BIN });
+    const targets = await waitFor(async () => {
+      const t = await probe.status();
+      return t[0]?.reachable === true && t;
+    });
+    expect(targets[0]).toMatchObject({ reachable: true, reason: 'ok' });
+    expect(await probe.proc.stop('SIGINT')).toBe(0);
   });
 
   it('rejects a bad flag with exit code 2, naming it', async () => {

@@ -254,10 +254,11 @@ const namesWhereShown: Plugin = {
  * named import reads them at the call, as esbuild compiles imports to property reads). The
  * orchestrator loaded node:child_process (to spawn tasks, ~11 ms with what it pulls in) and
  * node:fs/promises before its first answer; the probe node:crypto (for UDP nonces) and
- * node:dns/promises (for its resolver, which IP targets never need). node:assert is called at
+ * node:dns/promises (for its resolver, which IP targets never need); both node:dgram (for UDP
+ * checks and echoes, which the orchestrator never makes: ~0.4 ms). node:assert is called at
  * start (fastify's router checks every route it registers), so it has its own stand-in below.
  */
-const LAZY_BUILTINS = ['child_process', 'fs/promises', 'crypto', 'dns/promises'];
+const LAZY_BUILTINS = ['child_process', 'fs/promises', 'crypto', 'dns/promises', 'dgram'];
 
 const lazyBuiltins: Plugin = {
   name: 'lazy-builtins',
