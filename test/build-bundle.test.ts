@@ -1,9 +1,9 @@
 // How scripts/lib/bundle.ts and scripts/lib/warm-code-cache.ts make a program (issue 17): a
 // built-in that a program needs only later loads at its first use (node:dns/promises, node:dgram,
-// node:v8 of prom-client's heap-space gauges at the first scrape), node:assert only when an assertion fails, fastify's
-// router answers as unbundled despite its dependency edits, the names a program shows are kept, and
-// an executable that has lost the bundle and code cache appended to it says so instead of running
-// something else.
+// node:v8 of prom-client's heap-space gauges at the first scrape), node:assert only when an
+// assertion fails, fastify's router answers as unbundled despite its dependency edits, the names a
+// program shows are kept, and an executable that has lost the bundle and code cache appended to it
+// says so instead of running something else.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -165,8 +165,8 @@ const DEPENDENCY_EDITS: { file: RegExp; edits: [string, string][] }[] = [
   {
     // find-my-way tests three regular expressions of its own with safe-regex2 at load (each parsed
     // by ret, whose tables are built at load too: ~1 ms of every start), to fail if a change to its
-    // source made one unsafe; the bundle's copy is the released one. safe-regex2 still tests every regular
-    // expression a route declares, loaded at the first such route.
+    // source made one unsafe; the bundle's copy is the released one. safe-regex2 still tests every
+    // regular expression a route declares, loaded at the first such route.
     file: /[\\/]node_modules[\\/]find-my-way[\\/]index\.js$/,
     edits: [
       ["const isRegexSafe = require('safe-regex2')", "const isRegexSafe = (...args) => require('safe-regex2')(...args)"],
@@ -254,8 +254,9 @@ const namesWhereShown: Plugin = {
  * named import reads them at the call, as esbuild compiles imports to property reads). The
  * orchestrator loaded node:child_process (to spawn tasks, ~11 ms with what it pulls in) and
  * node:fs/promises before its first answer; the probe node:crypto (for UDP nonces) and
- * node:dns/promises (for its resolver, which IP targets never need); both node:dgram (for UDP
- * checks and echoes, which the orchestrator never makes: ~0.4 ms). node:assert is called at
+ * node:dns/promises (for its resolver, which IP targets never need); and both node:dgram (for UDP
+ * checks and echoes: the orchestrator never makes them, a probe only for udp:// targets and
+ * --serve; ~0.4 ms). node:assert is called at
  * start (fastify's router checks every route it registers), so it has its own stand-in below.
  */
 const LAZY_BUILTINS = ['child_process', 'fs/promises', 'crypto', 'dns/promises', 'dgram'];
