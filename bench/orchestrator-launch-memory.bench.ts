@@ -1,8 +1,9 @@
 // The orchestrator's rows of issue #17, each next to its baseline in the same run:
 //   1. POST /v2/apps with `instances: 100` of `exec sleep 1000` until all 100 are TASK_RUNNING, vs
 //      spawning the same 100 `sh -c` processes directly (as the executor does), alternated, 3 times;
-//   2. RSS with 1,000 apps (instances 0) after GET /v2/apps, with the default V8 flags and with
-//      --optimize-for-size, vs bare fastify (its own process) having served the same bytes.
+//   2. RSS with 1,000 apps (instances 0) 2 s after GET /v2/apps, with the default V8 flags and with
+//      --optimize-for-size, and 12 s after (settled), vs bare fastify (its own process) having
+//      served the same bytes.
 // The orchestrator runs as shipped (dist/bin/orchestrator) and, to compare V8 flags, from source
 // (`node [flags] orchestrator/main.ts`, which also holds Node's TypeScript stripper: ~17 MiB),
 // --auth=off, each measurement in a fresh process with a fresh data dir. The bare fastify
@@ -100,18 +101,31 @@ async function spawnDirectFresh(n: number): Promise<number> {
   return ms;
 }
 
-async function thousandApps(how: How): Promise<{ rss: number; body: string }> {
+/**
+ * RSS 2 s after the last request, and (with `settle`) 12 s after it: V8's memory reducer shrinks
+ * the heap ~8 s after the last mark-compact of a burst, so the first reading catches the burst's
+ * garbage or not depending on when V8 last collected (the tenth round's build: 94-114 MiB at 2 s
+ * over more than 40 starts, 77-78 MiB at 12 s; bench/RESULTS.md).
+ */
+async function rssAfter(pid: number, settle: boolean): Promise<{ rss: number; settled: number }> {
+  await new Promise((r) => setTimeout(r, 2000));
+  const rss = rssOf(pid);
+  if (!settle) return { rss, settled: NaN };
+  await new Promise((r) => setTimeout(r, 10_000));
+  return { rss, settled: rssOf(pid) };
+}
+
+async function thousandApps(how: How, settle = false): Promise<{ rss: number; settled: number; body: string }> {
   const o = await orchestrator(how);
   await createApps(o.url, N_APPS);
   let body = '';
   for (let i = 0; i < 5; i++) body = await (await fetch(`${o.url}/v2/apps`)).text();
-  await new Promise((r) => setTimeout(r, 2000));
-  const rss = rssOf(o.proc.child.pid!);
+  const { rss, settled } = await rssAfter(o.proc.child.pid!, settle);
   await o.proc.stop();
-  return { rss, body };
+  return { rss, settled, body };
 }
 
-async function bareRss(body: string): Promise<number> {
+async function bareRss(body: string): Promise<{ rss: number; settled: number }> {
   const file = join(tempDir('starmap-bench-'), 'apps.json');
   writeFileSync(file, body);
   const port = await freePort();
@@ -119,8 +133,7 @@ async function bareRss(body: string): Promise<number> {
   const p = start(NODE, ['-e', source]);
   await waitForHttp(`http://127.0.0.1:${port}/v2/apps`);
   for (let i = 0; i < 5; i++) await (await fetch(`http://127.0.0.1:${port}/v2/apps`)).text();
-  await new Promise((r) => setTimeout(r, 2000));
-  const rss = rssOf(p.child.pid!);
+  const rss = await rssAfter(p.child.pid!, true);
   await p.stop();
   return rss;
 }
@@ -175,33 +188,49 @@ async function main(): Promise<void> {
 
   // 2. RSS at 1,000 apps.
   if (ONLY !== 'launch') {
-    const rss: Record<'shipped' | 'before' | 'plain' | 'size' | 'bare', number[]> = { shipped: [], before: [], plain: [], size: [], bare: [] };
+    type Sample = 'shipped' | 'shippedSettled' | 'before' | 'beforeSettled' | 'plain' | 'size' | 'bare' | 'bareSettled';
+    const rss: Record<Sample, number[]> = { shipped: [], shippedSettled: [], before: [], beforeSettled: [], plain: [], size: [], bare: [], bareSettled: [] };
     for (let r = 0; r < REPEATS; r++) {
-      const shipped = await thousandApps({ binary: true });
+      const shipped = await thousandApps({ binary: true }, true);
       rss.shipped.push(shipped.rss);
-      if (BEFORE_FIRST) rss.before.push((await thousandApps({ binary: true, path: join(BEFORE_FIRST, 'orchestrator') })).rss);
+      rss.shippedSettled.push(shipped.settled);
+      if (BEFORE_FIRST) {
+        const before = await thousandApps({ binary: true, path: join(BEFORE_FIRST, 'orchestrator') }, true);
+        rss.before.push(before.rss);
+        rss.beforeSettled.push(before.settled);
+      }
       rss.plain.push((await thousandApps({ binary: false, nodeFlags: [] })).rss);
       rss.size.push((await thousandApps({ binary: false, nodeFlags: ['--optimize-for-size'] })).rss);
-      rss.bare.push(await bareRss(shipped.body));
+      const bareSample = await bareRss(shipped.body);
+      rss.bare.push(bareSample.rss);
+      rss.bareSettled.push(bareSample.settled);
     }
     const [shipped, plain, size, bare] = [median(rss.shipped), median(rss.plain), median(rss.size), median(rss.bare)];
+    const [shippedSettled, bareSettled] = [median(rss.shippedSettled), median(rss.bareSettled)];
+    const list = (xs: number[]) => xs.map((m) => m.toFixed(0)).join(', ');
     console.log(
-      `RSS at ${N_APPS} apps: executable ${shipped.toFixed(0)} MiB (${rss.shipped.map((m) => m.toFixed(0)).join(', ')}); from source ${plain.toFixed(0)} MiB, with --optimize-for-size ${size.toFixed(0)} MiB; bare ${bare.toFixed(0)} MiB`,
+      `RSS at ${N_APPS} apps: executable ${shipped.toFixed(0)} MiB (${list(rss.shipped)}), settled ${shippedSettled.toFixed(0)} MiB (${list(rss.shippedSettled)}); from source ${plain.toFixed(0)} MiB, with --optimize-for-size ${size.toFixed(0)} MiB; bare ${bare.toFixed(0)} MiB, settled ${bareSettled.toFixed(0)} MiB`,
     );
     rows.push(
       [
-        `RSS with ${N_APPS} apps (instances 0), after GET /v2/apps: dist/bin/orchestrator`,
-        `${shipped.toFixed(0)} MiB (${rss.shipped.map((m) => m.toFixed(0)).join(', ')})`,
+        `RSS with ${N_APPS} apps (instances 0), 2 s after GET /v2/apps: dist/bin/orchestrator`,
+        `${shipped.toFixed(0)} MiB (${list(rss.shipped)})`,
         `${bare.toFixed(0)} MiB (bare fastify, plain JavaScript, having served the same /v2/apps bytes)`,
         `${(shipped / bare).toFixed(2)}×`,
+      ],
+      [
+        `the same, 12 s after (once V8's memory reducer has run)`,
+        `${shippedSettled.toFixed(0)} MiB (${list(rss.shippedSettled)})`,
+        `${bareSettled.toFixed(0)} MiB`,
+        `${(shippedSettled / bareSettled).toFixed(2)}×`,
       ],
       ...(BEFORE_FIRST
         ? [
             [
-              `the same, ${BEFORE_FIRST}/orchestrator (before)`,
-              `${median(rss.before).toFixed(0)} MiB (${rss.before.map((m) => m.toFixed(0)).join(', ')})`,
-              `${bare.toFixed(0)} MiB`,
-              `${(median(rss.before) / bare).toFixed(2)}×`,
+              `the same, ${BEFORE_FIRST}/orchestrator (before), 2 s and 12 s after`,
+              `${median(rss.before).toFixed(0)} MiB (${list(rss.before)}); ${median(rss.beforeSettled).toFixed(0)} MiB (${list(rss.beforeSettled)})`,
+              `${bare.toFixed(0)} MiB; ${bareSettled.toFixed(0)} MiB`,
+              `${(median(rss.before) / bare).toFixed(2)}×; ${(median(rss.beforeSettled) / bareSettled).toFixed(2)}×`,
             ],
           ]
         : []),
