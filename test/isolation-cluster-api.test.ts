@@ -179,7 +179,9 @@ describe('namespaces and pod labels', () => {
     });
     // x/a stops being selected: open again.
     r = await call('PUT', `${P}/pods/x/xa/labels`, { labels: {} });
-    expect(ruleset('xa')).toMatch(/chain input \{\n {4}type filter hook input priority 0; policy accept;\n {2}\}/);
+    expect(ruleset('xa')).toMatch(
+      /chain input \{\n {4}type filter hook input priority 0; policy accept;\n {4}ct state established,related accept comment "[^"]*"\n {2}\}/,
+    );
     expect(engine.pods().find((p) => p.taskId === 'xa')!.labels).toEqual({});
     expect((await call('DELETE', `${P}/pods/x/xa/labels`)).status).toBe(200);
     expect((await call('DELETE', `${P}/pods/x/xb/labels`)).body).toEqual({ namespace: 'x', pod: 'xb', deleted: true });

@@ -312,10 +312,11 @@ describe('pure parts', () => {
     ]);
   });
 
-  it('renders unrestricted sides as open chains', () => {
+  it('renders unrestricted sides as open chains that still read conntrack', () => {
     const r = renderCluster({ ...model(), policies: [] }).get('x/a')!;
-    expect(r).toContain('  chain input {\n    type filter hook input priority 0; policy accept;\n  }');
-    expect(r).toContain('  chain output {\n    type filter hook output priority 0; policy accept;\n  }');
+    const track = '    ct state established,related accept comment "conntrack from the first packet, so that each connection has its true direction"\n';
+    expect(r).toContain(`  chain input {\n    type filter hook input priority 0; policy accept;\n${track}  }`);
+    expect(r).toContain(`  chain output {\n    type filter hook output priority 0; policy accept;\n${track}  }`);
   });
 
   it('reads drop counters from nft -j output', () => {

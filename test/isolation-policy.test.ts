@@ -216,6 +216,8 @@ describe('policy evaluation (Kubernetes ingress semantics + network groups)', ()
         '  }',
         '  chain output {',
         '    type filter hook output priority 0; policy accept;',
+        // Reads conntrack, so the kernel tracks connections from the task's first packet.
+        '    ct state established,related accept comment "conntrack from the first packet, so that each connection has its true direction"',
         '  }',
         '  chain ingress_drop {',
         '    meta l4proto { tcp, udp, sctp } update @ingress_drops { ip saddr . meta l4proto . th dport }',

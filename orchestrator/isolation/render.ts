@@ -14,7 +14,9 @@
 // task's status keep working under any policy. Egress to the host is NOT exempt (as in Kubernetes,
 // where only the node's ingress is): a task under an egress policy reaches the host only through
 // a rule that allows it (for example an ipBlock <gateway>/32). Packets of connections a side opened
-// are checked on every packet, so a change also cuts connections that are already open.
+// are checked on every packet, so a change also cuts connections that are already open; an open
+// side still reads conntrack, so that the kernel tracks each connection from its first packet (the
+// rules are in place before the task starts) and knows which side opened it.
 import { parseCidr, type Cidr } from '../../shared/netpol/validate.ts';
 import type { Protocol } from '../../shared/netpol/types.ts';
 import type { CompiledRule, Direction, PeerMatch, Side, TaskRules } from './compile.ts';
@@ -26,6 +28,14 @@ const HOOK_CHAINS: Record<Direction, string> = { ingress: 'input', egress: 'outp
 /** Per-element counters of drops: bounded, and forgotten after 10 minutes without a drop. */
 const DROP_SET_SPEC = 'type ipv4_addr . inet_proto . inet_service; flags dynamic,timeout; timeout 10m; size 16384; counter;';
 const PROTOCOLS: readonly Protocol[] = ['TCP', 'UDP', 'SCTP'];
+/**
+ * Accepts what the open chain accepts anyway; it is there because it reads conntrack. The kernel
+ * tracks connections in a namespace only once a rule there needs it, and a connection it first sees
+ * mid-stream takes its direction from whichever packet comes first: had an open task's namespace no
+ * such rule, a connection it opened could be picked up by an answer coming in, its own packets would
+ * then pass as the reply direction, and a policy added later would never cut it.
+ */
+const TRACK_FROM_THE_START = `ct state established,related accept ${comment('conntrack from the first packet, so that each connection has its true direction')}`;
 
 function comment(s: string): string {
   return `comment "${s.replace(/[^A-Za-z0-9 ._,:/=-]/g, '_').slice(0, 120)}"`;
@@ -97,7 +107,7 @@ function ruleLines(rule: CompiledRule, dir: Direction): string[] {
 
 function chainBody(side: Side, dir: Direction, gateway: string): { policy: 'accept' | 'drop'; rules: string[] } {
   const restricted = side.isolated || side.limit !== undefined;
-  if (!restricted) return { policy: 'accept', rules: [] };
+  if (!restricted) return { policy: 'accept', rules: [TRACK_FROM_THE_START] };
   const drop = `goto ${DROP_CHAINS[dir]}`;
   const rules = [dir === 'ingress' ? 'iif "lo" accept' : 'oif "lo" accept', 'ct state established ct direction reply accept', 'ct state related accept'];
   if (dir === 'ingress') rules.push(`ip saddr ${gateway} accept ${comment('the host = the node: orchestrator and health checks')}`);
