@@ -216,7 +216,8 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy on real packets (root)'
       message: 'y/a acknowledging x/a hits the ingress drop rule',
     });
     for (const r of [...readers, ...servers]) await r.stop('SIGKILL');
-  });
+    // Above the sum of its bounded waits (six of up to 10 s each), as the test before.
+  }, 90_000);
 
   it('egress to a namespace, to a pod, and to an ipBlock with except, on TCP and UDP', async () => {
     await reset();
