@@ -70,10 +70,10 @@ function dnsTimeout(host: string, timeoutMs: number): { reachable: false; reason
 
 const TLS_CODES = /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|HOSTNAME_MISMATCH|ERR_OSSL)/;
 
-/** Maps a Node/undici error to one of the fixed reasons. */
+/** Maps a Node error to one of the fixed reasons. */
 export function classifyError(err: unknown): { reason: Reason; message: string } {
   let e = err as (Error & { code?: string; cause?: unknown }) | undefined;
-  // undici wraps the socket error in `cause`; the innermost coded error is the informative one.
+  // An error that wraps the socket error in `cause`: the innermost coded error is the informative one.
   while (e && !e.code && e.cause) e = e.cause as typeof e;
   const code = e?.code ?? '';
   const message = code ? `${code}${e?.message && !e.message.includes(code) ? `: ${e.message}` : ''}` : String(e?.message ?? err);

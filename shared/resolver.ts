@@ -182,7 +182,7 @@ export class NameResolver {
   }
 
   /**
-   * A `lookup` for net.connect, tls.connect and undici's `connect` options (`all` or the first
+   * A `lookup` for net.connect, tls.connect and Node's http and https requests (`all` or the first
    * address, an optional family), in place of dns.lookup.
    */
   readonly lookup = (

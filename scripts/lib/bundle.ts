@@ -16,8 +16,9 @@ const root = resolve(import.meta.dirname, '..', '..');
  * Starmap never allows), which loads node:http2, and pino loads node:worker_threads for
  * asynchronous destinations and transports (thread-stream), which Starmap does not use (its
  * destinations are synchronous: shared/logger.ts): ~2 ms of every start. Together they cost a
- * program ~10 MiB of RSS and ~15 ms of CPU at start, and undici's another ~10 MiB once an HTTP
- * check or fetch has run (OpenSSL's TLS state and the HTTP/2 binding; bench/startup.bench.ts).
+ * program ~10 MiB of RSS and ~15 ms of CPU at start, and undici's another ~10 MiB once its client
+ * has run, which is now only the orchestrator's event callbacks (OpenSSL's TLS state and the HTTP/2
+ * binding; bench/startup.bench.ts).
  * The bundle loads each on its first call instead. Likewise fastify's plugin-utils.js loads semver
  * (~40 regular expressions made at load) for plugins that declare the fastify versions they need,
  * which none of Starmap's do, prom-client's CPU metrics load @opentelemetry/api for exemplars,
@@ -254,10 +255,10 @@ const namesWhereShown: Plugin = {
  * named import reads them at the call, as esbuild compiles imports to property reads). The
  * orchestrator loaded node:child_process (to spawn tasks, ~11 ms with what it pulls in) and
  * node:fs/promises before its first answer; the probe node:crypto (for UDP nonces) and
- * node:dns/promises (for its resolver, which IP targets never need); and both node:dgram (for UDP
- * checks and echoes: the orchestrator never makes them, a probe only for udp:// targets and
- * --serve; ~0.4 ms). node:assert is called at
- * start (fastify's router checks every route it registers), so it has its own stand-in below.
+ * node:dns/promises (for its resolver, which IP targets never need); and node:dgram (for UDP checks
+ * and echoes: the orchestrator never makes them, a probe only for udp:// targets and --serve;
+ * ~0.4 ms). node:assert is called at start (fastify's router checks every route it registers), so
+ * it has its own stand-in below.
  */
 const LAZY_BUILTINS = ['child_process', 'fs/promises', 'crypto', 'dns/promises', 'dgram'];
 
