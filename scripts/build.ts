@@ -30,10 +30,12 @@ const nodeVersion = process.version.slice(1);
  * The orchestrator's executable is also its small task spawner (orchestrator/executable.ts): its
  * loader starts the spawner before it reads the bundle or the cache (DIVERT), so the spawner stays
  * as small as without a cache and the forks of tasks as cheap.
- * A V8 start-up snapshot was tried: the collector answered in 70-73 ms against 73-78 ms with a
- * warm code cache, for ~9 MiB more RSS for the life of the process (Node copies the snapshot, with
- * its own base heap, into memory; bench/RESULTS.md), so no program has one. A code cache is tied
- * to the runtime that made it: the arm64 executables, built on x64, run their bundle as it is.
+ * A V8 start-up snapshot was tried twice. Against the first warm code cache the collector answered
+ * in 70-73 ms instead of 73-78 ms; against the code cache of 2026-11-28, in 50.9 instead of 52.1 ms.
+ * Either way it held 9-12 MiB more RSS for the life of the process (Node copies the snapshot, with
+ * its own base heap, into memory, and deserialises that heap whole at each start; bench/RESULTS.md),
+ * so no program has one. A code cache is tied to the runtime that made it: the arm64 executables,
+ * built on x64, run their bundle as it is.
  */
 const START: Record<string, Start> = {
   probe: 'warm-code-cache',
