@@ -1,7 +1,8 @@
 // Fetches one resource: an HTTP GET on a brand-new connection (shared/get-once.ts: Node's client,
 // the connection destroyed afterwards; no pooling, as star's `Connection: close`), under one
-// deadline that covers connect, headers and the whole body, with a cap on the body size. Whatever the server sends (garbage,
-// invalid UTF-8, an endless or enormous body, nothing at all) ends as a FetchResult, never a throw.
+// deadline that covers connect, headers and the whole body, with a cap on the body size. Whatever
+// the server sends (garbage, invalid UTF-8, an endless or enormous body, nothing at all) ends as a
+// FetchResult, never a throw.
 // A JSON body is kept as compact text within bounds of depth, values and bytes (body.ts).
 import { classifyError, trackLookup } from '../shared/checks.ts';
 import { DeadlineExceeded, elapsedMs, getOnce, loadHttps } from '../shared/get-once.ts';
