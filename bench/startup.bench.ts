@@ -15,6 +15,7 @@ import { median, table, writeSection } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
 import { bundleProgram } from '../scripts/lib/bundle.ts';
 import { writeExecutable } from '../scripts/lib/sea.ts';
+import { orchestratorRoutePlan } from './lib/orchestrator-routes.ts';
 
 const binDir = process.argv.find((a) => a.startsWith('--program='))?.slice('--program='.length) ?? join(ROOT, 'dist', 'bin');
 // 15: with 9, one program's median moved by up to 0.15× between two runs on an idle machine.
@@ -89,6 +90,9 @@ async function main(): Promise<void> {
   const bin = (name: string) => (existsSync(join(binDir, name)) ? freshCopy(join(binDir, name), runDir) : join(binDir, name));
   const floorCopy = freshCopy(floor, runDir);
   const probeBin = bin('probe');
+  // As many routes of each method as the orchestrator registers: what fastify alone costs it.
+  const orchestratorRoutes = await orchestratorRoutePlan(tempDir('starmap-bench-'));
+  const routeCount = orchestratorRoutes.split(',').reduce((n, part) => n + Number(part.split(':')[1]), 0);
 
   const programs: { name: string; bin: string; label: string; args: (port: number) => string[]; path: string }[] = [
     {
@@ -118,6 +122,13 @@ async function main(): Promise<void> {
       bin: floorCopy,
       label: "bench/lib/fastify-floor.ts as an executable (GET /): one fastify route and the programs' schema controller, nothing else",
       args: (port: number) => [String(port)],
+      path: '/',
+    },
+    {
+      name: "bare fastify, the orchestrator's routes",
+      bin: floorCopy,
+      label: `the same with ${routeCount} more routes, as many of each method as the orchestrator registers (${orchestratorRoutes}; fastify adds a HEAD route for each GET), each a trivial handler with a params schema`,
+      args: (port: number) => [String(port), orchestratorRoutes],
       path: '/',
     },
   ].filter((p) => existsSync(p.bin));
