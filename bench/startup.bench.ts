@@ -92,7 +92,6 @@ async function main(): Promise<void> {
   const probeBin = bin('probe');
   // As many routes of each method as the orchestrator registers: what fastify alone costs it.
   const orchestratorRoutes = await orchestratorRoutePlan(tempDir('starmap-bench-'));
-  const routeCount = orchestratorRoutes.split(',').reduce((n, part) => n + Number(part.split(':')[1]), 0);
 
   const programs: { name: string; bin: string; label: string; args: (port: number) => string[]; path: string }[] = [
     {
@@ -127,8 +126,8 @@ async function main(): Promise<void> {
     {
       name: "bare fastify, the orchestrator's routes",
       bin: floorCopy,
-      label: `the same with ${routeCount} more routes, as many of each method as the orchestrator registers (${orchestratorRoutes}; fastify adds a HEAD route for each GET), each a trivial handler with a params schema`,
-      args: (port: number) => [String(port), orchestratorRoutes],
+      label: `the same with ${orchestratorRoutes.routes} more routes, as many of each method as the orchestrator registers (${orchestratorRoutes.plan}; fastify adds a HEAD route for each GET), each a trivial handler with a params schema`,
+      args: (port: number) => [String(port), orchestratorRoutes.plan],
       path: '/',
     },
   ].filter((p) => existsSync(p.bin));

@@ -6,8 +6,11 @@ import pino from 'pino';
 import { parseOrchestratorFlags } from '../../orchestrator/flags.ts';
 import { buildOrchestrator } from '../../orchestrator/orchestrator.ts';
 
-/** Builds the orchestrator on `dataDir` (not started, not listening) and counts its routes per method. */
-export async function orchestratorRoutePlan(dataDir: string): Promise<string> {
+/**
+ * Builds the orchestrator on `dataDir` (not started, not listening) and counts its routes per
+ * method: the plan fastify-floor takes, and how many routes that is.
+ */
+export async function orchestratorRoutePlan(dataDir: string): Promise<{ plan: string; routes: number }> {
   const counts = new Map<string, number>();
   const count = (route: RouteOptions) => {
     for (const method of [route.method].flat()) if (method !== 'HEAD') counts.set(method, (counts.get(method) ?? 0) + 1);
@@ -21,5 +24,8 @@ export async function orchestratorRoutePlan(dataDir: string): Promise<string> {
   } finally {
     dc.unsubscribe('fastify.initialization', onInit);
   }
-  return [...counts].map(([method, n]) => `${method}:${n}`).join(',');
+  return {
+    plan: [...counts].map(([method, n]) => `${method}:${n}`).join(','),
+    routes: [...counts.values()].reduce((a, b) => a + b, 0),
+  };
 }
