@@ -92,7 +92,13 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
   const store = new Store(db);
   const bus = new EventBus(logger);
   const { hostname } = config;
-  const executor = parts.executor ?? new ProcessExecutor({ logger, cgroups: { scope: config.dataDir } });
+  const executor =
+    parts.executor ??
+    new ProcessExecutor({
+      logger,
+      cgroups: { scope: config.dataDir },
+      stopGracePeriodSeconds: config.tasks.stopGracePeriodSeconds,
+    });
   let frameworkId = store.meta('frameworkId');
   if (!frameworkId) {
     frameworkId = `${crypto.randomUUID()}-0000`;

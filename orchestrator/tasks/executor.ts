@@ -28,6 +28,7 @@ import {
   groupIsTask,
   groupLedBy,
   procInfo,
+  allProcesses,
   killGroupNow,
   sameLiveProcess,
   signalGroup,
@@ -35,6 +36,7 @@ import {
   findTaskProcesses,
   terminateGroup,
   waitGroupGone,
+  type ProcInfo,
 } from './process-group.ts';
 import { podmanRunArgs, findPodman, removeContainer, containerName } from './podman.ts';
 import { TaskCgroups, type CgroupMode, type TaskCgroup } from './cgroups.ts';
@@ -57,6 +59,11 @@ export interface ProcessExecutorOptions {
   baseEnv?: NodeJS.ProcessEnv | undefined;
   /** Grace period used when a spec has none (Mesos: 3 s). */
   defaultKillGracePeriodSeconds?: number | undefined;
+  /**
+   * At shutdown(), the longest any task is given between SIGTERM and SIGKILL (its own grace period
+   * when shorter), so that a stop takes a bounded time however many tasks run (default 5 s).
+   */
+  stopGracePeriodSeconds?: number | undefined;
   /**
    * Task cgroups: `scope` names this orchestrator's cgroups (its data dir: a restart finds what the
    * previous run left); default a fresh scope per executor. `mode` picks a backend (default auto).
@@ -87,6 +94,8 @@ interface TaskRun {
   exited: boolean;
   /** When kill() sent SIGTERM (start of the grace period). */
   killStartedAt: number;
+  /** The grace period of the kill under way (the task's own, or shorter at shutdown). */
+  killGraceMs: number;
   /** The task's cgroup (undefined where cgroups cannot be used). */
   cgroup: TaskCgroup | undefined;
 }
@@ -112,6 +121,9 @@ function closeOutputs(p: { out: number; err: number }): void {
 
 /** Launches prepared and sent to the spawner first; then twice as many each time (#startBatch). */
 const FIRST_CHUNK = 4;
+
+/** At shutdown, the longest grace period a task gets (ProcessExecutorOptions.stopGracePeriodSeconds). */
+export const DEFAULT_STOP_GRACE_SECONDS = 5;
 
 /** How often a task whose spawner went away is checked for its end (it is no child of anyone here). */
 const ORPHAN_POLL_MS = 500;
@@ -199,6 +211,7 @@ export class ProcessExecutor implements Executor {
       terminal: false,
       exited: false,
       killStartedAt: 0,
+      killGraceMs: 0,
       cgroup: undefined,
     };
     this.#tasks.set(spec.taskId, run);
@@ -453,7 +466,7 @@ export class ProcessExecutor implements Executor {
     const group = groupLedBy(run.pid!, run.pidStart);
     if (run.killing) {
       // SIGTERM was sent; leftovers get the rest of the grace period (the SIGKILL timer is running).
-      const rest = Math.max(0, this.#graceMs(spec) - (Date.now() - run.killStartedAt)) + 50;
+      const rest = Math.max(0, run.killGraceMs - (Date.now() - run.killStartedAt)) + 50;
       if (run.cgroup) await run.cgroup.waitEmpty(rest);
       else if (group !== undefined) await waitGroupGone(group, rest);
     }
@@ -494,25 +507,34 @@ export class ProcessExecutor implements Executor {
   async kill(taskId: string, reason?: string): Promise<void> {
     const run = this.#tasks.get(taskId);
     if (!run || run.terminal) return;
-    // After the main process exited, #onExit is already reaping the group and the outcome
-    // (FINISHED/FAILED) is decided: nothing to signal, just wait for it.
-    if (!run.killing && !run.exited) {
-      run.killing = true;
-      run.killReason = reason;
-      if (run.pid !== undefined) this.#signalKill(run);
-    }
+    this.#startKill(run, reason, this.#graceMs(run.spec));
     await run.done;
   }
 
+  /**
+   * Marks a task killed and signals it once its pid is known. After the main process exited,
+   * #onExit is already reaping the group and the outcome (FINISHED/FAILED) is decided: nothing to
+   * signal. `snapshot`: one /proc scan shared by the tasks killed together (tasks without a cgroup).
+   */
+  #startKill(run: TaskRun, reason: string | undefined, graceMs: number, snapshot?: ProcInfo[]): void {
+    if (run.killing || run.exited) return;
+    run.killing = true;
+    run.killReason = reason;
+    run.killGraceMs = graceMs;
+    if (run.pid !== undefined) this.#signalKill(run, snapshot);
+  }
+
   /** SIGTERM to the task (group, cgroup, descendants that left), SIGKILL after its grace period. */
-  #signalKill(run: TaskRun): void {
+  #signalKill(run: TaskRun, snapshot?: ProcInfo[]): void {
     // A spawner's task may be reaped before its exit is reported here: the group only while its pid is still the task's.
     const signalTaskGroup = (sig: NodeJS.Signals) => {
       const group = groupLedBy(run.pid!, run.pidStart);
       if (group !== undefined) signalGroup(group, sig);
     };
     run.killStartedAt = Date.now(); // start of the grace period
-    rememberDescendants(run);
+    // Every descendant of a task in a cgroup is a member of it; for the others, a /proc scan (one
+    // per kill: shared by tasks killed together, a scan per task made a stop of 5,000 quadratic).
+    if (!run.cgroup) rememberDescendants(run, snapshot);
     this.#logger?.info({ taskId: run.spec.taskId, reason: run.killReason }, 'killing task');
     signalTaskGroup('SIGTERM');
     run.cgroup?.signal('SIGTERM');
@@ -521,7 +543,7 @@ export class ProcessExecutor implements Executor {
       signalTaskGroup('SIGKILL');
       void run.cgroup?.kill();
       for (const p of extraPids(run)) signalPid(p, 'SIGKILL');
-    }, this.#graceMs(run.spec));
+    }, run.killGraceMs);
   }
 
   /**
@@ -565,9 +587,20 @@ export class ProcessExecutor implements Executor {
     return busy;
   }
 
+  /**
+   * Kills every task in parallel: SIGTERM to all at once, SIGKILL to what is left after the grace
+   * period (each task's own, at most stopGracePeriodSeconds), so the stop takes a bounded time
+   * whatever the number of tasks; resolves once every task is gone and its cgroup removed.
+   */
   async shutdown(): Promise<void> {
-    await Promise.all([...this.#tasks.keys()].map((id) => this.kill(id, 'orchestrator shutdown')));
+    const runs = [...this.#tasks.values()].filter((t) => !t.terminal);
+    const capMs = Math.max(0, (this.#opts.stopGracePeriodSeconds ?? DEFAULT_STOP_GRACE_SECONDS) * 1000);
+    const snapshot = runs.some((r) => r.pid !== undefined && !r.cgroup) ? allProcesses() : undefined;
+    for (const run of runs) this.#startKill(run, 'orchestrator shutdown', Math.min(this.#graceMs(run.spec), capMs), snapshot);
+    await Promise.all(runs.map((r) => r.done));
     this.#scan.stop();
+    // Cgroups of tasks that ended are removed as they end; an empty one left by a failed removal goes here.
+    if (this.#cgroups) for (const cg of this.#cgroups.all().values()) if (cg.members().length === 0) cg.remove();
     this.#cgroups?.close();
     this.#spawner?.close();
   }
