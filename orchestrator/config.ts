@@ -35,8 +35,11 @@ export interface OrchestratorConfig {
   /** --isolation=netns: the task network's namespace prefix and subnet, and where tasks' ports are published (none when absent); undefined when off. */
   isolation: { prefix: string; subnet: string; publishAddress?: string | undefined } | undefined;
   log: { file: string | undefined; level: string };
-  /** Task processes: the longest grace period a task gets when the orchestrator stops. */
-  tasks: { stopGracePeriodSeconds: number };
+  /**
+   * Task processes: the user tasks of apps without `user` run as (--mesos-user; undefined: the
+   * orchestrator's own), and the longest grace period a task gets when the orchestrator stops.
+   */
+  tasks: { defaultUser: string | undefined; stopGracePeriodSeconds: number };
   /** The scheduler's reconcile period (back-off deadlines, deployment progress); not a flag. */
   tickMs: number;
 }

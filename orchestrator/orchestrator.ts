@@ -97,6 +97,7 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
     new ProcessExecutor({
       logger,
       cgroups: { scope: config.dataDir },
+      defaultUser: config.tasks.defaultUser,
       stopGracePeriodSeconds: config.tasks.stopGracePeriodSeconds,
     });
   let frameworkId = store.meta('frameworkId');

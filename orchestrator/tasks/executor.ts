@@ -13,13 +13,14 @@
 // found through /proc while the task's main process is alive and are killed with it (descendants.ts).
 // Tasks are forked by the spawner, a small process of its own (spawner.ts), or from here when it
 // is off or cannot start; a task whose spawner died keeps running and is watched through /proc.
-// One piece on purpose (about 580 lines): the state machine above, from preparing to the terminal
+// A task with a user (the app's, or the default) drops to it after joining its cgroup (users.ts).
+// One piece on purpose (about 630 lines): the state machine above, from preparing to the terminal
 // update, with every way a task can end, whichever process forked it; the mechanisms it uses
 // (process groups, descendants, cgroups, podman, environment, the spawner, the updates' messages)
 // are modules of their own.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, open, openSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chown, mkdir } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
@@ -44,6 +45,7 @@ import { resolveProgram, taskProcessEnv } from './env.ts';
 import { failedCommandMessage, launchErrorMessage } from './messages.ts';
 import { DescendantScan, extraPids, rememberDescendants } from './descendants.ts';
 import { TaskSpawner, type SpawnHandlers } from './spawner-client.ts';
+import { asUser, resolveUser, type TaskUser } from './users.ts';
 
 export interface ProcessExecutorOptions {
   logger?: Logger | undefined;
@@ -64,6 +66,8 @@ export interface ProcessExecutorOptions {
    * when shorter), so that a stop takes a bounded time however many tasks run (default 5 s).
    */
   stopGracePeriodSeconds?: number | undefined;
+  /** User that tasks whose spec names none run as (Marathon's --mesos_user); default: the orchestrator's own. */
+  defaultUser?: string | undefined;
   /**
    * Task cgroups: `scope` names this orchestrator's cgroups (its data dir: a restart finds what the
    * previous run left); default a fresh scope per executor. `mode` picks a backend (default auto).
@@ -405,6 +409,21 @@ export class ProcessExecutor implements Executor {
     } else {
       return this.#fail(run, 'neither cmd nor args given');
     }
+    // Innermost: the task joins its cgroup and network namespace as root, then drops to its user.
+    const userName = spec.docker ? undefined : (spec.user ?? this.#opts.defaultUser);
+    let owner: TaskUser | undefined;
+    if (userName) {
+      const user = await resolveUser(userName);
+      if ('problem' in user) return this.#fail(run, user.problem);
+      const as = asUser(user, file, args, env.PATH);
+      if ('problem' in as) return this.#fail(run, as.problem);
+      if (as.command) {
+        ({ file, args } = as.command);
+        owner = user;
+        const own = { HOME: user.home, USER: user.name, LOGNAME: user.name };
+        for (const [k, v] of Object.entries(own)) if (spec.env[k] === undefined) env[k] = v;
+      }
+    }
     if (spec.netns) {
       args = ['netns', 'exec', spec.netns, file, ...args];
       file = resolveProgram('ip', env.PATH) ?? '/usr/sbin/ip';
@@ -420,6 +439,8 @@ export class ProcessExecutor implements Executor {
       await mkdir(spec.sandboxDir, { recursive: true });
       out = await openFd(join(spec.sandboxDir, 'stdout'), 'a');
       err = await openFd(join(spec.sandboxDir, 'stderr'), 'a');
+      // The sandbox is the task's own (as Mesos gives it to the task's user): it may write files there.
+      if (owner) for (const f of ['', 'stdout', 'stderr']) await chown(join(spec.sandboxDir, f), owner.uid, owner.gid);
     } catch (e) {
       sandboxError = e as Error;
     }
