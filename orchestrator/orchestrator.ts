@@ -134,6 +134,7 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
     tickMs: config.tickMs,
     isolation,
     taskKilling: config.features.includes('task_killing'),
+    defaultTaskUser: config.tasks.defaultUser,
   });
   // Like shared/http-server.ts createServer, but with Marathon's own 404 and error shapes.
   const app = Fastify({

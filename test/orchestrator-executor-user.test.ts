@@ -12,6 +12,7 @@ import { resolveUser } from '../orchestrator/tasks/users.ts';
 import { isLive, procInfo, sameLiveProcess, signalPid } from '../orchestrator/tasks/process-group.ts';
 import type { LaunchSpec, TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
 import { parseOrchestratorFlags } from '../orchestrator/flags.ts';
+import { runCommand } from '../orchestrator/health/checks.ts';
 import { removeTaskCgroups, startOrchestrator } from './helpers/orchestrator.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -191,6 +192,20 @@ describe('tasks run as a user', () => {
   });
 });
 
+describe('COMMAND health checks of a task with a user', () => {
+  it("run as the task's user, and are unhealthy, saying why, when it does not exist", async (ctx) => {
+    needs(ctx);
+    const target = { host: '127.0.0.1', ports: [], sandboxDir: tempDir('starmap-user-check-') };
+    // Before: checks ran as root whatever the task's user, a way for the app's code to get root.
+    expect(await runCommand(`test "$(id -un)" = ${USER}`, { ...target, user: USER }, 5000)).toEqual({ kind: 'healthy' });
+    expect(await runCommand('test "$(id -u)" = 0', target, 5000)).toEqual({ kind: 'healthy' });
+    expect(await runCommand('true', { ...target, user: 'no-such-user-starmap' }, 5000)).toEqual({
+      kind: 'unhealthy',
+      cause: 'cannot run the task as user "no-such-user-starmap": no such user on this machine (/etc/passwd)',
+    });
+  });
+});
+
 describe('the orchestrator program', () => {
   it("runs an app's tasks as its `user`, others as --mesos-user, and reports an unknown user as the task's failure", async (ctx) => {
     needs(ctx);
@@ -207,14 +222,17 @@ describe('the orchestrator program', () => {
       return remember(Number(await fileText(join(sandbox, 'pid'))));
     };
     const cmd = 'echo $$ > pid; exec /bin/sleep 1000';
+    // Its COMMAND health check runs as the task's user too: healthy only as `nobody`.
+    const check = { protocol: 'COMMAND', command: { value: `test "$(id -un)" = ${USER}` }, gracePeriodSeconds: 30, intervalSeconds: 1 };
     for (const app of [
-      { id: '/default-user', cmd },
+      { id: '/default-user', cmd, healthChecks: [check] },
       { id: '/as-root', cmd, user: 'root' },
       { id: '/nobody-knows', cmd, user: 'no-such-user-starmap' },
     ])
       expect((await o.call('POST', '/v2/apps', { ...app, portDefinitions: [] })).status).toBe(201);
     expect(credentials(await pidOf('default-user')).uid).toBe(`${user.uid} ${user.uid} ${user.uid} ${user.uid}`);
     expect(credentials(await pidOf('as-root')).uid).toBe('0 0 0 0');
+    await waitFor(async () => (await o.call('GET', '/v2/apps/default-user')).body.app.tasksHealthy === 1, { message: 'health check as nobody' });
     const failure = await waitFor(async () => (await o.call('GET', '/v2/apps/nobody-knows?embed=apps.lastTaskFailure')).body.app.lastTaskFailure);
     expect(failure).toMatchObject({
       state: 'TASK_FAILED',
