@@ -194,7 +194,7 @@ describe('GET /v2/events', () => {
     const serialise = (event: MarathonEvent) => (serialised++, eventJson(event));
     // Each event is larger than a client's whole allowance (as at 1,000 apps): a client that has
     // read everything before it keeps its stream.
-    const { bus, url, events } = await serve({ serialise, maxBufferedBytes: 64 * 1024 });
+    const { bus, url, events } = await serve({ serialise, maxBufferedBytes: 32 * 1024 });
     const types = 'event_type=deployment_info&event_type=status_update_event';
     const full = await Promise.all(Array.from({ length: 100 }, () => sse(url, `/v2/events?${types}`)));
     const light = await Promise.all(Array.from({ length: 100 }, () => sse(url, `/v2/events?${types}&plan-format=light`)));
@@ -202,18 +202,18 @@ describe('GET /v2/events', () => {
     const attachEvents = serialised;
     const group = (v: number) => ({
       id: '/',
-      apps: Array.from({ length: 400 }, (_x, i) => ({ id: `/big/app-${i}`, cmd: 'sleep 1000', env: { PADDING: 'p'.repeat(100) }, version: `v${v}` })),
+      apps: Array.from({ length: 200 }, (_x, i) => ({ id: `/big/app-${i}`, cmd: 'sleep 1000', env: { PADDING: 'p'.repeat(100) }, version: `v${v}` })),
     });
     const plans = [0, 1, 2].map((v) => ({ id: `d${v}`, version: `v${v}`, steps: [], original: group(v), target: group(v + 1) }));
     for (const plan of plans) bus.publish('deployment_info', { plan, currentStep: { actions: [] } });
     bus.publish('status_update_event', { appId: '/big/app-1', taskStatus: 'TASK_RUNNING' });
     // Three deployment events in both formats, and one event that has no plan, shared by both.
     expect(serialised - attachEvents).toBe(3 * 2 + 1);
-    await waitFor(() => [...full, ...light].every((c) => c.frames.length === 4), { timeoutMs: 20_000, message: 'every reader has the 4 events' });
+    await waitFor(() => [...full, ...light].every((c) => c.frames.length === 4), { timeoutMs: 60_000, message: 'every reader has the 4 events' });
     expect(events.stream.clientCount).toBe(200);
     expect(new Set(full.map((c) => c.raw())).size).toBe(1);
     expect(new Set(light.map((c) => c.raw())).size).toBe(1);
-    expect(full[0]!.frames[0]!.raw.length).toBeGreaterThan(2 * 64 * 1024);
+    expect(full[0]!.frames[0]!.raw.length).toBeGreaterThan(2 * 32 * 1024);
     expect((full[0]!.frames[0]!.data as { plan: { target: unknown } }).plan.target).toEqual(plans[0]!.target);
     expect(light[0]!.frames.map((f) => Object.keys((f.data as { plan?: object }).plan ?? {}))).toEqual([
       ['id', 'version', 'steps'],
