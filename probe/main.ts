@@ -22,7 +22,7 @@ export async function main(argv: string[]): Promise<void> {
   const url = await listenOrExit(app, 'probe', flags.httpAddress, flags.httpPort);
   if (flags.serve) {
     try {
-      serving = await startServing(flags.httpAddress, flags.serve, logger);
+      serving = await startServing(flags.httpAddress, flags.serve, logger, { countDatagram: probe.metrics.countServedDatagram });
     } catch (err) {
       if (!(err instanceof ServeError)) throw err;
       process.stderr.write(`probe: error: ${err.message} (on --http-address=${flags.httpAddress})\n`);

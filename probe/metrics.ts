@@ -2,12 +2,14 @@
 // scrape time, so a target that is no longer configured has no series left behind (no stale series).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from '../shared/metrics-client.ts';
 import type { Reason } from '../shared/checks.ts';
+import type { DatagramOutcome } from './serve.ts';
 import type { ProbeState } from './state.ts';
 
 export interface ProbeMetrics {
   registry: Registry;
   countCheck(reason: Reason): void;
   observeCycle(seconds: number): void;
+  countServedDatagram(outcome: DatagramOutcome): void;
 }
 
 export function createProbeMetrics(state: ProbeState): ProbeMetrics {
@@ -66,8 +68,15 @@ export function createProbeMetrics(state: ProbeState): ProbeMetrics {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
     registers: [registry],
   });
+  const served = new Counter({
+    name: 'starmap_probe_served_udp_datagrams_total',
+    help: 'Datagrams received on the --serve UDP ports, by outcome: echoed, or dropped-loop (from a privileged or served port).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   return {
     registry,
+    countServedDatagram: (outcome) => served.inc({ outcome }),
     countCheck: (reason) => checks.inc({ reason }),
     observeCycle: (seconds) => cycles.observe(seconds),
   };

@@ -3,6 +3,12 @@
 // Kubernetes network-policy tests). TCP ports accept and close at once (the handshake is the
 // answer a TCP check needs); UDP ports echo every datagram back to its sender (a UDP check needs
 // its nonce back). Both listen on the probe's --http-address.
+//
+// An echo never answers a datagram from a privileged port (below 1024) or from one of the UDP
+// ports this probe serves, as BSD inetd's check_loop does for its echo service: every scenario
+// pod serves the same ports, so one datagram forged from one probe's served port to another's
+// started an endless loop between the two (about 37,000 datagrams a second each way). The probe's
+// own UDP checks send from ephemeral ports (from 32768 on Linux) and are answered as before.
 import dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import net from 'node:net';
@@ -52,6 +58,20 @@ export interface Serving {
   close: () => Promise<void>;
 }
 
+/** What an echo did with a datagram: answered it, or dropped it as a possible loop. */
+export type DatagramOutcome = 'echoed' | 'dropped-loop';
+
+export interface ServeOptions {
+  /** Told of each datagram a UDP port received (the probe counts them in its metrics). */
+  countDatagram?: (outcome: DatagramOutcome) => void;
+}
+
+/** Source ports an echo does not answer: the privileged ones, and every UDP port served here. */
+export function loopGuard(ports: readonly ServedPort[]): (sourcePort: number) => boolean {
+  const served = new Set(ports.filter((p) => p.protocol === 'udp').map((p) => p.port));
+  return (sourcePort) => sourcePort < 1024 || served.has(sourcePort);
+}
+
 function serveTcp(host: string, served: ServedPort): Promise<net.Server> {
   // destroy() at once: nothing is read, so nothing a client sends can pile up or hold a socket open.
   const server = net.createServer((socket) => {
@@ -64,9 +84,25 @@ function serveTcp(host: string, served: ServedPort): Promise<net.Server> {
   });
 }
 
-function serveUdp(host: string, family: number, served: ServedPort, logger: Logger): Promise<dgram.Socket> {
+function serveUdp(
+  host: string,
+  family: number,
+  served: ServedPort,
+  mayLoop: (sourcePort: number) => boolean,
+  logger: Logger,
+  opts: ServeOptions,
+): Promise<dgram.Socket> {
   const socket = dgram.createSocket(family === 6 ? 'udp6' : 'udp4');
-  socket.on('message', (msg, from) => socket.send(msg, from.port, from.address));
+  socket.on('message', (msg, from) => {
+    if (mayLoop(from.port)) {
+      // Debug only: a flood of forged datagrams must not become a flood of log lines.
+      logger.debug({ port: served.port, from: `${from.address}:${from.port}` }, 'udp echo: not answering a datagram from a served or privileged port');
+      opts.countDatagram?.('dropped-loop');
+      return;
+    }
+    opts.countDatagram?.('echoed');
+    socket.send(msg, from.port, from.address);
+  });
   return new Promise((resolve, reject) => {
     socket.once('error', (err: NodeJS.ErrnoException) => reject(new ServeError(served, err.code ?? err.message)));
     socket.bind({ address: host, port: served.port }, () => {
@@ -82,9 +118,10 @@ function serveUdp(host: string, family: number, served: ServedPort, logger: Logg
  * Starts every port on `host`; if one cannot be bound (in use, no permission), closes the others
  * and throws a ServeError that names it.
  */
-export async function startServing(host: string, ports: readonly ServedPort[], logger: Logger): Promise<Serving> {
+export async function startServing(host: string, ports: readonly ServedPort[], logger: Logger, opts: ServeOptions = {}): Promise<Serving> {
   // The UDP socket's family must match the address; a name (rare here) is looked up once.
   const family = net.isIP(host) || (await lookup(host)).family;
+  const mayLoop = loopGuard(ports);
   const closers: (() => Promise<void>)[] = [];
   const close = async () => {
     await Promise.all(closers.map((c) => c()));
@@ -95,7 +132,7 @@ export async function startServing(host: string, ports: readonly ServedPort[], l
         const server = await serveTcp(host, served);
         closers.push(() => new Promise((r) => server.close(() => r())));
       } else {
-        const socket = await serveUdp(host, family, served, logger);
+        const socket = await serveUdp(host, family, served, mayLoop, logger, opts);
         closers.push(() => new Promise((r) => socket.close(() => r())));
       }
     }

@@ -9,6 +9,12 @@
 // every task in its namespace's /etc/hosts; the file is read again when it changes); then DNS,
 // with resolv.conf's `search` list and `ndots` (and glibc's LOCALDOMAIN and RES_OPTIONS), which
 // c-ares' plain queries do not apply. A and AAAA are asked at once; IPv4 addresses come first.
+//
+// Each resolution has a c-ares channel of its own. With one channel shared by every lookup (and
+// `tries: 1`), one malformed answer made c-ares drop the server's socket with EBADRESP and fail
+// every query in flight on it: one hostile name turned every healthy name of the cycle `dns`.
+// A resolution takes an idle channel (or makes one) and gives it back when it ends, its queries
+// cancelled: no two lookups in flight share one, and a normal cycle makes no channel anew.
 import { Resolver } from 'node:dns/promises';
 import { readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
@@ -147,8 +153,11 @@ const NOT_FOUND = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN']);
 /** After one family answered with addresses, how long the other may still take. */
 const OTHER_FAMILY_GRACE_MS = 50;
 
+/** Idle c-ares channels kept for the next resolutions (more in flight at once make more). */
+const MAX_IDLE_CHANNELS = 256;
+
 export class NameResolver {
-  #dns: Resolver | undefined;
+  readonly #idle: Resolver[] = [];
   readonly #servers: readonly string[] | undefined;
   readonly #timeoutMs: number;
   readonly #hosts: WatchedFile<Map<string, Address[]>>;
@@ -174,10 +183,16 @@ export class NameResolver {
     const deadline = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new ResolveError('EAI_AGAIN', host, `no DNS answer for ${host} within ${this.#timeoutMs} ms`)), this.#timeoutMs);
     });
+    const lookup = { channel: this.#idle.pop() ?? this.#channel(), ended: false };
     try {
-      return await Promise.race([this.#search(host, candidates(name, this.#config.get())), deadline]);
+      return await Promise.race([this.#search(lookup, host, candidates(name, this.#config.get())), deadline]);
     } finally {
       clearTimeout(timer);
+      // Queries still open (the other family after its grace, or all at the deadline) end here,
+      // and with them the channel's socket; a search past its deadline asks no further name.
+      lookup.ended = true;
+      lookup.channel.cancel();
+      if (this.#idle.length < MAX_IDLE_CHANNELS) this.#idle.push(lookup.channel);
     }
   }
 
@@ -203,20 +218,19 @@ export class NameResolver {
     );
   };
 
-  /** c-ares' channel, made at the first query: IP targets and names from /etc/hosts never need it. */
-  #client(): Resolver {
-    if (!this.#dns) {
-      // One try per query: the deadline is the check's, too short for a second one to help.
-      this.#dns = new Resolver({ timeout: Math.max(1, Math.round(this.#timeoutMs)), tries: 1 });
-      if (this.#servers && this.#servers.length > 0) this.#dns.setServers([...this.#servers]);
-    }
-    return this.#dns;
+  /** A c-ares channel for one resolution (see the top of this file for why not one for all). */
+  #channel(): Resolver {
+    // One try per query: the deadline is the check's, too short for a second one to help.
+    const channel = new Resolver({ timeout: Math.max(1, Math.round(this.#timeoutMs)), tries: 1 });
+    if (this.#servers && this.#servers.length > 0) channel.setServers([...this.#servers]);
+    return channel;
   }
 
-  async #search(host: string, names: string[]): Promise<Address[]> {
+  async #search(lookup: { channel: Resolver; ended: boolean }, host: string, names: string[]): Promise<Address[]> {
     let trouble: string | undefined;
     for (const name of names) {
-      const found = await this.#query(name);
+      if (lookup.ended) break;
+      const found = await this.#query(lookup.channel, name);
       if (Array.isArray(found)) return found;
       if (found !== 'not-found') trouble ??= `${name}: ${found}`;
     }
@@ -225,13 +239,13 @@ export class NameResolver {
   }
 
   /** A and AAAA of one name at once: the addresses, 'not-found', or the error code of the trouble. */
-  async #query(name: string): Promise<Address[] | string> {
+  async #query(channel: Resolver, name: string): Promise<Address[] | string> {
     const results: (Address[] | string | undefined)[] = [undefined, undefined];
     let settle: () => void = () => {};
     const enough = new Promise<void>((r) => (settle = r));
     let grace: NodeJS.Timeout | undefined;
     const ask = (index: 0 | 1) =>
-      (index === 0 ? this.#client().resolve4(name) : this.#client().resolve6(name))
+      (index === 0 ? channel.resolve4(name) : channel.resolve6(name))
         .then(
           (addresses) => {
             results[index] = addresses.map((address) => ({ address, family: index === 0 ? 4 : 6 }) as Address);

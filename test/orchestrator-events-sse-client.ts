@@ -40,9 +40,12 @@ export function openSse(base: string, path = '/v2/events', headers: Record<strin
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
         chunks.push(chunk);
+        // The search starts where the last one ended (a large frame arrives in many chunks).
+        let from = Math.max(0, pending.length - 3);
         pending += chunk;
         let at: number;
-        while ((at = pending.indexOf('\r\n\r\n')) >= 0) {
+        while ((at = pending.indexOf('\r\n\r\n', from)) >= 0) {
+          from = 0;
           const block = pending.slice(0, at);
           pending = pending.slice(at + 4);
           // Heartbeats (bare CRLF) leave leading CRLFs in front of the next block.

@@ -7,7 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import { createServer, listen } from '../shared/http-server.ts';
 import { EventBus } from '../orchestrator/events/bus.ts';
 import { registerEvents, type EventsHandle } from '../orchestrator/events/routes.ts';
-import { acceptsEventStream } from '../orchestrator/events/sse.ts';
+import type { MarathonEvent } from '../orchestrator/events/bus.ts';
+import { eventJson } from '../orchestrator/events/json.ts';
+import { FrameCache, acceptsEventStream } from '../orchestrator/events/sse.ts';
 import type { EventStreamOptions } from '../orchestrator/events/sse.ts';
 import { waitFor } from './helpers/wait.ts';
 import { openSse, type SseClient } from './orchestrator-events-sse-client.ts';
@@ -141,7 +143,9 @@ describe('GET /v2/events', () => {
 
   it('disconnects a client that stops reading; the others get every event of a 10,000-event burst', async () => {
     // Bursts of 100 published in one tick: nobody can read during a tick, so the limit must be above that.
-    const { bus, url, events } = await serve({ maxOutstanding: 500, closeGraceMs: 200 });
+    const lines: { msg: string; remoteAddress?: string; outstandingEvents?: number }[] = [];
+    const capture = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) });
+    const { bus, url, events } = await serve({ maxOutstanding: 500, closeGraceMs: 200, logger: capture });
     const base = bus.listenerCount;
     const fast = await sse(url, '/v2/events?event_type=burst');
     // The stalled client: a raw socket that sends the request and never reads a byte.
@@ -164,6 +168,13 @@ describe('GET /v2/events', () => {
     await waitFor(() => watcher.frames.length === 1);
     expect(watcher.frames[0]!.data).toMatchObject({ eventType: 'event_stream_detached', remoteAddress: '127.0.0.1' });
     expect(fast.ended).toBe(false);
+    // The server's log says whom it cut off and why.
+    expect(lines).toEqual([
+      expect.objectContaining({
+        msg: expect.stringMatching(/^event stream: disconnected: this client read too slowly \(more than (500 events|\d+ bytes) outstanding\)/),
+        remoteAddress: '127.0.0.1',
+      }),
+    ]);
   });
 
   it('serves many clients at once and cleans up after all of them', async () => {
@@ -176,6 +187,53 @@ describe('GET /v2/events', () => {
     for (const c of clients) expect(c.frames.map((f) => (f.data as { i: number }).i)).toEqual(Array.from({ length: 200 }, (_, i) => i));
     for (const c of clients) c.close();
     await waitFor(() => events.stream.clientCount === 0 && bus.listenerCount === base);
+  });
+
+  it('serialises a deployment event once per plan format and writes the same bytes to 200 readers, none cut off', async () => {
+    let serialised = 0;
+    const serialise = (event: MarathonEvent) => (serialised++, eventJson(event));
+    // Each event is larger than a client's whole allowance (as at 1,000 apps): a client that has
+    // read everything before it keeps its stream.
+    const { bus, url, events } = await serve({ serialise, maxBufferedBytes: 32 * 1024 });
+    const types = 'event_type=deployment_info&event_type=status_update_event';
+    const full = await Promise.all(Array.from({ length: 100 }, () => sse(url, `/v2/events?${types}`)));
+    const light = await Promise.all(Array.from({ length: 100 }, () => sse(url, `/v2/events?${types}&plan-format=light`)));
+    await waitFor(() => events.stream.clientCount === 200);
+    const attachEvents = serialised;
+    const group = (v: number) => ({
+      id: '/',
+      apps: Array.from({ length: 200 }, (_x, i) => ({ id: `/big/app-${i}`, cmd: 'sleep 1000', env: { PADDING: 'p'.repeat(100) }, version: `v${v}` })),
+    });
+    const plans = [0, 1, 2].map((v) => ({ id: `d${v}`, version: `v${v}`, steps: [], original: group(v), target: group(v + 1) }));
+    for (const plan of plans) bus.publish('deployment_info', { plan, currentStep: { actions: [] } });
+    bus.publish('status_update_event', { appId: '/big/app-1', taskStatus: 'TASK_RUNNING' });
+    // Three deployment events in both formats, and one event that has no plan, shared by both.
+    expect(serialised - attachEvents).toBe(3 * 2 + 1);
+    await waitFor(() => [...full, ...light].every((c) => c.frames.length === 4), { timeoutMs: 60_000, message: 'every reader has the 4 events' });
+    expect(events.stream.clientCount).toBe(200);
+    expect(new Set(full.map((c) => c.raw())).size).toBe(1);
+    expect(new Set(light.map((c) => c.raw())).size).toBe(1);
+    expect(full[0]!.frames[0]!.raw.length).toBeGreaterThan(2 * 32 * 1024);
+    expect((full[0]!.frames[0]!.data as { plan: { target: unknown } }).plan.target).toEqual(plans[0]!.target);
+    expect(light[0]!.frames.map((f) => Object.keys((f.data as { plan?: object }).plan ?? {}))).toEqual([
+      ['id', 'version', 'steps'],
+      ['id', 'version', 'steps'],
+      ['id', 'version', 'steps'],
+      [],
+    ]);
+    expect(light[0]!.frames[3]!.raw).toBe(full[0]!.frames[3]!.raw);
+  });
+
+  it('keeps one frame per event and format, as bytes', () => {
+    const frames = new FrameCache();
+    const event = { eventType: 'deployment_info', timestamp: 't', plan: { id: 'd', original: {}, target: {} } };
+    expect(frames.frame(event, 'full')).toBe(frames.frame(event, 'full'));
+    expect(frames.frame(event, 'light')).toBe(frames.frame(event, 'light'));
+    expect(frames.frame(event, 'light').toString()).toBe(
+      'event: deployment_info\r\ndata: {"eventType":"deployment_info","timestamp":"t","plan":{"id":"d"}}\r\n\r\n',
+    );
+    const plain = { eventType: 'status_update_event', timestamp: 't' };
+    expect(frames.frame(plain, 'light')).toBe(frames.frame(plain, 'full'));
   });
 
   it('ends open streams when the server closes', async () => {

@@ -130,6 +130,25 @@ describe('NameResolver', () => {
   });
 });
 
+describe('a hostile answer costs only its own lookup', () => {
+  it('one malformed answer beside 60 healthy names in flight fails only its name, with its own reason', async () => {
+    const healthy = Array.from({ length: 60 }, (_v, i) => `web-${i}.test`);
+    const d = await dnsServer(Object.fromEntries(healthy.map((n) => [n, ['127.0.0.1']])), { malformed: (n) => n === 'hostile.test', delayMs: 50 });
+    closers.push(d.close);
+    const r = resolver(d, { timeoutMs: 2000 });
+    const port = await tcpServer();
+    // The hostile name goes first, so that its answer arrives while every healthy query waits.
+    const results = await Promise.all(['hostile.test', ...healthy].map((host) => checkTcp({ host, port }, { timeoutMs: 2000, resolver: r })));
+    expect(results[0]).toMatchObject({ reachable: false, reason: 'dns', message: 'EAI_AGAIN: DNS failed for hostile.test: EBADRESP' });
+    expect(results.slice(1).map((x) => x.reason)).toEqual(healthy.map(() => 'ok'));
+    // The same over several cycles: the hostile answer does not poison what comes after it either.
+    for (let round = 0; round < 3; round++) {
+      const again = await Promise.allSettled(['hostile.test', ...healthy].map((host) => r.resolve(host)));
+      expect(again.map((x) => x.status)).toEqual(['rejected', ...healthy.map(() => 'fulfilled')]);
+    }
+  });
+});
+
 describe('the probe and the collector resolve without the thread pool', () => {
   it('eight names that never answer do not hold up localhost targets (no timeouts), and DNS time is theirs only', async () => {
     const d = await dns({ 'web.test': ['127.0.0.1'] }, (n) => n.startsWith('silent'));

@@ -1,15 +1,22 @@
 // UDP probing and serving with real sockets on loopback: the echo check's four outcomes (echo with
 // the nonce, ICMP port unreachable, silence, an answer without the nonce), many targets at once,
-// and the probe's --serve ports checked by another probe through /status and /metrics.
+// and the probe's --serve ports checked by another probe through /status and /metrics; and no echo
+// loop between two probes serving the same ports, started by one forged datagram (in a network
+// namespace of the test's own, where nftables forges the source port and counts the datagrams).
+import { execFile, execFileSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import net from 'node:net';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkUdp } from '../shared/checks.ts';
 import { parseTarget } from '../shared/targets.ts';
-import { parseServeList } from '../probe/serve.ts';
-import { NODE, freePort, runToEnd, stopAll } from './helpers/process.ts';
+import { loopGuard, parseServeList } from '../probe/serve.ts';
+import { isolationSkip } from './helpers/isolation.ts';
+import { NODE, freePort, runToEnd, start, stopAll } from './helpers/process.ts';
 import { startProbe } from './helpers/probe.ts';
 import { waitFor } from './helpers/wait.ts';
+
+const execFileAsync = promisify(execFile);
 
 const sockets: dgram.Socket[] = [];
 afterAll(async () => {
@@ -170,5 +177,95 @@ describe('probe with --serve and udp:// targets', () => {
     ]);
     expect(code).toBe(1);
     expect(output).toMatch(new RegExp(`cannot serve --serve=${port}/udp: EADDRINUSE`));
+  });
+});
+
+describe('no echo loop between probes serving the same UDP ports', () => {
+  it('does not answer datagrams from a served or a privileged port, and answers ephemeral ones', () => {
+    const mayLoop = loopGuard(parseServeList('80/udp,81/udp,8080/tcp,40000/udp'));
+    expect([80, 81, 53, 1, 1023, 40000].filter(mayLoop)).toEqual([80, 81, 53, 1, 1023, 40000]);
+    // 8080 is served over TCP only: a UDP datagram from it is no echo of ours.
+    expect([1024, 8080, 32768, 45000, 60999, 65535].filter(mayLoop)).toEqual([]);
+  });
+
+  const skip = isolationSkip('probe-udp');
+  const NS = `smudp-${process.pid}`;
+  const [SERVED_A, SERVED_B, FORGER] = [8081, 8082, 7777];
+  const nsExec = (args: string[]) => execFileSync('ip', ['netns', 'exec', NS, ...args], { encoding: 'utf8' });
+  const nsNode = async (script: string, ...args: string[]) =>
+    (await execFileAsync('ip', ['netns', 'exec', NS, NODE, '-e', script, ...args], { encoding: 'utf8' })).stdout;
+  const nsGet = (url: string) => nsNode('fetch(process.argv[1]).then((r) => r.text()).then((t) => process.stdout.write(t))', url);
+  /** Datagrams between two served ports, as the namespace's kernel counted them. */
+  const loopDatagrams = () => {
+    const listed = JSON.parse(nsExec(['nft', '-j', 'list', 'counter', 'ip', 'starmap_udp_loop', 'between_served'])) as {
+      nftables: { counter?: { packets: number } }[];
+    };
+    return listed.nftables.find((e) => e.counter)!.counter!.packets;
+  };
+  const dropped = (metrics: string) => Number(/starmap_probe_served_udp_datagrams_total\{outcome="dropped-loop"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+
+  afterAll(async () => {
+    await stopAll();
+    if (!skip) execFileSync('ip', ['netns', 'del', NS], { stdio: 'ignore' });
+  });
+
+  it.skipIf(skip)("one datagram forged from one probe's served port to the other's is not echoed back and forth; their checks of each other pass", async () => {
+    execFileSync('ip', ['netns', 'add', NS]);
+    nsExec(['ip', 'link', 'set', 'lo', 'up']);
+    // The forger sends from 127.0.0.3:7777 (its own socket) and the kernel rewrites the source
+    // port to 8082, which probe B holds on 127.0.0.3: to probe A the datagram comes from B's
+    // served port. Every datagram from one served port to another is counted on the way in.
+    const rules = `table ip starmap_udp_loop {
+      counter between_served {}
+      chain out { type filter hook output priority -150; policy accept; ip saddr 127.0.0.3 udp sport ${FORGER} udp sport set ${SERVED_B}; }
+      chain in { type filter hook input priority 0; policy accept; udp sport { ${SERVED_A}, ${SERVED_B} } udp dport { ${SERVED_A}, ${SERVED_B} } counter name between_served; }
+    }`;
+    execFileSync('ip', ['netns', 'exec', NS, 'nft', '-f', '-'], { input: rules });
+    const serve = `--serve=${SERVED_A}/udp,${SERVED_B}/udp`;
+    const probe = (address: string, peer: string) =>
+      start('ip', [
+        'netns', 'exec', NS, NODE, 'probe/main.ts', `--http-address=${address}`, '--http-port=9000', serve,
+        `--urls=udp://${peer}:${SERVED_A},udp://${peer}:${SERVED_B}`, '--http-probe-seconds=0.2', '--timeout-seconds=1',
+      ]); // prettier-ignore
+    const procs = [probe('127.0.0.2', '127.0.0.3'), probe('127.0.0.3', '127.0.0.2')];
+    const statusOf = async (address: string) =>
+      (JSON.parse(await nsGet(`http://${address}:9000/status`)) as { status: { targets: { url: string; reason: string | null }[] } }).status.targets;
+    // Both probes check each other's UDP ports from ephemeral ports, and are answered.
+    for (const [address, peer] of [
+      ['127.0.0.2', '127.0.0.3'],
+      ['127.0.0.3', '127.0.0.2'],
+    ] as const) {
+      const targets = await waitFor(async () => {
+        const t = await statusOf(address);
+        return t.every((x) => x.reason !== null) && t;
+      }, { timeoutMs: 20_000, message: `probe ${address} checks its peer (${procs.map((p) => p.output()).join('')})` }); // prettier-ignore
+      expect(targets.map((t) => [t.url, t.reason])).toEqual([
+        [`udp://${peer}:${SERVED_A}`, 'ok'],
+        [`udp://${peer}:${SERVED_B}`, 'ok'],
+      ]);
+    }
+    expect(loopDatagrams()).toBe(0);
+
+    await nsNode(
+      `const s = require('node:dgram').createSocket('udp4');
+       s.bind(${FORGER}, '127.0.0.3', () => s.send('forged', ${SERVED_A}, '127.0.0.2', () => s.close()));`,
+    );
+    // Probe A dropped it: nothing went back to B, so there is no loop to wait out.
+    await waitFor(async () => dropped(await nsGet('http://127.0.0.2:9000/metrics')) === 1, {
+      timeoutMs: 5000,
+      message: `probe A drops the forged datagram (${loopDatagrams()} datagrams between served ports so far)`,
+    });
+    expect(loopDatagrams()).toBe(1);
+    // A privileged source port (as inetd) is not answered either: from 127.0.0.4:53.
+    await nsNode(
+      `const s = require('node:dgram').createSocket('udp4');
+       s.bind(53, '127.0.0.4', () => s.send('from 53', ${SERVED_B}, '127.0.0.3', () => s.close()));`,
+    );
+    await waitFor(async () => dropped(await nsGet('http://127.0.0.3:9000/metrics')) === 1, { timeoutMs: 5000 });
+    // The checks keep passing, echoed as before.
+    const metrics = await nsGet('http://127.0.0.2:9000/metrics');
+    expect(metrics).toMatch(/starmap_probe_served_udp_datagrams_total\{outcome="echoed"\} [1-9]/);
+    expect((await statusOf('127.0.0.2')).map((t) => t.reason)).toEqual(['ok', 'ok']);
+    expect(loopDatagrams()).toBe(1);
   });
 });

@@ -49,7 +49,7 @@ function invalidUrl(reply: FastifyReply, problem: string): FastifyReply {
  * returns handles; the dispatcher is closed by app.close().
  */
 export function registerEvents(app: FastifyInstance, opts: EventsOptions): EventsHandle {
-  const stream = registerEventStream(app, { bus: opts.bus, ...opts.stream });
+  const stream = registerEventStream(app, { bus: opts.bus, logger: opts.logger, ...opts.stream });
   const enabled = opts.eventSubscriber === 'http_callback';
   if (!enabled) {
     const disabled = async (_req: FastifyRequest, reply: FastifyReply) => sendError(reply, new BadRequest(CALLBACKS_DISABLED_MESSAGE));

@@ -1,6 +1,7 @@
 // A DNS server on loopback for tests, so that no test ever asks the machine's resolver (which is
 // off the machine) about a name: A and AAAA answers for the names it is given, NXDOMAIN for others,
-// and silence for the names `silent` picks (a lookup that never answers).
+// silence for the names `silent` picks (a lookup that never answers), and a malformed answer (the
+// query's header and nothing else parseable) for the names `malformed` picks.
 import dgram from 'node:dgram';
 import net from 'node:net';
 import dnsPacket from 'dns-packet';
@@ -14,9 +15,17 @@ export interface TestDns {
   close: () => void;
 }
 
-export async function dnsServer(records: Record<string, string[]>, opts: { silent?: (name: string) => boolean } = {}): Promise<TestDns> {
+export interface DnsServerOptions {
+  silent?: (name: string) => boolean;
+  malformed?: (name: string) => boolean;
+  /** Answers to other names wait this long, so that they are still in flight beside a hostile one. */
+  delayMs?: number;
+}
+
+export async function dnsServer(records: Record<string, string[]>, opts: DnsServerOptions = {}): Promise<TestDns> {
   const socket = dgram.createSocket('udp4');
   const queries: string[] = [];
+  let closed = false;
   socket.on('message', (msg, from) => {
     let query: dnsPacket.DecodedPacket;
     try {
@@ -29,6 +38,9 @@ export async function dnsServer(records: Record<string, string[]>, opts: { silen
     const name = question.name.toLowerCase();
     queries.push(`${name} ${question.type}`);
     if (opts.silent?.(name)) return;
+    // The query's own id and a response's flags, then two stray bytes where the question should be.
+    if (opts.malformed?.(name))
+      return socket.send(Buffer.concat([msg.subarray(0, 2), Buffer.from([0x81, 0x80, 0, 1, 0, 1, 0, 0, 0, 0, 0xc0, 0xff])]), from.port, from.address);
     const known = Object.hasOwn(records, name);
     const family = question.type === 'AAAA' ? 6 : 4;
     const answers = (known ? records[name]! : [])
@@ -41,10 +53,18 @@ export async function dnsServer(records: Record<string, string[]>, opts: { silen
       questions: [question],
       answers,
     });
-    socket.send(reply, from.port, from.address);
+    if (opts.delayMs) setTimeout(() => closed || socket.send(reply, from.port, from.address), opts.delayMs);
+    else socket.send(reply, from.port, from.address);
   });
   await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));
-  return { server: `127.0.0.1:${socket.address().port}`, queries, close: () => socket.close() };
+  return {
+    server: `127.0.0.1:${socket.address().port}`,
+    queries,
+    close: () => {
+      closed = true;
+      socket.close();
+    },
+  };
 }
 
 /** A resolver that asks only `dns` and reads no resolv.conf (so no search domain of this machine). */
