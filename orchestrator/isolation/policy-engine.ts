@@ -288,7 +288,7 @@ export class PolicyEngine {
         else into.delete(key);
       }
     }
-    return { created, notFound, sync: await this.#enforce(rendered) };
+    return { created, notFound, sync: await this.#enforce(rendered, false) };
   }
 
   /** Creates or replaces a (validated) policy of either kind, stores it, and applies the change. */
@@ -315,10 +315,16 @@ export class PolicyEngine {
    * state at once, and a namespace's queue applies the latest ruleset asked for.
    */
   sync(): Promise<SyncResult> {
-    return this.#enforce(this.#render(this.#state()));
+    return this.#enforce(this.#render(this.#state()), true);
   }
 
-  async #enforce(rendered: Rendered[]): Promise<SyncResult> {
+  /**
+   * Applies the rulesets that differ from the latest asked for. One asked for already and still
+   * being applied is `unchanged`: a write answers at once for it (the write did not change it, and
+   * waiting would hold one tenant's writes up behind another's slow namespace); a sync answers once
+   * it is in force (`awaitPending`), so that a task never starts before its rules are.
+   */
+  async #enforce(rendered: Rendered[], awaitPending: boolean): Promise<SyncResult> {
     const present = new Set(rendered.map((r) => r.netns));
     for (const m of [this.#wanted, this.#applied]) for (const ns of [...m.keys()]) if (!present.has(ns)) m.delete(ns);
     for (const id of [...this.#sizes.keys()]) if (!rendered.some((r) => r.taskId === id)) this.#sizes.delete(id);
@@ -333,9 +339,8 @@ export class PolicyEngine {
         this.#sizes.set(r.taskId, r.size);
         const same = this.#wanted.get(r.netns) === r.text;
         try {
-          // The same rules asked for already: unchanged, once they are in force.
-          if (same) await (this.#applied.get(r.netns) === r.text ? undefined : this.#queues.get(r.netns));
-          else await this.#applyLatest(r.netns, r.text);
+          if (!same) await this.#applyLatest(r.netns, r.text);
+          else if (awaitPending && this.#applied.get(r.netns) !== r.text) await this.#queues.get(r.netns);
           return { taskId: r.taskId, state: same ? ('unchanged' as const) : ('applied' as const) };
         } catch (err) {
           this.#log(`isolation: cannot apply the rules of task ${r.taskId} in ${r.netns}`, err);

@@ -104,6 +104,26 @@ function set(items: readonly string[]): string {
   return `{ ${items.join(', ')} }`;
 }
 
+/**
+ * The set of the outermost of these prefixes, remembered by its input: a pod under a large policy
+ * set has the same sets on every render, and parsing the prefixes is most of rendering's cost.
+ * Forgotten wholesale when full (a bound, not a cache policy: the next renders fill it again).
+ */
+const addressSets = new Map<string, Part>();
+const ADDRESS_SETS_KEPT = 20_000;
+
+function addressSet(prefixes: readonly string[]): Part {
+  const key = prefixes.join(',');
+  let part = addressSets.get(key);
+  if (!part) {
+    const elements = outermostPrefixes(prefixes).map(element);
+    part = { text: set(elements), elements: elements.length };
+    if (addressSets.size >= ADDRESS_SETS_KEPT) addressSets.clear();
+    addressSets.set(key, part);
+  }
+  return part;
+}
+
 /** A host prefix as a plain address (so that a set of hosts needs no intervals); others as they are. */
 function element(c: string): string {
   return c.endsWith('/32') && !c.includes(':') ? c.slice(0, -3) : c.endsWith('/128') ? c.slice(0, -4) : c;
@@ -131,8 +151,8 @@ function addressMatches(peers: readonly PeerMatch[], key: 'saddr' | 'daddr'): Pa
   const out: Part[] = [];
   for (const fam of [4, 6] as const) {
     if (plain[fam].length === 0) continue;
-    const elements = outermostPrefixes(plain[fam]).map(element);
-    out.push({ text: `${fam === 4 ? 'ip' : 'ip6'} ${key} ${set(elements)} `, elements: elements.length });
+    const elements = addressSet(plain[fam]);
+    out.push({ text: `${fam === 4 ? 'ip' : 'ip6'} ${key} ${elements.text} `, elements: elements.elements });
   }
   for (const e of excepted) out.push(e);
   return out;
@@ -173,7 +193,8 @@ function acceptRules(rules: readonly CompiledRule[], dir: Direction, out: string
     const first = rules[i]!;
     const ports = portsKey(first.ports);
     const peers: PeerMatch[] = [];
-    while (i < rules.length && rules[i]!.origin === first.origin && portsKey(rules[i]!.ports) === ports) peers.push(rules[i++]!.peer);
+    const samePorts = (r: CompiledRule) => r.ports === first.ports || portsKey(r.ports) === ports; // the peers of one rule share its ports
+    while (i < rules.length && rules[i]!.origin === first.origin && samePorts(rules[i]!)) peers.push(rules[i++]!.peer);
     const portParts = portMatches(first.ports);
     for (const addr of addressMatches(peers, key)) {
       for (const port of portParts) {
