@@ -190,11 +190,16 @@ describe('one slow namespace', () => {
     let bigDone = false;
     const big = call('PUT', `${P}/policies/big/deny`, netpol('big', 'deny', { podSelector: {} })).then((r) => ((bigDone = true), r));
     await waitFor(() => started.includes('ns-big-a'), { message: "the big namespace's nft run starts" });
-    const other = await call('PUT', `${P}/policies/other/deny`, netpol('other', 'deny', { podSelector: {} }));
-    expect(other.status).toBe(201);
-    expect(other.enforcement).toBe('applied=1 unchanged=1 failed=0');
-    expect(bigDone).toBe(false);
-    release();
+    try {
+      let other: Awaited<ReturnType<typeof call>> | undefined;
+      void call('PUT', `${P}/policies/other/deny`, netpol('other', 'deny', { podSelector: {} })).then((r) => (other = r));
+      await waitFor(() => other, { timeoutMs: 10_000, message: 'the write in the other namespace answers while the big one is still being applied' });
+      expect(other!.status).toBe(201);
+      expect(other!.enforcement).toBe('applied=1 unchanged=1 failed=0');
+      expect(bigDone).toBe(false);
+    } finally {
+      release();
+    }
     expect((await big).status).toBe(201);
   });
 });
