@@ -67,9 +67,9 @@ describe('the reported large policy set (40 policies x 28 ingress rules x 40 ipB
     const pod = { taskId: 't', appId: '/a', netns: 'n', ip: '10.213.0.2', namespace: 'big', pod: 'a', labels: {}, dialectLabels: {}, groups: [], ports: [] };
     const [rules] = compileRules({ pods: [pod], namespaces: [], dialect: [], policies: largePolicySet('big', 40), gateway: GW });
     const { text, size } = renderTask(rules!);
-    // 40 x 28 rules x 3 protocols, and the fixed ones; every peer address once per protocol.
-    expect(size.rules).toBe(40 * 28 * 3 + 6);
-    expect(size.elements).toBe(40 * 28 * 3 * (40 + 1));
+    // One rule per policy rule, and the fixed ones; each with its 40 addresses and 3 protocol . port pairs.
+    expect(size.rules).toBe(40 * 28 + 6);
+    expect(size.elements).toBe(40 * 28 * (40 + 3));
     expect(size.rules).toBeLessThanOrEqual(RULESET_LIMITS.rules);
     expect(size.elements).toBeLessThanOrEqual(RULESET_LIMITS.elements);
     const verdict = (src: string, port: number, protocol: 'TCP' | 'UDP' | 'SCTP') => evaluateRuleset(text, 'input', { src, dst: pod.ip, port, protocol });
@@ -112,10 +112,10 @@ describe('the reported large policy set (40 policies x 28 ingress rules x 40 ipB
     const { target } = recording();
     const { call } = setup(target);
     expect((await call('POST', `${P}/changes`, { policies: { put: largePolicySet('big', 40) } })).status).toBe(200);
-    const more = Array.from({ length: 20 }, (_, i) => largePolicy('big', 40 + i));
+    const more = Array.from({ length: 40 }, (_, i) => largePolicy('big', 40 + i));
     const r = await call('POST', `${P}/changes`, { policies: { put: more }, namespaces: { other: { labels: { team: 'x' } } } });
     expect(r.status).toBe(422);
-    const count = 60 * 28 * 3 + 6;
+    const count = 80 * 28 + 6;
     expect(r.body).toEqual({
       message: 'Object is not valid',
       details: [

@@ -210,8 +210,8 @@ describe('policy evaluation (Kubernetes ingress semantics + network groups)', ()
         '    ct state established ct direction reply accept',
         '    ct state related accept',
         '    ip saddr 10.213.0.1 accept comment "the host = the node: orchestrator and health checks"',
-        '    ip saddr { 10.213.0.2 } tcp dport { 80 } accept comment "policy p ingress 0"',
-        '    ip saddr { 10.213.0.2 } udp dport { 53 } accept comment "policy p ingress 0"',
+        // The rule's ports of both protocols as one set, so its addresses are written once.
+        '    ip saddr { 10.213.0.2 } meta l4proto . th dport { tcp . 80, udp . 53 } accept comment "policy p ingress 0"',
         '    goto ingress_drop',
         '  }',
         '  chain output {',

@@ -85,7 +85,7 @@ describe.skipIf(skipReason !== undefined)('orchestrator --isolation=netns with 4
     const enforcedMs = Date.now() - t;
     // Bounded: the two writes were rejected or killed at nft's 15 s limit before.
     expect(enforcedMs).toBeLessThan(60_000);
-    expect(await largeRules(a.netns)).toBe(40 * 28 * 3);
+    expect(await largeRules(a.netns)).toBe(40 * 28);
     expect(await connect(b.netns, a.ip)).toBe('timeout');
 
     // A write of the large namespace while writes to the other one go on: those answer first.
@@ -107,9 +107,9 @@ describe.skipIf(skipReason !== undefined)('orchestrator --isolation=netns with 4
     expect((await first.call('PUT', '/v2/starmap/namespaces/other', { labels: { team: 'x' } })).status).toBe(201);
 
     // Past the per-pod bound: refused whole, nothing stored.
-    const past = await first.call('POST', '/v2/starmap/changes', { policies: { put: Array.from({ length: 20 }, (_, i) => largePolicy('big', 41 + i)) } });
+    const past = await first.call('POST', '/v2/starmap/changes', { policies: { put: Array.from({ length: 40 }, (_, i) => largePolicy('big', 41 + i)) } });
     expect(past.status).toBe(422);
-    expect(past.body.details[0].errors[0]).toContain(`${61 * 28 * 3 + 6} nftables rules; at most ${RULESET_LIMITS.rules} can be enforced per pod`);
+    expect(past.body.details[0].errors[0]).toContain(`${81 * 28 + 6} nftables rules; at most ${RULESET_LIMITS.rules} can be enforced per pod`);
     expect(((await first.call('GET', '/v2/starmap/policies')).body.policies as unknown[]).length).toBe(42);
     console.log(`orchestrator-isolation-large: 40 policies enforced in ${enforcedMs} ms; a write to another namespace answered in ${otherMs} ms`);
     await first.proc.stop('SIGKILL');
@@ -123,7 +123,7 @@ describe.skipIf(skipReason !== undefined)('orchestrator --isolation=netns with 4
     net = await netnsOf(second);
     const a2 = net.get('big/a')!;
     const b2 = net.get('other/b')!;
-    expect(await largeRules(a2.netns)).toBe(41 * 28 * 3);
+    expect(await largeRules(a2.netns)).toBe(41 * 28);
     expect(await connect(b2.netns, a2.ip)).toBe('timeout');
     expect(second.proc.output()).not.toContain('Maximum call stack');
 

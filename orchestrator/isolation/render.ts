@@ -18,7 +18,8 @@
 // side still reads conntrack, so that the kernel tracks each connection from its first packet (the
 // rules are in place before the task starts) and knows which side opened it.
 // Accept rules hold their peers as anonymous sets (one rule per family and protocol for all the
-// pods and plain ipBlocks of a policy rule; an ipBlock with except is a rule of its own), and the
+// pods and plain ipBlocks of a policy rule, its ports of every protocol as one protocol . port set;
+// an ipBlock with except is a rule of its own), and the
 // text is built by appending, never by spreading arrays into calls: a large policy set renders in
 // linear time and stays inside RULESET_LIMITS, which writes are checked against before they are
 // stored (policy-engine.ts).
@@ -94,11 +95,12 @@ export interface RulesetSize {
 
 /**
  * What one task's ruleset may hold. A write whose policies would take a task past either bound is
- * refused whole (422) before anything is stored: measured with nft 1.0.6 on the test machine, a
- * ruleset at these bounds loads in a few seconds, well inside the 15 s that exec.ts gives `nft -f`
- * (40 policies of 28 rules x 40 ipBlock peers x 3 protocols: 3,360 rules, 138,000 elements).
+ * refused whole (422) before anything is stored. Measured with nft 1.0.6 on a loaded 2-core test
+ * machine: 40 policies of 28 rules x 40 ipBlock peers x 3 protocols (1,126 rules, 48,160
+ * elements) load in 1.0-1.4 s, 71 of them (1,994 rules, 85,000 elements) in 1.5-3.4 s: well inside
+ * the 15 s that exec.ts gives `nft -f`.
  */
-export const RULESET_LIMITS: RulesetSize = { rules: 5_000, elements: 200_000 };
+export const RULESET_LIMITS: RulesetSize = { rules: 2_000, elements: 100_000 };
 
 function set(items: readonly string[]): string {
   return `{ ${items.join(', ')} }`;
@@ -158,19 +160,31 @@ function addressMatches(peers: readonly PeerMatch[], key: 'saddr' | 'daddr'): Pa
   return out;
 }
 
-/** The port parts of a rule (one per protocol); [] when it matches no port. */
+/**
+ * The port parts of a rule; [] when it matches no port. Ports of several protocols, each given as
+ * numbers or ranges, are one part: `meta l4proto . th dport { tcp . 80, udp . 53, sctp . 9 }` (th
+ * dport: the destination port of TCP, UDP and SCTP alike), so that the rule's address set is
+ * written once, not once per protocol. A protocol with every port is a part of its own.
+ */
 function portMatches(ports: CompiledRule['ports']): Part[] {
   if (ports === 'any') return [{ text: '', elements: 0 }];
   const out: Part[] = [];
+  const numbered: { name: string; ranges: [number, number][] }[] = [];
   for (const proto of PROTOCOLS) {
     const mine = ports.filter((p) => p.protocol === proto);
     if (mine.length === 0) continue;
     const name = proto.toLowerCase();
     if (mine.some((p) => !p.ranges)) out.push({ text: `meta l4proto ${name} `, elements: 1 });
-    else {
-      const ranges = mergeRanges(mine.flatMap((p) => p.ranges!));
-      out.push({ text: `${name} dport ${set(ranges.map(([lo, hi]) => (lo === hi ? String(lo) : `${lo}-${hi}`)))} `, elements: ranges.length });
-    }
+    else numbered.push({ name, ranges: mergeRanges(mine.flatMap((p) => p.ranges!)) });
+  }
+  const range = ([lo, hi]: [number, number]) => (lo === hi ? String(lo) : `${lo}-${hi}`);
+  if (numbered.length === 1) {
+    const [{ name, ranges }] = numbered as [(typeof numbered)[0]];
+    out.push({ text: `${name} dport ${set(ranges.map(range))} `, elements: ranges.length });
+  } else if (numbered.length > 1) {
+    const items: string[] = [];
+    for (const { name, ranges } of numbered) for (const r of ranges) items.push(`${name} . ${range(r)}`);
+    out.push({ text: `meta l4proto . th dport ${set(items)} `, elements: items.length });
   }
   return out;
 }

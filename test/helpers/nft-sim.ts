@@ -9,7 +9,8 @@
 //
 // It understands the subset of nft the renderer writes (and says so, loudly, when it meets anything
 // else): iif/oif "lo", ct state, ip/ip6 saddr/daddr [!=] address|prefix|range|{set}, meta l4proto
-// proto|{set}, tcp/udp/sctp dport port|range|{set}, update @set {…}, accept, drop, goto, comment.
+// proto|{set}, tcp/udp/sctp dport port|range|{set}, meta l4proto . th dport {proto . port|range, …},
+// update @set {…}, accept, drop, goto, comment.
 import { compileRules } from '../../orchestrator/isolation/compile.ts';
 import type { PodNet } from '../../orchestrator/isolation/cluster.ts';
 import { renderRuleset } from '../../orchestrator/isolation/render.ts';
@@ -173,6 +174,13 @@ export function evaluateRuleset(text: string, hook: 'input' | 'output', pkt: Pac
           const hit = familyOk && items(value).some((it) => addressMatches(it, ip));
           matched = familyOk && (negate ? !hit : hit);
           i += negate ? 4 : 3;
+        } else if (tok === 'meta' && t[i + 1] === 'l4proto' && t[i + 2] === '.' && t[i + 3] === 'th' && t[i + 4] === 'dport') {
+          // A concatenation: items are "<protocol> . <port or range>".
+          matched = items(t[i + 5]!).some((it) => {
+            const [p, port] = it.split(' . ');
+            return p === proto && port !== undefined && portMatches(port, pkt.port);
+          });
+          i += 6;
         } else if (tok === 'meta' && t[i + 1] === 'l4proto') {
           matched = items(t[i + 2]!).includes(proto);
           i += 3;
