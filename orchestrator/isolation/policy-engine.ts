@@ -15,6 +15,7 @@ import { compileRules, type RuleFault, type TaskRules } from './compile.ts';
 import { parseDropSets, type DropCount } from './drops.ts';
 import type { NetworkPolicy, TaskNetInfo } from './policy.ts';
 import { PolicyStore, isNetworkPolicyObject, policyId, type AnyPolicy, type StateWrite } from './policy-store.ts';
+import { Slots, mapLimited } from './concurrency.ts';
 import { RULESET_LIMITS, renderTask, type RulesetSize } from './render.ts';
 
 /** What the engine needs from the network (TaskNetwork implements it). */
@@ -70,40 +71,6 @@ export interface DropReport {
 
 /** A task's rendered ruleset, or why it could not be rendered. */
 type Rendered = { taskId: string; netns: string; pod: string; text: string; size: RulesetSize } | { taskId: string; netns: string; pod: string; error: string };
-
-/** At most `n` holders at a time, served in order. */
-class Slots {
-  #free: number;
-  readonly #waiting: (() => void)[] = [];
-  constructor(n: number) {
-    this.#free = n;
-  }
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.#free > 0) this.#free--;
-    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    try {
-      return await fn();
-    } finally {
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#free++;
-    }
-  }
-}
-
-/** Runs `fn` over `items` with at most `n` at a time; results in input order. */
-async function mapLimited<T, R>(items: readonly T[], n: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
-  return out;
-}
 
 export class PolicyEngine {
   readonly #policies = new Map<string, AnyPolicy>();
