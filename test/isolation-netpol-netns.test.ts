@@ -231,7 +231,7 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy on real packets (root)'
     await expectReach('x/a', { 'x/b:80/TCP': 'ok', 'y/a:81/UDP': 'ok', 'y/b:80/TCP': 'blocked', 'y/b:81/UDP': 'blocked', 'host:0/TCP': 'ok' });
   });
 
-  it('ingress by named port (with its protocol), by port range, and by protocol', async () => {
+  it('ingress by named port (with its protocol), by port range, by protocol, and by ports of two protocols in one rule', async () => {
     await reset();
     const ing = (ports: unknown[]) => ({ policies: { put: [netpol('y', 'in', { podSelector: { matchLabels: { pod: 'b' } }, ingress: [{ ports }] })] } });
     await change(ing([{ port: 'serve-81-udp', protocol: 'UDP' }]));
@@ -243,6 +243,21 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy on real packets (root)'
     await expectReach('y/a', { 'y/b:80/TCP': 'ok', 'y/b:81/TCP': 'ok', 'y/b:80/UDP': 'blocked' });
     await change(ing([{ protocol: 'UDP' }]));
     await expectReach('y/a', { 'y/b:80/UDP': 'ok', 'y/b:81/UDP': 'ok', 'y/b:80/TCP': 'blocked' });
+    // Ports of two protocols in one rule: one protocol . port set (render.ts), ranges included.
+    await change(
+      ing([
+        { port: 80, protocol: 'TCP' },
+        { port: 81, protocol: 'UDP' },
+      ]),
+    );
+    await expectReach('y/a', { 'y/b:80/TCP': 'ok', 'y/b:81/UDP': 'ok', 'y/b:81/TCP': 'blocked', 'y/b:80/UDP': 'blocked' });
+    await change(
+      ing([
+        { port: 80, endPort: 81, protocol: 'UDP' },
+        { port: 81, protocol: 'TCP' },
+      ]),
+    );
+    await expectReach('y/a', { 'y/b:80/UDP': 'ok', 'y/b:81/UDP': 'ok', 'y/b:81/TCP': 'ok', 'y/b:80/TCP': 'blocked' });
   });
 
   it('a connection needs both sides; the drop counters say which side dropped it', async () => {

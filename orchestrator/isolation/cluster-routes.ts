@@ -9,6 +9,11 @@
 //   DELETE /v2/starmap/pods/{namespace}/{pod}/labels → 200 {namespace, pod, deleted: true} | 404: back to the app's labels
 //   POST   /v2/starmap/changes                     → 200 {applied, unchanged, failed, appliedAt, notFound}: one atomic change
 //                                                    (validated whole first, stored in one transaction, enforced in one sync)
+// A write is refused whole (4xx/503, nothing stored) or stored. Stored but not enforced in every
+// task namespace (an `nft -f` failed): 202 {message, stored: true, enforcement: {applied,
+// unchanged, failed: [{taskId, error}]}} (POST /v2/starmap/changes: its usual body with message
+// and stored added), never an error that would say nothing was changed. The next change or task
+// start or stop applies the failed namespaces' rules again.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { objectId } from '../../shared/netpol/types.ts';
 import { dns1123LabelErrors } from '../../shared/netpol/names.ts';
@@ -27,6 +32,26 @@ export function enforcement(reply: FastifyReply, s: SyncResult | undefined): voi
   if (s) void reply.header('Starmap-Enforcement', `applied=${s.applied.length} unchanged=${s.unchanged.length} failed=${s.failed.length}`);
 }
 
+/** The message of a stored write whose rules some task namespaces do not have. */
+function notEnforcedMessage(s: SyncResult): string {
+  const total = s.applied.length + s.unchanged.length + s.failed.length;
+  return `The change was stored, but the rules of ${s.failed.length} of ${total} tasks could not be applied; the next change or task start or stop tries again`;
+}
+
+/**
+ * Answers a stored write: `code` with `body` when every task has its rules, else 202 with the
+ * enforcement state (see the top of this file). `extra` is what POST /v2/starmap/changes keeps.
+ */
+export function storedReply(reply: FastifyReply, s: SyncResult | undefined, code: number, body: unknown): FastifyReply {
+  enforcement(reply, s);
+  if (!s || s.failed.length === 0) return reply.code(code).send(body);
+  return reply.code(202).send({
+    message: notEnforcedMessage(s),
+    stored: true,
+    enforcement: { applied: s.applied.length, unchanged: s.unchanged.length, failed: s.failed },
+  });
+}
+
 /** The body, or the error for a request without one (null and '' count as none). */
 export function requireBody(body: unknown): unknown {
   if (body === undefined || body === null || body === '') throw new BadRequest('Please specify data in JSON format', { details: 'Request body is empty' });
@@ -40,8 +65,9 @@ export function validated<T>(v: { value: T } | { errors: FieldErrors[] }): T {
 }
 
 /**
- * Runs a state change; a bound it would exceed is refused (InvalidObject), a database that cannot
- * take the write is Unavailable (nothing was changed then).
+ * Runs a state change (PolicyEngine.apply and what calls it, which throw only before storing): a
+ * bound it would exceed is refused (InvalidObject), a database that cannot take the write is
+ * Unavailable (nothing was changed then).
  */
 export async function stored<T>(change: () => Promise<T>): Promise<T> {
   try {
@@ -60,15 +86,12 @@ export async function clusterRoutes(app: FastifyInstance, engine: PolicyEngine):
     if (keyErrors.errors.length) throw new InvalidObject([keyErrors]);
     const labels = validated(validateLabelsBody(requireBody(body)));
     const r = await stored(() => engine.apply(write({ [kind]: [[key, labels]] })));
-    enforcement(reply, r.sync);
-    return { created: !had, labels };
+    return { created: !had, labels, sync: r.sync };
   };
   /** DELETE of a label map: NotFound when there is none. */
-  const unsetLabels = async (reply: FastifyReply, kind: 'namespaces' | 'podLabels', key: string, had: boolean, missing: string) => {
+  const unsetLabels = async (kind: 'namespaces' | 'podLabels', key: string, had: boolean, missing: string) => {
     if (!had) throw new NotFound(missing);
-    const r = await stored(() => engine.apply(write({ [kind]: [[key, null]] })));
-    enforcement(reply, r.sync);
-    return r;
+    return stored(() => engine.apply(write({ [kind]: [[key, null]] })));
   };
 
   type NsParams = { Params: { name: string } };
@@ -90,13 +113,13 @@ export async function clusterRoutes(app: FastifyInstance, engine: PolicyEngine):
       { path: '/name', errors: dns1123LabelErrors(name) },
       engine.storedNamespace(name) !== undefined,
     );
-    return reply.code(r.created ? 201 : 200).send({ name, labels: namespaceLabels(name, r.labels) });
+    return storedReply(reply, r.sync, r.created ? 201 : 200, { name, labels: namespaceLabels(name, r.labels) });
   });
 
   app.delete<NsParams>(`${NAMESPACES_PATH}/:name`, async (req, reply) => {
     const { name } = req.params;
-    await unsetLabels(reply, 'namespaces', name, engine.storedNamespace(name) !== undefined, `Namespace '${name}' has no labels of its own`);
-    return { name, deleted: true };
+    const r = await unsetLabels('namespaces', name, engine.storedNamespace(name) !== undefined, `Namespace '${name}' has no labels of its own`);
+    return storedReply(reply, r.sync, 200, { name, deleted: true });
   });
 
   app.get(PODS_PATH, async () => {
@@ -140,25 +163,27 @@ export async function clusterRoutes(app: FastifyInstance, engine: PolicyEngine):
       .pods()
       .filter((p) => podId({ namespace: p.namespace, pod: p.pod }) === id)
       .map((p) => p.taskId);
-    return reply.code(r.created ? 201 : 200).send({ namespace: req.params.namespace, pod: req.params.pod, labels: r.labels, tasks });
+    return storedReply(reply, r.sync, r.created ? 201 : 200, { namespace: req.params.namespace, pod: req.params.pod, labels: r.labels, tasks });
   });
 
   app.delete<PodParams>(labelsPath, async (req, reply) => {
     const id = podId(req.params);
-    await unsetLabels(reply, 'podLabels', id, engine.podLabels(id) !== undefined, `Pod '${id}' has no replaced labels`);
-    return { namespace: req.params.namespace, pod: req.params.pod, deleted: true };
+    const r = await unsetLabels('podLabels', id, engine.podLabels(id) !== undefined, `Pod '${id}' has no replaced labels`);
+    return storedReply(reply, r.sync, 200, { namespace: req.params.namespace, pod: req.params.pod, deleted: true });
   });
 
   app.post(CHANGES_PATH, async (req, reply) => {
     const change = validated(validateChanges(requireBody(req.body)));
     const r = await stored(() => engine.apply(change));
     enforcement(reply, r.sync);
-    return {
+    const body = {
       applied: r.sync.applied.length,
       unchanged: r.sync.unchanged.length,
       failed: r.sync.failed,
       appliedAt: new Date().toISOString(),
       notFound: r.notFound,
     };
+    if (r.sync.failed.length === 0) return body;
+    return reply.code(202).send({ message: notEnforcedMessage(r.sync), stored: true, ...body });
   });
 }

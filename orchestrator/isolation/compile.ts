@@ -102,7 +102,21 @@ function inBlock(ip: string, block: Cidr): boolean {
   return c.network >> shift === block.network >> shift;
 }
 
+/**
+ * Each ipBlock's peer, parsed once: stored policies are not changed in place (a write replaces the
+ * object), and parsing is most of the cost of compiling large policy sets again for every pod and
+ * every change.
+ */
+const blockPeers = new WeakMap<NonNullable<NetworkPolicyPeer['ipBlock']>, Extract<PeerMatch, { kind: 'block' }> | undefined>();
+
 function blockPeer(ipBlock: NonNullable<NetworkPolicyPeer['ipBlock']>): Extract<PeerMatch, { kind: 'block' }> | undefined {
+  if (blockPeers.has(ipBlock)) return blockPeers.get(ipBlock);
+  const peer = parseBlockPeer(ipBlock);
+  blockPeers.set(ipBlock, peer);
+  return peer;
+}
+
+function parseBlockPeer(ipBlock: NonNullable<NetworkPolicyPeer['ipBlock']>): Extract<PeerMatch, { kind: 'block' }> | undefined {
   const c = parseCidr(ipBlock.cidr);
   if ('error' in c) return undefined; // validated before; a stored oddity matches nothing
   const except = (ipBlock.except ?? []).map((e) => parseCidr(e)).filter((e): e is Cidr => !('error' in e));

@@ -3,6 +3,11 @@
 // sync() compiles the rules of all tasks and applies, atomically per namespace, those that changed.
 // Call it whenever the state changes (apply() does) and whenever an isolated task starts or stops
 // (addresses change). Tasks keep running: only their rules are replaced.
+// A write is refused whole (TooMuchState) or stored: apply() compiles and renders the state the
+// write would make BEFORE storing it, refuses it when it would take a task's ruleset past
+// RULESET_LIMITS, and once it is stored never throws (a ruleset that cannot be rendered or applied
+// is a failed task in the result). Each task namespace has its own queue of `nft -f` runs, so a
+// slow namespace delays only the writes that change its rules, not those of other tenants.
 import type { DatabaseSync } from 'node:sqlite';
 import { objectId, type NamespaceInfo, type NetworkPolicyObject } from '../../shared/netpol/types.ts';
 import { namespacesOf, podOf, type PodNet } from './cluster.ts';
@@ -10,7 +15,8 @@ import { compileRules, type RuleFault, type TaskRules } from './compile.ts';
 import { parseDropSets, type DropCount } from './drops.ts';
 import type { NetworkPolicy, TaskNetInfo } from './policy.ts';
 import { PolicyStore, isNetworkPolicyObject, policyId, type AnyPolicy, type StateWrite } from './policy-store.ts';
-import { renderRuleset } from './render.ts';
+import { Slots, mapLimited } from './concurrency.ts';
+import { RULESET_LIMITS, renderTask, type RulesetSize } from './render.ts';
 
 /** What the engine needs from the network (TaskNetwork implements it). */
 export interface RulesetTarget {
@@ -48,6 +54,12 @@ export class TooMuchState extends Error {
   }
 }
 
+interface PolicyState {
+  policies: ReadonlyMap<string, AnyPolicy>;
+  namespaces: ReadonlyMap<string, Record<string, string>>;
+  podLabels: ReadonlyMap<string, Record<string, string>>;
+}
+
 export interface DropReport {
   taskId: string;
   namespace: string;
@@ -57,19 +69,8 @@ export interface DropReport {
   ingress: { from: string; pod?: string; port: number; protocol: string; packets: number }[];
 }
 
-/** Runs `fn` over `items` with at most `n` at a time; results in input order. */
-async function mapLimited<T, R>(items: readonly T[], n: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
-  return out;
-}
+/** A task's rendered ruleset, or why it could not be rendered. */
+type Rendered = { taskId: string; netns: string; pod: string; text: string; size: RulesetSize } | { taskId: string; netns: string; pod: string; error: string };
 
 export class PolicyEngine {
   readonly #policies = new Map<string, AnyPolicy>();
@@ -80,10 +81,19 @@ export class PolicyEngine {
   readonly #store: PolicyStore;
   readonly #log: (msg: string, err?: unknown) => void;
   readonly #fault: RuleFault | undefined;
-  /** Last ruleset applied per namespace (skips re-applying identical rules). */
+  /**
+   * The latest ruleset asked for per namespace, being applied or in force (identical rules are not
+   * applied again); removed when applying it fails, so that the next sync tries again.
+   */
+  readonly #wanted = new Map<string, string>();
+  /** The ruleset in force per namespace, as far as this process applied it. */
   readonly #applied = new Map<string, string>();
-  #running: Promise<SyncResult> | undefined;
-  #again = false;
+  /** The last job of each namespace's queue of `nft -f` runs (rejects when its apply failed). */
+  readonly #queues = new Map<string, Promise<void>>();
+  /** A few `nft -f` at a time over all namespaces: each is a process; the machine has few cores. */
+  readonly #slots = new Slots(4);
+  /** The size of each task's last rendered ruleset (a write may not grow one past the limits). */
+  readonly #sizes = new Map<string, RulesetSize>();
 
   constructor(opts: PolicyEngineOptions) {
     this.#target = opts.target;
@@ -138,11 +148,11 @@ export class PolicyEngine {
     return this.#compile(this.pods());
   }
 
-  #compile(pods: PodNet[]): TaskRules[] {
-    const all = this.list();
+  #compile(pods: PodNet[], state: PolicyState = this.#state()): TaskRules[] {
+    const all = [...state.policies.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, p]) => p);
     return compileRules({
       pods,
-      namespaces: namespacesOf(this.#namespaces, pods),
+      namespaces: namespacesOf(state.namespaces, pods),
       dialect: all.filter((p): p is NetworkPolicy => !isNetworkPolicyObject(p)),
       policies: all.filter((p): p is NetworkPolicyObject => isNetworkPolicyObject(p)),
       gateway: this.#target.gateway,
@@ -150,37 +160,90 @@ export class PolicyEngine {
     });
   }
 
+  #state(): PolicyState {
+    return { policies: this.#policies, namespaces: this.#namespaces, podLabels: this.#podLabels };
+  }
+
+  /** The state after a write (new maps; the current ones untouched). */
+  #after(w: StateWrite): PolicyState {
+    const policies = new Map(this.#policies);
+    for (const id of w.deletePolicies) policies.delete(id);
+    for (const p of w.putPolicies) policies.set(policyId(p), p);
+    const merged = (m: Map<string, Record<string, string>>, entries: [string, Record<string, string> | null][]) => {
+      const out = new Map(m);
+      for (const [key, labels] of entries) {
+        if (labels) out.set(key, labels);
+        else out.delete(key);
+      }
+      return out;
+    };
+    return { policies, namespaces: merged(this.#namespaces, w.namespaces), podLabels: merged(this.#podLabels, w.podLabels) };
+  }
+
+  /** Every current task's ruleset under `state`; a task whose rules cannot be rendered carries the error. */
+  #render(state: PolicyState): Rendered[] {
+    const tasks = this.#listTasks();
+    const pods = tasks.map((t) => podOf(t, state.podLabels));
+    let compiled: TaskRules[];
+    try {
+      compiled = this.#compile(pods, state);
+    } catch (err) {
+      return pods.map((p) => ({
+        taskId: p.taskId,
+        netns: p.netns,
+        pod: objectId({ namespace: p.namespace, name: p.pod }),
+        error: `cannot compile the rules: ${(err as Error).message}`,
+      }));
+    }
+    return compiled.map((rules, i) => {
+      const pod = objectId({ namespace: pods[i]!.namespace, name: pods[i]!.pod });
+      try {
+        return { taskId: rules.taskId, netns: rules.netns, pod, ...renderTask(rules) };
+      } catch (err) {
+        return { taskId: rules.taskId, netns: rules.netns, pod, error: `cannot render the rules: ${(err as Error).message}` };
+      }
+    });
+  }
+
+  /** The first task a write would take past RULESET_LIMITS (one already past them may shrink). */
+  #overLimit(rendered: Rendered[]): TooMuchState | undefined {
+    for (const r of rendered) {
+      if ('error' in r) continue;
+      const before = this.#sizes.get(r.taskId);
+      for (const what of ['rules', 'elements'] as const) {
+        const limit = RULESET_LIMITS[what];
+        if (r.size[what] > limit && r.size[what] > (before?.[what] ?? 0)) {
+          const unit = what === 'rules' ? 'nftables rules' : 'addresses and ports in nftables rules';
+          return new TooMuchState(
+            '/',
+            `the policies would give pod ${r.pod} (task ${r.taskId}) ${r.size[what]} ${unit}; at most ${limit} can be enforced per pod: nothing was stored`,
+          );
+        }
+      }
+    }
+    return undefined;
+  }
+
   /**
-   * One atomic change: checked against the bounds, written in one database transaction, applied
-   * in memory, then enforced in ONE sync. Deleting what does not exist is no error (the wanted end
-   * state holds); those ids come back in `notFound`.
+   * One atomic change: checked against the bounds (the state's, and each task's ruleset under the
+   * state it would make), written in one database transaction, applied in memory, then enforced.
+   * Throws only before anything is stored (TooMuchState, or the database's error); after that the
+   * outcome per task is in `sync`. Deleting what does not exist is no error (the wanted end state
+   * holds); those ids come back in `notFound`.
    */
   async apply(w: StateWrite): Promise<{ created: string[]; notFound: string[]; sync: SyncResult }> {
     const notFound = w.deletePolicies.filter((id) => !this.#policies.has(id));
     const putIds = new Set(w.putPolicies.map(policyId));
     const created = [...putIds].filter((id) => !this.#policies.has(id) || w.deletePolicies.includes(id));
-    const count = <T>(m: Map<string, T>, entries: [string, unknown][], removed: string[] = []) => {
-      const keys = new Set(m.keys());
-      for (const k of removed) keys.delete(k);
-      for (const [k, v] of entries) {
-        if (v === null) keys.delete(k);
-        else keys.add(k);
-      }
-      return keys.size;
-    };
-    if (
-      count(
-        this.#policies,
-        w.putPolicies.map((p) => [policyId(p), p]),
-        w.deletePolicies,
-      ) > LIMITS.policies
-    )
-      throw new TooMuchState('/policies', `at most ${LIMITS.policies} policies can be in force`);
-    if (count(this.#namespaces, w.namespaces) > LIMITS.namespaces)
-      throw new TooMuchState('/namespaces', `at most ${LIMITS.namespaces} namespaces can have labels`);
-    if (count(this.#podLabels, w.podLabels) > LIMITS.podLabels)
-      throw new TooMuchState('/podLabels', `at most ${LIMITS.podLabels} pods can have replaced labels`);
+    const next = this.#after(w);
+    if (next.policies.size > LIMITS.policies) throw new TooMuchState('/policies', `at most ${LIMITS.policies} policies can be in force`);
+    if (next.namespaces.size > LIMITS.namespaces) throw new TooMuchState('/namespaces', `at most ${LIMITS.namespaces} namespaces can have labels`);
+    if (next.podLabels.size > LIMITS.podLabels) throw new TooMuchState('/podLabels', `at most ${LIMITS.podLabels} pods can have replaced labels`);
+    const rendered = this.#render(next);
+    const over = this.#overLimit(rendered);
+    if (over) throw over;
     this.#store.write(w);
+    // Stored: from here on nothing throws; the result says how enforcing went.
     for (const id of w.deletePolicies) this.#policies.delete(id);
     for (const p of w.putPolicies) this.#policies.set(policyId(p), p);
     for (const [into, entries] of [
@@ -192,7 +255,7 @@ export class PolicyEngine {
         else into.delete(key);
       }
     }
-    return { created, notFound, sync: await this.sync() };
+    return { created, notFound, sync: await this.#enforce(rendered, false) };
   }
 
   /** Creates or replaces a (validated) policy of either kind, stores it, and applies the change. */
@@ -209,67 +272,96 @@ export class PolicyEngine {
 
   /** Forgets what was applied to a namespace (call after detaching a task). */
   forget(netns: string): void {
+    this.#wanted.delete(netns);
     this.#applied.delete(netns);
   }
 
   /**
-   * Recomputes and applies the rules of every task. Concurrent calls are coalesced: a call made
-   * while a sync runs waits for one more full sync that starts after it, so it sees its change.
+   * Recomputes the rules of every task and applies those that changed; resolves once each is in
+   * force (or failed). Never rejects. A call sees every change made before it: it compiles the
+   * state at once, and a namespace's queue applies the latest ruleset asked for.
    */
   sync(): Promise<SyncResult> {
-    if (this.#running) {
-      // The running loop checks #again after each pass, so it runs once more, after this call.
-      this.#again = true;
-      return this.#running;
-    }
-    const loop = async (): Promise<SyncResult> => {
-      let result: SyncResult;
-      do {
-        this.#again = false;
-        result = await this.#syncOnce();
-      } while (this.#again);
-      return result;
-    };
-    this.#running = loop().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
+    return this.#enforce(this.#render(this.#state()), true);
   }
 
-  async #syncOnce(): Promise<SyncResult> {
-    const tasks = this.#listTasks();
-    const present = new Set(tasks.map((t) => t.netns));
-    for (const ns of [...this.#applied.keys()]) if (!present.has(ns)) this.#applied.delete(ns);
-    if (this.#target.writeHosts) {
-      const entries = tasks.filter((t) => t.hostnames && t.hostnames.length > 0).map((t) => ({ ip: t.ip, names: t.hostnames! }));
-      for (const t of tasks) {
-        try {
-          this.#target.writeHosts(t.netns, entries);
-        } catch (err) {
-          this.#log(`isolation: cannot write the hosts file of ${t.netns}`, err);
+  /**
+   * Applies the rulesets that differ from the latest asked for. One asked for already and still
+   * being applied is `unchanged`: a write answers at once for it (the write did not change it, and
+   * waiting would hold one tenant's writes up behind another's slow namespace); a sync answers once
+   * it is in force (`awaitPending`), so that a task never starts before its rules are.
+   */
+  async #enforce(rendered: Rendered[], awaitPending: boolean): Promise<SyncResult> {
+    const present = new Set(rendered.map((r) => r.netns));
+    for (const m of [this.#wanted, this.#applied]) for (const ns of [...m.keys()]) if (!present.has(ns)) m.delete(ns);
+    for (const id of [...this.#sizes.keys()]) if (!rendered.some((r) => r.taskId === id)) this.#sizes.delete(id);
+    this.#writeHosts();
+    const outcomes = await Promise.all(
+      rendered.map(async (r) => {
+        if ('error' in r) {
+          this.#wanted.delete(r.netns);
+          this.#log(`isolation: cannot enforce the rules of task ${r.taskId}: ${r.error}`);
+          return { taskId: r.taskId, state: 'failed' as const, error: r.error };
         }
-      }
-    }
-    // A few namespaces at a time: each `nft -f` is a process; the machine has few cores.
-    const outcomes = await mapLimited(this.#compile(tasks.map((t) => podOf(t, this.#podLabels))), 4, async (rules) => {
-      const text = renderRuleset(rules);
-      if (this.#applied.get(rules.netns) === text) return { taskId: rules.taskId, state: 'unchanged' as const };
-      try {
-        await this.#target.applyRuleset(rules.netns, text);
-        this.#applied.set(rules.netns, text);
-        return { taskId: rules.taskId, state: 'applied' as const };
-      } catch (err) {
-        this.#applied.delete(rules.netns);
-        this.#log(`isolation: cannot apply the rules of task ${rules.taskId} in ${rules.netns}`, err);
-        return { taskId: rules.taskId, state: 'failed' as const, error: (err as Error).message };
-      }
-    });
+        this.#sizes.set(r.taskId, r.size);
+        const same = this.#wanted.get(r.netns) === r.text;
+        try {
+          if (!same) await this.#applyLatest(r.netns, r.text);
+          else if (awaitPending && this.#applied.get(r.netns) !== r.text) await this.#queues.get(r.netns);
+          return { taskId: r.taskId, state: same ? ('unchanged' as const) : ('applied' as const) };
+        } catch (err) {
+          this.#log(`isolation: cannot apply the rules of task ${r.taskId} in ${r.netns}`, err);
+          return { taskId: r.taskId, state: 'failed' as const, error: (err as Error).message };
+        }
+      }),
+    );
     const result: SyncResult = { applied: [], unchanged: [], failed: [] };
     for (const o of outcomes) {
       if (o.state === 'failed') result.failed.push({ taskId: o.taskId, error: o.error });
       else result[o.state].push(o.taskId);
     }
     return result;
+  }
+
+  /**
+   * Asks for `text` in `netns` and resolves once it, or a later ruleset (compiled from a later
+   * state, so with this change in it), is in force; rejects when that could not be applied.
+   */
+  #applyLatest(netns: string, text: string): Promise<void> {
+    this.#wanted.set(netns, text);
+    const job = (this.#queues.get(netns)?.catch(() => undefined) ?? Promise.resolve()).then(async () => {
+      const want = this.#wanted.get(netns);
+      if (want === undefined || this.#applied.get(netns) === want) return; // forgotten, or in force already
+      try {
+        await this.#slots.run(() => this.#target.applyRuleset(netns, want));
+        this.#applied.set(netns, want);
+      } catch (err) {
+        this.#applied.delete(netns);
+        if (this.#wanted.get(netns) === want) this.#wanted.delete(netns);
+        throw err;
+      }
+    });
+    this.#queues.set(netns, job);
+    // Whoever awaits the job hears of a failure; the queue only needs to know it is over.
+    void job
+      .catch(() => undefined)
+      .then(() => {
+        if (this.#queues.get(netns) === job) this.#queues.delete(netns);
+      });
+    return job;
+  }
+
+  #writeHosts(): void {
+    if (!this.#target.writeHosts) return;
+    const tasks = this.#listTasks();
+    const entries = tasks.filter((t) => t.hostnames && t.hostnames.length > 0).map((t) => ({ ip: t.ip, names: t.hostnames! }));
+    for (const t of tasks) {
+      try {
+        this.#target.writeHosts(t.netns, entries);
+      } catch (err) {
+        this.#log(`isolation: cannot write the hosts file of ${t.netns}`, err);
+      }
+    }
   }
 
   /** Packets each task's policies dropped, per side, from the nftables counters. */

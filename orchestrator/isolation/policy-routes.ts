@@ -11,13 +11,15 @@
 //   GET    /v2/starmap/drops                       → 200 {tasks: [...]}: packets each side's policies dropped
 // Namespaces, pod labels and atomic batches: cluster-routes.ts. Errors use Marathon's shapes: 422
 // {message: "Object is not valid", details: [{path, errors}]}, 404 {message}, 400 {message} for a
-// missing body. Writes answer once the rules are applied in every task namespace; the header
-// Starmap-Enforcement says how that went (applied/unchanged/failed counts).
+// missing body, 422 naming the bound and the count for a write that would take a pod's ruleset past
+// RULESET_LIMITS (render.ts; nothing is stored). Writes answer once the rules are applied in every
+// task namespace; the header Starmap-Enforcement says how that went (applied/unchanged/failed
+// counts), and a write stored but not enforced everywhere answers 202 (cluster-routes.ts).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { NetworkPolicyObject } from '../../shared/netpol/types.ts';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '../../shared/netpol/names.ts';
 import { validateAnyPolicy } from './changes.ts';
-import { CHANGES_PATH, NAMESPACES_PATH, PODS_PATH, clusterRoutes, enforcement, requireBody, stored, validated } from './cluster-routes.ts';
+import { CHANGES_PATH, NAMESPACES_PATH, PODS_PATH, clusterRoutes, requireBody, stored, storedReply, validated } from './cluster-routes.ts';
 import { Conflict, InvalidObject, NotFound } from '../errors.ts';
 import { mapOrchestratorErrors } from '../http/errors.ts';
 import type { CompiledRule, Side } from './compile.ts';
@@ -101,8 +103,7 @@ export async function policyPlugin(app: FastifyInstance, opts: PolicyPluginOptio
     const id = policyId(policy);
     if (engine.get(id)) throw new Conflict(`Policy '${id}' already exists: use PUT ${POLICY_PATH}/${id} to replace it`);
     const r = await stored(() => engine.put(policy));
-    enforcement(reply, r.sync);
-    return reply.code(201).send(policy);
+    return storedReply(reply, r.sync, 201, policy);
   });
 
   const get = (id: string) => {
@@ -126,15 +127,13 @@ export async function policyPlugin(app: FastifyInstance, opts: PolicyPluginOptio
         },
       ]);
     const r = await stored(() => engine.put(policy));
-    enforcement(reply, r.sync);
-    return reply.code(r.created ? 201 : 200).send(policy);
+    return storedReply(reply, r.sync, r.created ? 201 : 200, policy);
   });
 
   const remove = async (id: string, reply: FastifyReply) => {
     const r = await stored(() => engine.delete(id));
     if (!r.deleted) throw notFound(id);
-    enforcement(reply, r.sync);
-    return { id, deleted: true };
+    return storedReply(reply, r.sync, 200, { id, deleted: true });
   };
   app.delete<{ Params: { id: string } }>(`${POLICY_PATH}/:id`, async (req, reply) => remove(req.params.id, reply));
 
@@ -160,8 +159,7 @@ export async function policyPlugin(app: FastifyInstance, opts: PolicyPluginOptio
     if ('errors' in filled) throw new InvalidObject(filled.errors);
     const policy = validated(validateAnyPolicy(filled.doc));
     const r = await stored(() => engine.put(policy));
-    enforcement(reply, r.sync);
-    return reply.code(r.created ? 201 : 200).send(policy as NetworkPolicyObject);
+    return storedReply(reply, r.sync, r.created ? 201 : 200, policy as NetworkPolicyObject);
   });
 
   app.get(NETWORK_PATH, async () => {

@@ -9,7 +9,8 @@
 //
 // It understands the subset of nft the renderer writes (and says so, loudly, when it meets anything
 // else): iif/oif "lo", ct state, ip/ip6 saddr/daddr [!=] address|prefix|range|{set}, meta l4proto
-// proto|{set}, tcp/udp/sctp dport port|range|{set}, update @set {…}, accept, drop, goto, comment.
+// proto|{set}, tcp/udp/sctp dport port|range|{set}, meta l4proto . th dport {proto . port|range, …},
+// update @set {…}, accept, drop, goto, comment.
 import { compileRules } from '../../orchestrator/isolation/compile.ts';
 import type { PodNet } from '../../orchestrator/isolation/cluster.ts';
 import { renderRuleset } from '../../orchestrator/isolation/render.ts';
@@ -79,9 +80,16 @@ export function parseRuleset(text: string): Map<string, Chain> {
   return chains;
 }
 
+/** Addresses read so far: large rulesets name the same thousands of addresses on every packet. */
+const ipValues = new Map<string, { family: 4 | 6; n: bigint } | undefined>();
+
 function ipValue(ip: string): { family: 4 | 6; n: bigint } | undefined {
+  if (ipValues.has(ip)) return ipValues.get(ip);
   const c = parseCidr(`${ip}/${ip.includes(':') ? 128 : 32}`);
-  return 'error' in c ? undefined : { family: c.family, n: c.network };
+  const v = 'error' in c ? undefined : { family: c.family, n: c.network };
+  if (ipValues.size > 100_000) ipValues.clear();
+  ipValues.set(ip, v);
+  return v;
 }
 
 function addressMatches(item: string, ip: string): boolean {
@@ -103,7 +111,20 @@ function addressMatches(item: string, ip: string): boolean {
   return !!one && one.family === v.family && one.n === v.n;
 }
 
+/** The items of each set token read so far (as for ipValues). */
+const itemLists = new Map<string, string[]>();
+
 function items(token: string): string[] {
+  let list = itemLists.get(token);
+  if (!list) {
+    list = splitItems(token);
+    if (itemLists.size > 100_000) itemLists.clear();
+    itemLists.set(token, list);
+  }
+  return list;
+}
+
+function splitItems(token: string): string[] {
   return token.startsWith('{')
     ? token
         .slice(1, -1)
@@ -119,8 +140,12 @@ function portMatches(item: string, port: number): boolean {
 }
 
 /** Evaluates one base chain ('input' = the destination's ingress, 'output' = the source's egress). */
+/** The last ruleset read (a test judges many packets against one large ruleset). */
+let lastParsed: { text: string; chains: Map<string, Chain> } | undefined;
+
 export function evaluateRuleset(text: string, hook: 'input' | 'output', pkt: Packet): ChainVerdict {
-  const chains = parseRuleset(text);
+  if (lastParsed?.text !== text) lastParsed = { text, chains: parseRuleset(text) };
+  const chains = lastParsed.chains;
   const base = chains.get(hook);
   if (!base) throw new Error(`nft-sim: no chain ${hook}`);
   const proto = pkt.protocol.toLowerCase();
@@ -149,6 +174,13 @@ export function evaluateRuleset(text: string, hook: 'input' | 'output', pkt: Pac
           const hit = familyOk && items(value).some((it) => addressMatches(it, ip));
           matched = familyOk && (negate ? !hit : hit);
           i += negate ? 4 : 3;
+        } else if (tok === 'meta' && t[i + 1] === 'l4proto' && t[i + 2] === '.' && t[i + 3] === 'th' && t[i + 4] === 'dport') {
+          // A concatenation: items are "<protocol> . <port or range>".
+          matched = items(t[i + 5]!).some((it) => {
+            const [p, port] = it.split(' . ');
+            return p === proto && port !== undefined && portMatches(port, pkt.port);
+          });
+          i += 6;
         } else if (tok === 'meta' && t[i + 1] === 'l4proto') {
           matched = items(t[i + 2]!).includes(proto);
           i += 3;
