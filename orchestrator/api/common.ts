@@ -4,8 +4,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasLabel } from '../state/labels.ts';
 import { LIMITS, nestedDeeperThan } from '../state/bounds.ts';
 import type { DeploymentResult } from '../deployment/deployer.ts';
-import { BadRequest, MalformedJson, NotFound, Unprocessable } from '../errors.ts';
-import { orchestratorErrorHandler, sendError } from '../http/errors.ts';
+import { BadRequest, MalformedJson, Unprocessable } from '../errors.ts';
+import { orchestratorErrorHandler, sendError, uriNotFound } from '../http/errors.ts';
 import { adminRouterPrefix } from '../http/admin-router.ts';
 import { unsupportedType } from '../http/web-guard.ts';
 
@@ -52,10 +52,8 @@ export function installMarathonHttp(app: FastifyInstance): void {
   app.setErrorHandler(orchestratorErrorHandler);
 }
 
-/** Marathon's 404 for a path no route serves. */
-export function uriNotFound(req: FastifyRequest): NotFound {
-  return new NotFound(`URI not found: ${req.url.split('?')[0]}`);
-}
+// Marathon's 404 for a path no route serves (the page on / throws it too, from http/).
+export { uriNotFound };
 
 export function requireBody(body: unknown): unknown {
   if (body === undefined) throw new BadRequest('Please specify data in JSON format', { details: 'Request body is empty' });

@@ -57,6 +57,11 @@ export function answerFor(err: OrchestratorError): HttpAnswer {
   return { status: statusOf(err), body, headers };
 }
 
+/** Marathon's 404 for a path no route serves. */
+export function uriNotFound(req: FastifyRequest): NotFound {
+  return new NotFound(`URI not found: ${req.url.split('?')[0]}`);
+}
+
 export function sendError(reply: FastifyReply, err: OrchestratorError): FastifyReply {
   const { status, body, headers } = answerFor(err);
   for (const [k, v] of Object.entries(headers)) void reply.header(k, v);

@@ -6,7 +6,7 @@
 // 401 with auth on (the hook answers first), else Marathon's 404 for a path no route serves.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseHost } from '../../shared/web-guard.ts';
-import { uriNotFound } from '../api/common.ts';
+import { uriNotFound } from './errors.ts';
 
 /** True when the Accept header lists text/html (with a q above 0): a browser navigating here. */
 export function acceptsHtml(accept: string | undefined): boolean {
