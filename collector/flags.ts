@@ -3,11 +3,14 @@
 import { readFileSync } from 'node:fs';
 import { addressFlag, LOG_LEVELS, numberFlag, parsedFlag, parseFlags, portFlag } from '../shared/cli.ts';
 import { parseDnsServers } from '../shared/resolver.ts';
+import { parseAllowedHosts } from '../shared/web-guard.ts';
 import { ResourceError, validateResource, type Resource } from './resources.ts';
 
 export interface CollectorFlags {
   httpAddress: string;
   httpPort: number;
+  /** --allowed-hosts: names answered besides localhost, IP addresses, this machine's name and the listen address (shared/web-guard.ts). */
+  allowedHosts: string[] | undefined;
   httpRequestSeconds: number;
   resourcesFile: Resource[] | undefined;
   timeoutSeconds: number;
@@ -77,6 +80,12 @@ export function parseCollectorFlags(argv: string[]): CollectorFlags {
         y
           .option('http-address', { type: 'string', default: '0.0.0.0', describe: 'listen address', coerce: addressFlag('http-address') })
           .option('http-port', { default: 9001, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
+          .option('allowed-hosts', {
+            type: 'string',
+            describe:
+              "comma-separated host names answered besides localhost, *.localhost, IP addresses, this machine's host name and --http-address (a leading dot admits a whole domain: .example.com); a request with another Host gets 403, a guard against DNS rebinding",
+            coerce: parsedFlag('allowed-hosts', parseAllowedHosts),
+          })
           .option('http-request-seconds', {
             default: 5,
             describe: 'seconds between fetches of each resource',

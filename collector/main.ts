@@ -9,6 +9,7 @@ import { createCollectorApp } from './app.ts';
 import { assetSource } from './assets.ts';
 import { Collector } from './collector.ts';
 import { parseCollectorFlags } from './flags.ts';
+import { HostAllowList } from '../shared/web-guard.ts';
 
 export async function main(argv: string[]): Promise<void> {
   const flags = parseCollectorFlags(argv);
@@ -44,7 +45,8 @@ async function build(flags: ReturnType<typeof parseCollectorFlags>, logger: Logg
     },
     logger,
   });
-  const app = await createCollectorApp(collector, logger, fastify ? { fastify } : {});
+  const hosts = new HostAllowList({ listenAddress: flags.httpAddress, names: flags.allowedHosts ?? [] });
+  const app = await createCollectorApp(collector, logger, { hosts, ...(fastify ? { fastify } : {}) });
   return { collector, app };
 }
 

@@ -1,9 +1,10 @@
 // `/resources`: the collector's resource set. POST adds (201), the same pair again is harmless
 // (200), the same id with another url is a conflict (409: DELETE it first or PUT to replace);
 // PUT /resources/{id} creates (201) or replaces (200); DELETE removes it and its cached response.
-// Writes take a JSON body whatever its content type (as star) and are refused when a browser says
-// they come from another site.
+// Writes take a JSON body whatever its content type (as star); the app's guard (web-guard.ts)
+// refuses them when a browser says they come from another site.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { crossSiteWrite } from '../shared/web-guard.ts';
 import { noResourceMessage, ResourceError, validateId, validateResource, validateUrl, type PutResult, type Resource, type ResourceStore } from './resources.ts';
 
 export interface ResourceRoutesOptions {
@@ -29,45 +30,21 @@ function notFound(reply: FastifyReply, id: string) {
   return reply.code(404).send({ message: noResourceMessage(id) });
 }
 
-/** The collector's own origin as a browser names it, from the Host the request was sent to. */
-function ownOrigin(req: FastifyRequest): string | undefined {
-  try {
-    return new URL(`${req.protocol}://${req.headers.host ?? ''}`).origin;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * Why a write is refused as cross-site, or undefined when it may go on. Browsers name the page
- * that sent a request in `Origin` (and, lately, how it relates to the target in Sec-Fetch-Site);
- * a page elsewhere must not change the resources, whatever body it manages to send. Clients that
- * are not browsers (curl, scripts written for star) send neither header and are not affected.
+ * Why a write is refused as cross-site, or undefined when it may go on (shared/web-guard.ts): its
+ * Origin is not the origin of the Host it was sent to, or Sec-Fetch-Site names another origin.
+ * The Host itself is checked against the allow-list by the app's guard (web-guard.ts), which also
+ * applies this to every write before any route's hooks.
  */
 export function crossSite(req: FastifyRequest): string | undefined {
-  const origin = req.headers.origin;
-  if (origin !== undefined) {
-    let theirs: string | undefined;
-    try {
-      theirs = new URL(origin).origin;
-    } catch {
-      theirs = undefined;
-    }
-    const ours = ownOrigin(req);
-    if (theirs === undefined || theirs === 'null' || theirs !== ours)
-      return `Origin ${JSON.stringify(origin)} is not this collector's own (${ours ?? 'unknown'})`;
-    return undefined;
-  }
-  const site = req.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') return `Sec-Fetch-Site is ${JSON.stringify(site)}`;
-  return undefined;
+  return crossSiteWrite(req.headers, 'collector');
 }
 
 export const resourceRoutes: FastifyPluginAsync<ResourceRoutesOptions> = async (app, { store }) => {
   // star read a JSON body whatever its declared type, so scripts written for it send `curl -d`'s
   // application/x-www-form-urlencoded: every body here is parsed as JSON (fastify's own parser,
   // with its prototype-poisoning guard). The protection that refusing such types gave against
-  // cross-site forms comes from the Origin check below instead.
+  // cross-site forms comes from the app's Origin check (web-guard.ts) instead.
   // A DELETE takes no body: an empty one is fine whatever header came with it.
   const json = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
@@ -75,15 +52,6 @@ export const resourceRoutes: FastifyPluginAsync<ResourceRoutesOptions> = async (
     if (req.method === 'DELETE' && body === '') return done(null, undefined);
     return json(req, body as string, done);
   });
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return;
-    const why = crossSite(req);
-    if (why !== undefined)
-      return reply
-        .code(403)
-        .send({ message: `cross-site write refused: ${why}; send it from the collector's own page or without an Origin header (curl, scripts)` });
-  });
-
   app.get('/resources', async () => ({ resources: store.list() }));
 
   app.post('/resources', async (req, reply) => {

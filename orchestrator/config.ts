@@ -17,7 +17,8 @@ export interface OrchestratorConfig {
   dataDir: string;
   /** Host name that tasks (HOST, task.host) and /v2/info report. */
   hostname: string;
-  http: { address: string; port: number };
+  /** Listen address and port; allowedHosts: --allowed-hosts, the names answered besides the default ones (shared/web-guard.ts). */
+  http: { address: string; port: number; allowedHosts: string[] };
   /** Service ports handed out to apps: [min, max). */
   servicePorts: PortRange;
   /** Host ports given to tasks (PORT0…): [min, max]. */

@@ -65,6 +65,15 @@ export class Unavailable extends OrchestratorError {
   }
 }
 
+/**
+ * A request refused for where it comes from, whoever sends it: a Host outside the allow-list (DNS
+ * rebinding), or a write a page on another site made a browser send (http/web-guard.ts).
+ */
+export class Forbidden extends OrchestratorError {}
+
+/** A body that is not declared as JSON (Marathon's resources consume application/json only). */
+export class UnsupportedMediaType extends OrchestratorError {}
+
 /** This orchestrator does not do that (policies without --isolation=netns). */
 export class NotSupported extends OrchestratorError {}
 

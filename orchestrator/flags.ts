@@ -1,7 +1,8 @@
 // The orchestrator's flags. Marathon's startup options are accepted in both spellings
 // (--event_subscriber and --event-subscriber). The parser returns the configuration the
 // orchestrator is built from (config.ts), with config.ts's defaults.
-import { addressFlag, LOG_LEVELS, numberFlag, parseFlags, portFlag, stringFlag } from '../shared/cli.ts';
+import { addressFlag, LOG_LEVELS, numberFlag, parsedFlag, parseFlags, portFlag, stringFlag } from '../shared/cli.ts';
+import { parseAllowedHosts } from '../shared/web-guard.ts';
 import { DEFAULTS, defaultDataDir, defaultHostname, type OrchestratorConfig } from './config.ts';
 import { callbackUrlProblem } from './events/subscriptions.ts';
 import { isolationOptions, type IsolationFlags } from './isolation/flags.ts';
@@ -11,6 +12,7 @@ import { publishAddressOf } from './isolation/published-ports.ts';
 interface OrchestratorFlags extends IsolationFlags {
   httpAddress: string;
   httpPort: number;
+  allowedHosts: string[] | undefined;
   dataDir: string;
   hostname: string;
   localPortMin: number;
@@ -85,6 +87,13 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorConfig {
               default: DEFAULTS.httpPort,
               describe: 'listen port (0 picks a free one)',
               coerce: portFlag('http-port'),
+            })
+            .option('allowed-hosts', {
+              alias: 'allowed_hosts',
+              type: 'string',
+              describe:
+                "comma-separated host names answered besides localhost, *.localhost, IP addresses, this machine's host name, --hostname and --http-address (a leading dot admits a whole domain: .example.com); a request with another Host gets 403, a guard against DNS rebinding",
+              coerce: parsedFlag('allowed-hosts', parseAllowedHosts),
             })
             .option('data-dir', {
               alias: 'data_dir',
@@ -206,7 +215,7 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorConfig {
   return {
     dataDir: f.dataDir,
     hostname: f.hostname,
-    http: { address: f.httpAddress, port: f.httpPort },
+    http: { address: f.httpAddress, port: f.httpPort, allowedHosts: f.allowedHosts ?? [] },
     servicePorts: { min: f.localPortMin, max: f.localPortMax },
     taskPorts: { min: f.taskPortMin, max: f.taskPortMax },
     envVarsPrefix: f.envVarsPrefix,

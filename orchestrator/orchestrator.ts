@@ -1,6 +1,7 @@
 // Assembles the orchestrator: store, scheduler, executor, event bus and the HTTP API. Other parts
 // slot in through the returned handles: the events plugin registers on `app` with `bus`, the auth
-// module adds an onRequest hook and its routes.
+// module adds an onRequest hook and its routes. The web guard (http/web-guard.ts: Host allow-list,
+// cross-site writes, JSON bodies only) is on every route, the API also under /marathon/.
 import type { FastifyInstance } from 'fastify';
 import type { DatabaseSync } from 'node:sqlite';
 import Fastify, { LogController } from 'fastify';
@@ -21,6 +22,10 @@ import { ProcessExecutor } from './tasks/executor.ts';
 import { registerEvents } from './events/routes.ts';
 import { createAuth, type Auth } from './auth/routes.ts';
 import { installMarathonHttp } from './api/common.ts';
+import { HostAllowList } from '../shared/web-guard.ts';
+import { withoutAdminRouterPrefix } from './http/admin-router.ts';
+import { homePageRoute } from './http/home-page.ts';
+import { guardHosts, guardWrites } from './http/web-guard.ts';
 import { holdWritesUntil } from './api/recovery-gate.ts';
 import { AppInfoService } from './api/app-info.ts';
 import { appsApi } from './api/apps.ts';
@@ -144,8 +149,14 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
     bodyLimit: 8 * 1024 * 1024,
     forceCloseConnections: true,
     return503OnClosing: true,
+    // The API under /marathon/ too, as DC/OS's admin router serves it (http/admin-router.ts).
+    rewriteUrl: withoutAdminRouterPrefix,
   }) as unknown as FastifyInstance;
   installMarathonHttp(app);
+  // Before the auth hook: a Host outside the allow-list (DNS rebinding) is refused first.
+  const hosts = new HostAllowList({ listenAddress: config.http.address, names: [hostname, ...config.http.allowedHosts] });
+  guardHosts(app, hosts);
+  guardWrites(app, hosts);
   holdWritesUntil(app, scheduler.recovered);
   const metrics = new RequestMetrics();
   app.addHook('onResponse', async (_req, reply) => metrics.record(reply.elapsedTime / 1000, reply.statusCode));
@@ -171,6 +182,7 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
     app.addHook('onRequest', auth.hook);
     await app.register(auth.plugin);
   }
+  homePageRoute(app, { authEnabled: auth !== undefined });
   registerEvents(app, { bus, db, logger, eventSubscriber: config.events.subscriber, httpEndpoints: config.events.httpEndpoints });
   const parseDefaults = config.apps;
   // Each resource is given the parts it reads, and the scheduler only as the Deployer of its changes.

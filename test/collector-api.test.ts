@@ -397,7 +397,7 @@ describe('web UI files', () => {
     // A raw request line, as a hostile client would send it (fetch would normalise the dots).
     const raw = await new Promise<string>((resolve, reject) => {
       const s = net.connect(Number(new URL(base).port), '127.0.0.1', () =>
-        s.write('GET /assets/../../../../etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+        s.write('GET /assets/../../../../etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'),
       );
       let out = '';
       s.on('data', (d) => (out += d.toString()));

@@ -9,7 +9,7 @@ describe('orchestrator configuration', () => {
     const c = parseOrchestratorFlags([]);
     expect(c).toMatchObject({
       dataDir: defaultDataDir(),
-      http: { address: DEFAULTS.httpAddress, port: DEFAULTS.httpPort },
+      http: { address: DEFAULTS.httpAddress, port: DEFAULTS.httpPort, allowedHosts: [] },
       servicePorts: DEFAULTS.servicePorts,
       taskPorts: DEFAULTS.taskPorts,
       envVarsPrefix: undefined,
@@ -56,7 +56,7 @@ describe('orchestrator configuration', () => {
     expect(c).toEqual({
       dataDir: '/tmp/x',
       hostname: 'h',
-      http: { address: '::1', port: 0 },
+      http: { address: '::1', port: 0, allowedHosts: [] },
       servicePorts: { min: 15000, max: 15100 },
       taskPorts: { min: 40000, max: 40010 },
       envVarsPrefix: 'P_',

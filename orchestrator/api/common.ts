@@ -1,19 +1,25 @@
 // Shared pieces of the orchestrator's HTTP API: the error handler (http/errors.ts), JSON body parsing, cache
-// headers, query helpers (booleans, embed), and the label selector grammar.
+// headers (and the /marathon/ prefix on Location), query helpers (booleans, embed), and the label selector grammar.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasLabel } from '../state/labels.ts';
 import { LIMITS, nestedDeeperThan } from '../state/bounds.ts';
 import type { DeploymentResult } from '../deployment/deployer.ts';
-import { BadRequest, MalformedJson, NotFound, Unprocessable } from '../errors.ts';
-import { orchestratorErrorHandler, sendError } from '../http/errors.ts';
+import { BadRequest, MalformedJson, Unprocessable } from '../errors.ts';
+import { orchestratorErrorHandler, sendError, uriNotFound } from '../http/errors.ts';
+import { adminRouterPrefix } from '../http/admin-router.ts';
+import { unsupportedType } from '../http/web-guard.ts';
 
 /** Installs the JSON parser, cache headers, error handler and 404 handler on `app`. */
 export function installMarathonHttp(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+  // Bodies declared as anything but JSON never get here on a route (http/web-guard.ts answers 415).
+  app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     // An empty body is no body (restart and other endpoints without one); requireBody() refuses it where one is needed.
     if (text.trim() === '') return done(null, undefined);
+    // A body without a Content-Type is what a page elsewhere sends with fetch() and a typeless
+    // Blob, without a preflight: JSON must say it is.
+    if (req.headers['content-type'] === undefined && !req.is404) return done(unsupportedType(undefined) as unknown as FastifyError, undefined);
     let value: unknown;
     try {
       value = JSON.parse(text) as unknown; // V8's parser is iterative: depth costs it no stack
@@ -30,10 +36,14 @@ export function installMarathonHttp(app: FastifyInstance): void {
     }
     done(null, value);
   });
-  app.addHook('onSend', async (_req, reply, payload) => {
+  app.addHook('onSend', async (req, reply, payload) => {
     reply.header('Cache-Control', 'no-cache, no-store, must-revalidate');
     reply.header('Pragma', 'no-cache');
     reply.header('Expires', '0');
+    // Asked under /marathon/ (http/admin-router.ts): a Location stays under it, as behind DC/OS's admin router.
+    const prefix = adminRouterPrefix(req.originalUrl);
+    const location = reply.getHeader('location');
+    if (prefix !== '' && typeof location === 'string' && location.startsWith('/')) reply.header('location', `${prefix}${location}`);
     return payload;
   });
   app.setNotFoundHandler((req, reply) => {
@@ -42,10 +52,8 @@ export function installMarathonHttp(app: FastifyInstance): void {
   app.setErrorHandler(orchestratorErrorHandler);
 }
 
-/** Marathon's 404 for a path no route serves. */
-export function uriNotFound(req: FastifyRequest): NotFound {
-  return new NotFound(`URI not found: ${req.url.split('?')[0]}`);
-}
+// Marathon's 404 for a path no route serves (the page on / throws it too, from http/).
+export { uriNotFound };
 
 export function requireBody(body: unknown): unknown {
   if (body === undefined) throw new BadRequest('Please specify data in JSON format', { details: 'Request body is empty' });

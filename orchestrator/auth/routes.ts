@@ -20,6 +20,7 @@ import { makePrivate } from '../state/db.ts';
 import { loadOrCreateSigningKey } from './keys.ts';
 import { BadRequest, Conflict, NotFound, RateLimited, Unauthenticated } from '../errors.ts';
 import { mapOrchestratorErrors, sendError } from '../http/errors.ts';
+import { acceptsHtml } from '../http/home-page.ts';
 import type { TSchema } from '@sinclair/typebox';
 import { authSchemaCompiler, CreateUserBody, LoginBody, UidParams, UpdateUserBody } from './bodies.ts';
 import { DEFAULTS } from '../config.ts';
@@ -40,12 +41,15 @@ export const AUTH_COOKIE = 'dcos-acs-auth-cookie';
 /** The WWW-Authenticate challenge of a 401 (DC/OS's scheme name). */
 const CHALLENGE = 'acsjwt';
 
-export type IsOpen = (method: string, path: string) => boolean;
+export type IsOpen = (method: string, path: string, accept: string | undefined) => boolean;
 
-/** Open without a token: the login, the public key set, and the liveness ping. */
-export const defaultIsOpen: IsOpen = (method, path) =>
+/**
+ * Open without a token: the login, the public key set, the liveness ping, and / for a browser
+ * (a page that says how to log in: http/home-page.ts; any other client still gets 401 there).
+ */
+export const defaultIsOpen: IsOpen = (method, path, accept) =>
   (method === 'POST' && path === '/acs/api/v1/auth/login') ||
-  ((method === 'GET' || method === 'HEAD') && (path === '/ping' || path === '/acs/api/v1/auth/jwks'));
+  ((method === 'GET' || method === 'HEAD') && (path === '/ping' || path === '/acs/api/v1/auth/jwks' || (path === '/' && acceptsHtml(accept))));
 
 export interface AuthOptions {
   db: DatabaseSync;
@@ -214,7 +218,7 @@ export async function createAuth(opts: AuthOptions): Promise<Auth> {
     return async function authHook(req, reply) {
       if (!enabled) return;
       const path = req.url.split('?')[0] ?? '';
-      if (isOpen(req.method, path)) return;
+      if (isOpen(req.method, path, req.headers.accept)) return;
       const raw = req.headers.authorization;
       const token = tokenFromHeader(raw);
       if (token === undefined) {

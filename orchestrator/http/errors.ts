@@ -1,13 +1,14 @@
 // The one mapper from the orchestrator's errors (../errors.ts) to HTTP answers, and the error
 // handler built on it. Marathon's shapes: 400 {message: "Invalid JSON", details}, 422 {message:
-// "Object is not valid", details: [{path, errors}]}, 409 {message, deployments: [{id}]}, 404
-// {message}; the auth endpoints add DC/OS IAM's `code`. Anything else a handler throws is fastify's
+// "Object is not valid", details: [{path, errors}]}, 409 {message, deployments: [{id}]}, 404, 403
+// and 415 {message}; the auth endpoints add DC/OS IAM's `code`. Anything else a handler throws is fastify's
 // (413 for a body too large, its own 4xx) or a bug: logged, and answered 500 without details.
 import { drainRequest } from '../../shared/lingering-close.ts';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BadRequest,
   Conflict,
+  Forbidden,
   InvalidObject,
   MalformedJson,
   NotFound,
@@ -17,6 +18,7 @@ import {
   Unauthenticated,
   Unavailable,
   Unprocessable,
+  UnsupportedMediaType,
   WrongForm,
 } from '../errors.ts';
 
@@ -29,10 +31,12 @@ export interface HttpAnswer {
 function statusOf(err: OrchestratorError): number {
   if (err instanceof MalformedJson || err instanceof BadRequest) return 400;
   if (err instanceof Unauthenticated) return 401;
+  if (err instanceof Forbidden) return 403;
   if (err instanceof NotFound) return 404;
   // Marathon's event stream answers 405 (Jetty's "method not supported") when it is not asked for a stream.
   if (err instanceof WrongForm) return 405;
   if (err instanceof Conflict) return 409;
+  if (err instanceof UnsupportedMediaType) return 415;
   if (err instanceof InvalidObject || err instanceof Unprocessable) return 422;
   if (err instanceof RateLimited) return 429;
   if (err instanceof NotSupported) return 501;
@@ -51,6 +55,11 @@ export function answerFor(err: OrchestratorError): HttpAnswer {
   if (err instanceof Unauthenticated) headers['WWW-Authenticate'] = err.challenge;
   if ((err instanceof RateLimited || err instanceof Unavailable) && err.retryAfterSeconds !== undefined) headers['Retry-After'] = String(err.retryAfterSeconds);
   return { status: statusOf(err), body, headers };
+}
+
+/** Marathon's 404 for a path no route serves. */
+export function uriNotFound(req: FastifyRequest): NotFound {
+  return new NotFound(`URI not found: ${req.url.split('?')[0]}`);
 }
 
 export function sendError(reply: FastifyReply, err: OrchestratorError): FastifyReply {

@@ -10,6 +10,9 @@ type Endpoint = [method: string, path: string, body?: BodyKind];
 
 export const ENDPOINTS: Record<Service, Endpoint[]> = {
   orchestrator: [
+    ['GET', '/'],
+    ['GET', '/marathon/v2/apps'],
+    ['POST', '/marathon/v2/apps', 'app'],
     ['GET', '/v2/apps'],
     ['POST', '/v2/apps', 'app'],
     ['PUT', '/v2/apps', 'apps'],
@@ -162,6 +165,25 @@ const QUERY_VALUES = [
   '!=',
   ...STRINGS,
 ];
+/** Host values a DNS-rebinding page, a confused proxy or a hostile client sends (the allow-list: shared/web-guard.ts). */
+const HOSTS = [
+  'evil.example',
+  'evil.example:9001',
+  'localhost.',
+  'ui.localhost:1',
+  // (An unclosed '[' undici cannot send: it reads the name from the Host.)
+  '[::1]]',
+  '[not-v6]',
+  '[::1]:99999',
+  '[fe80::1%25eth0]',
+  '127.0.0.1:0',
+  '127.1',
+  'x@127.0.0.1',
+  'a'.repeat(300),
+  '..',
+  'LOCALHOST',
+];
+const FETCH_SITES = ['cross-site', 'same-site', 'same-origin', 'none', 'bogus', ''];
 const ACCEPT = [undefined, 'application/json', 'text/plain', 'text/event-stream', '*/*', 'text/html', 'application/xml', ';;;', 'text/event-stream;q=0'];
 const CONTENT_TYPES = [
   'application/json',
@@ -303,7 +325,11 @@ export function drawRequest(d: Draw, service: Service, ctx: DrawContext): FuzzRe
   if (accept !== undefined) headers.accept = accept;
   if (service === 'orchestrator' && ctx.token && d.chance(0.9)) headers.authorization = ctx.token;
   else if (d.chance(0.3)) headers.authorization = d.pick(['token=', 'token=abc', 'Bearer a.b.c', 'Basic YWRtaW46YWRtaW4=', 'token=eyJhbGciOiJub25lIn0.e30.']);
-  if (d.chance(0.1)) headers.origin = d.pick(['http://127.0.0.1:1', 'null', 'http://attacker.invalid']);
+  if (d.chance(0.1)) headers.origin = d.pick(['http://127.0.0.1:1', 'null', 'http://attacker.invalid', 'http://[::1', 'file://', 'http://localhost', '%']);
+  if (d.chance(0.05)) headers['sec-fetch-site'] = d.pick(FETCH_SITES);
+  if (d.chance(0.05)) headers.host = d.pick(HOSTS);
+  // The orchestrator serves its API under DC/OS's prefixes too.
+  if (service === 'orchestrator' && d.chance(0.05)) path = `${d.pick(['/marathon', '/service/marathon', '/marathonx'])}${path}`;
   let body: string | undefined;
   const r = d.next();
   if (r < 0.08) body = d.pick(RAW_BODIES);

@@ -64,7 +64,8 @@ export interface Answer {
 /** Whether an answer is a failure for this request. */
 function isFailure(service: Service, req: FuzzRequest, answer: Answer): boolean {
   if (answer.status < 500) return false;
-  const designed = service === 'orchestrator' && answer.status === 501 && req.path.startsWith('/v2/starmap');
+  // Also under DC/OS's prefixes, which the orchestrator serves the same API under.
+  const designed = service === 'orchestrator' && answer.status === 501 && req.path.replace(/^(?:\/service)?\/marathon(?=[/?]|$)/, '').startsWith('/v2/starmap');
   // A HEAD answer has no body to say why.
   return !(designed && (req.method === 'HEAD' || /--isolation=netns/.test(String(messageOf(answer.body)))));
 }
