@@ -8,6 +8,7 @@ import { verdictText } from '../shared/netpol/explain.ts';
 import type { Protocol } from '../shared/netpol/types.ts';
 import { expectStep } from './expect.ts';
 import { PodNames } from './matrix.ts';
+import { nearest } from './nearest.ts';
 import { cellResults, failureLine, stepResult } from './report.ts';
 import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
 import { notRunCells, settleBudgetMs } from './steps.ts';
@@ -17,7 +18,11 @@ export class InspectError extends Error {}
 
 export function findStep(s: ResolvedScenario, name: string): ResolvedStep {
   const step = s.steps.find((st) => st.name === name) ?? (/^\d+$/.test(name) ? s.steps[Number(name) - 1] : undefined);
-  if (!step) throw new InspectError(`--step: no step "${name}" (steps: ${s.steps.map((st) => st.name).join(', ')})`);
+  if (!step) {
+    const names = s.steps.map((st) => st.name);
+    const near = nearest(name, names);
+    throw new InspectError(`--step: no step ${JSON.stringify(name)} (${near.length > 0 ? `nearest: ${near.join(', ')}` : `steps: ${names.join(', ')}`})`);
+  }
   return step;
 }
 
@@ -26,8 +31,9 @@ export function parseIps(entries: readonly string[], names: PodNames): Map<strin
   const out = new Map<string, string>();
   for (const e of entries) {
     const [pod, ip] = e.split('=');
-    const id = pod ? names.resolve(pod) : undefined;
-    if (!id || !ip) throw new InspectError(`--ip: expected ns/pod=address, got ${JSON.stringify(e)}`);
+    if (!pod || !ip) throw new InspectError(`--ip: expected ns/pod=address, got ${JSON.stringify(e)}`);
+    const id = names.resolve(pod);
+    if (!id) throw new InspectError(`--ip ${e}: ${names.unknown(pod)}`);
     out.set(id, ip);
   }
   return out;
@@ -37,10 +43,11 @@ export function explainConnection(s: ResolvedScenario, opts: { step: string; fro
   const names = new PodNames(s.pods);
   const step = findStep(s, opts.step);
   const from = names.resolve(opts.from);
-  if (!from) throw new InspectError(`--from: unknown pod "${opts.from}" (pods: ${s.pods.map((p) => p.id).join(', ')})`);
+  if (!from) throw new InspectError(`--from: ${names.unknown(opts.from)}`);
   const m = /^(.+?)(?::(?:(\d{1,5})\/(tcp|udp|sctp)|([a-z0-9-]+)))?$/i.exec(opts.to);
-  const to = m ? names.resolve(m[1]!) : undefined;
-  if (!m || !to) throw new InspectError(`--to: expected ns/pod[:port/PROTOCOL], got ${JSON.stringify(opts.to)}`);
+  if (!m) throw new InspectError(`--to: expected ns/pod[:port/PROTOCOL], got ${JSON.stringify(opts.to)}`);
+  const to = names.resolve(m[1]!);
+  if (!to) throw new InspectError(`--to: ${names.unknown(m[1]!)}`);
   const exp = expectStep(s, step, parseIps(opts.ips ?? [], names));
   const pod = (id: string) => exp.cluster.pods.find((p) => `${p.namespace}/${p.name}` === id)!;
   const target = pod(to);

@@ -149,7 +149,7 @@ export async function main(argv: string[]): Promise<void> {
             `${explainConnection(load(String(a.scenario)), { step: String(a.step), from: String(a.from), to: String(a.to), ips: a.ip as string[] })}\n`,
           );
         } catch (err) {
-          if (err instanceof InspectError) fail(err.message);
+          if (err instanceof InspectError) fail(`${String(a.scenario)}: ${err.message}`);
           throw err;
         }
       },

@@ -3,6 +3,7 @@
 // protocol ("80/TCP": matrix) and/or for every port of a pair (matrix, edges, default). Pure.
 import type { Protocol } from '../shared/netpol/types.ts';
 import type { Cell, PodSpec } from './resolve.ts';
+import { nearest, nearestText } from './nearest.ts';
 import { plural } from './plural.ts';
 import { PORT_KEY, type ExpectationDoc } from './schema.ts';
 
@@ -31,7 +32,12 @@ export class PodNames {
     const id = this.resolve(name);
     if (id) return id;
     const named = this.#byName.get(name);
-    throw new Error(named ? `${where}: "${name}" is ambiguous (${named.join(', ')}); write namespace/pod` : `${where}: unknown pod "${name}"`);
+    throw new Error(named ? `${where}: "${name}" is ambiguous (${named.join(', ')}); write namespace/pod` : `${where}: ${this.unknown(name)}`);
+  }
+  /** 'unknown pod "shop/wbe" (nearest: shop/web)': the pods a typo may have meant, else the pods there are. */
+  unknown(name: string): string {
+    const near = nearest(name, [...this.#ids, ...this.#byShort.keys(), ...this.#byName.keys()]);
+    return `unknown pod ${JSON.stringify(name)}${near.length > 0 ? ` (nearest: ${near.join(', ')})` : nearestText(name, [...this.#ids])}`;
   }
 }
 

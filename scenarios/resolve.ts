@@ -174,7 +174,7 @@ function cellsOf(pods: PodSpec[], apps: AppDoc[], model: ModelDoc | undefined, n
         const at = `/apps/${i}/probes/${j}`;
         const m = TARGET.exec(t);
         const to = m ? names.resolve(m[1] ? `${m[1]}/${m[2]}` : m[2]!, from.namespace) : undefined;
-        if (!m || !to) return problems.add(at, `unknown pod "${t.split(':')[0]}" (known: ${pods.map((p) => p.id).join(', ')})`);
+        if (!m || !to) return problems.add(at, names.unknown(t.split(':')[0]!));
         const target = byId.get(to)!;
         if (m[5]) {
           const np = target.ports.find((p) => p.name === m[5]);
@@ -193,7 +193,7 @@ function cellsOf(pods: PodSpec[], apps: AppDoc[], model: ModelDoc | undefined, n
       a.collects.forEach((t, j) => {
         const to = names.resolve(t, from.namespace);
         const target = to ? byId.get(to) : undefined;
-        if (!target) return problems.add(`/apps/${i}/collects/${j}`, `unknown pod "${t}"`);
+        if (!target) return problems.add(`/apps/${i}/collects/${j}`, names.unknown(t));
         if (target.kind !== 'probe') return problems.add(`/apps/${i}/collects/${j}`, `"${t}" is not a probe`);
         add(from, target, target.apiPort, 'TCP');
       });
@@ -349,7 +349,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     for (const [ref, labels] of Object.entries(s.labels?.pods ?? {})) {
       const id = names.resolve(ref);
       const where = `${at}/labels/pods/${ref.replace(/\//g, '~1')}`;
-      if (!id) problems.add(where, `unknown pod "${ref}"`);
+      if (!id) problems.add(where, names.unknown(ref));
       else if (labels === null) podLabels[id] = pods.find((p) => p.id === id)!.labels;
       else {
         problems.labels(where, labels);

@@ -226,6 +226,41 @@ describe('scenario explain', () => {
     expect(() => explainConnection(loadScenario('stars'), { step: 'nope', from: 'C', to: 'F' })).toThrow(/--step: no step "nope"/);
     expect(() => explainConnection(loadScenario('stars'), { step: '1', from: 'zz', to: 'F' })).toThrow(/--from: unknown pod "zz"/);
   });
+
+  it('says an unknown pod is unknown and names the nearest pods, for --to, --from and --ip', () => {
+    const stars = loadScenario('stars');
+    const explain = (o: { from?: string; to?: string; ips?: string[] }) => () => explainConnection(stars, { step: '1', from: 'C', to: 'F', ...o });
+    expect(explain({ to: 'stars/frontnd' })).toThrow(/^--to: unknown pod "stars\/frontnd" \(nearest: stars\/frontend\)$/);
+    expect(explain({ to: 'stars/backnd:6379/TCP' })).toThrow(/^--to: unknown pod "stars\/backnd" \(nearest: stars\/backend\)$/);
+    expect(explain({ from: 'client/clint' })).toThrow(/^--from: unknown pod "client\/clint" \(nearest: client\/client\)$/);
+    expect(explain({ ips: ['stars/frontend=10.0.0.1', 'stars/bakend=10.0.0.2'] })).toThrow(
+      /^--ip stars\/bakend=10\.0\.0\.2: unknown pod "stars\/bakend" \(nearest: stars\/backend\)$/,
+    );
+    // Nothing near: the pods there are.
+    expect(explain({ to: 'shop/web' })).toThrow(
+      /^--to: unknown pod "shop\/web" \(known: stars\/frontend, stars\/backend, client\/client, management-ui\/management-ui\)$/,
+    );
+    expect(() => explainConnection(stars, { step: 'frontend-polcy', from: 'C', to: 'F' })).toThrow(
+      /^--step: no step "frontend-polcy" \(nearest: frontend-policy\)$/,
+    );
+  });
+
+  it('names the nearest pods for an unknown pod in a scenario file too', () => {
+    const at = (probes: string) => {
+      try {
+        loadScenario(
+          scenarioFile(
+            `name: e\napps:\n  - { name: web, namespace: shop, kind: probe, probes: [${probes}] }\n  - { name: db, namespace: shop, kind: probe, probes: [] }\nsteps:\n  - name: s\n`,
+          ),
+        );
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(at('shop/wbe')).toContain('/apps/0/probes/0 (line 3): unknown pod "shop/wbe" (nearest: shop/web)');
+    expect(at('dbb:80')).toContain('unknown pod "dbb" (nearest: db)');
+  });
 });
 
 describe('published report schema', () => {
