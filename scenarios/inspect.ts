@@ -13,6 +13,7 @@ import { cellResults, failureLine, stepResult } from './report.ts';
 import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
 import { notRunCells, settleBudgetMs } from './steps.ts';
 import { LEGEND } from './tables.ts';
+import { plural } from './plural.ts';
 
 export class InspectError extends Error {}
 
@@ -84,11 +85,16 @@ export function checkScenario(s: ResolvedScenario): { ok: boolean; text: string 
       ok = false;
       out.push(
         '',
-        `${head}: FAIL: intended != computed at ${exp.mistakes.length} cells (a policy-writing mistake)`,
+        `${head}: FAIL: intended != computed at ${plural(exp.mistakes.length, 'cell')} (a policy-writing mistake)`,
         result.tables,
         ...cells.filter((c) => c.status === 'intended != computed').map((c) => `  ${failureLine(c)}`),
       );
-    } else out.push('', `${head}: ${step.intended ? `intended = computed (${judged} judged cells)` : `computed (${exp.cells.length} cells)`}`, result.tables);
+    } else
+      out.push(
+        '',
+        `${head}: ${step.intended ? `intended = computed (${plural(judged, 'judged cell')})` : `computed (${plural(exp.cells.length, 'cell')})`}`,
+        result.tables,
+      );
   }
   out.push('', ok ? `${s.name}: the policies say what every step intends` : `${s.name}: FAIL: intended != computed (a policy-writing mistake)`);
   return { ok, text: out.join('\n') };

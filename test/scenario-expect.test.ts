@@ -92,7 +92,7 @@ describe('intended != computed, before anything runs', () => {
     expect(checkScenario(loadScenario('stars')).ok).toBe(true);
     const r = checkScenario(loadScenario(wrongStars()));
     expect(r.ok).toBe(false);
-    expect(r.text).toContain('step 4/5 backend-policy: FAIL: intended != computed at 1 cells (a policy-writing mistake)');
+    expect(r.text).toContain('step 4/5 backend-policy: FAIL: intended != computed at 1 cell (a policy-writing mistake)');
     expect(r.text).toContain('step 1/5 allow-all: intended = computed (11 judged cells)');
   });
 });
@@ -182,7 +182,7 @@ steps:
     )!;
     const junit = toJunit(scenarioReport({ scenario: 'stars', outcome: 'fail', passed: false, failure: 'intended != computed', steps: refused }));
     expect(junit).toContain(
-      'name="backend-policy: intended = computed" time="0">\n      <failure message="intended != computed at 1 cells (a policy-writing mistake)" type="intended != computed">',
+      'name="backend-policy: intended = computed" time="0">\n      <failure message="intended != computed at 1 cell (a policy-writing mistake)" type="intended != computed">',
     );
     expect(junit).toContain(
       'name="backend-policy: observed = expected" time="0">\n      <skipped message="not run: the policies do not say what was intended"/>',
