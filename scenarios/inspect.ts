@@ -8,16 +8,22 @@ import { verdictText } from '../shared/netpol/explain.ts';
 import type { Protocol } from '../shared/netpol/types.ts';
 import { expectStep } from './expect.ts';
 import { PodNames } from './matrix.ts';
+import { nearest } from './nearest.ts';
 import { cellResults, failureLine, stepResult } from './report.ts';
 import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
 import { notRunCells, settleBudgetMs } from './steps.ts';
 import { LEGEND } from './tables.ts';
+import { plural } from './plural.ts';
 
 export class InspectError extends Error {}
 
 export function findStep(s: ResolvedScenario, name: string): ResolvedStep {
   const step = s.steps.find((st) => st.name === name) ?? (/^\d+$/.test(name) ? s.steps[Number(name) - 1] : undefined);
-  if (!step) throw new InspectError(`--step: no step "${name}" (steps: ${s.steps.map((st) => st.name).join(', ')})`);
+  if (!step) {
+    const names = s.steps.map((st) => st.name);
+    const near = nearest(name, names);
+    throw new InspectError(`--step: no step ${JSON.stringify(name)} (${near.length > 0 ? `nearest: ${near.join(', ')}` : `steps: ${names.join(', ')}`})`);
+  }
   return step;
 }
 
@@ -26,8 +32,9 @@ export function parseIps(entries: readonly string[], names: PodNames): Map<strin
   const out = new Map<string, string>();
   for (const e of entries) {
     const [pod, ip] = e.split('=');
-    const id = pod ? names.resolve(pod) : undefined;
-    if (!id || !ip) throw new InspectError(`--ip: expected ns/pod=address, got ${JSON.stringify(e)}`);
+    if (!pod || !ip) throw new InspectError(`--ip: expected ns/pod=address, got ${JSON.stringify(e)}`);
+    const id = names.resolve(pod);
+    if (!id) throw new InspectError(`--ip ${e}: ${names.unknown(pod)}`);
     out.set(id, ip);
   }
   return out;
@@ -37,10 +44,11 @@ export function explainConnection(s: ResolvedScenario, opts: { step: string; fro
   const names = new PodNames(s.pods);
   const step = findStep(s, opts.step);
   const from = names.resolve(opts.from);
-  if (!from) throw new InspectError(`--from: unknown pod "${opts.from}" (pods: ${s.pods.map((p) => p.id).join(', ')})`);
+  if (!from) throw new InspectError(`--from: ${names.unknown(opts.from)}`);
   const m = /^(.+?)(?::(?:(\d{1,5})\/(tcp|udp|sctp)|([a-z0-9-]+)))?$/i.exec(opts.to);
-  const to = m ? names.resolve(m[1]!) : undefined;
-  if (!m || !to) throw new InspectError(`--to: expected ns/pod[:port/PROTOCOL], got ${JSON.stringify(opts.to)}`);
+  if (!m) throw new InspectError(`--to: expected ns/pod[:port/PROTOCOL], got ${JSON.stringify(opts.to)}`);
+  const to = names.resolve(m[1]!);
+  if (!to) throw new InspectError(`--to: ${names.unknown(m[1]!)}`);
   const exp = expectStep(s, step, parseIps(opts.ips ?? [], names));
   const pod = (id: string) => exp.cluster.pods.find((p) => `${p.namespace}/${p.name}` === id)!;
   const target = pod(to);
@@ -77,11 +85,16 @@ export function checkScenario(s: ResolvedScenario): { ok: boolean; text: string 
       ok = false;
       out.push(
         '',
-        `${head}: FAIL: intended != computed at ${exp.mistakes.length} cells (a policy-writing mistake)`,
+        `${head}: FAIL: intended != computed at ${plural(exp.mistakes.length, 'cell')} (a policy-writing mistake)`,
         result.tables,
         ...cells.filter((c) => c.status === 'intended != computed').map((c) => `  ${failureLine(c)}`),
       );
-    } else out.push('', `${head}: ${step.intended ? `intended = computed (${judged} judged cells)` : `computed (${exp.cells.length} cells)`}`, result.tables);
+    } else
+      out.push(
+        '',
+        `${head}: ${step.intended ? `intended = computed (${plural(judged, 'judged cell')})` : `computed (${plural(exp.cells.length, 'cell')})`}`,
+        result.tables,
+      );
   }
   out.push('', ok ? `${s.name}: the policies say what every step intends` : `${s.name}: FAIL: intended != computed (a policy-writing mistake)`);
   return { ok, text: out.join('\n') };

@@ -5,11 +5,20 @@ import { join } from 'node:path';
 import { BUILTIN, BUILTIN_FILES, builtinNames } from './builtin.ts';
 import { MAX_SCENARIO_BYTES, readScenario, ScenarioError } from './model.ts';
 import { resolveScenario, type ResolvedScenario } from './resolve.ts';
+import { shapeProblem } from './yaml-bounds.ts';
 
 function readBounded(path: string): string {
   const size = statSync(path).size;
   if (size > MAX_SCENARIO_BYTES) throw Object.assign(new Error(`larger than ${MAX_SCENARIO_BYTES / 1024 / 1024} MiB`), { code: 'EFBIG' });
   return readFileSync(path, 'utf8');
+}
+
+/** A manifest file a scenario names, bounded as the scenario is (readScenario checks its own text). */
+function readManifest(path: string): string {
+  const text = readBounded(path);
+  const problem = shapeProblem(text);
+  if (problem) throw new Error(problem);
+  return text;
 }
 
 export function loadScenario(ref: string): ResolvedScenario {
@@ -29,7 +38,7 @@ export function loadScenario(ref: string): ResolvedScenario {
   } catch (err) {
     throw new ScenarioError(`${ref}: cannot read: ${(err as Error).message}`);
   }
-  return resolveScenario(readScenario(text, ref), { readFile: readBounded });
+  return resolveScenario(readScenario(text, ref), { readFile: readManifest });
 }
 
 /**

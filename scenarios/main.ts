@@ -17,6 +17,7 @@ import { Scenario, ScenarioError } from './model.ts';
 import { Report } from './report-schema.ts';
 import type { ResolvedScenario } from './resolve.ts';
 import { isolationMissing, run, RunError, type RunArgs } from './run-command.ts';
+import { plural } from './plural.ts';
 
 function fail(message: string): never {
   process.stderr.write(`scenario: error: ${message}\n`);
@@ -111,7 +112,9 @@ export async function main(argv: string[]): Promise<void> {
       // Single scenarios first, then the sets' members.
       for (const name of Object.keys(BUILTIN).sort((a, b) => Number(a.includes('/')) - Number(b.includes('/')) || a.localeCompare(b))) {
         const s = load(name);
-        process.stdout.write(`${name.padEnd(Math.max(...Object.keys(BUILTIN).map((n) => n.length)))}  ${s.description ?? ''} (${s.steps.length} steps)\n`);
+        process.stdout.write(
+          `${name.padEnd(Math.max(...Object.keys(BUILTIN).map((n) => n.length)))}  ${s.description ?? ''} (${plural(s.steps.length, 'step')})\n`,
+        );
       }
     })
     .command(
@@ -149,7 +152,7 @@ export async function main(argv: string[]): Promise<void> {
             `${explainConnection(load(String(a.scenario)), { step: String(a.step), from: String(a.from), to: String(a.to), ips: a.ip as string[] })}\n`,
           );
         } catch (err) {
-          if (err instanceof InspectError) fail(err.message);
+          if (err instanceof InspectError) fail(`${String(a.scenario)}: ${err.message}`);
           throw err;
         }
       },

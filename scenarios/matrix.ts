@@ -3,6 +3,8 @@
 // protocol ("80/TCP": matrix) and/or for every port of a pair (matrix, edges, default). Pure.
 import type { Protocol } from '../shared/netpol/types.ts';
 import type { Cell, PodSpec } from './resolve.ts';
+import { nearest, nearestText } from './nearest.ts';
+import { plural } from './plural.ts';
 import { PORT_KEY, type ExpectationDoc } from './schema.ts';
 
 /** Resolves the names a file uses for pods: `ns/pod`, a pod name (same namespace first, else unique), or a short label. */
@@ -30,7 +32,12 @@ export class PodNames {
     const id = this.resolve(name);
     if (id) return id;
     const named = this.#byName.get(name);
-    throw new Error(named ? `${where}: "${name}" is ambiguous (${named.join(', ')}); write namespace/pod` : `${where}: unknown pod "${name}"`);
+    throw new Error(named ? `${where}: "${name}" is ambiguous (${named.join(', ')}); write namespace/pod` : `${where}: ${this.unknown(name)}`);
+  }
+  /** 'unknown pod "shop/wbe" (nearest: shop/web)': the pods a typo may have meant, else the pods there are. */
+  unknown(name: string): string {
+    const near = nearest(name, [...this.#ids, ...this.#byShort.keys(), ...this.#byName.keys()]);
+    return `unknown pod ${JSON.stringify(name)}${near.length > 0 ? ` (nearest: ${near.join(', ')})` : nearestText(name, [...this.#ids])}`;
   }
 }
 
@@ -56,7 +63,7 @@ export function parseMatrix(text: string, names: PodNames, where: string): Matri
   const columns = header.slice(header.length - width).map((c) => names.must(c, `${where} header`));
   const out: MatrixCell[] = [];
   rows.forEach((cells, r) => {
-    if (cells.length !== width + 1) throw new Error(`${where} row ${r + 1}: ${cells.length - 1} cells, expected ${width}`);
+    if (cells.length !== width + 1) throw new Error(`${where} row ${r + 1}: ${plural(cells.length - 1, 'cell')}, expected ${width}`);
     const from = names.must(cells[0]!, `${where} row ${r + 1}`);
     cells.slice(1).forEach((cell, c) => {
       if (cell !== '.' && cell !== 'X' && cell !== '-') throw new Error(`${where} row ${r + 1}: cell "${cell}" is not '.', 'X' or '-'`);
@@ -79,7 +86,8 @@ export function intendedVerdicts(expect: Exclude<ExpectationDoc, 'computed'>, ce
   for (const c of cells) byPair.set(pairKey(c.from, c.to), [...(byPair.get(pairKey(c.from, c.to)) ?? []), c]);
   const set = (targets: Cell[] | undefined, from: string, to: string, value: boolean | null, what: string) => {
     if (!targets || targets.length === 0) {
-      if (from === to) return;
+      // '-' judges nothing, so it may stand where nothing is checked (a full table has such cells).
+      if (from === to || value === null) return;
       throw new Error(`${what}: nothing checks ${from} -> ${to} in this scenario (write '-' there)`);
     }
     for (const c of targets) {

@@ -6,12 +6,17 @@ import { Value } from '@sinclair/typebox/value';
 import { parseDocument } from 'yaml';
 import { lineOf } from '../shared/netpol/manifests.ts';
 import { Scenario, type ScenarioDoc } from './schema.ts';
+import { shapeProblem } from './yaml-bounds.ts';
 
 export { Scenario };
 export type { AppDoc, DialectPolicyDoc, ExpectationDoc, ScenarioDoc, StepDoc } from './schema.ts';
 
 /** Bound on a scenario file (manifests it names have their own). */
 export const MAX_SCENARIO_BYTES = 4 * 1024 * 1024;
+/** Aliases a file may expand (yaml's bound against alias bombs: each expansion copies a subtree). */
+export const MAX_ALIASES = 100;
+/** Schema errors worked out at most: a file of 100,000 bad steps needs only the first few said. */
+const MAX_SCHEMA_ERRORS = 200;
 
 export class ScenarioError extends Error {}
 
@@ -25,6 +30,8 @@ export interface ParsedScenario {
 /** Parses YAML or JSON (JSON is YAML) and checks it against the schema. */
 export function readScenario(text: string, file = 'scenario'): ParsedScenario {
   if (Buffer.byteLength(text) > MAX_SCENARIO_BYTES) throw new ScenarioError(`${file}: larger than ${MAX_SCENARIO_BYTES / 1024 / 1024} MiB`);
+  const nesting = shapeProblem(text);
+  if (nesting) throw new ScenarioError(`${file}: not read: ${nesting}`);
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     throw new ScenarioError(`${file}: not valid YAML/JSON: ${doc.errors.map((e) => e.message.split('\n')[0]).join('; ')}`);
@@ -33,7 +40,13 @@ export function readScenario(text: string, file = 'scenario'): ParsedScenario {
     const line = lineOf(doc, text, pointer);
     return line ? ` (line ${line})` : '';
   };
-  const value: unknown = doc.toJS({ maxAliasCount: 100 });
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIASES });
+  } catch (err) {
+    // yaml throws a ReferenceError for an alias bomb (and for an alias to nothing).
+    throw new ScenarioError(`${file}: not valid YAML/JSON: ${aliasProblem(err as Error)}`);
+  }
   if (!Value.Check(Scenario, value)) {
     const problems = explain(Scenario, value, '')
       .filter((e, i, all) => all.findIndex((o) => o.path === e.path) === i)
@@ -44,6 +57,11 @@ export function readScenario(text: string, file = 'scenario'): ParsedScenario {
   return { doc: value, file, at };
 }
 
+function aliasProblem(err: Error): string {
+  if (/excessive alias count/i.test(err.message)) return `its aliases (*name) expand more than ${MAX_ALIASES} times (an alias bomb?)`;
+  return err.message.split('\n')[0]!;
+}
+
 /**
  * Validation errors, with unions resolved by their `kind` discriminator: "Expected union value"
  * says nothing, the errors of the branch the author meant say what is wrong.
@@ -51,6 +69,7 @@ export function readScenario(text: string, file = 'scenario'): ParsedScenario {
 function explain(schema: TSchema, value: unknown, prefix: string): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = [];
   for (const e of Value.Errors(schema, value)) {
+    if (out.length >= MAX_SCHEMA_ERRORS) break;
     const branches = (e.schema as { anyOf?: TSchema[] }).anyOf;
     const kind = (e.value as { kind?: unknown } | null)?.kind;
     const branch = branches?.find((b) => (b as { properties?: { kind?: { const?: unknown } } }).properties?.kind?.const === kind);

@@ -5,6 +5,7 @@
 // (intended != computed), an enforcement fault (computed != observed, dashed when the packets were
 // blocked where the policies allow them), or no value; its <title> lists the cells and reasons.
 import type { CellResultDoc, ScenarioReportDoc } from './report-schema.ts';
+import { plural } from './plural.ts';
 
 export type GraphPod = Pick<ScenarioReportDoc['pods'][number], 'id' | 'short' | 'namespace'>;
 
@@ -111,7 +112,7 @@ export function graphSvg(pods: readonly GraphPod[], cells: readonly CellResultDo
   const marker = (name: string, fill: string) =>
     `<marker id="${esc(opts.id)}-${name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="${fill}"/></marker>`;
   return [
-    `<svg class="graph" viewBox="0 0 ${f(size)} ${f(size)}" width="${f(size)}" height="${f(size)}" role="img" aria-label="${esc(`${opts.observed ? 'observed' : 'computed'} connections between ${n} pods`)}">`,
+    `<svg class="graph" viewBox="0 0 ${f(size)} ${f(size)}" width="${f(size)}" height="${f(size)}" role="img" aria-label="${esc(`${opts.observed ? 'observed' : 'computed'} connections between ${plural(n, 'pod')}`)}">`,
     `<defs>${marker('g-ok', '#5a7')}${marker('g-m1', '#d97706')}${marker('g-m2', '#c1121f')}${marker('g-nv', '#a16207')}</defs>`,
     ...edges,
     ...nodes,

@@ -13,6 +13,7 @@ import { esc, graphSvg } from './report-graph.ts';
 import { failureLine, summaryLine } from './report.ts';
 import type { CellResultDoc, CellStatusName, ScenarioReportDoc, SetReportDoc, StepResultDoc } from './report-schema.ts';
 import { portGroups, type PortGroup } from './tables.ts';
+import { plural } from './plural.ts';
 
 export interface HtmlOptions {
   /** Mismatches listed per kind and step; the rest are counted (the JSON report has them all). */
@@ -112,7 +113,7 @@ export function reportHtml(doc: ScenarioReportDoc | SetReportDoc, opts: HtmlOpti
     const passed = doc.scenarios.filter((r) => r.outcome === 'pass').length;
     body.push(
       `<header><h1>${esc(doc.set)} ${outcomeBadge(failed > 0 ? 'fail' : passed > 0 ? 'pass' : 'not run')}</h1>`,
-      `<p class="muted">${doc.scenarios.length} scenarios: ${passed} passed, ${failed} failed, ${doc.scenarios.length - passed - failed} not run · ${esc(doc.startedAt)} – ${esc(doc.finishedAt)}</p>`,
+      `<p class="muted">${plural(doc.scenarios.length, 'scenario')}: ${passed} passed, ${failed} failed, ${doc.scenarios.length - passed - failed} not run · ${esc(doc.startedAt)} – ${esc(doc.finishedAt)}</p>`,
       legend(),
       '</header>',
       indexTable(doc.scenarios),

@@ -8,6 +8,7 @@ import type { Observation } from './observe.ts';
 import type { CellResultDoc, CellStatusName, ScenarioReportDoc, SetReportDoc, StepResultDoc } from './report-schema.ts';
 import type { PodSpec } from './resolve.ts';
 import { LEGEND, renderTables, type TableCell } from './tables.ts';
+import { plural } from './plural.ts';
 
 export type { CellResultDoc, ScenarioReportDoc, StepResultDoc };
 
@@ -140,7 +141,7 @@ export function summaryLine(s: StepResultDoc): string {
   if (n.noValue) parts.push(`${n.noValue} no value`);
   if (n.notRun) parts.push(`${n.notRun} not run`);
   if (n.notJudged) parts.push(`${n.notJudged} not judged`);
-  return `${n.cells} cells: ${parts.join(', ')}`;
+  return `${plural(n.cells, 'cell')}: ${parts.join(', ')}`;
 }
 
 /** The terminal text for one finished (or refused) step. */
@@ -163,7 +164,7 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
   const flips = s.cells.filter((c) => c.changedAfterMs !== null);
   const flipText =
     flips.length > 0
-      ? `changes showed after: ${flips.length <= 6 ? flips.map((c) => `${c.from}->${c.to} ${c.port}/${c.protocol} ${secs(c.changedAfterMs!)}`).join(', ') : `${flips.length} cells, the last after ${secs(Math.max(...flips.map((c) => c.changedAfterMs!)))}`}`
+      ? `changes showed after: ${flips.length <= 6 ? flips.map((c) => `${c.from}->${c.to} ${c.port}/${c.protocol} ${secs(c.changedAfterMs!)}`).join(', ') : `${plural(flips.length, 'cell')}, the last after ${secs(Math.max(...flips.map((c) => c.changedAfterMs!)))}`}`
       : '';
   return [`step ${s.index + 1}/${total} ${s.name}: ${verdict} (${timing})`, s.tables, summaryLine(s), ...lines, ...(flipText ? [flipText] : [])].join('\n');
 }
@@ -210,7 +211,7 @@ function junitSuite(report: ScenarioReportDoc): { xml: string; tests: number; fa
       if (bad.length > 0) failures++;
       const failure =
         bad.length > 0
-          ? `\n      <failure message="intended != computed at ${bad.length} cells (a policy-writing mistake)" type="intended != computed">${xml(bad.map(failureLine).join('\n'))}</failure>`
+          ? `\n      <failure message="intended != computed at ${plural(bad.length, 'cell')} (a policy-writing mistake)" type="intended != computed">${xml(bad.map(failureLine).join('\n'))}</failure>`
           : '';
       cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: intended = computed" time="0">${failure}\n    </testcase>`);
     }
@@ -231,7 +232,7 @@ function junitSuite(report: ScenarioReportDoc): { xml: string; tests: number; fa
     const kind = bad.some((c) => c.status === 'computed != observed') ? 'computed != observed' : 'no value';
     const failure =
       bad.length > 0
-        ? `\n      <failure message="${kind} at ${bad.length} cells${kind === 'computed != observed' ? ' (an enforcement fault)' : ''}" type="${kind}">${xml(bad.map(failureLine).join('\n'))}\n\n${body}</failure>`
+        ? `\n      <failure message="${kind} at ${plural(bad.length, 'cell')}${kind === 'computed != observed' ? ' (an enforcement fault)' : ''}" type="${kind}">${xml(bad.map(failureLine).join('\n'))}\n\n${body}</failure>`
         : '';
     cases.push(
       `    <testcase classname="${cls}" name="${xml(s.name)}: observed = expected" time="${seconds(s.durationMs ?? 0)}">${failure}\n      <system-out>${body}</system-out>\n    </testcase>`,

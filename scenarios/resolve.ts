@@ -83,14 +83,19 @@ export interface ResolveIo {
 const DEFAULT_PORT = { probe: 9000, collector: 9001, app: 8080 } as const;
 const TARGET = /^(?:([a-z0-9-]+)\/)?([a-z0-9-]+)(?::(?:(\d{1,5})(?:\/(tcp|udp|sctp))?|([a-z0-9-]+)))?$/i;
 
+/** Problems said at most; the rest are counted. */
+const MAX_PROBLEMS = 30;
+
 class Problems {
-  readonly list: string[] = [];
+  // Lines are looked up only for the problems that are said: finding one scans the text, and a
+  // file of 100,000 duplicate steps would scan it 100,000 times.
+  readonly list: { pointer: string; message: string }[] = [];
   readonly parsed: ParsedScenario;
   constructor(parsed: ParsedScenario) {
     this.parsed = parsed;
   }
   add(pointer: string, message: string): void {
-    this.list.push(`${pointer}${this.parsed.at(pointer)}: ${message}`);
+    this.list.push({ pointer, message });
   }
   labels(pointer: string, labels: Record<string, string> | undefined): void {
     for (const [k, v] of Object.entries(labels ?? {})) {
@@ -100,10 +105,10 @@ class Problems {
     }
   }
   throwIfAny(): void {
-    if (this.list.length > 0)
-      throw new ScenarioError(
-        `${this.parsed.file}: invalid scenario:\n  ${this.list.slice(0, 30).join('\n  ')}${this.list.length > 30 ? `\n  … and ${this.list.length - 30} more` : ''}`,
-      );
+    if (this.list.length === 0) return;
+    const said = this.list.slice(0, MAX_PROBLEMS).map((p) => `${p.pointer}${this.parsed.at(p.pointer)}: ${p.message}`);
+    const more = this.list.length - said.length;
+    throw new ScenarioError(`${this.parsed.file}: invalid scenario:\n  ${said.join('\n  ')}${more > 0 ? `\n  … and ${more} more` : ''}`);
   }
 }
 
@@ -169,7 +174,7 @@ function cellsOf(pods: PodSpec[], apps: AppDoc[], model: ModelDoc | undefined, n
         const at = `/apps/${i}/probes/${j}`;
         const m = TARGET.exec(t);
         const to = m ? names.resolve(m[1] ? `${m[1]}/${m[2]}` : m[2]!, from.namespace) : undefined;
-        if (!m || !to) return problems.add(at, `unknown pod "${t.split(':')[0]}" (known: ${pods.map((p) => p.id).join(', ')})`);
+        if (!m || !to) return problems.add(at, names.unknown(t.split(':')[0]!));
         const target = byId.get(to)!;
         if (m[5]) {
           const np = target.ports.find((p) => p.name === m[5]);
@@ -188,7 +193,7 @@ function cellsOf(pods: PodSpec[], apps: AppDoc[], model: ModelDoc | undefined, n
       a.collects.forEach((t, j) => {
         const to = names.resolve(t, from.namespace);
         const target = to ? byId.get(to) : undefined;
-        if (!target) return problems.add(`/apps/${i}/collects/${j}`, `unknown pod "${t}"`);
+        if (!target) return problems.add(`/apps/${i}/collects/${j}`, names.unknown(t));
         if (target.kind !== 'probe') return problems.add(`/apps/${i}/collects/${j}`, `"${t}" is not a probe`);
         add(from, target, target.apiPort, 'TCP');
       });
@@ -212,8 +217,11 @@ function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io
     try {
       return loadManifests(text, rel, { templates: true });
     } catch (err) {
-      if (!(err instanceof ManifestError)) throw err;
-      problems.add(`${pointer}/file`, err.message);
+      // yaml throws a ReferenceError for an alias bomb, past the manifest reader's own errors.
+      if (err instanceof ReferenceError && /alias/i.test(err.message))
+        problems.add(`${pointer}/file`, `${rel}: its aliases (*name) expand too often (an alias bomb?)`);
+      else if (err instanceof ManifestError) problems.add(`${pointer}/file`, err.message);
+      else throw err;
       return [];
     }
   }
@@ -341,7 +349,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     for (const [ref, labels] of Object.entries(s.labels?.pods ?? {})) {
       const id = names.resolve(ref);
       const where = `${at}/labels/pods/${ref.replace(/\//g, '~1')}`;
-      if (!id) problems.add(where, `unknown pod "${ref}"`);
+      if (!id) problems.add(where, names.unknown(ref));
       else if (labels === null) podLabels[id] = pods.find((p) => p.id === id)!.labels;
       else {
         problems.labels(where, labels);

@@ -22,8 +22,9 @@ import { toJson, toJunit, type ScenarioReportDoc, type StepResultDoc } from './r
 import type { ResolvedScenario } from './resolve.ts';
 import type { Located } from './observe.ts';
 import { DEFAULTS } from '../orchestrator/config.ts';
-import { runDeployment, topology } from './run.ts';
+import { runDeployment, stoppedBy, topology } from './run.ts';
 import { preflight } from './steps.ts';
+import { TerminalLines } from './terminal.ts';
 
 export interface RunArgs {
   scenario: string;
@@ -78,6 +79,13 @@ function deploymentName(set: string, index: number, count: number): string {
 
 function summary(r: ScenarioReportDoc, total: number): string {
   const passed = r.failure === 'intended != computed' ? 0 : r.steps.filter((s) => s.passed).length;
+  // A stopped run is no failure of what it checks: say how far it got (and a failure it saw).
+  if (r.error?.startsWith('stopped ')) {
+    const ran = r.steps.length;
+    if (r.outcome === 'fail') return `${r.scenario}: FAIL: ${passed} of ${ran} steps run as expected (${r.failure}); then ${r.error}`;
+    return `${r.scenario}: ${r.error}${ran === 0 ? '' : passed === ran ? ` (${ran === 1 ? 'it' : 'all'} as expected)` : ` (${passed} as expected)`}`;
+  }
+  if (r.error?.startsWith('not run: stopped ')) return `${r.scenario}: ${r.error.replace(/^not run: /, '')}, not run`;
   const notRun = r.steps.filter((s) => s.observed && s.outcome === 'not run').length;
   const why =
     r.failure === 'intended != computed'
@@ -110,7 +118,8 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     ['--report-html', args.reportHtml],
   ] as const)
     if (file && !existsSync(join(file, '..'))) throw new RunError(`${flag}: no directory ${join(file, '..')}`);
-  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const terminal = new TerminalLines(process.stdout);
+  const { log } = terminal;
   const startedAt = new Date().toISOString();
   // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
   const reports = new Map<ResolvedScenario, ScenarioReportDoc>();
@@ -121,7 +130,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
   }
   const runnable = targets.scenarios.filter((s) => !reports.has(s));
   const ac = new AbortController();
-  if (runnable.length > 0) await runAll(args, targets.set, runnable, reports, log, ac, hooks);
+  if (runnable.length > 0) await runAll(args, targets.set, runnable, reports, terminal, ac, hooks);
 
   const ordered = targets.scenarios.map((s) => reports.get(s)!);
   const doc: ScenarioReportDoc | SetReportDoc = targets.set
@@ -139,8 +148,12 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     );
   }
   if (ac.signal.aborted) {
-    log('stopped (Ctrl-C); everything it deployed is removed');
-    if (!args.hold) return 130;
+    const by = stoppedBy(ac.signal);
+    log(`stopped (${by}); everything it deployed is removed`);
+    // 128 + the signal's number, as shells report a program a signal ended; a demo held after its
+    // last step (--hold) ends this way normally and exits as its steps went.
+    const cutShort = ordered.some((r) => /^(not run: )?stopped /.test(r.error ?? ''));
+    if (!args.hold || cutShort) return by === 'SIGTERM' ? 143 : 130;
   }
   // Not run is no failure (SCTP here, as upstream skips it without the feature), nor a pass.
   return ordered.some((r) => r.outcome === 'fail') ? 1 : 0;
@@ -151,16 +164,15 @@ async function runAll(
   set: string | undefined,
   scenarios: ResolvedScenario[],
   reports: Map<ResolvedScenario, ScenarioReportDoc>,
-  log: (line: string) => void,
+  terminal: TerminalLines,
   ac: AbortController,
   hooks: RunHooks,
 ): Promise<void> {
   const workDir = mkdtempSync(join(tmpdir(), `starmap-${basename(set ?? scenarios[0]!.name)}-`));
   const found = locatePrograms();
-  const tty = process.stdout.isTTY;
-  const progress = (line: string) => (tty ? process.stdout.write(`\r\x1b[2K${line}`) : undefined);
+  const { log, progress } = terminal;
   let bundled: Bundled | undefined;
-  const onSignal = () => ac.abort();
+  const onSignal = (signal: NodeJS.Signals) => ac.abort(signal);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
@@ -255,7 +267,7 @@ async function runAll(
       await live?.flush();
       group.forEach((s, k) => reports.set(s, results[k]!));
     }
-    if (tty) process.stdout.write('\r\x1b[2K');
+    terminal.clear();
     await client.close();
   } finally {
     process.off('SIGINT', onSignal);
@@ -263,7 +275,14 @@ async function runAll(
     await bundled?.stop();
     rmSync(workDir, { recursive: true, force: true });
     // Scenarios an interruption kept from running still get a report.
-    for (const s of scenarios) if (!reports.has(s)) reports.set(s, { ...notRunReport(s), error: 'not run: the run was stopped' });
+    for (const s of scenarios)
+      if (!reports.has(s))
+        reports.set(
+          s,
+          ac.signal.aborted
+            ? { ...notRunReport(s), outcome: 'not run', failure: null, error: `not run: stopped (${stoppedBy(ac.signal)}) before it` }
+            : { ...notRunReport(s), error: 'not run: the run was stopped' },
+        );
   }
 }
 

@@ -26,6 +26,7 @@ import { cellResults, stepResult, stepText, type ScenarioReportDoc, type StepRes
 import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
 import { settle } from './settle.ts';
 import { desiredState, emptyReport, notRunCells, policyMistakes, preflight, refuse, scenarioOutcome, settleBudgetMs } from './steps.ts';
+import { plural } from './plural.ts';
 import { LEGEND } from './tables.ts';
 
 export interface RunOptions {
@@ -56,6 +57,11 @@ export interface RunOptions {
   signal?: AbortSignal;
 }
 
+/** How a run was stopped, as its lines say it: "Ctrl-C" (SIGINT) or "SIGTERM" (the abort's reason). */
+export function stoppedBy(signal: AbortSignal): string {
+  return signal.reason === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C';
+}
+
 /** What the pods, cells and timings of a scenario are: scenarios with the same topology can share one deployment. */
 export function topology(s: ResolvedScenario): string {
   return JSON.stringify([
@@ -70,7 +76,7 @@ function sctpNotice(s: ResolvedScenario): string | undefined {
   const n = s.cells.filter((c) => c.protocol === 'SCTP').length;
   if (n === 0) return undefined;
   const kernel = existsSync('/proc/net/sctp') ? 'the kernel has SCTP' : 'this kernel has no SCTP module either';
-  return `${n} SCTP cells per step are not run: the probe cannot check SCTP (Node.js has no SCTP sockets; ${kernel}); they are never counted as passed`;
+  return `${plural(n, 'SCTP cell')} per step ${n === 1 ? 'is' : 'are'} not run: the probe cannot check SCTP (Node.js has no SCTP sockets; ${kernel}); they are never counted as passed`;
 }
 
 export async function runScenario(opts: RunOptions & { scenario: ResolvedScenario }): Promise<ScenarioReportDoc> {
@@ -128,15 +134,27 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
     }
   } catch (err) {
     const r = reports[current]!;
-    r.error = (err as Error).message;
-    r.failure = 'error';
-    r.outcome = 'fail';
     r.passed = false;
-    if (!opts.signal?.aborted) log(`error: ${r.error}`);
-    for (const later of reports.slice(current + 1)) {
-      later.error = `not run: the run stopped at ${scenarios[current]!.name}`;
-      later.failure = 'error';
-      later.outcome = 'fail';
+    if (opts.signal?.aborted) {
+      // Stopped, not failed: what ran is reported as it went, the rest as not run.
+      const by = stoppedBy(opts.signal);
+      r.error = `stopped (${by}) after ${r.steps.length} of ${scenarios[current]!.steps.length} steps`;
+      r.outcome = r.steps.some((st) => st.outcome === 'fail') ? 'fail' : 'not run';
+      r.failure = r.steps.find((st) => st.failure)?.failure ?? null;
+      for (const later of reports.slice(current + 1)) {
+        later.error = `not run: stopped (${by}) before it`;
+        later.outcome = 'not run';
+      }
+    } else {
+      r.error = (err as Error).message;
+      r.failure = 'error';
+      r.outcome = 'fail';
+      log(`error: ${r.error}`);
+      for (const later of reports.slice(current + 1)) {
+        later.error = `not run: the run stopped at ${scenarios[current]!.name}`;
+        later.failure = 'error';
+        later.outcome = 'fail';
+      }
     }
   } finally {
     if (!opts.keep) {

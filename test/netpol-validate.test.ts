@@ -124,8 +124,12 @@ describe('refusals, each with its JSON pointer path', () => {
     expect(lines({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'Bad_Name', namespace: 'Under_score' } })).toEqual([
       '/apiVersion: Unsupported value: "v1": supported values: "networking.k8s.io/v1"',
       '/kind: Unsupported value: "Pod": supported values: "NetworkPolicy"',
-      expect.stringMatching(/^\/metadata\/name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/),
-      expect.stringMatching(/^\/metadata\/namespace: Invalid value: "Under_score": a lowercase RFC 1123 label/),
+      expect.stringMatching(
+        /^\/metadata\/name: Invalid value: "Bad_Name": not an RFC 1123 subdomain: "B" \(character 1\) is not allowed \(lower case only\); a lowercase RFC 1123 subdomain/,
+      ),
+      expect.stringMatching(
+        /^\/metadata\/namespace: Invalid value: "Under_score": not an RFC 1123 label: "U" \(character 1\) is not allowed \(lower case only\); a lowercase RFC 1123 label/,
+      ),
     ]);
     expect(lines({ kind: 'NetworkPolicy', metadata: { generateName: 'p-' } })).toEqual([
       '/apiVersion: Required value: networking.k8s.io/v1',
@@ -137,6 +141,23 @@ describe('refusals, each with its JSON pointer path', () => {
     ]);
     expect(lines('nope')).toEqual(['/: must be an object (a networking.k8s.io/v1 NetworkPolicy)']);
     expect(lines([])).toEqual(['/: must be an object (a networking.k8s.io/v1 NetworkPolicy)']);
+  });
+
+  it('says which character of a name breaks the RFC 1123 rule, before the rule', () => {
+    const nameError = (name: string, namespace = 'x') => lines(np({}, { name, namespace }));
+    expect(nameError('use_common_labels_same_values')).toEqual([
+      expect.stringMatching(
+        /^\/metadata\/name: Invalid value: "use_common_labels_same_values": not an RFC 1123 subdomain: "_" \(character 4\) is not allowed \(write '-'\); a lowercase RFC 1123 subdomain must consist of/,
+      ),
+    ]);
+    expect(nameError('-p')).toEqual([expect.stringContaining(': not an RFC 1123 subdomain: "-" (character 1) starts a part; it must be a letter or digit;')]);
+    expect(nameError('a.b-.c')).toEqual([expect.stringContaining(': not an RFC 1123 subdomain: "-" (character 4) ends a part; it must be a letter or digit;')]);
+    expect(nameError('a..b')).toEqual([expect.stringContaining(': not an RFC 1123 subdomain: character 3 leaves an empty part between dots;')]);
+    expect(nameError('p', 'a.b')).toEqual([
+      expect.stringContaining('/metadata/namespace: Invalid value: "a.b": not an RFC 1123 label: "." (character 2) is not allowed;'),
+    ]);
+    expect(nameError('p', 'ns-')).toEqual([expect.stringContaining('not an RFC 1123 label: "-" (character 3) ends it; it must be a letter or digit;')]);
+    expect(nameError('pé')).toEqual([expect.stringContaining('"é" (character 2) is not allowed;')]);
   });
 
   it('refuses unknown fields wherever they are, escaping keys in the path', () => {

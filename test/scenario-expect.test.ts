@@ -92,7 +92,7 @@ describe('intended != computed, before anything runs', () => {
     expect(checkScenario(loadScenario('stars')).ok).toBe(true);
     const r = checkScenario(loadScenario(wrongStars()));
     expect(r.ok).toBe(false);
-    expect(r.text).toContain('step 4/5 backend-policy: FAIL: intended != computed at 1 cells (a policy-writing mistake)');
+    expect(r.text).toContain('step 4/5 backend-policy: FAIL: intended != computed at 1 cell (a policy-writing mistake)');
     expect(r.text).toContain('step 1/5 allow-all: intended = computed (11 judged cells)');
   });
 });
@@ -182,7 +182,7 @@ steps:
     )!;
     const junit = toJunit(scenarioReport({ scenario: 'stars', outcome: 'fail', passed: false, failure: 'intended != computed', steps: refused }));
     expect(junit).toContain(
-      'name="backend-policy: intended = computed" time="0">\n      <failure message="intended != computed at 1 cells (a policy-writing mistake)" type="intended != computed">',
+      'name="backend-policy: intended = computed" time="0">\n      <failure message="intended != computed at 1 cell (a policy-writing mistake)" type="intended != computed">',
     );
     expect(junit).toContain(
       'name="backend-policy: observed = expected" time="0">\n      <skipped message="not run: the policies do not say what was intended"/>',
@@ -225,6 +225,41 @@ describe('scenario explain', () => {
   it('refuses unknown steps and pods with the flag at fault', () => {
     expect(() => explainConnection(loadScenario('stars'), { step: 'nope', from: 'C', to: 'F' })).toThrow(/--step: no step "nope"/);
     expect(() => explainConnection(loadScenario('stars'), { step: '1', from: 'zz', to: 'F' })).toThrow(/--from: unknown pod "zz"/);
+  });
+
+  it('says an unknown pod is unknown and names the nearest pods, for --to, --from and --ip', () => {
+    const stars = loadScenario('stars');
+    const explain = (o: { from?: string; to?: string; ips?: string[] }) => () => explainConnection(stars, { step: '1', from: 'C', to: 'F', ...o });
+    expect(explain({ to: 'stars/frontnd' })).toThrow(/^--to: unknown pod "stars\/frontnd" \(nearest: stars\/frontend\)$/);
+    expect(explain({ to: 'stars/backnd:6379/TCP' })).toThrow(/^--to: unknown pod "stars\/backnd" \(nearest: stars\/backend\)$/);
+    expect(explain({ from: 'client/clint' })).toThrow(/^--from: unknown pod "client\/clint" \(nearest: client\/client\)$/);
+    expect(explain({ ips: ['stars/frontend=10.0.0.1', 'stars/bakend=10.0.0.2'] })).toThrow(
+      /^--ip stars\/bakend=10\.0\.0\.2: unknown pod "stars\/bakend" \(nearest: stars\/backend\)$/,
+    );
+    // Nothing near: the pods there are.
+    expect(explain({ to: 'shop/web' })).toThrow(
+      /^--to: unknown pod "shop\/web" \(known: stars\/frontend, stars\/backend, client\/client, management-ui\/management-ui\)$/,
+    );
+    expect(() => explainConnection(stars, { step: 'frontend-polcy', from: 'C', to: 'F' })).toThrow(
+      /^--step: no step "frontend-polcy" \(nearest: frontend-policy\)$/,
+    );
+  });
+
+  it('names the nearest pods for an unknown pod in a scenario file too', () => {
+    const at = (probes: string) => {
+      try {
+        loadScenario(
+          scenarioFile(
+            `name: e\napps:\n  - { name: web, namespace: shop, kind: probe, probes: [${probes}] }\n  - { name: db, namespace: shop, kind: probe, probes: [] }\nsteps:\n  - name: s\n`,
+          ),
+        );
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(at('shop/wbe')).toContain('/apps/0/probes/0 (line 3): unknown pod "shop/wbe" (nearest: shop/web)');
+    expect(at('dbb:80')).toContain('unknown pod "dbb" (nearest: db)');
   });
 });
 

@@ -250,6 +250,49 @@ steps:
     expect(() => resolveText(`${base}        .   x/a x/b\n        x/b .   -\n`)).toThrow(/nothing checks x\/b -> x\/a in this scenario \(write '-' there\)/);
     expect(() => resolveText(`${base}        .   x/a b\n        x/a -   .\n`)).toThrow(/"b" is ambiguous \(x\/b, y\/b\); write namespace\/pod/);
     expect(() => resolveText(`${base}        .   x/a x/b\n        x/a -   Y\n`)).toThrow(/cell "Y" is not '\.', 'X' or '-'/);
-    expect(() => resolveText(`${base}        .   x/a x/b\n        x/a -   .\n        x/b -\n`)).toThrow(/row 2: 1 cells, expected 2/);
+    expect(() => resolveText(`${base}        .   x/a x/b\n        x/a -   .\n        x/b -\n`)).toThrow(/row 2: 1 cell, expected 2/);
+  });
+
+  it("takes '-' on a pair nothing checks: it judges nothing, as it says", () => {
+    // a (ns1) probes b and c, b (ns2) probes a, c (ns2) probes b: nothing checks b -> c.
+    const s = resolveText(`name: e
+apps:
+  - { name: a, namespace: ns1, kind: probe, probes: [ns2/b, ns2/c] }
+  - { name: b, namespace: ns2, kind: probe, probes: [ns1/a] }
+  - { name: c, namespace: ns2, kind: probe, probes: [b] }
+steps:
+  - name: s
+    expect:
+      matrix: |
+        .     ns1/a ns2/b ns2/c
+        ns1/a -     .     .
+        ns2/b .     -     -
+        ns2/c -     .     -
+      "9000/TCP": |
+        .     ns2/c
+        ns2/b -
+`);
+    expect([...s.steps[0]!.intended!.entries()].sort()).toEqual(
+      [
+        [cellKey('ns1/a', 'ns2/b', 9000, 'TCP'), true],
+        [cellKey('ns1/a', 'ns2/c', 9000, 'TCP'), true],
+        [cellKey('ns2/b', 'ns1/a', 9000, 'TCP'), true],
+        [cellKey('ns2/c', 'ns2/b', 9000, 'TCP'), true],
+      ].sort(),
+    );
+    // A verdict there is still refused: nothing would check it.
+    expect(() =>
+      resolveText(`name: e
+apps:
+  - { name: a, namespace: ns1, kind: probe, probes: [ns2/b] }
+  - { name: b, namespace: ns2, kind: probe, probes: [] }
+steps:
+  - name: s
+    expect:
+      matrix: |
+        .     ns1/a
+        ns2/b .
+`),
+    ).toThrow(/nothing checks ns2\/b -> ns1\/a in this scenario \(write '-' there\)/);
   });
 });

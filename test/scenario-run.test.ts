@@ -107,7 +107,7 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     );
     expect(output).toContain('pair: FAIL: 0 of 1 steps as expected (intended != computed: a policy-writing mistake, nothing observed)');
     expect(readFileSync(junit, 'utf8')).toContain(
-      '<failure message="intended != computed at 1 cells (a policy-writing mistake)" type="intended != computed">intended != computed: default/b -&gt; default/a',
+      '<failure message="intended != computed at 1 cell (a policy-writing mistake)" type="intended != computed">intended != computed: default/b -&gt; default/a',
     );
     const report = JSON.parse(readFileSync(json, 'utf8')) as ScenarioReportDoc;
     expect(report.failure).toBe('intended != computed');

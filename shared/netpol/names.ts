@@ -26,6 +26,33 @@ export function dns1123SubdomainErrors(v: string): string[] {
   return [];
 }
 
+/**
+ * What breaks an RFC 1123 label or subdomain, pointed at: the first character it does not allow
+ * (1-based, as people count), or the end it must not start or end with. Said before
+ * apimachinery's message, which names the rule but not the place; undefined when nothing does.
+ */
+export function dns1123Offence(v: string, rule: 'label' | 'subdomain'): string | undefined {
+  const allowed = rule === 'label' ? /[-a-z0-9]/ : /[-a-z0-9.]/;
+  const chars = [...v];
+  const bad = chars.findIndex((c) => !allowed.test(c));
+  if (bad >= 0) {
+    const c = chars[bad]!;
+    const hint = /[A-Z]/.test(c) ? ' (lower case only)' : c === '_' ? " (write '-')" : '';
+    return `${JSON.stringify(c)} (character ${bad + 1}) is not allowed${hint}`;
+  }
+  const parts = rule === 'label' ? [v] : v.split('.');
+  let at = 1;
+  for (const part of parts) {
+    if (part === '') return `character ${at} leaves an empty part between dots`;
+    if (!/^[a-z0-9]/.test(part))
+      return `${JSON.stringify(part[0])} (character ${at}) starts ${rule === 'label' ? 'it' : 'a part'}; it must be a letter or digit`;
+    if (!/[a-z0-9]$/.test(part))
+      return `${JSON.stringify(part.at(-1))} (character ${at + part.length - 1}) ends ${rule === 'label' ? 'it' : 'a part'}; it must be a letter or digit`;
+    at += part.length + 1;
+  }
+  return undefined;
+}
+
 /** Problems of a label key (a qualified name: optional DNS subdomain prefix and '/', then a name); [] when valid. */
 export function labelKeyErrors(key: string): string[] {
   const parts = key.split('/');

@@ -26,7 +26,13 @@ import type {
   PolicyType,
   Protocol,
 } from './types.ts';
-import { dns1123LabelErrors, dns1123SubdomainErrors, labelKeyErrors, labelValueErrors, portNameErrors } from './names.ts';
+import { dns1123LabelErrors, dns1123Offence, dns1123SubdomainErrors, labelKeyErrors, labelValueErrors, portNameErrors } from './names.ts';
+
+/** "not an RFC 1123 subdomain: '_' (character 4) is not allowed; " before apimachinery's message (over-long names have none). */
+const offence = (v: string, rule: 'label' | 'subdomain'): string => {
+  const what = dns1123Offence(v.slice(0, 300), rule);
+  return what ? `not an RFC 1123 ${rule}: ${what}; ` : '';
+};
 
 export interface FieldErrors {
   /** JSON pointer (RFC 6901) of the offending field, e.g. /spec/ingress/0/from/0/ipBlock/cidr. */
@@ -347,9 +353,12 @@ export function validateNetworkPolicy(doc: unknown): NetworkPolicyValidation {
     const name = string(m.name, '/metadata/name');
     if (name === undefined || name === '')
       add('/metadata/name', `Required value: name is required${m.generateName ? ' (generateName is not supported: a policy needs a stable name)' : ''}`);
-    else for (const e of dns1123SubdomainErrors(name)) add('/metadata/name', `Invalid value: ${JSON.stringify(name.slice(0, 300))}: ${e}`);
+    else
+      for (const e of dns1123SubdomainErrors(name))
+        add('/metadata/name', `Invalid value: ${JSON.stringify(name.slice(0, 300))}: ${offence(name, 'subdomain')}${e}`);
     const namespace = string(m.namespace, '/metadata/namespace') || 'default';
-    for (const e of dns1123LabelErrors(namespace)) add('/metadata/namespace', `Invalid value: ${JSON.stringify(namespace.slice(0, 100))}: ${e}`);
+    for (const e of dns1123LabelErrors(namespace))
+      add('/metadata/namespace', `Invalid value: ${JSON.stringify(namespace.slice(0, 100))}: ${offence(namespace, 'label')}${e}`);
     const labels = labelMap(m.labels, '/metadata/labels');
     // Annotation keys follow the label-key rules; values are free text, bounded in total as in Kubernetes.
     let annBytes = 0;
