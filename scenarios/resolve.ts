@@ -10,6 +10,9 @@ import { checkPolicy, loadManifests, ManifestError, type LoadedPolicy } from '..
 import { NAMESPACE_NAME_LABEL, objectId, type NamedPort, type NamespaceInfo, type NetworkPolicyObject, type Protocol } from '../shared/netpol/types.ts';
 import { labelKeyErrors, labelValueErrors } from '../shared/netpol/names.ts';
 import { dialectToNetworkPolicies } from './dialect.ts';
+import { manifestModel, type ManifestIo, type ManifestModel } from './model/scenario.ts';
+import { POD_KINDS } from './model/workloads.ts';
+import { readManifestSet } from './model/manifests.ts';
 import { intendedVerdicts, PodNames } from './matrix.ts';
 import { ScenarioError, type ParsedScenario } from './model.ts';
 import type { AppDoc, DialectPolicyDoc, ModelDoc, StepDoc } from './schema.ts';
@@ -45,6 +48,8 @@ export interface PodSpec {
   /** Declared (named) container ports. */
   ports: NamedPort[];
   cmd?: string;
+  /** `Kind namespace/name` of the workload a manifest-made pod comes from. */
+  workload?: string;
 }
 
 export interface ResolvedStep {
@@ -73,9 +78,11 @@ export interface ResolvedScenario {
   pods: PodSpec[];
   cells: Cell[];
   steps: ResolvedStep[];
+  /** From `manifests:`: what was read, ignored and noted. */
+  manifests?: string[];
 }
 
-export interface ResolveIo {
+export interface ResolveIo extends ManifestIo {
   /** Reads a manifest file; `path` is the scenario's directory joined with the `file:` entry. */
   readFile(path: string): string;
 }
@@ -206,6 +213,7 @@ function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io
     try {
       text = io.readFile(path);
     } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EISDIR' && io.manifests) return directoryPolicies(path, `${pointer}/file`, io, problems);
       problems.add(`${pointer}/file`, `cannot read ${rel}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
       return [];
     }
@@ -232,17 +240,43 @@ function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io
   return out;
 }
 
+/** The NetworkPolicies of a directory of manifests (rendered charts: everything else is ignored). */
+function directoryPolicies(path: string, pointer: string, io: ResolveIo, problems: Problems): LoadedPolicy[] {
+  try {
+    return readManifestSet(io.manifests!(path), io.namespace !== undefined ? { namespace: io.namespace } : {}).policies;
+  } catch (err) {
+    if (!(err instanceof ManifestError)) throw err;
+    problems.add(pointer, err.message);
+    return [];
+  }
+}
+
 export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): ResolvedScenario {
   const { doc } = parsed;
   const problems = new Problems(parsed);
   const apps = doc.apps ?? [];
-  if (!doc.model && apps.length === 0) problems.add('/', 'give apps, a model or both');
+  if (!doc.model && apps.length === 0 && !doc.manifests) problems.add('/', 'give apps, a model or both (or manifests)');
+  let fromManifests: ManifestModel | undefined;
+  if (doc.manifests) {
+    try {
+      fromManifests = manifestModel(doc.manifests, parsed.file, io, { maxPods: MAX_PODS, maxCells: MAX_CELLS });
+    } catch (err) {
+      if (!(err instanceof ManifestError)) throw err;
+      problems.add('/manifests', err.message);
+    }
+  }
 
-  // Pods: the model's, then the apps.
-  const pods = [...(doc.model ? modelPods(doc.model) : []), ...apps.map(appPod)];
+  // Pods: the model's, then the apps, then the manifests'.
+  const modelCount = doc.model ? modelPods(doc.model).length : 0;
+  const pods = [...(doc.model ? modelPods(doc.model) : []), ...apps.map(appPod), ...(fromManifests?.pods ?? [])];
+  if (fromManifests && pods.length === 0)
+    problems.add(
+      '/manifests',
+      `the manifests (${doc.manifests!.join(', ')}) make no pods (${fromManifests.summary.slice(0, 2).join('; ')}); pods come from ${Object.keys(POD_KINDS).join(', ')}`,
+    );
   const seen = new Map<string, string>();
   pods.forEach((p, i) => {
-    const at = i < pods.length - apps.length ? '/model' : `/apps/${i - (pods.length - apps.length)}`;
+    const at = i < modelCount ? '/model' : i < modelCount + apps.length ? `/apps/${i - modelCount}` : '/manifests';
     if (seen.has(p.id)) problems.add(at, `duplicate pod "${p.id}" (also ${seen.get(p.id)})`);
     seen.set(p.id, at);
     const names = new Set<string>();
@@ -261,6 +295,9 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   problems.throwIfAny();
   const names = new PodNames(pods);
   const cells = cellsOf(pods, apps, doc.model, names, problems);
+  // Manifest-made pods: every one probes every other on each port the destination declares.
+  const made = fromManifests?.pods ?? [];
+  for (const from of made) for (const to of made) if (from !== to) for (const np of to.ports) cells.push(manifestCell(from, to, np));
   if (cells.length > MAX_CELLS) problems.add('/', `${cells.length} cells; at most ${MAX_CELLS}`);
 
   // Namespaces: declared, the model's, the pods', the policies' (below).
@@ -272,6 +309,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     declared.set(name, { ...(ns.labels ?? {}), [NAMESPACE_NAME_LABEL]: name });
   }
   const ensureNs = (name: string) => declared.has(name) || declared.set(name, { [NAMESPACE_NAME_LABEL]: name });
+  for (const [name, labels] of fromManifests?.set.namespaces ?? []) if (!declared.has(name)) declared.set(name, labels);
   for (const ns of doc.model?.namespaces ?? []) ensureNs(ns);
   for (const p of pods) ensureNs(p.namespace);
 
@@ -294,6 +332,12 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
       }
     });
   }
+  for (const lp of fromManifests?.policies ?? []) {
+    const id = objectId(lp.policy.metadata);
+    if (catalog.has(id)) problems.add('/manifests', `policy ${id} is defined twice (${lp.origin} and ${catalog.get(id)!.origin})`);
+    catalog.set(id, lp);
+    ensureNs(lp.policy.metadata.namespace);
+  }
   if (dialect) for (const p of Object.values(dialect)) if (p.selector.group) ensureNs(p.selector.group);
   const nsNames = [...declared.keys()];
   const fromDialect = (name: string) => dialectToNetworkPolicies(name, dialect![name]!, nsNames);
@@ -301,7 +345,10 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   // Steps: policies and labels in force, intended verdicts.
   const nsLabels: Record<string, Record<string, string>> = Object.fromEntries(declared);
   const podLabels: Record<string, Record<string, string>> = Object.fromEntries(pods.map((p) => [p.id, p.labels]));
-  let previous: { policies: NetworkPolicyObject[]; dialect?: Record<string, DialectPolicyDoc> } = { policies: [] };
+  // The manifests' policies are in force until a step says otherwise.
+  let previous: { policies: NetworkPolicyObject[]; dialect?: Record<string, DialectPolicyDoc> } = {
+    policies: (fromManifests?.policies ?? []).map((lp) => lp.policy),
+  };
   const steps = doc.steps.map((s: StepDoc, i): ResolvedStep => {
     const at = `/steps/${i}`;
     if (s.policies) {
@@ -387,5 +434,17 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     pods,
     cells,
     steps,
+    ...(fromManifests ? { manifests: fromManifests.summary } : {}),
+  };
+}
+
+function manifestCell(from: PodSpec, to: PodSpec, np: NamedPort): Cell {
+  return {
+    key: cellKey(from.id, to.id, np.port, np.protocol),
+    from: from.id,
+    to: to.id,
+    port: np.port,
+    protocol: np.protocol,
+    check: checkOf(to, np.port, np.protocol),
   };
 }

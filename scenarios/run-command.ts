@@ -45,6 +45,9 @@ export interface RunArgs {
   /** The bundled orchestrator's --netns-prefix and --netns-subnet (its defaults when absent). */
   netnsPrefix?: string;
   netnsSubnet?: string;
+  /** Manifests: the namespace of objects that name none, and one pod per replica. */
+  namespace?: string;
+  replicas?: boolean;
 }
 
 export class RunError extends Error {}
@@ -98,7 +101,10 @@ export interface RunHooks {
 export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> {
   let targets: { set?: string; scenarios: ResolvedScenario[] };
   try {
-    targets = loadTargets(args.scenario);
+    targets = loadTargets(args.scenario, {
+      ...(args.namespace !== undefined ? { namespace: args.namespace } : {}),
+      ...(args.replicas ? { replicas: true } : {}),
+    });
   } catch (err) {
     if (err instanceof ScenarioError) throw new RunError(err.message);
     throw err;

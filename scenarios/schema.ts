@@ -182,6 +182,14 @@ export const Scenario = Type.Object(
     namespaces: Type.Optional(Type.Record(Name, Namespace)),
     model: Type.Optional(ModelShorthand),
     apps: Type.Optional(Type.Array(App, { description: 'the pods: probes, collectors and other workloads' })),
+    manifests: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        maxItems: 64,
+        description:
+          'Kubernetes manifests (files, directories read recursively, - for stdin; relative to the scenario file): their workloads are pods that probe each other on every declared port, their NetworkPolicies are in force from the first step',
+      }),
+    ),
     policies: Type.Optional(
       Type.Union([
         Type.Array(PolicyEntry, { description: 'NetworkPolicy manifests, inline or from files' }),

@@ -1,0 +1,37 @@
+// The `manifests:` of a scenario (or the whole scenario, when `scenario check DIR` is given
+// manifests and no scenario file): every entry read (files relative to the scenario file,
+// directories recursively, `-` for stdin), as one set, made into pods. Throws ManifestError.
+import { dirname, isAbsolute, join, normalize } from 'node:path';
+import type { LoadedPolicy } from '../../shared/netpol/manifests.ts';
+import type { PodSpec } from '../resolve.ts';
+import { manifestPods, manifestSummary, readManifestSet, type ManifestSet, type ManifestSource } from './manifests.ts';
+
+export interface ManifestIo {
+  /** The texts of a manifest file, a directory of them or `-`; `path` is resolved against the scenario's directory. */
+  manifests?(path: string): ManifestSource[];
+  /** The namespace of objects that give none (default `default`), as kubectl's --namespace. */
+  namespace?: string;
+  /** One pod per replica the manifests ask for, instead of one per workload. */
+  replicas?: boolean;
+}
+
+export interface ManifestModel {
+  set: ManifestSet;
+  pods: PodSpec[];
+  policies: LoadedPolicy[];
+  /** What was read, ignored and noted, for `scenario check` and the run's log. */
+  summary: string[];
+}
+
+/** Where an entry is: `-` as is, a relative path beside the scenario file. */
+export function manifestPath(entry: string, scenarioFile: string): string {
+  return entry === '-' || isAbsolute(entry) ? entry : normalize(join(dirname(scenarioFile), entry));
+}
+
+export function manifestModel(entries: readonly string[], scenarioFile: string, io: ManifestIo, limits: { maxPods: number; maxCells: number }): ManifestModel {
+  if (!io.manifests) throw new Error('manifests: this scenario cannot read manifest files (a built-in names none)');
+  const sources = entries.flatMap((e) => io.manifests!(manifestPath(e, scenarioFile)));
+  const set = readManifestSet(sources, io.namespace !== undefined ? { namespace: io.namespace } : {});
+  const pods = manifestPods(set, { replicas: io.replicas ?? false, ...limits });
+  return { set, pods, policies: set.policies, summary: manifestSummary(set, pods) };
+}
