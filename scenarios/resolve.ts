@@ -12,6 +12,7 @@ import { labelKeyErrors, labelValueErrors } from '../shared/netpol/names.ts';
 import { dialectToNetworkPolicies } from './dialect.ts';
 import { manifestModel, type ManifestIo, type ManifestModel } from './model/scenario.ts';
 import { POD_KINDS } from './model/workloads.ts';
+import { applyStepManifests } from './model/step-manifests.ts';
 import { readManifestSet } from './model/manifests.ts';
 import { intendedVerdicts, PodNames } from './matrix.ts';
 import { ScenarioError, type ParsedScenario } from './model.ts';
@@ -376,6 +377,11 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
         else problems.add(where, `unknown policy "${ref}" (known: ${[...(dialect ? Object.keys(dialect) : catalog.keys())].join(', ') || 'none'})`);
       });
       previous = { policies: [...inForce.values()], ...(dialect ? { dialect: usedDialect } : {}) };
+    }
+    if (s.manifests) {
+      const state = { policies: new Map(previous.policies.map((p) => [objectId(p.metadata), p])), pods, podLabels, namespaceLabels: nsLabels };
+      for (const [where, message] of applyStepManifests(s.manifests, parsed.file, io, state)) problems.add(`${at}/manifests${where}`, message);
+      previous = { ...previous, policies: [...state.policies.values()] };
     }
     for (const [ns, labels] of Object.entries(s.labels?.namespaces ?? {})) {
       if (!declared.has(ns)) problems.add(`${at}/labels/namespaces/${ns}`, `unknown namespace "${ns}" (known: ${nsNames.join(', ')})`);

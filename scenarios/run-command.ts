@@ -122,6 +122,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
   const reports = new Map<ResolvedScenario, ScenarioReportDoc>();
   for (const s of targets.scenarios) {
     if (targets.set) log(`\n== ${s.name}: checking that the policies say what it intends`);
+    for (const line of s.manifests ?? []) log(line);
     const refused = preflight(s, args.isolation !== 'off', args.isolation !== 'off' || !!args.policyHook, log);
     if (refused) reports.set(s, refused);
   }

@@ -243,14 +243,15 @@ function targetPortNotes(set: ManifestSet): string[] {
 
 const matches = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
 
-/** Where a Service's port goes on the pods it selects: `80 → http (8080/TCP)`, for reports. */
+/** Where each Service port goes on the pods it selects, its targetPort name resolved: `shop/web 80→http=8080/TCP`. */
 export function serviceTargets(set: ManifestSet): string[] {
   return set.services.flatMap((s) => {
     const selected = set.workloads.filter((w) => w.namespace === s.namespace && Object.keys(s.selector).length > 0 && matches(s.selector, w.labels));
     return s.ports.map((p) => {
-      const resolved = typeof p.targetPort === 'number' ? p.targetPort : selected.flatMap((w) => w.ports).find((np) => np.name === p.targetPort)?.port;
-      const to = typeof p.targetPort === 'string' ? `${p.targetPort} (${resolved ?? '?'}/${p.protocol})` : `${p.targetPort}/${p.protocol}`;
-      return `${s.namespace}/${s.name}:${p.port} → ${to} on ${selected.map((w) => w.name).join(', ') || 'no workload'}`;
+      const named =
+        typeof p.targetPort === 'string' ? selected.flatMap((w) => w.ports).find((np) => np.name === p.targetPort && np.protocol === p.protocol) : undefined;
+      const to = typeof p.targetPort === 'string' ? `${p.targetPort}=${named ? named.port : '?'}` : String(p.targetPort);
+      return `${s.namespace}/${s.name} ${p.port}→${to}/${p.protocol}`;
     });
   });
 }
@@ -305,6 +306,7 @@ export function manifestSummary(set: ManifestSet, pods: readonly PodSpec[]): str
   const namespaces = new Set([...set.namespaces.keys(), ...pods.map((p) => p.namespace), ...set.policies.map((p) => p.policy.metadata.namespace)]);
   return [
     `manifests: ${set.files} file${set.files === 1 ? '' : 's'}: ${set.workloads.length} workload${set.workloads.length === 1 ? '' : 's'}${byKind ? ` (${byKind})` : ''} making ${pods.length} pod${pods.length === 1 ? '' : 's'}, ${set.policies.length} NetworkPolic${set.policies.length === 1 ? 'y' : 'ies'}, ${set.services.length} Service${set.services.length === 1 ? '' : 's'}, ${namespaces.size} namespace${namespaces.size === 1 ? '' : 's'}`,
+    ...(set.services.length > 0 ? [`Services: ${serviceTargets(set).join(', ')}`] : []),
     ...(ignoredTotal > 0 ? [`ignored ${ignoredTotal} object${ignoredTotal === 1 ? '' : 's'}: ${ignored.map(([k, c]) => `${c} ${k}`).join(', ')}`] : []),
     ...set.notes,
   ];
