@@ -72,7 +72,7 @@ export function parseCollectorFlags(argv: string[]): CollectorFlags {
       ],
       epilogue:
         'Endpoints: GET / (UI, /?example=true for sample data), GET|POST /resources, GET|PUT|DELETE /resources/{id}, ' +
-        'GET /responses, GET /responses/{id}, GET /responses/example, GET /healthz, GET /metrics. Docs: README.md.',
+        'GET /responses, GET /responses/{id}, GET /responses/example, GET /healthz, GET /metrics. Docs: docs/collector.md.',
       options: (y) =>
         y
           .option('http-address', { type: 'string', default: '0.0.0.0', describe: 'listen address', coerce: addressFlag('http-address') })

@@ -66,7 +66,7 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorConfig {
           'tasks of apps with ipAddress in their own network namespaces, with network policies (root, iproute2, nftables)',
         ],
       ],
-      epilogue: 'Marathon startup options are accepted with underscores or dashes. Docs: README.md.',
+      epilogue: 'Marathon startup options are accepted with underscores or dashes. Docs: docs/orchestrator.md.',
       options: (y) =>
         // The isolation flags (--isolation, --netns-subnet, --netns-prefix, --publish-address) come last in --help.
         isolationOptions(

@@ -56,7 +56,7 @@ export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[
         ['probe --urls=[::1]:8080 --http-probe-seconds=1', 'an IPv6 target, every second'],
         ['probe --urls=udp://backend:53,backend:80 --serve=80/tcp,80/udp', 'UDP and TCP targets; answers on port 80 itself'],
       ],
-      epilogue: 'Endpoints: GET /status, GET /healthz, GET /metrics (Prometheus). Docs: README.md.',
+      epilogue: 'Endpoints: GET /status, GET /healthz, GET /metrics (Prometheus). Docs: docs/probe.md.',
       options: (y) =>
         y
           .option('urls', {

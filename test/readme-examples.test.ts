@@ -1,5 +1,5 @@
-// The README's orchestrator examples, run as written: the commands are read out of README.md and
-// run by bash in a fresh HOME (no XDG_STATE_HOME), so a reader who copies them gets an orchestrator,
+// The orchestrator's documented examples, run as written: the commands are read out of
+// docs/orchestrator.md (the README points there) and run by bash in a fresh HOME (no XDG_STATE_HOME), so a reader who copies them gets an orchestrator,
 // its admin password, a token, the app list and a service account. The only change: port 8080 is
 // replaced by a free one (other orchestrators may run on this machine). Also: nothing is written
 // into the clone.
@@ -12,13 +12,19 @@ import { waitFor } from './helpers/wait.ts';
 
 afterAll(stopAll);
 
-/** The shell code blocks of the README section that starts with `heading` (up to the next heading of any level). */
-function shellBlocks(heading: string): string[] {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const at = readme.indexOf(`\n${heading}\n`);
-  if (at < 0) throw new Error(`README.md has no section "${heading}"`);
-  const rest = readme.slice(at + heading.length + 2);
-  const section = rest.slice(0, rest.search(/\n#{2,4} /) + 1 || undefined);
+/** The shell code blocks of the section of `file` that starts with `heading` (up to the next heading of any level). */
+function shellBlocks(file: string, heading: string): string[] {
+  const text = `\n${readFileSync(join(ROOT, file), 'utf8')}`;
+  const at = text.indexOf(`\n${heading}\n`);
+  if (at < 0) throw new Error(`${file} has no section "${heading}"`);
+  // The section ends at the next heading outside a code block (a shell comment is no heading).
+  const lines = text.slice(at + heading.length + 2).split('\n');
+  let inCode = false;
+  const end = lines.findIndex((line) => {
+    if (line.startsWith('```')) inCode = !inCode;
+    return !inCode && /^#{1,6} /.test(line);
+  });
+  const section = (end < 0 ? lines : lines.slice(0, end)).join('\n');
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
 }
 
@@ -40,10 +46,10 @@ function gitStatus(): string {
   return execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ROOT, encoding: 'utf8' });
 }
 
-describe.skipIf(tools.length > 0)("the README's orchestrator examples", () => {
+describe.skipIf(tools.length > 0)("the orchestrator's documented examples", () => {
   it('start it, read the admin password, log in, list apps, add a service account; the clone stays clean', async () => {
-    const [startBlock, passwordBlock] = shellBlocks('## The orchestrator');
-    const [loginBlock] = shellBlocks('### Login and tokens');
+    const [startBlock, passwordBlock] = shellBlocks('docs/orchestrator.md', '# The orchestrator');
+    const [loginBlock] = shellBlocks('docs/orchestrator.md', '## Login and tokens');
     expect(startBlock).toMatch(/^npm run orchestrator\b/);
     expect(passwordBlock).toContain('admin-password');
     expect(loginBlock).toContain('auth/login');
