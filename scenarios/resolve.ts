@@ -2,18 +2,21 @@
 // expanded) with their labels and named ports, every cell the probes observe (source, destination,
 // port, protocol), the policies (manifests read from their files, dialect policies read as
 // NetworkPolicies) and, per step, the policies in force, the labels in force and the intended
-// verdicts. Pure but for reading the manifest files, which the caller supplies (so built-in
+// verdicts. Pods and policies may also come from Kubernetes manifests (`manifests:`, model/).
+// Pure but for reading the manifest files, which the caller supplies (so built-in
 // scenarios read theirs from the executable). Every problem is reported with its path and line.
+// Over 400 lines: one pass over every part of a file, kept together because each check needs the
+// others (pods before cells, namespaces before steps); readers of each input live in their own
+// modules (model.ts, matrix.ts, dialect.ts, model/).
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import { cidrTexts, templateRefs } from '../shared/netpol/ip-template.ts';
 import { checkPolicy, loadManifests, ManifestError, type LoadedPolicy } from '../shared/netpol/manifests.ts';
 import { NAMESPACE_NAME_LABEL, objectId, type NamedPort, type NamespaceInfo, type NetworkPolicyObject, type Protocol } from '../shared/netpol/types.ts';
 import { labelKeyErrors, labelValueErrors } from '../shared/netpol/names.ts';
 import { dialectToNetworkPolicies } from './dialect.ts';
-import { manifestModel, type ManifestIo, type ManifestModel } from './model/scenario.ts';
+import { directoryPolicies, manifestCells, manifestModel, type ManifestIo, type ManifestModel } from './model/scenario.ts';
 import { POD_KINDS } from './model/workloads.ts';
 import { applyStepManifests } from './model/step-manifests.ts';
-import { readManifestSet } from './model/manifests.ts';
 import { intendedVerdicts, PodNames } from './matrix.ts';
 import { ScenarioError, type ParsedScenario } from './model.ts';
 import type { AppDoc, DialectPolicyDoc, ModelDoc, StepDoc } from './schema.ts';
@@ -214,7 +217,15 @@ function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io
     try {
       text = io.readFile(path);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EISDIR' && io.manifests) return directoryPolicies(path, `${pointer}/file`, io, problems);
+      if ((err as NodeJS.ErrnoException).code === 'EISDIR' && io.manifests) {
+        try {
+          return directoryPolicies(path, io);
+        } catch (e) {
+          if (!(e instanceof ManifestError)) throw e;
+          problems.add(`${pointer}/file`, e.message);
+          return [];
+        }
+      }
       problems.add(`${pointer}/file`, `cannot read ${rel}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
       return [];
     }
@@ -239,17 +250,6 @@ function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io
     else out.push({ policy: r.policy, origin: `${parsed.file} ${at}` });
   });
   return out;
-}
-
-/** The NetworkPolicies of a directory of manifests (rendered charts: everything else is ignored). */
-function directoryPolicies(path: string, pointer: string, io: ResolveIo, problems: Problems): LoadedPolicy[] {
-  try {
-    return readManifestSet(io.manifests!(path), io.namespace !== undefined ? { namespace: io.namespace } : {}).policies;
-  } catch (err) {
-    if (!(err instanceof ManifestError)) throw err;
-    problems.add(pointer, err.message);
-    return [];
-  }
 }
 
 export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): ResolvedScenario {
@@ -296,9 +296,8 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   problems.throwIfAny();
   const names = new PodNames(pods);
   const cells = cellsOf(pods, apps, doc.model, names, problems);
-  // Manifest-made pods: every one probes every other on each port the destination declares.
   const made = fromManifests?.pods ?? [];
-  for (const from of made) for (const to of made) if (from !== to) for (const np of to.ports) cells.push(manifestCell(from, to, np));
+  cells.push(...manifestCells(made));
   if (cells.length > MAX_CELLS) problems.add('/', `${cells.length} cells; at most ${MAX_CELLS}`);
 
   // Namespaces: declared, the model's, the pods', the policies' (below).
@@ -441,16 +440,5 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     cells,
     steps,
     ...(fromManifests ? { manifests: fromManifests.summary } : {}),
-  };
-}
-
-function manifestCell(from: PodSpec, to: PodSpec, np: NamedPort): Cell {
-  return {
-    key: cellKey(from.id, to.id, np.port, np.protocol),
-    from: from.id,
-    to: to.id,
-    port: np.port,
-    protocol: np.protocol,
-    check: checkOf(to, np.port, np.protocol),
   };
 }

@@ -204,6 +204,7 @@ describe('bad manifests get an answer naming the file, the document, the kind, t
       /Namespace a: .*kubernetes\.io\/metadata\.name is always the namespace's name/,
     ],
     [`a: [1, 2\n`, /^m\.yaml: document 1 \(line 1\): not valid YAML\/JSON/],
+    ['name: s\nmanifests: [x]\nsteps: [{ name: a }]\n', /^m\.yaml: document 1 \(line 1\): a scenario file \(top-level steps\), not a Kubernetes manifest/],
     [`- just\n- a list\n`, /^m\.yaml: document 1 \(line 1\): not a Kubernetes object/],
     [`apiVersion: v1\nkind: List\nitems: { a: 1 }\n`, /a List needs an items array/],
   ])('%#', (text, message) => {

@@ -114,6 +114,10 @@ export function readManifestSet(sources: readonly ManifestSource[], opts: { name
     };
     if (!isObj(value)) return void problems.push(`${at}: not a Kubernetes object (a map with apiVersion and kind)`);
     const { kind, apiVersion } = value;
+    if ((kind === undefined || kind === null) && 'steps' in value)
+      return void problems.push(
+        `${at}: a scenario file (top-level steps), not a Kubernetes manifest: give it on its own, or name these manifests in its manifests:`,
+      );
     if (typeof kind !== 'string' || kind === '') return report('an object', '/kind', 'Required value: kind');
     if (typeof apiVersion !== 'string' || apiVersion === '') return report(kind, '/apiVersion', 'Required value: apiVersion');
     const meta = isObj(value.metadata) ? value.metadata : {};

@@ -3,7 +3,7 @@
 // directories recursively, `-` for stdin), as one set, made into pods. Throws ManifestError.
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import type { LoadedPolicy } from '../../shared/netpol/manifests.ts';
-import type { PodSpec } from '../resolve.ts';
+import { cellKey, type Cell, type PodSpec } from '../resolve.ts';
 import { manifestPods, manifestSummary, readManifestSet, type ManifestSet, type ManifestSource } from './manifests.ts';
 
 export interface ManifestIo {
@@ -34,4 +34,29 @@ export function manifestModel(entries: readonly string[], scenarioFile: string, 
   const set = readManifestSet(sources, io.namespace !== undefined ? { namespace: io.namespace } : {});
   const pods = manifestPods(set, { replicas: io.replicas ?? false, ...limits });
   return { set, pods, policies: set.policies, summary: manifestSummary(set, pods) };
+}
+
+/** Every manifest-made pod probes every other on each port the destination declares (never its probe API port). */
+export function manifestCells(pods: readonly PodSpec[]): Cell[] {
+  const check = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' } as const;
+  return pods.flatMap((from) =>
+    pods.flatMap((to) =>
+      from === to
+        ? []
+        : to.ports.map((np) => ({
+            key: cellKey(from.id, to.id, np.port, np.protocol),
+            from: from.id,
+            to: to.id,
+            port: np.port,
+            protocol: np.protocol,
+            check: check[np.protocol],
+          })),
+    ),
+  );
+}
+
+/** The NetworkPolicies of a directory of manifests (`policies: - file: DIR`; everything else is ignored). */
+export function directoryPolicies(path: string, io: ManifestIo): LoadedPolicy[] {
+  if (!io.manifests) throw new Error('directoryPolicies: no manifest reader');
+  return readManifestSet(io.manifests(path), io.namespace !== undefined ? { namespace: io.namespace } : {}).policies;
 }
