@@ -73,7 +73,8 @@ export function explainConnection(s: ResolvedScenario, opts: { step: string; fro
 
 /** Every step's tables and whether intended = computed; `ok` false on a policy-writing mistake. */
 export function checkScenario(s: ResolvedScenario): { ok: boolean; text: string } {
-  const out = [LEGEND];
+  // Manifests: what was read, ignored and noted comes first.
+  const out = [...(s.manifests ? [...s.manifests, ''] : []), LEGEND];
   let ok = true;
   for (const step of s.steps) {
     const exp = expectStep(s, step);

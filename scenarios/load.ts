@@ -1,11 +1,69 @@
 // Finding and reading a scenario: a file (its manifests relative to it) or a built-in by name
 // (its manifests from the built-in files). Errors are ScenarioErrors naming the file.
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { isMap, parseAllDocuments } from 'yaml';
 import { BUILTIN, BUILTIN_FILES, builtinNames } from './builtin.ts';
 import { MAX_SCENARIO_BYTES, readScenario, ScenarioError } from './model.ts';
 import { resolveScenario, type ResolvedScenario } from './resolve.ts';
-import { shapeProblem } from './yaml-bounds.ts';
+import { MAX_MANIFEST_VALUES, shapeProblem } from './yaml-bounds.ts';
+import { isManifestDir, readManifestSources, readStdin } from './model/sources.ts';
+
+/** How manifests are read: kubectl's --namespace for objects without one, --replicas. */
+export interface LoadOptions {
+  namespace?: string;
+  replicas?: boolean;
+}
+
+/**
+ * A scenario file (one document, a map with top-level steps and no kind) rather than Kubernetes
+ * manifests. Only the document's structure is looked at (no alias is expanded).
+ */
+export function isScenarioText(text: string): boolean {
+  // A text whose shape is past the bounds is not parsed here: the reader that takes it says why.
+  if (shapeProblem(text, MAX_MANIFEST_VALUES)) return false;
+  const docs = parseAllDocuments(text, { uniqueKeys: false });
+  if (!Array.isArray(docs)) return false;
+  const real = docs.filter((d) => d.contents !== null);
+  const top = real.length === 1 ? real[0]!.contents : null;
+  return isMap(top) && top.has('steps') && !top.has('kind');
+}
+
+const manifestIo = (opts: LoadOptions) => ({
+  readFile: readManifest,
+  manifests: (path: string) => readManifestSources(path),
+  ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
+  ...(opts.replicas ? { replicas: true } : {}),
+});
+
+/**
+ * Manifests with no scenario file: their pods probe each other on every declared port, their
+ * policies are in force, and the one step's expectation is what they compute.
+ */
+export function manifestScenario(ref: string, opts: LoadOptions = {}): ResolvedScenario {
+  const name =
+    (ref === '-' ? 'manifests' : basename(ref.replace(/\/+$/, '')).replace(/\.(ya?ml|json)$/, ''))
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 32)
+      .replace(/-+$/, '') || 'manifests';
+  const entry = ref === '-' ? '-' : basename(ref.replace(/\/+$/, ''));
+  const file = ref === '-' ? '-' : ref.replace(/\/+$/, '');
+  const parsed = {
+    doc: { name, manifests: [entry], steps: [{ name: 'as-written', description: 'the policies of the manifests', expect: 'computed' as const }] },
+    file,
+    at: () => '',
+  };
+  try {
+    return resolveScenario(parsed, manifestIo(opts));
+  } catch (err) {
+    // No scenario file to point into: the manifests' own messages, as they are.
+    if (err instanceof ScenarioError)
+      throw new ScenarioError(err.message.replace(/^[^\n]*: invalid scenario:\n {2}\/manifests: /, '').replace(/^[^\n]*: invalid scenario:/, `${file}:`));
+    throw err;
+  }
+}
 
 function readBounded(path: string): string {
   const size = statSync(path).size;
@@ -16,12 +74,12 @@ function readBounded(path: string): string {
 /** A manifest file a scenario names, bounded as the scenario is (readScenario checks its own text). */
 function readManifest(path: string): string {
   const text = readBounded(path);
-  const problem = shapeProblem(text);
+  const problem = shapeProblem(text, MAX_MANIFEST_VALUES);
   if (problem) throw new Error(problem);
   return text;
 }
 
-export function loadScenario(ref: string): ResolvedScenario {
+export function loadScenario(ref: string, opts: LoadOptions = {}): ResolvedScenario {
   const builtin = BUILTIN[ref];
   if (builtin) {
     const readFile = (path: string) => {
@@ -31,6 +89,16 @@ export function loadScenario(ref: string): ResolvedScenario {
     };
     return resolveScenario(readScenario(readFile(builtin), builtin), { readFile });
   }
+  if (ref === '-') {
+    let text: string;
+    try {
+      text = readStdin();
+    } catch (err) {
+      throw new ScenarioError((err as Error).message);
+    }
+    return isScenarioText(text) ? resolveScenario(readScenario(text, '-'), manifestIo(opts)) : manifestScenario('-', opts);
+  }
+  if (isManifestDir(ref)) return manifestScenario(ref, opts);
   if (!existsSync(ref)) throw new ScenarioError(`no scenario file ${JSON.stringify(ref)} and no built-in of that name (built-in: ${builtinNames()})`);
   let text: string;
   try {
@@ -38,29 +106,31 @@ export function loadScenario(ref: string): ResolvedScenario {
   } catch (err) {
     throw new ScenarioError(`${ref}: cannot read: ${(err as Error).message}`);
   }
-  return resolveScenario(readScenario(text, ref), { readFile: readManifest });
+  if (!isScenarioText(text)) return manifestScenario(ref, opts);
+  return resolveScenario(readScenario(text, ref), manifestIo(opts));
 }
 
 /**
  * One scenario, or a set: a built-in folder (`k8s-e2e`) or a directory, every scenario file in it
  * (YAML or JSON with top-level steps) in name order.
  */
-export function loadTargets(ref: string): { set?: string; scenarios: ResolvedScenario[] } {
-  const isFile = existsSync(ref) && statSync(ref).isFile();
-  if (BUILTIN[ref] || isFile) return { scenarios: [loadScenario(ref)] };
+export function loadTargets(ref: string, opts: LoadOptions = {}): { set?: string; scenarios: ResolvedScenario[] } {
+  const isFile = ref === '-' || (existsSync(ref) && statSync(ref).isFile());
+  if (BUILTIN[ref] || isFile) return { scenarios: [loadScenario(ref, opts)] };
   const prefix = `${ref.replace(/\/+$/, '')}/`;
   const builtins = Object.keys(BUILTIN)
     .filter((n) => n.startsWith(prefix))
     .sort();
-  if (builtins.length > 0) return { set: ref.replace(/\/+$/, ''), scenarios: builtins.map(loadScenario) };
+  if (builtins.length > 0) return { set: ref.replace(/\/+$/, ''), scenarios: builtins.map((n) => loadScenario(n)) };
   if (existsSync(ref) && statSync(ref).isDirectory()) {
     const files = readdirSync(ref)
       .filter((f) => /\.(ya?ml|json)$/.test(f))
       .sort()
       .map((f) => join(ref, f))
-      .filter((f) => statSync(f).isFile() && /^\s*"?steps"?\s*:/m.test(readBounded(f)));
-    if (files.length === 0) throw new ScenarioError(`${ref}: no scenario files (YAML or JSON with steps) in this directory`);
-    return { set: ref.replace(/\/+$/, ''), scenarios: files.map(loadScenario) };
+      .filter((f) => statSync(f).isFile() && isScenarioText(readBounded(f)));
+    // A directory without scenario files is a directory of manifests.
+    if (files.length === 0) return { scenarios: [loadScenario(ref, opts)] };
+    return { set: ref.replace(/\/+$/, ''), scenarios: files.map((f) => loadScenario(f, opts)) };
   }
-  return { scenarios: [loadScenario(ref)] };
+  return { scenarios: [loadScenario(ref, opts)] };
 }

@@ -12,7 +12,7 @@ import { DEFAULTS } from '../orchestrator/config.ts';
 import { prefixFlag, subnetFlag } from '../orchestrator/isolation/flags.ts';
 import { BUILTIN, builtinNames } from './builtin.ts';
 import { checkScenario, explainConnection, InspectError } from './inspect.ts';
-import { loadScenario } from './load.ts';
+import { loadScenario, type LoadOptions } from './load.ts';
 import { Scenario, ScenarioError } from './model.ts';
 import { Report } from './report-schema.ts';
 import type { ResolvedScenario } from './resolve.ts';
@@ -24,9 +24,27 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-function load(ref: string): ResolvedScenario {
+/** Options of every command that takes manifests. */
+const manifestOptions = {
+  namespace: { type: 'string', alias: 'n', describe: 'manifests: the namespace of objects that name none (default: default), as kubectl -n' },
+  replicas: {
+    type: 'boolean',
+    default: false,
+    describe: 'manifests: as many pods as each workload asks for, named <workload>-<n> (default: one per workload)',
+  },
+} as const;
+
+const loadOptions = (a: { namespace?: unknown; replicas?: unknown }): LoadOptions => ({
+  ...(typeof a.namespace === 'string' ? { namespace: a.namespace } : {}),
+  ...(a.replicas === true ? { replicas: true } : {}),
+});
+
+/** yargs reads a lone `-` (stdin) as an empty string. */
+const scenarioRef = (v: unknown): string => (v === '' || v === undefined ? '-' : String(v));
+
+function load(ref: string, opts: LoadOptions = {}): ResolvedScenario {
   try {
-    return loadScenario(ref);
+    return loadScenario(ref, opts);
   } catch (err) {
     if (err instanceof ScenarioError) fail(err.message);
     throw err;
@@ -47,7 +65,12 @@ export async function main(argv: string[]): Promise<void> {
       'run a scenario file (YAML or JSON), a directory of them, or a built-in scenario or set',
       (y) =>
         y
-          .positional('scenario', { type: 'string', demandOption: true, describe: `file, directory of scenario files, or a built-in: ${builtinNames()}` })
+          .positional('scenario', {
+            type: 'string',
+            demandOption: true,
+            describe: `file, directory of scenario files, Kubernetes manifests (a file, a directory, - for stdin), or a built-in: ${builtinNames()}`,
+          })
+          .options(manifestOptions)
           .option('orchestrator', { type: 'string', describe: 'URL of a running Marathon-compatible orchestrator (default: start the bundled one)' })
           .option('uid', { type: 'string', default: 'admin', describe: 'account to log in with (with --password or $STARMAP_PASSWORD)' })
           .option('password', { type: 'string', describe: 'password for --uid (prefer $STARMAP_PASSWORD)' })
@@ -101,7 +124,7 @@ export async function main(argv: string[]): Promise<void> {
           }),
       async (a) => {
         try {
-          code = await run(a as unknown as RunArgs);
+          code = await run({ ...(a as unknown as RunArgs), scenario: scenarioRef(a.scenario) });
         } catch (err) {
           if (err instanceof RunError) fail(err.message);
           throw err;
@@ -120,9 +143,16 @@ export async function main(argv: string[]): Promise<void> {
     .command(
       'check <scenario>',
       "show every step's computed truth tables (and the intended ones) without deploying anything; exits 1 when the policies do not say what the scenario intends",
-      (y) => y.positional('scenario', { type: 'string', demandOption: true, describe: 'file, or a built-in name' }),
+      (y) =>
+        y
+          .positional('scenario', {
+            type: 'string',
+            demandOption: true,
+            describe: 'file, Kubernetes manifests (a file, a directory, - for stdin), or a built-in name',
+          })
+          .options(manifestOptions),
       (a) => {
-        const r = checkScenario(load(String(a.scenario)));
+        const r = checkScenario(load(scenarioRef(a.scenario), loadOptions(a)));
         process.stdout.write(`${r.text}\n`);
         code = r.ok ? 0 : 1;
       },
@@ -132,7 +162,12 @@ export async function main(argv: string[]): Promise<void> {
       'print why one connection is allowed or blocked at a step: both sides, the isolating policies and the rule that allows it (no deployment, no root)',
       (y) =>
         y
-          .positional('scenario', { type: 'string', demandOption: true, describe: 'file, or a built-in name' })
+          .positional('scenario', {
+            type: 'string',
+            demandOption: true,
+            describe: 'file, Kubernetes manifests (a file, a directory, - for stdin), or a built-in name',
+          })
+          .options(manifestOptions)
           .option('step', { type: 'string', demandOption: true, describe: 'step name (or number, from 1)' })
           .option('from', { type: 'string', demandOption: true, describe: 'source pod: ns/pod (or its short label)' })
           .option('to', {
@@ -149,7 +184,7 @@ export async function main(argv: string[]): Promise<void> {
       (a) => {
         try {
           process.stdout.write(
-            `${explainConnection(load(String(a.scenario)), { step: String(a.step), from: String(a.from), to: String(a.to), ips: a.ip as string[] })}\n`,
+            `${explainConnection(load(scenarioRef(a.scenario), loadOptions(a)), { step: String(a.step), from: String(a.from), to: String(a.to), ips: a.ip as string[] })}\n`,
           );
         } catch (err) {
           if (err instanceof InspectError) fail(`${String(a.scenario)}: ${err.message}`);

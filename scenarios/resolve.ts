@@ -2,14 +2,21 @@
 // expanded) with their labels and named ports, every cell the probes observe (source, destination,
 // port, protocol), the policies (manifests read from their files, dialect policies read as
 // NetworkPolicies) and, per step, the policies in force, the labels in force and the intended
-// verdicts. Pure but for reading the manifest files, which the caller supplies (so built-in
+// verdicts. Pods and policies may also come from Kubernetes manifests (`manifests:`, model/).
+// Pure but for reading the manifest files, which the caller supplies (so built-in
 // scenarios read theirs from the executable). Every problem is reported with its path and line.
+// Over 400 lines: one pass over every part of a file, kept together because each check needs the
+// others (pods before cells, namespaces before steps); readers of each input live in their own
+// modules (model.ts, matrix.ts, dialect.ts, model/).
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import { cidrTexts, templateRefs } from '../shared/netpol/ip-template.ts';
 import { checkPolicy, loadManifests, ManifestError, type LoadedPolicy } from '../shared/netpol/manifests.ts';
 import { NAMESPACE_NAME_LABEL, objectId, type NamedPort, type NamespaceInfo, type NetworkPolicyObject, type Protocol } from '../shared/netpol/types.ts';
 import { labelKeyErrors, labelValueErrors } from '../shared/netpol/names.ts';
 import { dialectToNetworkPolicies } from './dialect.ts';
+import { directoryPolicies, manifestCells, manifestModel, type ManifestIo, type ManifestModel } from './model/scenario.ts';
+import { POD_KINDS } from './model/workloads.ts';
+import { applyStepManifests } from './model/step-manifests.ts';
 import { intendedVerdicts, PodNames } from './matrix.ts';
 import { ScenarioError, type ParsedScenario } from './model.ts';
 import type { AppDoc, DialectPolicyDoc, ModelDoc, StepDoc } from './schema.ts';
@@ -45,6 +52,8 @@ export interface PodSpec {
   /** Declared (named) container ports. */
   ports: NamedPort[];
   cmd?: string;
+  /** `Kind namespace/name` of the workload a manifest-made pod comes from. */
+  workload?: string;
 }
 
 export interface ResolvedStep {
@@ -73,9 +82,11 @@ export interface ResolvedScenario {
   pods: PodSpec[];
   cells: Cell[];
   steps: ResolvedStep[];
+  /** From `manifests:`: what was read, ignored and noted. */
+  manifests?: string[];
 }
 
-export interface ResolveIo {
+export interface ResolveIo extends ManifestIo {
   /** Reads a manifest file; `path` is the scenario's directory joined with the `file:` entry. */
   readFile(path: string): string;
 }
@@ -211,6 +222,15 @@ function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io
     try {
       text = io.readFile(path);
     } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EISDIR' && io.manifests) {
+        try {
+          return directoryPolicies(path, io);
+        } catch (e) {
+          if (!(e instanceof ManifestError)) throw e;
+          problems.add(`${pointer}/file`, e.message);
+          return [];
+        }
+      }
       problems.add(`${pointer}/file`, `cannot read ${rel}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
       return [];
     }
@@ -244,13 +264,28 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   const { doc } = parsed;
   const problems = new Problems(parsed);
   const apps = doc.apps ?? [];
-  if (!doc.model && apps.length === 0) problems.add('/', 'give apps, a model or both');
+  if (!doc.model && apps.length === 0 && !doc.manifests) problems.add('/', 'give apps, a model or both (or manifests)');
+  let fromManifests: ManifestModel | undefined;
+  if (doc.manifests) {
+    try {
+      fromManifests = manifestModel(doc.manifests, parsed.file, io, { maxPods: MAX_PODS, maxCells: MAX_CELLS });
+    } catch (err) {
+      if (!(err instanceof ManifestError)) throw err;
+      problems.add('/manifests', err.message);
+    }
+  }
 
-  // Pods: the model's, then the apps.
-  const pods = [...(doc.model ? modelPods(doc.model) : []), ...apps.map(appPod)];
+  // Pods: the model's, then the apps, then the manifests'.
+  const modelCount = doc.model ? modelPods(doc.model).length : 0;
+  const pods = [...(doc.model ? modelPods(doc.model) : []), ...apps.map(appPod), ...(fromManifests?.pods ?? [])];
+  if (fromManifests && pods.length === 0)
+    problems.add(
+      '/manifests',
+      `the manifests (${doc.manifests!.join(', ')}) make no pods (${fromManifests.summary.slice(0, 2).join('; ')}); pods come from ${Object.keys(POD_KINDS).join(', ')}`,
+    );
   const seen = new Map<string, string>();
   pods.forEach((p, i) => {
-    const at = i < pods.length - apps.length ? '/model' : `/apps/${i - (pods.length - apps.length)}`;
+    const at = i < modelCount ? '/model' : i < modelCount + apps.length ? `/apps/${i - modelCount}` : '/manifests';
     if (seen.has(p.id)) problems.add(at, `duplicate pod "${p.id}" (also ${seen.get(p.id)})`);
     seen.set(p.id, at);
     const names = new Set<string>();
@@ -269,6 +304,8 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   problems.throwIfAny();
   const names = new PodNames(pods);
   const cells = cellsOf(pods, apps, doc.model, names, problems);
+  const made = fromManifests?.pods ?? [];
+  cells.push(...manifestCells(made));
   if (cells.length > MAX_CELLS) problems.add('/', `${cells.length} cells; at most ${MAX_CELLS}`);
 
   // Namespaces: declared, the model's, the pods', the policies' (below).
@@ -280,6 +317,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     declared.set(name, { ...(ns.labels ?? {}), [NAMESPACE_NAME_LABEL]: name });
   }
   const ensureNs = (name: string) => declared.has(name) || declared.set(name, { [NAMESPACE_NAME_LABEL]: name });
+  for (const [name, labels] of fromManifests?.set.namespaces ?? []) if (!declared.has(name)) declared.set(name, labels);
   for (const ns of doc.model?.namespaces ?? []) ensureNs(ns);
   for (const p of pods) ensureNs(p.namespace);
 
@@ -302,6 +340,12 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
       }
     });
   }
+  for (const lp of fromManifests?.policies ?? []) {
+    const id = objectId(lp.policy.metadata);
+    if (catalog.has(id)) problems.add('/manifests', `policy ${id} is defined twice (${lp.origin} and ${catalog.get(id)!.origin})`);
+    catalog.set(id, lp);
+    ensureNs(lp.policy.metadata.namespace);
+  }
   if (dialect) for (const p of Object.values(dialect)) if (p.selector.group) ensureNs(p.selector.group);
   const nsNames = [...declared.keys()];
   const fromDialect = (name: string) => dialectToNetworkPolicies(name, dialect![name]!, nsNames);
@@ -309,7 +353,10 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   // Steps: policies and labels in force, intended verdicts.
   const nsLabels: Record<string, Record<string, string>> = Object.fromEntries(declared);
   const podLabels: Record<string, Record<string, string>> = Object.fromEntries(pods.map((p) => [p.id, p.labels]));
-  let previous: { policies: NetworkPolicyObject[]; dialect?: Record<string, DialectPolicyDoc> } = { policies: [] };
+  // The manifests' policies are in force until a step says otherwise.
+  let previous: { policies: NetworkPolicyObject[]; dialect?: Record<string, DialectPolicyDoc> } = {
+    policies: (fromManifests?.policies ?? []).map((lp) => lp.policy),
+  };
   const steps = doc.steps.map((s: StepDoc, i): ResolvedStep => {
     const at = `/steps/${i}`;
     if (s.policies) {
@@ -337,6 +384,11 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
         else problems.add(where, `unknown policy "${ref}" (known: ${[...(dialect ? Object.keys(dialect) : catalog.keys())].join(', ') || 'none'})`);
       });
       previous = { policies: [...inForce.values()], ...(dialect ? { dialect: usedDialect } : {}) };
+    }
+    if (s.manifests) {
+      const state = { policies: new Map(previous.policies.map((p) => [objectId(p.metadata), p])), pods, podLabels, namespaceLabels: nsLabels };
+      for (const [where, message] of applyStepManifests(s.manifests, parsed.file, io, state)) problems.add(`${at}/manifests${where}`, message);
+      previous = { ...previous, policies: [...state.policies.values()] };
     }
     for (const [ns, labels] of Object.entries(s.labels?.namespaces ?? {})) {
       if (!declared.has(ns)) problems.add(`${at}/labels/namespaces/${ns}`, `unknown namespace "${ns}" (known: ${nsNames.join(', ')})`);
@@ -395,5 +447,6 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     pods,
     cells,
     steps,
+    ...(fromManifests ? { manifests: fromManifests.summary } : {}),
   };
 }

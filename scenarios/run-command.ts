@@ -46,6 +46,9 @@ export interface RunArgs {
   /** The bundled orchestrator's --netns-prefix and --netns-subnet (its defaults when absent). */
   netnsPrefix?: string;
   netnsSubnet?: string;
+  /** Manifests: the namespace of objects that name none, and one pod per replica. */
+  namespace?: string;
+  replicas?: boolean;
 }
 
 export class RunError extends Error {}
@@ -106,7 +109,10 @@ export interface RunHooks {
 export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> {
   let targets: { set?: string; scenarios: ResolvedScenario[] };
   try {
-    targets = loadTargets(args.scenario);
+    targets = loadTargets(args.scenario, {
+      ...(args.namespace !== undefined ? { namespace: args.namespace } : {}),
+      ...(args.replicas ? { replicas: true } : {}),
+    });
   } catch (err) {
     if (err instanceof ScenarioError) throw new RunError(err.message);
     throw err;
@@ -125,6 +131,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
   const reports = new Map<ResolvedScenario, ScenarioReportDoc>();
   for (const s of targets.scenarios) {
     if (targets.set) log(`\n== ${s.name}: checking that the policies say what it intends`);
+    for (const line of s.manifests ?? []) log(line);
     const refused = preflight(s, args.isolation !== 'off', args.isolation !== 'off' || !!args.policyHook, log);
     if (refused) reports.set(s, refused);
   }

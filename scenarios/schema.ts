@@ -167,6 +167,19 @@ export const Step = Type.Object(
       }),
     ),
     labels: Type.Optional(LabelChanges),
+    manifests: Type.Optional(
+      Type.Object(
+        {
+          apply: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 64 })),
+          delete: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 64 })),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "manifests applied and deleted from this step on, as kubectl apply -f / delete -f: NetworkPolicies added, replaced or removed; a workload's new pod-template labels (a rollout); a Namespace's new labels (files relative to the scenario file)",
+        },
+      ),
+    ),
     expect: Type.Optional(Expectation),
     timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600 })),
   },
@@ -182,6 +195,14 @@ export const Scenario = Type.Object(
     namespaces: Type.Optional(Type.Record(Name, Namespace)),
     model: Type.Optional(ModelShorthand),
     apps: Type.Optional(Type.Array(App, { description: 'the pods: probes, collectors and other workloads' })),
+    manifests: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        maxItems: 64,
+        description:
+          'Kubernetes manifests (files, directories read recursively, - for stdin; relative to the scenario file): their workloads are pods that probe each other on every declared port, their NetworkPolicies are in force from the first step',
+      }),
+    ),
     policies: Type.Optional(
       Type.Union([
         Type.Array(PolicyEntry, { description: 'NetworkPolicy manifests, inline or from files' }),

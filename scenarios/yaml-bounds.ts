@@ -13,6 +13,8 @@ export const MAX_INDENT = 200;
 
 /** Values (scalars and aliases) a file may hold: 100 pods that each probe all the others are 10,000. */
 export const MAX_VALUES = 20_000;
+/** Values a Kubernetes manifest file may hold: `kubectl get -A -o yaml` of a large cluster is far past a scenario's bound, within its 4 MiB. */
+export const MAX_MANIFEST_VALUES = 1_000_000;
 
 const VALUES = new Set(['scalar', 'single-quoted-scalar', 'double-quoted-scalar', 'alias']);
 const OPEN = new Set(['flow-seq-start', 'flow-map-start']);
@@ -20,7 +22,7 @@ const CLOSE = new Set(['flow-seq-end', 'flow-map-end']);
 const INDENTS = new Set(['space', 'seq-item-ind', 'explicit-key-ind', 'map-value-ind']);
 
 /** Why the text cannot be parsed safely ("... at line N"), or undefined when it can. */
-export function shapeProblem(text: string): string | undefined {
+export function shapeProblem(text: string, maxValues = MAX_VALUES): string | undefined {
   let values = 0;
   let depth = 0;
   let line = 1;
@@ -34,7 +36,8 @@ export function shapeProblem(text: string): string | undefined {
       lineChecked = false;
       continue;
     }
-    if (VALUES.has(type ?? '') && ++values > MAX_VALUES) return `more than ${MAX_VALUES} values (at line ${line}); a scenario needs far fewer`;
+    if (VALUES.has(type ?? '') && ++values > maxValues)
+      return `more than ${maxValues} values (at line ${line})${maxValues === MAX_VALUES ? '; a scenario needs far fewer' : ''}`;
     if (OPEN.has(type ?? '')) {
       if (++depth > MAX_FLOW_DEPTH) return `nested deeper than ${MAX_FLOW_DEPTH} levels of [ ] and { } at line ${line}`;
     } else if (CLOSE.has(type ?? '')) depth = Math.max(0, depth - 1);

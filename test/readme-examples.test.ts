@@ -3,6 +3,7 @@
 // its admin password, a token, the app list and a service account. The only change: port 8080 is
 // replaced by a free one (other orchestrators may run on this machine). Also: nothing is written
 // into the clone.
+// And the manifests examples of docs/scenarios.md (`scenario check` on examples/), run as written.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -96,6 +97,24 @@ describe.skipIf(tools.length > 0)("the orchestrator's documented examples", () =
         () => 'gone',
       ),
     ).toBe('gone');
+    expect(gitStatus()).toBe(before);
+  }, 120_000);
+});
+
+describe.skipIf(tools.length > 0)("the scenarios' documented manifests examples", () => {
+  it('scenario check and explain on examples/shop (a directory, stdin) and the rollout scenario, as written; the clone stays clean', async () => {
+    const [block, run] = shellBlocks('docs/scenarios.md', '## Point it at your manifests');
+    expect(block).toContain('check examples/shop');
+    expect(run).toBeUndefined(); // the packets run is described in the text, tested in scenario-manifests-isolated
+    const before = gitStatus();
+    const r = await runToEnd('bash', ['-euo', 'pipefail', '-c', block!], { timeoutMs: 90_000 });
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).toContain('manifests: 2 files: 4 workloads (3 Deployment, 1 StatefulSet) making 4 pods, 3 NetworkPolicies, 3 Services, 3 namespaces');
+    expect(r.output).toContain('ignored 5 objects: 2 ConfigMap, 1 Ingress, 1 Secret, 1 ServiceAccount');
+    expect(r.output).toMatch(/5432\/TCP\ncomputed\n\s+shop-data\/postgres\nshop\/web\s+X\nshop\/api\s+\.\nmonitoring\/prometheus X\n/);
+    expect(r.output).toContain('shop/web -> shop-data/postgres 5432/TCP: blocked');
+    expect(r.output).toContain('making 7 pods'); // --replicas from stdin
+    expect(r.output).toContain('shop-rollout: the policies say what every step intends');
     expect(gitStatus()).toBe(before);
   }, 120_000);
 });
