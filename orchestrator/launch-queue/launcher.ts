@@ -293,6 +293,7 @@ export class Launcher {
       ports,
       sandboxDir,
       killGracePeriodSeconds: app.taskKillGracePeriodSeconds,
+      ...(app.user ? { user: app.user } : {}),
       ...(docker
         ? {
             docker: {
