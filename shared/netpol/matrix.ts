@@ -325,6 +325,18 @@ export class VerdictMatrix {
     };
 
     // Whole verdicts interned per (egress, ingress) pair of side ids; a Map per egress id keeps the keys small integers.
+    // A side without ipBlocks depends on (isolation set, peer class, port signature) alone, and
+    // many subject classes share a set (a namespace's default deny and its allows): memoised.
+    const sideMemo = new Map<number, Int32Array>();
+    const classSideId = (set: IsolationSet | null, peerClass: number, peerPod: number, sig: number): number => {
+      if (!set) return 0;
+      const key = set.index * sigReps.length + sig;
+      let memo = sideMemo.get(key);
+      if (!memo) sideMemo.set(key, (memo = new Int32Array(classes).fill(-1)));
+      const id = memo[peerClass]!;
+      return id >= 0 ? id : (memo[peerClass] = sideId(set, peerClass, peerPod, sig));
+    };
+
     const combined: Map<number, number>[] = [];
     const verdictId = (egress: number, ingress: number): number => {
       const byIngress = (combined[egress] ??= new Map());
@@ -383,7 +395,7 @@ export class VerdictMatrix {
         if (!byAddress) {
           for (let k = 0; k < count; k++) {
             const sig = cellSig[start + k]!;
-            this.#matrix[row + start + k] = verdictId(sideId(egressSet, to, toRep, sig), sideId(ingressSet, from, fromRep, sig));
+            this.#matrix[row + start + k] = verdictId(classSideId(egressSet, to, toRep, sig), classSideId(ingressSet, from, fromRep, sig));
           }
           continue;
         }
