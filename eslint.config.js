@@ -1,6 +1,9 @@
-// Lint with the type-aware recommended rules of typescript-eslint.
+// Lint with the recommended rules of typescript-eslint, and the allowed direction of imports
+// between the project's parts (scripts/lint/boundaries.js), so that `npm run lint` fails when a
+// part reaches back up.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { boundariesPlugin } from './scripts/lint/boundaries.js';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'collector/ui/vendor/**'] },
@@ -12,6 +15,12 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
     },
+  },
+
+  {
+    files: ['**/*.ts'],
+    plugins: { boundaries: boundariesPlugin },
+    rules: { 'boundaries/imports': 'error' },
   },
   {
     files: ['**/*.mjs', '**/*.js', 'collector/ui/**/*.js'],

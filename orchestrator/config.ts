@@ -35,6 +35,11 @@ export interface OrchestratorConfig {
   /** --isolation=netns: the task network's namespace prefix and subnet, and where tasks' ports are published (none when absent); undefined when off. */
   isolation: { prefix: string; subnet: string; publishAddress?: string | undefined } | undefined;
   log: { file: string | undefined; level: string };
+  /**
+   * Task processes: the user tasks of apps without `user` run as (--mesos-user; undefined: the
+   * orchestrator's own), and the longest grace period a task gets when the orchestrator stops.
+   */
+  tasks: { defaultUser: string | undefined; stopGracePeriodSeconds: number };
   /** The scheduler's reconcile period (back-off deadlines, deployment progress); not a flag. */
   tickMs: number;
 }
@@ -54,6 +59,8 @@ export const DEFAULTS = {
   /** --publish-address: isolated tasks' TCP ports on the host, loopback only (the collector has no login). */
   publishAddress: '127.0.0.1',
   tickMs: 200,
+  /** --stop-grace-period: a stop of any number of tasks takes about this long, plus the SIGKILL round. */
+  stopGracePeriodSeconds: 5,
 } as const;
 
 /**

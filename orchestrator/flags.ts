@@ -29,6 +29,8 @@ interface OrchestratorFlags extends IsolationFlags {
   enableFeatures: string[];
   logfile: string | undefined;
   logLevel: string;
+  mesosUser: string | undefined;
+  stopGracePeriod: number;
 }
 
 const list = (flag: string) => (v: unknown) =>
@@ -172,6 +174,19 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorConfig {
               describe: 'comma-separated feature names (reported in /v2/info)',
               coerce: list('enable-features'),
             })
+            .option('mesos-user', {
+              alias: 'mesos_user',
+              type: 'string',
+              describe: "user that tasks of apps without a `user` run as (needs root); default: the orchestrator's own",
+              coerce: (v: unknown) => (v === undefined ? undefined : stringFlag('mesos-user')(v)),
+            })
+            .option('stop-grace-period', {
+              type: 'number',
+              default: DEFAULTS.stopGracePeriodSeconds,
+              describe:
+                "at the orchestrator's stop, the longest a task is given between SIGTERM and SIGKILL, in seconds (its own killGracePeriodSeconds when shorter)",
+              coerce: numberFlag('stop-grace-period', 0, 300),
+            })
             .option('master', { type: 'string', describe: 'accepted for compatibility with Marathon command lines; ignored (no Mesos)' })
             .option('zk', { type: 'string', describe: 'accepted for compatibility; ignored (state is in --data-dir)' })
             .option('framework-name', { alias: 'framework_name', type: 'string', describe: 'accepted for compatibility; ignored' })
@@ -202,6 +217,7 @@ export function parseOrchestratorFlags(argv: string[]): OrchestratorConfig {
     features: (f.enableFeatures as string[] | undefined) ?? [],
     isolation: f.isolation === 'netns' ? { prefix: f.netnsPrefix, subnet: f.netnsSubnet, publishAddress: publishAddressOf(f.publishAddress) } : undefined,
     log: { file: f.logfile, level: f.logLevel },
+    tasks: { defaultUser: f.mesosUser, stopGracePeriodSeconds: f.stopGracePeriod },
     tickMs: DEFAULTS.tickMs,
   };
 }

@@ -11,6 +11,9 @@ import { buildOrchestrator } from './orchestrator.ts';
 import { DataDirLockedError, lockDataDir } from './state/lock.ts';
 import { IsolationUnavailable } from './isolation/index.ts';
 
+/** How long a stop may take beyond the tasks' grace period: the SIGKILL round (at most 10 s) and writing the state. */
+const STOP_MARGIN_SECONDS = 20;
+
 export async function main(argv: string[]): Promise<void> {
   const config = parseOrchestratorFlags(argv);
   const logger = createLogger({ name: 'orchestrator', logfile: config.log.file, level: config.log.level });
@@ -33,7 +36,10 @@ export async function main(argv: string[]): Promise<void> {
     }
     throw err;
   });
-  closeOnSignals(orch.app, logger, () => orch.close()); // the data-dir lock goes with the 'exit' handler above
+  // The data-dir lock goes with the 'exit' handler above. A stop kills every task in parallel within
+  // its grace period (at most --stop-grace-period) and a SIGKILL round (bounded: tasks/cgroups.ts):
+  // it is cut short (exit 1, tasks may be left) only when that bound is long past.
+  closeOnSignals(orch.app, logger, () => orch.close(), (config.tasks.stopGracePeriodSeconds + STOP_MARGIN_SECONDS) * 1000);
   // The state is loaded before the port opens; leftovers of a crashed run are stopped while reads
   // are already served (writes wait for it: api/recovery-gate.ts).
   const recovering = orch.start();

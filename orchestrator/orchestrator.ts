@@ -92,7 +92,14 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
   const store = new Store(db);
   const bus = new EventBus(logger);
   const { hostname } = config;
-  const executor = parts.executor ?? new ProcessExecutor({ logger, cgroups: { scope: config.dataDir } });
+  const executor =
+    parts.executor ??
+    new ProcessExecutor({
+      logger,
+      cgroups: { scope: config.dataDir },
+      defaultUser: config.tasks.defaultUser,
+      stopGracePeriodSeconds: config.tasks.stopGracePeriodSeconds,
+    });
   let frameworkId = store.meta('frameworkId');
   if (!frameworkId) {
     frameworkId = `${crypto.randomUUID()}-0000`;
@@ -127,6 +134,7 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
     tickMs: config.tickMs,
     isolation,
     taskKilling: config.features.includes('task_killing'),
+    defaultTaskUser: config.tasks.defaultUser,
   });
   // Like shared/http-server.ts createServer, but with Marathon's own 404 and error shapes.
   const app = Fastify({

@@ -48,6 +48,8 @@ export interface SchedulerOptions {
   isolation?: TaskIsolation | undefined;
   /** --enable_features task_killing: killed tasks pass through TASK_KILLING. */
   taskKilling?: boolean | undefined;
+  /** --mesos_user: the user tasks of apps without `user` run as; their COMMAND health checks too. */
+  defaultTaskUser?: string | undefined;
 }
 
 /** Counters for /metrics. */
@@ -360,6 +362,7 @@ export class Scheduler implements Deployer {
           netns: t.netns,
           env: info?.env,
           sandboxDir: info?.sandboxDir,
+          user: app.user ?? this.#o.defaultTaskUser,
           runningSince,
         },
         app.healthChecks,

@@ -156,9 +156,9 @@ export async function listenOrExit(
 
 /**
  * Closes the server and runs `cleanup` on SIGTERM or SIGINT, then exits 0. A second signal
- * while shutting down exits at once.
+ * while shutting down exits at once; a shutdown still running after `forceAfterMs` exits 1.
  */
-export function closeOnSignals(app: FastifyInstance, logger: Logger, cleanup: () => Promise<void> = async () => {}): void {
+export function closeOnSignals(app: FastifyInstance, logger: Logger, cleanup: () => Promise<void> = async () => {}, forceAfterMs = 10_000): void {
   let closing = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (closing) process.exit(130);
@@ -167,7 +167,7 @@ export function closeOnSignals(app: FastifyInstance, logger: Logger, cleanup: ()
     const force = setTimeout(() => {
       logger.warn('shutdown took too long; exiting');
       process.exit(1);
-    }, 10_000);
+    }, forceAfterMs);
     force.unref();
     Promise.allSettled([cleanup(), app.close()]).then(
       () => {

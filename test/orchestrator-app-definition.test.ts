@@ -66,6 +66,17 @@ function expectedApp(diff: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+// Kubernetes' messages (apimachinery's, as shared/netpol/names.ts gives them) and the NUL refusal.
+const DNS_LABEL =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name', or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const DNS_SUBDOMAIN =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_NAME_PART =
+  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const LABEL_VALUE =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue', or 'my_value', or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+const NUL = 'must not contain a NUL character (\\u0000): no process environment can carry one';
+
 // [what, body, parse options, answer]
 const CASES: [string, unknown, Record<string, unknown>, Answer][] = [
   ['a body that is not an object', [1], {}, { status: 400, body: { message: 'Invalid JSON', details: [{ path: '/', errors: ['error.expected.jsobject'] }] } }],
@@ -575,6 +586,112 @@ const CASES: [string, unknown, Record<string, unknown>, Answer][] = [
         taskKillGracePeriodSeconds: 3,
         unreachableStrategy: 'disabled',
         killSelection: 'OLDEST_FIRST',
+      },
+    },
+  ],
+  [
+    "pod identity labels: a namespace with a newline, a pod name that is no RFC 1123 subdomain (an app without ipAddress keeps Marathon's free labels)",
+    { id: '/a', cmd: 'x', labels: { 'starmap.namespace': 'team\nb', 'starmap.pod': 'Web_1', HAPROXY_0_VHOST: 'a.example.com, b.example.com' } },
+    {},
+    {
+      status: 422,
+      body: {
+        message: 'Object is not valid',
+        details: [
+          { path: '/labels/starmap.namespace', errors: [`Invalid value: "team\\nb": ${DNS_LABEL}`] },
+          { path: '/labels/starmap.pod', errors: [`Invalid value: "Web_1": ${DNS_SUBDOMAIN}`] },
+        ],
+      },
+    },
+  ],
+  [
+    'pod identity labels: empty means the defaults; valid names are kept',
+    { id: '/a', cmd: 'x', labels: { 'starmap.namespace': '', 'starmap.pod': 'web.v2' } },
+    {},
+    { app: { labels: { 'starmap.namespace': '', 'starmap.pod': 'web.v2' } } },
+  ],
+  [
+    'the labels of an app with ipAddress (its tasks are pods) are Kubernetes labels; starmap.* keys are bookkeeping',
+    {
+      id: '/a',
+      cmd: 'x',
+      ipAddress: {},
+      labels: { app: 'web', 'example.com/tier': 'front', 'bad key!': 'x', tier: 'has space', long: 'v'.repeat(64), 'starmap.scenario': 'any thing' },
+    },
+    {},
+    {
+      status: 422,
+      body: {
+        message: 'Object is not valid',
+        details: [
+          { path: '/labels/bad key!', errors: [`Invalid label key "bad key!": ${LABEL_NAME_PART}`] },
+          { path: '/labels/tier', errors: [`Invalid value: "has space": ${LABEL_VALUE}`] },
+          { path: '/labels/long', errors: [`Invalid value: "${'v'.repeat(64)}": must be no more than 63 characters`] },
+        ],
+      },
+    },
+  ],
+  [
+    'NUL in any label or env key or value (no task could start)',
+    {
+      id: '/a',
+      cmd: 'x',
+      env: { E: 'v\u0000', 'K\u0000': 'v', S: { secret: 'p\u0000w' } },
+      secrets: { 'p\u0000w': { source: 'x' } },
+      labels: { 'a\u0000b': 'x', 'c\u0000d': 'y', c: 'd\u0000', 'starmap.namespace': 'n\u0000' },
+      portDefinitions: [{ port: 0, labels: { l: '\u0000' } }],
+    },
+    {},
+    {
+      status: 422,
+      body: {
+        message: 'Object is not valid',
+        details: [
+          { path: '/env/E', errors: [NUL] },
+          { path: '/env', errors: [`key "K\\u0000" ${NUL}`] },
+          { path: '/env/S', errors: [NUL] },
+          { path: '/labels', errors: [`key "a\\u0000b" ${NUL}`, `key "c\\u0000d" ${NUL}`] },
+          { path: '/labels/c', errors: [NUL] },
+          { path: '/labels/starmap.namespace', errors: [NUL] },
+          { path: '/portDefinitions(0)/labels/l', errors: [NUL] },
+        ],
+      },
+    },
+  ],
+  [
+    'duplicate named ports of one task: discovery ports (a rule for the name would open each number) and port mappings',
+    {
+      id: '/a',
+      container: {
+        type: 'DOCKER',
+        docker: {
+          image: 'i',
+          network: 'USER',
+          portMappings: [
+            { containerPort: 80, name: 'web' },
+            { containerPort: 81, name: 'web' },
+          ],
+        },
+      },
+      ipAddress: {
+        discovery: {
+          ports: [
+            { number: 80, name: 'http' },
+            { number: 8080, name: 'http' },
+            { number: 81, name: 'metrics', protocol: 'udp,tcp' },
+          ],
+        },
+      },
+    },
+    {},
+    {
+      status: 422,
+      body: {
+        message: 'Object is not valid',
+        details: [
+          { path: '/container/docker/portMappings', errors: ['Port names must be unique.'] },
+          { path: '/ipAddress/discovery/ports', errors: ['Port names must be unique: "http" is the name of ports 80 and 8080'] },
+        ],
       },
     },
   ],

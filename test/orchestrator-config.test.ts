@@ -19,6 +19,7 @@ describe('orchestrator configuration', () => {
       features: [],
       isolation: undefined,
       log: { file: undefined, level: DEFAULTS.logLevel },
+      tasks: { defaultUser: undefined, stopGracePeriodSeconds: DEFAULTS.stopGracePeriodSeconds },
       tickMs: DEFAULTS.tickMs,
     });
     expect(typeof c.hostname).toBe('string');
@@ -49,6 +50,8 @@ describe('orchestrator configuration', () => {
       '--netns-subnet=10.99.0.0/24',
       '--log-level=debug',
       '--logfile=/tmp/l',
+      '--mesos_user=nobody',
+      '--stop-grace-period=2',
     ]);
     expect(c).toEqual({
       dataDir: '/tmp/x',
@@ -64,6 +67,7 @@ describe('orchestrator configuration', () => {
       features: ['task_killing', 'x'],
       isolation: { prefix: 'tst', subnet: '10.99.0.0/24', publishAddress: '127.0.0.1' },
       log: { file: '/tmp/l', level: 'debug' },
+      tasks: { defaultUser: 'nobody', stopGracePeriodSeconds: 2 },
       tickMs: DEFAULTS.tickMs,
     });
   });

@@ -96,11 +96,13 @@ describe('ProcessExecutor', () => {
     const { ex, updates } = makeExecutor();
     // The shell traps TERM (records it) and keeps running; a child ignores TERM too.
     const s = taskSpec('test', {
-      cmd: "trap 'echo term >> log' TERM; sh -c \"trap '' TERM; exec sleep 1000\" & echo ready > log; while true; do sleep 0.05; done",
+      // The child says so once its trap is set: a SIGTERM before that would end it (seen under load).
+      cmd: "trap 'echo term >> log' TERM; sh -c \"trap '' TERM; echo child > child; exec sleep 1000\" & echo ready > log; while true; do sleep 0.05; done",
       killGracePeriodSeconds: 1,
     });
     ex.launch(s);
-    await waitFor(() => existsSync(join(s.sandboxDir, 'log')) && readFileSync(join(s.sandboxDir, 'log'), 'utf8').includes('ready'));
+    const said = (file: string, word: string) => existsSync(join(s.sandboxDir, file)) && readFileSync(join(s.sandboxDir, file), 'utf8').includes(word);
+    await waitFor(() => said('log', 'ready') && said('child', 'child'));
     const pgid = updates.find((u) => u.taskId === s.taskId && u.state === 'TASK_RUNNING')!.pid!;
     await waitFor(() => liveMembers(pgid).length >= 2);
     const before = Date.now();

@@ -86,4 +86,17 @@ describe('stored definitions read back', () => {
     );
     expect(definitionProblem(stored({ id: '/fine', cmd: 'sleep 1' }))).toBeUndefined();
   });
+
+  it('keeps loading definitions stored before the label rules: one with a NUL launches nothing and says why, the others run as before', () => {
+    const before = { ...stored({ id: '/old', cmd: 'sleep 1', ipAddress: {} }), labels: { 'starmap.namespace': 'team\nb', tier: 'has space' } };
+    const old = reviveApp('/old', JSON.parse(JSON.stringify(before)));
+    if (!('app' in old)) throw new Error(old.problem);
+    expect(old.app.labels).toEqual({ 'starmap.namespace': 'team\nb', tier: 'has space' });
+    expect(definitionProblem(old.app)).toBeUndefined();
+    const withNul = reviveApp('/nul', JSON.parse(JSON.stringify({ ...stored({ id: '/nul', cmd: 'sleep 1' }), labels: { a: 'b\u0000' } })));
+    if (!('app' in withNul)) throw new Error(withNul.problem);
+    expect(definitionProblem(withNul.app)).toBe(
+      'app definition cannot be honoured: /labels/a must not contain a NUL character (\\u0000): no process environment can carry one',
+    );
+  });
 });

@@ -198,7 +198,7 @@ export class DeploymentManager {
         case 'ScaleApplication':
           if (app) {
             this.#actions.scaleTo(app);
-            done = this.#tracker.scaled(app) && done;
+            done = this.#scaled(app) && done;
           }
           break;
         case 'RestartApplication':
@@ -213,6 +213,23 @@ export class DeploymentManager {
       }
     }
     this.#finishStepIfDone(d, done);
+  }
+
+  /**
+   * A Scale step's end, as Marathon 1.4's DeploymentActor.scaleApp: exactly `instances` tasks, none
+   * being killed (a scale-down waits for its kills, for no health check), and the tasks started for
+   * this version of the app healthy and ready (TaskStartActor counts only the tasks it started). The
+   * tasks the app already ran are not waited for: one of them unhealthy kept the deployment, and
+   * the app's lock, for ever. A scale gives the app a new version and a task keeps the version it
+   * was launched with, so the version tells the new tasks (every task of an app the deployment
+   * starts).
+   */
+  #scaled(app: AppDefinition): boolean {
+    const tracker = this.#tracker;
+    const all = tracker.appTasks(app.id);
+    return (
+      all.length === app.instances && all.every((t) => !t.killing && (t.version !== app.version || (tracker.isHealthy(t, app) && tracker.isReady(t, app))))
+    );
   }
 
   /** One evaluation of the rolling restart (deployment/plan.ts restartStrategy); true when finished. */

@@ -1,11 +1,13 @@
 // Running one health check against a task: HTTP/HTTPS (GET, healthy iff 200-399, no certificate
 // verification), TCP (connect succeeds), COMMAND (`sh -c` in the task's sandbox with its
-// environment; exit 0 = healthy; its process group is killed at the timeout and afterwards).
+// environment, as the task's user; exit 0 = healthy; its process group is killed at the timeout
+// and afterwards).
 import { spawn } from 'node:child_process';
 import { STATUS_CODES } from 'node:http';
 import { checkHttp, checkTcp } from '../../shared/checks.ts';
 import { groupLedBy, killGroupNow, procInfo } from '../tasks/process-group.ts';
 import { taskProcessEnv } from '../tasks/env.ts';
+import { asUser, resolveUser } from '../tasks/users.ts';
 import type { CheckOutcome, HealthCheckDefinition } from './types.ts';
 
 export interface CheckTarget {
@@ -16,6 +18,8 @@ export interface CheckTarget {
   sandboxDir?: string | undefined;
   /** Run COMMAND checks inside this network namespace (like the task). */
   netns?: string | undefined;
+  /** Run COMMAND checks as this user (like the task: its app's `user` or the default one). */
+  user?: string | undefined;
 }
 
 /** The port a check uses: `port`, else the host port at `portIndex` (default 0). */
@@ -60,11 +64,23 @@ export async function runCheck(hc: HealthCheckDefinition, target: CheckTarget): 
   return { kind: 'unhealthy', cause: r.message ?? r.reason };
 }
 
-/** COMMAND check: `sh -c value`, its own process group, killed at the timeout; nothing is left behind. */
-export function runCommand(command: string, target: CheckTarget, timeoutMs: number): Promise<CheckOutcome> {
-  if (!command) return Promise.resolve({ kind: 'unhealthy', cause: 'no command given' });
+/**
+ * COMMAND check: `sh -c value`, its own process group, killed at the timeout; nothing is left
+ * behind. As the task's user when it has one (the app's command must not get root through its check).
+ */
+export async function runCommand(command: string, target: CheckTarget, timeoutMs: number): Promise<CheckOutcome> {
+  if (!command) return { kind: 'unhealthy', cause: 'no command given' };
   const env = taskProcessEnv(target.env ?? {});
-  const [file, args] = target.netns ? ['ip', ['netns', 'exec', target.netns, '/bin/sh', '-c', command]] : ['/bin/sh', ['-c', command]];
+  let file = '/bin/sh';
+  let args = ['-c', command];
+  if (target.user) {
+    const user = await resolveUser(target.user);
+    if ('problem' in user) return { kind: 'unhealthy', cause: user.problem };
+    const as = asUser(user, file, args, env.PATH);
+    if ('problem' in as) return { kind: 'unhealthy', cause: as.problem };
+    if (as.command) ({ file, args } = as.command);
+  }
+  if (target.netns) [file, args] = ['ip', ['netns', 'exec', target.netns, file, ...args]];
   return new Promise((resolve) => {
     let timedOut = false;
     const child = spawn(file, args, { cwd: target.sandboxDir, env, detached: true, stdio: 'ignore' });

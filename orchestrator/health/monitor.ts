@@ -29,6 +29,8 @@ export interface MonitoredTask {
   env?: Record<string, string> | undefined;
   sandboxDir?: string | undefined;
   netns?: string | undefined;
+  /** For COMMAND checks: the user the task runs as (undefined: the orchestrator's own). */
+  user?: string | undefined;
   /** When the task became TASK_RUNNING (ISO string or ms); the grace period counts from here. Default: now. */
   runningSince?: string | number | undefined;
 }
@@ -176,6 +178,7 @@ export class HealthMonitor {
         env: e.task.env,
         sandboxDir: e.task.sandboxDir,
         netns: e.task.netns,
+        user: e.task.user,
       });
     } catch (err) {
       outcome = { kind: 'unhealthy', cause: (err as Error).message };

@@ -3,7 +3,7 @@
 // reconcile pass may make), and launching: a task's record and launch spec are made in the pass,
 // written, then started, inside its own network namespace when the app has ipAddress and
 // --isolation=netns is on. A terminal task's host ports, sandbox and namespace are released here.
-// One piece on purpose (about 425 lines): launching and releasing hold the same resources (host
+// One piece on purpose (about 450 lines): launching and releasing hold the same resources (host
 // ports, sandbox, namespace, published ports), and keeping them side by side is what shows that
 // every one taken at launch is given back.
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import { SLAVE_ID } from '../tasks/ids.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
 import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from '../tasks/types.ts';
 import { configVersionOf, isDelayed, nextDelay } from './backoff.ts';
+import { OfferStatistics, type OfferStats, type OfferedHost } from './offers.ts';
 
 /** What the launcher needs from network isolation (orchestrator/isolation's Isolation provides it). */
 export interface TaskIsolation {
@@ -87,6 +88,8 @@ export class Launcher {
   readonly #dirtyDelays = new Map<string, DelayRecord | null>();
   /** When each app began waiting for a task (the queue's `since`). */
   readonly #queueSince = new Map<string, string>();
+  /** Each queued app's offers used and declined (the queue's processedOffersSummary). */
+  readonly #offers = new OfferStatistics();
   /** Host ports held by live tasks (orchestrator/tasks/ports.ts). */
   readonly #hostPorts: HostPortAllocator;
   /** Environment and sandbox of live tasks (COMMAND health checks run with them). */
@@ -133,6 +136,16 @@ export class Launcher {
     return this.#queueSince.get(appId);
   }
 
+  /** The app's offer statistics for its current launch attempt (launch-queue/offers.ts). */
+  offersOf(appId: string): OfferStats | undefined {
+    return this.#offers.of(appId);
+  }
+
+  /** The host as a declined offer shows it. */
+  get offeredHost(): OfferedHost {
+    return { hostname: this.#o.hostname, agentId: SLAVE_ID, portMin: this.#o.taskPortMin, portMax: this.#o.taskPortMax };
+  }
+
   launchInfoOf(taskId: string): { env: Record<string, string>; sandboxDir: string } | undefined {
     return this.#launchInfo.get(taskId);
   }
@@ -158,6 +171,7 @@ export class Launcher {
   /** A removed app: its delay goes (its stored row goes with the app). */
   forgetApp(appId: string): void {
     this.#delays.delete(appId);
+    this.#offers.finished(appId);
   }
 
   get dirty(): boolean {
@@ -182,15 +196,21 @@ export class Launcher {
   launchUpTo(app: AppDefinition, count: number): void {
     if (count <= 0) return; // the common case in a rolling restart's every pass
     if (this.#refused(app)) return;
+    const wanted = count;
     // Constraints are compiled once per definition (only `hostname` is known on this one host).
     count = Math.min(count, placementLimit(app.constraints)(this.#o.hostname) - this.#tracker.countOf(app.id));
-    if (count <= 0) return;
     if (!this.#queueSince.has(app.id)) this.#queueSince.set(app.id, new Date().toISOString());
     if (isDelayed(app, this.#delays.get(app.id), Date.now())) return;
+    // The host, offered to the app (launch-queue/offers.ts), is declined: its constraints allow no more tasks here.
+    if (count <= 0) return this.#offers.declined(app.id, ['UnfulfilledConstraint']);
     const now = Math.min(count, this.#launchBudget);
+    if (now === 0) return this.#o.schedule(); // this pass's budget is spent: no offer was made
     let launched = 0;
     while (launched < now && this.#launch(app)) launched++;
     this.#launchBudget -= launched;
+    if (launched === 0) this.#offers.declined(app.id, ['InsufficientPorts']);
+    else if (launched === wanted) this.#offers.finished(app.id);
+    else this.#offers.used(app.id);
     // The rest in the next pass (the event loop serves requests in between); not when a launch
     // could not be made (no free port): that would spin.
     if (launched === now && count > now) this.#o.schedule();
@@ -273,6 +293,7 @@ export class Launcher {
       ports,
       sandboxDir,
       killGracePeriodSeconds: app.taskKillGracePeriodSeconds,
+      ...(app.user ? { user: app.user } : {}),
       ...(docker
         ? {
             docker: {

@@ -4,6 +4,7 @@
 // 422 shape ({path, errors}, wix-accord wording) before anything is stored. Pure: no state.
 import type { AppDefinition, Json, Violation } from './app-definition.ts';
 import { constraintProblems } from './constraints.ts';
+import { nulViolations } from './app-definition/label-rules.ts';
 
 export const LIMITS = {
   /** Arrays and objects inside one another in a request body (a group nests 2 levels per subgroup). */
@@ -125,9 +126,12 @@ export function instanceViolations(before: ReadonlyMap<string, AppDefinition>, a
   return errors.length ? [{ path: '/instances', errors }] : [];
 }
 
-/** Bounds, then constraints (compiled only when their count is within bounds: each costs a compile). */
+/**
+ * Constraints (compiled only when their count is within bounds: each costs a compile), bounds,
+ * then NUL in labels and env (no task of the app could start: app-definition/label-rules.ts).
+ */
 export function definitionViolations(app: AppDefinition): Violation[] {
-  const bounds = boundViolations(app);
+  const bounds = [...boundViolations(app), ...nulViolations(app)];
   return app.constraints.length <= LIMITS.constraints ? [...constraintProblems(app.constraints), ...bounds] : bounds;
 }
 

@@ -13,13 +13,14 @@
 // found through /proc while the task's main process is alive and are killed with it (descendants.ts).
 // Tasks are forked by the spawner, a small process of its own (spawner.ts), or from here when it
 // is off or cannot start; a task whose spawner died keeps running and is watched through /proc.
-// One piece on purpose (about 580 lines): the state machine above, from preparing to the terminal
+// A task with a user (the app's, or the default) drops to it after joining its cgroup (users.ts).
+// One piece on purpose (about 630 lines): the state machine above, from preparing to the terminal
 // update, with every way a task can end, whichever process forked it; the mechanisms it uses
 // (process groups, descendants, cgroups, podman, environment, the spawner, the updates' messages)
 // are modules of their own.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, open, openSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chown, mkdir } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
@@ -28,6 +29,7 @@ import {
   groupIsTask,
   groupLedBy,
   procInfo,
+  allProcesses,
   killGroupNow,
   sameLiveProcess,
   signalGroup,
@@ -35,6 +37,7 @@ import {
   findTaskProcesses,
   terminateGroup,
   waitGroupGone,
+  type ProcInfo,
 } from './process-group.ts';
 import { podmanRunArgs, findPodman, removeContainer, containerName } from './podman.ts';
 import { TaskCgroups, type CgroupMode, type TaskCgroup } from './cgroups.ts';
@@ -42,6 +45,7 @@ import { resolveProgram, taskProcessEnv } from './env.ts';
 import { failedCommandMessage, launchErrorMessage } from './messages.ts';
 import { DescendantScan, extraPids, rememberDescendants } from './descendants.ts';
 import { TaskSpawner, type SpawnHandlers } from './spawner-client.ts';
+import { asUser, resolveUser, type TaskUser } from './users.ts';
 
 export interface ProcessExecutorOptions {
   logger?: Logger | undefined;
@@ -57,6 +61,13 @@ export interface ProcessExecutorOptions {
   baseEnv?: NodeJS.ProcessEnv | undefined;
   /** Grace period used when a spec has none (Mesos: 3 s). */
   defaultKillGracePeriodSeconds?: number | undefined;
+  /**
+   * At shutdown(), the longest any task is given between SIGTERM and SIGKILL (its own grace period
+   * when shorter), so that a stop takes a bounded time however many tasks run (default 5 s).
+   */
+  stopGracePeriodSeconds?: number | undefined;
+  /** User that tasks whose spec names none run as (Marathon's --mesos_user); default: the orchestrator's own. */
+  defaultUser?: string | undefined;
   /**
    * Task cgroups: `scope` names this orchestrator's cgroups (its data dir: a restart finds what the
    * previous run left); default a fresh scope per executor. `mode` picks a backend (default auto).
@@ -87,6 +98,8 @@ interface TaskRun {
   exited: boolean;
   /** When kill() sent SIGTERM (start of the grace period). */
   killStartedAt: number;
+  /** The grace period of the kill under way (the task's own, or shorter at shutdown). */
+  killGraceMs: number;
   /** The task's cgroup (undefined where cgroups cannot be used). */
   cgroup: TaskCgroup | undefined;
 }
@@ -112,6 +125,9 @@ function closeOutputs(p: { out: number; err: number }): void {
 
 /** Launches prepared and sent to the spawner first; then twice as many each time (#startBatch). */
 const FIRST_CHUNK = 4;
+
+/** At shutdown, the longest grace period a task gets (ProcessExecutorOptions.stopGracePeriodSeconds). */
+export const DEFAULT_STOP_GRACE_SECONDS = 5;
 
 /** How often a task whose spawner went away is checked for its end (it is no child of anyone here). */
 const ORPHAN_POLL_MS = 500;
@@ -199,6 +215,7 @@ export class ProcessExecutor implements Executor {
       terminal: false,
       exited: false,
       killStartedAt: 0,
+      killGraceMs: 0,
       cgroup: undefined,
     };
     this.#tasks.set(spec.taskId, run);
@@ -392,6 +409,21 @@ export class ProcessExecutor implements Executor {
     } else {
       return this.#fail(run, 'neither cmd nor args given');
     }
+    // Innermost: the task joins its cgroup and network namespace as root, then drops to its user.
+    const userName = spec.docker ? undefined : (spec.user ?? this.#opts.defaultUser);
+    let owner: TaskUser | undefined;
+    if (userName) {
+      const user = await resolveUser(userName);
+      if ('problem' in user) return this.#fail(run, user.problem);
+      const as = asUser(user, file, args, env.PATH);
+      if ('problem' in as) return this.#fail(run, as.problem);
+      if (as.command) {
+        ({ file, args } = as.command);
+        owner = user;
+        const own = { HOME: user.home, USER: user.name, LOGNAME: user.name };
+        for (const [k, v] of Object.entries(own)) if (spec.env[k] === undefined) env[k] = v;
+      }
+    }
     if (spec.netns) {
       args = ['netns', 'exec', spec.netns, file, ...args];
       file = resolveProgram('ip', env.PATH) ?? '/usr/sbin/ip';
@@ -407,6 +439,8 @@ export class ProcessExecutor implements Executor {
       await mkdir(spec.sandboxDir, { recursive: true });
       out = await openFd(join(spec.sandboxDir, 'stdout'), 'a');
       err = await openFd(join(spec.sandboxDir, 'stderr'), 'a');
+      // The sandbox is the task's own (as Mesos gives it to the task's user): it may write files there.
+      if (owner) for (const f of ['', 'stdout', 'stderr']) await chown(join(spec.sandboxDir, f), owner.uid, owner.gid);
     } catch (e) {
       sandboxError = e as Error;
     }
@@ -453,7 +487,7 @@ export class ProcessExecutor implements Executor {
     const group = groupLedBy(run.pid!, run.pidStart);
     if (run.killing) {
       // SIGTERM was sent; leftovers get the rest of the grace period (the SIGKILL timer is running).
-      const rest = Math.max(0, this.#graceMs(spec) - (Date.now() - run.killStartedAt)) + 50;
+      const rest = Math.max(0, run.killGraceMs - (Date.now() - run.killStartedAt)) + 50;
       if (run.cgroup) await run.cgroup.waitEmpty(rest);
       else if (group !== undefined) await waitGroupGone(group, rest);
     }
@@ -494,25 +528,34 @@ export class ProcessExecutor implements Executor {
   async kill(taskId: string, reason?: string): Promise<void> {
     const run = this.#tasks.get(taskId);
     if (!run || run.terminal) return;
-    // After the main process exited, #onExit is already reaping the group and the outcome
-    // (FINISHED/FAILED) is decided: nothing to signal, just wait for it.
-    if (!run.killing && !run.exited) {
-      run.killing = true;
-      run.killReason = reason;
-      if (run.pid !== undefined) this.#signalKill(run);
-    }
+    this.#startKill(run, reason, this.#graceMs(run.spec));
     await run.done;
   }
 
+  /**
+   * Marks a task killed and signals it once its pid is known. After the main process exited,
+   * #onExit is already reaping the group and the outcome (FINISHED/FAILED) is decided: nothing to
+   * signal. `snapshot`: one /proc scan shared by the tasks killed together (tasks without a cgroup).
+   */
+  #startKill(run: TaskRun, reason: string | undefined, graceMs: number, snapshot?: ProcInfo[]): void {
+    if (run.killing || run.exited) return;
+    run.killing = true;
+    run.killReason = reason;
+    run.killGraceMs = graceMs;
+    if (run.pid !== undefined) this.#signalKill(run, snapshot);
+  }
+
   /** SIGTERM to the task (group, cgroup, descendants that left), SIGKILL after its grace period. */
-  #signalKill(run: TaskRun): void {
+  #signalKill(run: TaskRun, snapshot?: ProcInfo[]): void {
     // A spawner's task may be reaped before its exit is reported here: the group only while its pid is still the task's.
     const signalTaskGroup = (sig: NodeJS.Signals) => {
       const group = groupLedBy(run.pid!, run.pidStart);
       if (group !== undefined) signalGroup(group, sig);
     };
     run.killStartedAt = Date.now(); // start of the grace period
-    rememberDescendants(run);
+    // Every descendant of a task in a cgroup is a member of it; for the others, a /proc scan (one
+    // per kill: shared by tasks killed together, a scan per task made a stop of 5,000 quadratic).
+    if (!run.cgroup) rememberDescendants(run, snapshot);
     this.#logger?.info({ taskId: run.spec.taskId, reason: run.killReason }, 'killing task');
     signalTaskGroup('SIGTERM');
     run.cgroup?.signal('SIGTERM');
@@ -521,7 +564,7 @@ export class ProcessExecutor implements Executor {
       signalTaskGroup('SIGKILL');
       void run.cgroup?.kill();
       for (const p of extraPids(run)) signalPid(p, 'SIGKILL');
-    }, this.#graceMs(run.spec));
+    }, run.killGraceMs);
   }
 
   /**
@@ -565,9 +608,20 @@ export class ProcessExecutor implements Executor {
     return busy;
   }
 
+  /**
+   * Kills every task in parallel: SIGTERM to all at once, SIGKILL to what is left after the grace
+   * period (each task's own, at most stopGracePeriodSeconds), so the stop takes a bounded time
+   * whatever the number of tasks; resolves once every task is gone and its cgroup removed.
+   */
   async shutdown(): Promise<void> {
-    await Promise.all([...this.#tasks.keys()].map((id) => this.kill(id, 'orchestrator shutdown')));
+    const runs = [...this.#tasks.values()].filter((t) => !t.terminal);
+    const capMs = Math.max(0, (this.#opts.stopGracePeriodSeconds ?? DEFAULT_STOP_GRACE_SECONDS) * 1000);
+    const snapshot = runs.some((r) => r.pid !== undefined && !r.cgroup) ? allProcesses() : undefined;
+    for (const run of runs) this.#startKill(run, 'orchestrator shutdown', Math.min(this.#graceMs(run.spec), capMs), snapshot);
+    await Promise.all(runs.map((r) => r.done));
     this.#scan.stop();
+    // Cgroups of tasks that ended are removed as they end; an empty one left by a failed removal goes here.
+    if (this.#cgroups) for (const cg of this.#cgroups.all().values()) if (cg.members().length === 0) cg.remove();
     this.#cgroups?.close();
     this.#spawner?.close();
   }

@@ -45,6 +45,8 @@ export interface LaunchSpec {
   docker?: DockerSpec;
   /** Optional hook: a network namespace to run the task in (isolation issue). */
   netns?: string;
+  /** The app's `user`: the task's process runs as this user of this machine (command tasks; docker containers run as their image says). */
+  user?: string | undefined;
 }
 
 export interface TaskStatusUpdate {

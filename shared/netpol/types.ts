@@ -103,6 +103,8 @@ export interface PodInfo {
   /** IPv4 or IPv6 address; undefined while not yet known (ipBlock peers cannot match it then). */
   ip?: string;
   ports: NamedPort[];
+  /** A pod on the host's network: admin-tier subjects and pod peers never include it (tiers.ts). */
+  hostNetwork?: boolean;
 }
 
 /** `namespace/name`, the id a policy or a pod goes by in reports and in the orchestrator's API. */

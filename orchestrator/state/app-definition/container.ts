@@ -63,5 +63,7 @@ export function validateContainer(app: AppDefinition, v: Violations): void {
     if (!d.image) v.add('/container/docker/image', 'must not be empty');
     if (!['HOST', 'BRIDGE', 'USER', 'NONE'].includes(d.network)) v.add('/container/docker/network', 'is not one of (HOST, BRIDGE, USER, NONE)');
     d.portMappings.forEach((m, i) => validatePortMapping(m, `/container/docker/portMappings(${i})`, v));
+    const names = d.portMappings.flatMap((m) => (m.name !== undefined ? [m.name] : []));
+    if (new Set(names).size !== names.length) v.add('/container/docker/portMappings', 'Port names must be unique.');
   }
 }

@@ -5,6 +5,7 @@ import { validateContainer } from './container.ts';
 import { validateHealthChecks } from './health-checks.ts';
 import { idErrors } from './ids.ts';
 import { validateIpAddress } from './ip-address.ts';
+import { validateDiscoveryPortNames, validatePodLabels } from './label-rules.ts';
 import { validatePortDefinitions } from './ports.ts';
 import { validateReadinessChecks } from './readiness-checks.ts';
 import type { AppDefinition } from './types.ts';
@@ -47,4 +48,6 @@ export function validateApp(app: AppDefinition, v: Violations, given: GivenField
   });
   if (app.labels.MARATHON_SINGLE_INSTANCE_APP === 'true' && app.instances > 1) v.add('/', 'Single instance app may only have one instance');
   validateIpAddress(app, v);
+  validateDiscoveryPortNames(app, v);
+  validatePodLabels(app, v);
 }
