@@ -75,6 +75,7 @@ function child(mode: Mode, size: ClusterSize): ChildFigures {
   const m = new VerdictMatrix(c, policies);
   const counts = m.counts();
   const built = done();
+  const builtRss = rss();
   // One pair: the median of 1,001 random pairs at one of the destination's ports.
   let seed = 7;
   const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
@@ -110,7 +111,7 @@ function child(mode: Mode, size: ClusterSize): ChildFigures {
     mode,
     cells: counts.cells,
     ...built,
-    maxRssMiB: rss(),
+    maxRssMiB: builtRss,
     classes: m.stats().classes,
     pairMs: median(pairTimes),
     rowMs: median(rowTimes),
@@ -148,7 +149,7 @@ function main(): void {
       `every verdict, ${SMALL.pods.toLocaleString('en')} pods / ${SMALL.namespaces} namespaces / ${SMALL.policies} policies (${perCell.cells.toLocaleString('en')} cells)`,
       `${s(matrixSmall.wallMs)} (CPU ${s(matrixSmall.cpuMs)}), ${rate(matrixSmall.cells, matrixSmall.wallMs)}`,
       `per-cell evaluator: ${s(perCell.wallMs)} (CPU ${s(perCell.cpuMs)}), ${rate(perCell.cells, perCell.wallMs)}`,
-      `${(perCell.wallMs / matrixSmall.wallMs).toFixed(0)} × faster`,
+      `${(perCell.wallMs / matrixSmall.wallMs).toFixed(0)} × faster (CPU ${(perCell.cpuMs / matrixSmall.cpuMs).toFixed(0)} ×)`,
       '-',
       '-',
     ],
@@ -156,12 +157,12 @@ function main(): void {
       `every verdict, ${GOAL.pods.toLocaleString('en')} pods / ${GOAL.namespaces} namespaces / ${GOAL.policies.toLocaleString('en')} policies (${best.cells.toLocaleString('en')} cells, ${best.classes} classes)`,
       `${goal.map((f) => `${s(f.wallMs)} (CPU ${s(f.cpuMs)})`).join('; ')}; ${rate(best.cells, best.wallMs)}`,
       `per-cell evaluator extrapolated from its rate above: ${s(extrapolatedMs)} (CPU ${s(extrapolatedCpuMs)})`,
-      `${(extrapolatedMs / median(g)).toFixed(0)} × faster`,
+      `${(extrapolatedMs / median(g)).toFixed(0)} × faster (CPU ${(extrapolatedCpuMs / median(goal.map((f) => f.cpuMs))).toFixed(0)} ×)`,
       '≤ 10 s',
-      met(Math.min(...g) <= 10_000),
+      `${met(Math.max(...g) <= 10_000)} (wall ${g.filter((ms) => ms <= 10_000).length} of ${g.length} runs; CPU ${met(Math.max(...goal.map((f) => f.cpuMs)) <= 10_000)})`,
     ],
     [
-      'peak RSS of that process (maxRSS)',
+      'peak RSS of that process once the matrix is built (maxRSS)',
       goal.map((f) => mib(f.maxRssMiB)).join('; '),
       `the same inputs generated and validated alone: ${mib(inputsGoal.maxRssMiB)}`,
       `${(median(goal.map((f) => f.maxRssMiB)) / inputsGoal.maxRssMiB).toFixed(2)} ×`,
@@ -198,7 +199,7 @@ function main(): void {
     '',
     table(['measure', 'value', 'baseline (same run)', 'ratio', 'goal', 'met'], rows),
     '',
-    `Limiting factor: the class loop, one verdict id per class pair and port cell (${best.classes} classes here: ${best.classes}² × their port cells), each two side verdicts looked up through the rules of the subject's isolating policies and interned; memory is 4 bytes per class cell beside the cluster and the inputs (the generator's objects and the validated policies). A cluster whose pods all differ in labels (no shared Deployment labels) has as many classes as pods and costs pods² × ports, as the per-cell evaluator's number of cells, at a few times its rate.`,
+    `Limiting factor: CPU in the class loop, one verdict id per class pair and port cell (${best.classes} classes here, ${best.classes}² × their port cells), each two side verdicts found through the rules of the subject's isolating policies and interned; on this shared machine, wall time is mostly waiting for a core (CPU ${goal.map((f) => s(f.cpuMs)).join(', ')} against wall ${goal.map((f) => s(f.wallMs)).join(', ')}). Memory: the class matrix is 4 bytes per class cell; the rest is the inputs, the per-rule and per-side tables and V8's heap headroom. Cost grows with classes, not pods: pods that all differ in labels (no shared Deployment labels) would make as many classes as pods.`,
   ].join('\n');
   writeSection('NetworkPolicy evaluator at cluster scale', body);
   console.log(body);

@@ -481,44 +481,41 @@ export class VerdictMatrix {
   /**
    * The cells whose `allowed` differs between this matrix (before) and `after`, built over the
    * same pods and extra ports (another policy set, say); visits each when `visit` is given and
-   * returns how many there are. The classes of the two are joined, so that each joint class pair
-   * whose cells are uniform in both is compared once.
+   * returns how many there are. Classes do not depend on the policies, so the two class matrices
+   * line up cell by cell: one pass over them, and only differing or address-split cells are
+   * expanded to pods.
    */
   diff(after: VerdictMatrix, visit?: (cell: ChangedCell) => void): number {
     if (after.pods.length !== this.pods.length || after.pods.some((p, i) => p !== this.pods[i]))
       throw new Error('diff: the two matrices are not over the same pods');
     if (JSON.stringify(after.#extraPorts) !== JSON.stringify(this.#extraPorts)) throw new Error('diff: the two matrices ask different ports');
-    const joint = new Map<number, number>();
-    const members: number[][] = [];
-    this.pods.forEach((_, i) => {
-      const key = this.#classOf[i]! * 0x100000 + after.#classOf[i]!;
-      let j = joint.get(key);
-      if (j === undefined) joint.set(key, (j = members.push([]) - 1));
-      members[j]!.push(i);
-    });
+    const allowedOf = (m: VerdictMatrix) => Int8Array.from(m.#verdicts, (v) => (v.allowed === true ? 1 : v.allowed === false ? 0 : 2));
+    const [was, now] = [allowedOf(this), allowedOf(after)];
+    const toClassAt = new Int32Array(this.#rowLength);
+    this.#offset.forEach((start, c) => toClassAt.fill(c, start, start + this.#cells[c]!.length));
     let changed = 0;
-    const report = (f: number, t: number, k: number, before: Verdict, now: Verdict) => {
-      const from = this.pods[f]!;
-      const to = this.pods[t]!;
-      if (before.allowed === now.allowed || (from.namespace === to.namespace && from.name === to.name)) return;
-      changed++;
-      const cell = this.#cells[this.#classOf[t]!]![k]!;
-      visit?.({ from, to, port: cell.port, protocol: cell.protocol, before, after: now });
-    };
-    for (const fromMembers of members)
-      for (const toMembers of members) {
-        const [f0, t0] = [fromMembers[0]!, toMembers[0]!];
-        for (let k = 0; k < this.#cells[this.#classOf[t0]!]!.length; k++) {
-          if (this.#uniform(f0, t0, k) && after.#uniform(f0, t0, k)) {
-            const before = this.#cell(f0, t0, k);
-            const now = after.#cell(f0, t0, k);
-            if (before.allowed !== now.allowed) for (const f of fromMembers) for (const t of toMembers) report(f, t, k, before, now);
-          } else for (const f of fromMembers) for (const t of toMembers) report(f, t, k, this.#cell(f, t, k), after.#cell(f, t, k));
+    for (let i = 0; i < this.#matrix.length; i++) {
+      const a = this.#matrix[i]!;
+      const b = after.#matrix[i]!;
+      if (a >= 0 && b >= 0 && was[a] === now[b]) continue;
+      const fromClass = Math.floor(i / this.#rowLength);
+      const toClass = toClassAt[i % this.#rowLength]!;
+      const k = (i % this.#rowLength) - this.#offset[toClass]!;
+      const cell = this.#cells[toClass]![k]!;
+      for (const f of this.#members[fromClass]!)
+        for (const t of this.#members[toClass]!) {
+          const from = this.pods[f]!;
+          const to = this.pods[t]!;
+          if (from.namespace === to.namespace && from.name === to.name) continue;
+          const before = this.#cell(f, t, k);
+          const next = after.#cell(f, t, k);
+          if (before.allowed === next.allowed) continue;
+          changed++;
+          visit?.({ from, to, port: cell.port, protocol: cell.protocol, before, after: next });
         }
-      }
+    }
     return changed;
   }
-
   stats(): MatrixStats {
     return {
       pods: this.pods.length,
@@ -528,10 +525,6 @@ export class VerdictMatrix {
       sideVerdicts: this.#sides.length,
       verdicts: this.#verdicts.length,
     };
-  }
-
-  #uniform(from: number, to: number, k: number): boolean {
-    return this.#matrix[this.#classOf[from]! * this.#rowLength + this.#offset[this.#classOf[to]!]! + k]! >= 0;
   }
 
   /** The verdict of pod `from` to pod `to` (indexes) at the destination's port cell k. */
