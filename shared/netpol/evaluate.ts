@@ -85,19 +85,22 @@ function anyOf<T>(items: readonly T[], test: (item: T, index: number) => Tri): {
   return unknownAt === null ? { value: false, index: null } : { value: null, index: unknownAt };
 }
 
+// The compiled forms below are exported for the whole-matrix path (matrix.ts), which must read
+// policies exactly as this evaluator does; callers outside shared/netpol/ use Evaluator only.
+
 /** An ipBlock with its CIDRs parsed once; undefined entries are not known yet. */
-interface CompiledBlock {
+export interface CompiledBlock {
   cidr: Block | undefined;
   except: (Block | undefined)[];
 }
 
-interface CompiledRule {
+export interface CompiledRule {
   peers: NetworkPolicyPeer[];
   blocks: (CompiledBlock | undefined)[];
   ports: NetworkPolicyPort[];
 }
 
-interface CompiledPolicy {
+export interface CompiledPolicy {
   id: string;
   source: NetworkPolicyObject;
   namespace: string;
@@ -187,7 +190,7 @@ export class Evaluator {
   }
 }
 
-function blockMatches(block: CompiledBlock, addr: Address | undefined): Tri {
+export function blockMatches(block: CompiledBlock, addr: Address | undefined): Tri {
   if (!addr || !block.cidr) return null;
   if (!blockContains(block.cidr, addr)) return false;
   let unknown = false;
@@ -228,7 +231,7 @@ function compileBlock(p: NetworkPolicyObject, peer: NetworkPolicyPeer, ipOf: (re
   return { cidr: parse(peer.ipBlock.cidr), except: (peer.ipBlock.except ?? []).map(parse) };
 }
 
-function compile(p: NetworkPolicyObject, ipOf: (ref: string) => string | undefined): CompiledPolicy {
+export function compile(p: NetworkPolicyObject, ipOf: (ref: string) => string | undefined): CompiledPolicy {
   const rules = (
     list: { from?: NetworkPolicyPeer[]; to?: NetworkPolicyPeer[]; ports?: NetworkPolicyPort[] }[] | undefined,
     key: 'from' | 'to',
