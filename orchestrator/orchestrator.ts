@@ -171,6 +171,7 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
     httpEndpoints: config.events.httpEndpoints,
     defaultNetworkName: config.apps.defaultNetworkName,
     mesosRole: config.mesosRole,
+    mesosUser: config.tasks.defaultUser,
     envVarsPrefix: config.envVarsPrefix,
     frameworkId,
     features: config.features,

@@ -87,10 +87,9 @@ describe('TaskTracker', () => {
     expect(tracker.isHealthy(a, web)).toBe(true);
     expect(tracker.setHealth(b.id, [result(b.id, false)])).toBe(false);
     expect(tracker.counts('/web')).toEqual({ tasksStaged: 1, tasksRunning: 1, tasksHealthy: 1, tasksUnhealthy: 1 });
-    expect(tracker.scaled(web)).toBe(false); // b is staging
     tracker.remove(b);
     expect(tracker.health.has(b.id)).toBe(false);
-    expect(tracker.scaled({ ...web, instances: 1 })).toBe(true);
+    expect(tracker.appTasks('/web').map((t) => t.id)).toEqual([a.id]);
     expect(tracker.setHealth(b.id, [result(b.id, true)])).toBe(false); // gone: ignored
     expect([...tracker.byApp()].map(([id]) => id)).toEqual(['/web', '/db']);
     tracker.readiness.close();

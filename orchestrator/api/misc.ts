@@ -15,6 +15,8 @@ export interface InfoConfig {
   httpEndpoints: string[];
   defaultNetworkName: string | undefined;
   mesosRole: string | undefined;
+  /** --mesos_user: who tasks run as when their app names no user (unset: the orchestrator's own user). */
+  mesosUser: string | undefined;
   envVarsPrefix: string | undefined;
   frameworkId: string;
   features: string[];
@@ -126,7 +128,7 @@ export async function miscApi(
       mesos_heartbeat_interval: 15000,
       mesos_leader_ui_url: null,
       mesos_role: c.mesosRole ?? null,
-      mesos_user: process.env.USER ?? 'root',
+      mesos_user: c.mesosUser ?? process.env.USER ?? 'root',
       min_revive_offers_interval: 5000,
       offer_matching_timeout: 1000,
       on_elected_prepare_timeout: 180000,

@@ -147,12 +147,6 @@ export class TaskTracker {
     return this.readiness.results.get(t.id)?.ready === true;
   }
 
-  /** True when exactly `instances` tasks run, none being killed, all healthy and ready (a Scale step's end). */
-  scaled(app: AppDefinition): boolean {
-    const all = this.appTasks(app.id);
-    return all.length === app.instances && all.every((t) => !t.killing && this.isHealthy(t, app) && this.isReady(t, app));
-  }
-
   /** Readiness results of the tasks of `app`'s current configuration. */
   readinessOf(appId: string, app: AppDefinition | undefined): ReadinessResult[] {
     const cfg = app ? configVersionOf(app) : undefined;
