@@ -6,7 +6,7 @@ import { Value } from '@sinclair/typebox/value';
 import { parseDocument } from 'yaml';
 import { lineOf } from '../shared/netpol/manifests.ts';
 import { Scenario, type ScenarioDoc } from './schema.ts';
-import { shapeProblem } from './yaml-bounds.ts';
+import { aliasProblem, MAX_ALIASES, shapeProblem } from './yaml-bounds.ts';
 
 export { Scenario };
 export type { AppDoc, DialectPolicyDoc, ExpectationDoc, ScenarioDoc, StepDoc } from './schema.ts';
@@ -14,7 +14,7 @@ export type { AppDoc, DialectPolicyDoc, ExpectationDoc, ScenarioDoc, StepDoc } f
 /** Bound on a scenario file (manifests it names have their own). */
 export const MAX_SCENARIO_BYTES = 4 * 1024 * 1024;
 /** Aliases a file may expand (yaml's bound against alias bombs: each expansion copies a subtree). */
-export const MAX_ALIASES = 100;
+export { MAX_ALIASES };
 /** Schema errors worked out at most: a file of 100,000 bad steps needs only the first few said. */
 const MAX_SCHEMA_ERRORS = 200;
 
@@ -55,11 +55,6 @@ export function readScenario(text: string, file = 'scenario'): ParsedScenario {
     throw new ScenarioError(`${file}: invalid scenario:\n  ${problems.join('\n  ')}`);
   }
   return { doc: value, file, at };
-}
-
-function aliasProblem(err: Error): string {
-  if (/excessive alias count/i.test(err.message)) return `its aliases (*name) expand more than ${MAX_ALIASES} times (an alias bomb?)`;
-  return err.message.split('\n')[0]!;
 }
 
 /**

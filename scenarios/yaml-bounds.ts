@@ -54,3 +54,12 @@ export function shapeProblem(text: string, maxValues = MAX_VALUES): string | und
   }
   return undefined;
 }
+
+/** How many times a file's aliases may be expanded (yaml's maxAliasCount): more is an alias bomb. */
+export const MAX_ALIASES = 100;
+
+/** A parse or expansion error as the reader says it: an alias bomb by name, else the error's first line. */
+export function aliasProblem(err: Error): string {
+  if (/excessive alias count/i.test(err.message)) return `its aliases (*name) expand more than ${MAX_ALIASES} times (an alias bomb?)`;
+  return err.message.split('\n')[0]!;
+}

@@ -5,32 +5,17 @@
 // and the stop ends with every process gone, every cgroup removed and exit code 0.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProcessExecutor } from '../orchestrator/tasks/executor.ts';
 import { TaskCgroups, cgroupMounts, scopeName } from '../orchestrator/tasks/cgroups.ts';
-import { findTaskProcesses, isLive, procInfo, sameLiveProcess, signalPid } from '../orchestrator/tasks/process-group.ts';
+import { findTaskProcesses, isLive } from '../orchestrator/tasks/process-group.ts';
 import type { LaunchSpec, TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
-import { removeTaskCgroups, startOrchestrator } from './helpers/orchestrator.ts';
-import { stopAll, tempDir } from './helpers/process.ts';
+import { startOrchestrator } from './helpers/orchestrator.ts';
+import { tempDir } from './helpers/process.ts';
+import { trackTasks } from './helpers/executor.ts';
 import { waitFor } from './helpers/wait.ts';
 
-/** Task processes a failed test could leave behind, with their start times (never kill a reused pid). */
-const strays: { pid: number; start: number }[] = [];
-const executors: ProcessExecutor[] = [];
-const dataDirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(executors.splice(0).map((e) => e.shutdown()));
-});
-afterAll(async () => {
-  for (const { pid, start } of strays) if (sameLiveProcess(pid, start)) signalPid(pid, 'SIGKILL');
-  await stopAll();
-  for (const d of dataDirs) await removeTaskCgroups(d);
-});
-
-const remember = (pid: number) => {
-  const info = procInfo(pid);
-  if (info) strays.push({ pid, start: info.start });
-};
+const { executors, dataDirs, remember } = trackTasks();
 
 /** A task that ignores SIGTERM (the ignored disposition survives exec): only SIGKILL ends it. */
 const STUBBORN = 'trap "" TERM; exec /bin/sleep 1000';

@@ -5,38 +5,24 @@
 // run as root can leave its cgroup: the last test shows what the docs say about that.
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProcessExecutor, type ProcessExecutorOptions } from '../orchestrator/tasks/executor.ts';
 import { TaskCgroups } from '../orchestrator/tasks/cgroups.ts';
 import { resolveUser } from '../orchestrator/tasks/users.ts';
-import { isLive, procInfo, sameLiveProcess, signalPid } from '../orchestrator/tasks/process-group.ts';
+import { isLive, signalPid } from '../orchestrator/tasks/process-group.ts';
 import type { LaunchSpec, TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
 import { parseOrchestratorFlags } from '../orchestrator/flags.ts';
 import { runCommand } from '../orchestrator/health/checks.ts';
-import { removeTaskCgroups, startOrchestrator } from './helpers/orchestrator.ts';
-import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
+import { startOrchestrator } from './helpers/orchestrator.ts';
+import { NODE, runToEnd, tempDir } from './helpers/process.ts';
+import { trackTasks } from './helpers/executor.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const USER = 'nobody';
 const isRoot = process.getuid?.() === 0;
 const nobody = await resolveUser(USER);
 
-const executors: ProcessExecutor[] = [];
-const strays: { pid: number; start: number }[] = [];
-const dataDirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(executors.splice(0).map((e) => e.shutdown()));
-});
-afterAll(async () => {
-  for (const { pid, start } of strays) if (sameLiveProcess(pid, start)) signalPid(pid, 'SIGKILL');
-  await stopAll();
-  for (const d of dataDirs) await removeTaskCgroups(d);
-});
-const remember = (pid: number) => {
-  const info = procInfo(pid);
-  if (info) strays.push({ pid, start: info.start });
-  return pid;
-};
+const { executors, dataDirs, remember } = trackTasks();
 
 /** Root, and a `nobody` user: what running tasks as another user needs here. */
 function needs(ctx: { skip: () => void }): void {
@@ -213,6 +199,7 @@ describe('the orchestrator program', () => {
     const dataDir = tempDir('orch-user-');
     dataDirs.push(dataDir);
     const o = await startOrchestrator(['--task-port-min=40700', '--task-port-max=40799', `--mesos-user=${USER}`], { dataDir });
+    expect((await o.call('GET', '/v2/info')).body.marathon_config.mesos_user).toBe(USER);
     const pidOf = async (appId: string) => {
       const sandbox = await waitFor(async () => {
         const tasks = (await o.call('GET', `/v2/apps/${appId}/tasks`)).body.tasks as { id: string; state: string }[];

@@ -230,15 +230,17 @@ describe('no echo loop between probes serving the same UDP ports', () => {
     const procs = [probe('127.0.0.2', '127.0.0.3'), probe('127.0.0.3', '127.0.0.2')];
     const statusOf = async (address: string) =>
       (JSON.parse(await nsGet(`http://${address}:9000/status`)) as { status: { targets: { url: string; reason: string | null }[] } }).status.targets;
-    // Both probes check each other's UDP ports from ephemeral ports, and are answered.
+    // Both probes check each other's UDP ports from ephemeral ports, and are answered. A check
+    // made before the peer had bound its ports is rightly `refused` (the first probe starts
+    // checking before the second is up), so the answer looked at is one made once both serve.
     for (const [address, peer] of [
       ['127.0.0.2', '127.0.0.3'],
       ['127.0.0.3', '127.0.0.2'],
     ] as const) {
       const targets = await waitFor(async () => {
         const t = await statusOf(address);
-        return t.every((x) => x.reason !== null) && t;
-      }, { timeoutMs: 20_000, message: `probe ${address} checks its peer (${procs.map((p) => p.output()).join('')})` }); // prettier-ignore
+        return t.every((x) => x.reason === 'ok') && t;
+      }, { timeoutMs: 20_000, message: `probe ${address} reaches its peer (${procs.map((p) => p.output()).join('')})` }); // prettier-ignore
       expect(targets.map((t) => [t.url, t.reason])).toEqual([
         [`udp://${peer}:${SERVED_A}`, 'ok'],
         [`udp://${peer}:${SERVED_B}`, 'ok'],

@@ -11,7 +11,7 @@
 // with its line), the kind and name, the field and its line; all of them at once.
 // Pure: the caller reads the texts (sources.ts).
 import { parseAllDocuments, type Document } from 'yaml';
-import { MAX_MANIFEST_VALUES, shapeProblem } from '../yaml-bounds.ts';
+import { aliasProblem, MAX_ALIASES, MAX_MANIFEST_VALUES, shapeProblem } from '../yaml-bounds.ts';
 import { checkPolicy, fieldErrorLines, lineOf, ManifestError, MAX_MANIFEST_BYTES, type LoadedPolicy } from '../../shared/netpol/manifests.ts';
 import { dns1123LabelErrors, labelKeyErrors, labelValueErrors } from '../../shared/netpol/names.ts';
 import { NAMESPACE_NAME_LABEL, type NamedPort } from '../../shared/netpol/types.ts';
@@ -94,9 +94,9 @@ export function readManifestSet(sources: readonly ManifestSource[], opts: { name
       if (doc.errors.length > 0) return void problems.push(`${where}: not valid YAML/JSON: ${doc.errors.map((e) => e.message.split('\n')[0]).join('; ')}`);
       let value: unknown;
       try {
-        value = doc.toJS({ maxAliasCount: 100 });
+        value = doc.toJS({ maxAliasCount: MAX_ALIASES });
       } catch (err) {
-        return void problems.push(`${where}: ${(err as Error).message}`);
+        return void problems.push(`${where}: not valid YAML/JSON: ${aliasProblem(err as Error)}`);
       }
       if (value === null || value === undefined) return; // an empty document (a trailing ---, comments only)
       const kind = (value as { kind?: unknown }).kind;

@@ -2,11 +2,12 @@
 // groups of its tasks; a file's afterEach(cleanUpExecutors) shuts them down and checks that no
 // group is left behind.
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, afterEach, expect } from 'vitest';
 import { ProcessExecutor, type ProcessExecutorOptions } from '../../orchestrator/tasks/executor.ts';
-import { liveMembers } from '../../orchestrator/tasks/process-group.ts';
+import { liveMembers, procInfo, sameLiveProcess, signalPid } from '../../orchestrator/tasks/process-group.ts';
 import type { LaunchSpec, TaskStatusUpdate } from '../../orchestrator/tasks/types.ts';
-import { removeTempDirs, tempDir } from './process.ts';
+import { removeTaskCgroups } from './orchestrator.ts';
+import { removeTempDirs, stopAll, tempDir } from './process.ts';
 import { waitFor } from './wait.ts';
 
 let executors: ProcessExecutor[] = [];
@@ -61,4 +62,30 @@ export function terminal(updates: TaskStatusUpdate[], taskId: string): Promise<T
     timeoutMs: 15_000,
     message: `no terminal update for ${taskId}`,
   });
+}
+
+/**
+ * For a file whose tests start executors and orchestrators with real tasks: the executors are shut
+ * down after each test; at the end, every task process `remember`ed is killed if it still lives
+ * (by pid and start time, so a reused pid is never hit), the programs are stopped and the task
+ * cgroups of `dataDirs` removed. Call it once at the top of the file.
+ */
+export function trackTasks(): { executors: ProcessExecutor[]; dataDirs: string[]; remember: (pid: number) => number } {
+  const executors: ProcessExecutor[] = [];
+  const dataDirs: string[] = [];
+  const strays: { pid: number; start: number }[] = [];
+  afterEach(async () => {
+    await Promise.all(executors.splice(0).map((e) => e.shutdown()));
+  });
+  afterAll(async () => {
+    for (const { pid, start } of strays) if (sameLiveProcess(pid, start)) signalPid(pid, 'SIGKILL');
+    await stopAll();
+    for (const d of dataDirs) await removeTaskCgroups(d);
+  });
+  const remember = (pid: number) => {
+    const info = procInfo(pid);
+    if (info) strays.push({ pid, start: info.start });
+    return pid;
+  };
+  return { executors, dataDirs, remember };
 }
