@@ -173,7 +173,7 @@ function scenarioSection(r: ScenarioReportDoc, i: number, inSet: boolean, dict: 
     `<section class="scenario" id="sc${i}">`,
     `<h2>${esc(r.scenario)} ${outcomeBadge(r.outcome)}${inSet ? ' <a class="muted" href="#index" style="font-size:.8rem">index</a>' : ''}</h2>`,
     r.description ? `<p>${esc(r.description)}</p>` : '',
-    `<p class="muted">${r.isolated ? 'isolated (network namespaces)' : 'loopback, no isolation'} · policies ${r.enforced ? 'enforced' : 'not enforced: cells they block are not run'} · ${r.steps.length} step${r.steps.length === 1 ? '' : 's'}${r.failure ? ` · first failure: ${esc(r.failure)}` : ''} · ${esc(r.startedAt)}</p>`,
+    `<p class="muted">${r.isolated ? 'isolated (network namespaces)' : 'loopback, no isolation'} · policies ${r.enforced ? 'enforced' : 'not enforced: cells they block are not run'} · ${plural(r.steps.length, 'step')}${r.failure ? ` · first failure: ${esc(r.failure)}` : ''} · ${esc(r.startedAt)}</p>`,
     ...r.notices.map((n) => `<p class="note">${esc(n)}</p>`),
     r.error ? `<p class="note">error: ${esc(r.error)}</p>` : '',
     pods.length > 0

@@ -11,6 +11,7 @@
 // with its line), the kind and name, the field and its line; all of them at once.
 // Pure: the caller reads the texts (sources.ts).
 import { parseAllDocuments, type Document } from 'yaml';
+import { plural } from '../plural.ts';
 import { aliasProblem, MAX_ALIASES, MAX_MANIFEST_VALUES, shapeProblem } from '../yaml-bounds.ts';
 import { checkPolicy, fieldErrorLines, lineOf, ManifestError, MAX_MANIFEST_BYTES, type LoadedPolicy } from '../../shared/netpol/manifests.ts';
 import { dns1123LabelErrors, labelKeyErrors, labelValueErrors } from '../../shared/netpol/names.ts';
@@ -315,9 +316,9 @@ export function manifestSummary(set: ManifestSet, pods: readonly PodSpec[]): str
   const ignoredTotal = ignored.reduce((n, [, c]) => n + c, 0);
   const namespaces = new Set([...set.namespaces.keys(), ...pods.map((p) => p.namespace), ...set.policies.map((p) => p.policy.metadata.namespace)]);
   return [
-    `manifests: ${set.files} file${set.files === 1 ? '' : 's'}: ${set.workloads.length} workload${set.workloads.length === 1 ? '' : 's'}${byKind ? ` (${byKind})` : ''} making ${pods.length} pod${pods.length === 1 ? '' : 's'}, ${set.policies.length} NetworkPolic${set.policies.length === 1 ? 'y' : 'ies'}, ${set.services.length} Service${set.services.length === 1 ? '' : 's'}, ${namespaces.size} namespace${namespaces.size === 1 ? '' : 's'}`,
+    `manifests: ${plural(set.files, 'file')}: ${plural(set.workloads.length, 'workload')}${byKind ? ` (${byKind})` : ''} making ${plural(pods.length, 'pod')}, ${plural(set.policies.length, 'NetworkPolicy', 'NetworkPolicies')}, ${plural(set.services.length, 'Service')}, ${plural(namespaces.size, 'namespace')}`,
     ...(set.services.length > 0 ? [`Services: ${serviceTargets(set).join(', ')}`] : []),
-    ...(ignoredTotal > 0 ? [`ignored ${ignoredTotal} object${ignoredTotal === 1 ? '' : 's'}: ${ignored.map(([k, c]) => `${c} ${k}`).join(', ')}`] : []),
+    ...(ignoredTotal > 0 ? [`ignored ${plural(ignoredTotal, 'object')}: ${ignored.map(([k, c]) => `${c} ${k}`).join(', ')}`] : []),
     ...set.notes,
   ];
 }

@@ -16,7 +16,7 @@ import clusterCrd from './crd/clusternetworkpolicies.v1alpha2.json' with { type:
 import { validateStructural, type StructuralSchema } from './crd-schema.ts';
 import { dns1123SubdomainErrors, labelKeyErrors, labelValueErrors } from './names.ts';
 import type { LabelSelector, Protocol } from './types.ts';
-import type { FieldErrors } from './validate.ts';
+import { pointerKey, type FieldErrors } from './validate.ts';
 
 export type Tier = 'Admin' | 'Baseline';
 export type Action = 'Accept' | 'Deny' | 'Pass';
@@ -98,7 +98,7 @@ function metadataErrors(meta: Json): FieldErrors[] {
       continue;
     }
     for (const [k, v] of Object.entries(map)) {
-      const at = `/metadata/${key}/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+      const at = `/metadata/${key}/${pointerKey(k)}`;
       for (const e of labelKeyErrors(k)) add(at, `Invalid value: ${JSON.stringify(k.slice(0, 100))}: ${e}`);
       if (typeof v !== 'string') add(at, 'Invalid value: must be a string');
       else if (key === 'labels') for (const e of labelValueErrors(v)) add(at, `Invalid value: ${JSON.stringify(v.slice(0, 100))}: ${e}`);

@@ -9,7 +9,7 @@
 // supported values: "Accept", "Deny", "Pass"`, `Required value`, `Too many: 26: must have at most
 // 25 items`, `Duplicate value: "10.0.0.0/8"`. Pure: no I/O; every document costs bounded work.
 import { RE2JS } from 're2js';
-import { parseCidr, type FieldErrors } from './validate.ts';
+import { parseCidr, pointerKey, type FieldErrors } from './validate.ts';
 
 export interface StructuralSchema {
   type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
@@ -91,8 +91,6 @@ export function fieldPath(pointer: string): string {
     .map((seg) => seg.replaceAll('~1', '/').replaceAll('~0', '~'))
     .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc === '' ? seg : `${acc}.${seg}`), '');
 }
-
-const pointerKey = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /**
  * Every violation of `schema` by `value`, as field errors with JSON pointer paths. `skip` names
