@@ -15,6 +15,8 @@
 // IPv4-mapped IPv6 CIDRs (`::ffff:1.2.3.4/120`, read differently by different software) are refused;
 // `generateName` without `name` is refused (a policy needs a stable name here).
 // Every document costs bounded work: at most MAX_VALUES JSON values are looked at.
+// About 400 lines on purpose: one walk over one document, whose checks share its error list and
+// its value budget; the name and label rules it applies are names.ts.
 import type {
   IPBlock,
   LabelSelector,
