@@ -154,12 +154,19 @@ describe('tasks run as a user', () => {
     needs(ctx);
     const user = nobody as Exclude<typeof nobody, { problem: string }>;
     const { ex, updates } = make({ defaultUser: USER });
-    const byDefault = spec('exec /bin/sleep 1000');
-    const asRoot = spec('exec /bin/sleep 1000', { user: 'root' });
+    // The pid TASK_RUNNING reports is setpriv's until it has set the ids and exec'd the command, so
+    // the credentials are judged once the task's own first instruction has run (it writes `started`).
+    const byDefault = spec(': > started; exec /bin/sleep 1000');
+    const asRoot = spec(': > started; exec /bin/sleep 1000', { user: 'root' });
     ex.launch(byDefault);
     ex.launch(asRoot);
-    expect(credentials(await running(updates, byDefault.taskId)).uid).toBe(`${user.uid} ${user.uid} ${user.uid} ${user.uid}`);
-    expect(credentials(await running(updates, asRoot.taskId)).uid).toBe('0 0 0 0');
+    const started = async (s: LaunchSpec) => {
+      const pid = await running(updates, s.taskId);
+      await waitFor(() => existsSync(join(s.sandboxDir, 'started')), { message: `${s.taskId} started` });
+      return pid;
+    };
+    expect(credentials(await started(byDefault)).uid).toBe(`${user.uid} ${user.uid} ${user.uid} ${user.uid}`);
+    expect(credentials(await started(asRoot)).uid).toBe('0 0 0 0');
   });
 
   it('a root task can leave its cgroup (what the docs say a root task can escape)', async (ctx) => {
