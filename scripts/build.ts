@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { collectBuiltinFiles } from '../scenarios/builtin.ts';
+import { collectBuiltinFiles } from '../scenarios/model/builtin.ts';
 import { PROGRAMS } from './lib/programs.ts';
 import { bundleProgram } from './lib/bundle.ts';
 import { run, writeExecutable, type Start } from './lib/sea.ts';
@@ -99,7 +99,7 @@ function collectorDefines(): Record<string, string> {
   return { STARMAP_UI_ASSETS: JSON.stringify(assets), 'import.meta.dirname': 'undefined' };
 }
 
-/** The built-in scenarios and the manifests they name (scenarios/builtin.ts collects them), for STARMAP_BUILTIN_FILES. */
+/** The built-in scenarios and the manifests they name (scenarios/model/builtin.ts collects them), for STARMAP_BUILTIN_FILES. */
 function scenarioDefines(): Record<string, string> {
   return { STARMAP_BUILTIN_FILES: JSON.stringify(collectBuiltinFiles(root)), 'import.meta.dirname': 'undefined' };
 }

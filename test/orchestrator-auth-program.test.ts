@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { authHeader, loginWithPassword, loginWithServiceAccount } from '../orchestrator/auth/client.ts';
-import { OrchestratorClient } from '../scenarios/orchestrator-client.ts';
+import { OrchestratorClient } from '../scenarios/run/orchestrator-client.ts';
 import { startOrchestrator } from './helpers/orchestrator.ts';
 import { stopAll, tempDir } from './helpers/process.ts';
 

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startBundled } from '../scenarios/bundled.ts';
+import { startBundled } from '../scenarios/run/bundled-orchestrator.ts';
 import { NODE, stopAll, tempDir } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
 

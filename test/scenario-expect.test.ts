@@ -5,14 +5,16 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
-import { expectStep } from '../scenarios/expect.ts';
-import { checkScenario, explainConnection } from '../scenarios/inspect.ts';
-import { loadScenario } from '../scenarios/load.ts';
-import type { Observation } from '../scenarios/observe.ts';
-import { Report, ScenarioReport } from '../scenarios/report-schema.ts';
-import { cellResults, stepResult, stepText, toJunit, type ScenarioReportDoc } from '../scenarios/report.ts';
-import { cellKey } from '../scenarios/resolve.ts';
-import { desiredState, notRunCells, policyMistakes } from '../scenarios/steps.ts';
+import { expectStep } from '../scenarios/model/expect.ts';
+import { checkScenario } from '../scenarios/cli/check.ts';
+import { explainConnection } from '../scenarios/cli/explain.ts';
+import { loadScenario } from '../scenarios/model/load.ts';
+import type { Observation } from '../scenarios/run/observe.ts';
+import { Report, ScenarioReport } from '../scenarios/report/schema.ts';
+import { cellResults, stepResult, stepText, type ScenarioReportDoc } from '../scenarios/report/results.ts';
+import { toJunit } from '../scenarios/report/junit.ts';
+import { cellKey } from '../scenarios/model/resolve.ts';
+import { desiredState, notRunCells, policyMistakes } from '../scenarios/run/steps.ts';
 import { ROOT, tempDir } from './helpers/process.ts';
 
 /** A report of an isolated, enforced run made now, with what a test sets. */
@@ -264,8 +266,8 @@ describe('scenario explain', () => {
 });
 
 describe('published report schema', () => {
-  it('scenarios/report.schema.json is the schema the reports are written to', () => {
-    const published = JSON.parse(readFileSync(join(ROOT, 'scenarios', 'report.schema.json'), 'utf8')) as unknown;
+  it('scenarios/report/report.schema.json is the schema the reports are written to', () => {
+    const published = JSON.parse(readFileSync(join(ROOT, 'scenarios', 'report', 'report.schema.json'), 'utf8')) as unknown;
     expect(published).toEqual(JSON.parse(JSON.stringify(Report)));
   });
 });

@@ -5,9 +5,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readScenario } from '../scenarios/model.ts';
-import { resolveScenario } from '../scenarios/resolve.ts';
-import { MAX_FLOW_DEPTH, MAX_INDENT, MAX_VALUES, shapeProblem } from '../scenarios/yaml-bounds.ts';
+import { readScenario } from '../scenarios/model/scenario-file.ts';
+import { resolveScenario } from '../scenarios/model/resolve.ts';
+import { MAX_FLOW_DEPTH, MAX_INDENT, MAX_VALUES, shapeProblem } from '../scenarios/model/yaml-bounds.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 
 afterAll(stopAll);

@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expectStep } from '../scenarios/expect.ts';
-import { loadScenario } from '../scenarios/load.ts';
-import { ScenarioReport } from '../scenarios/report-schema.ts';
-import type { ScenarioReportDoc } from '../scenarios/report.ts';
+import { expectStep } from '../scenarios/model/expect.ts';
+import { loadScenario } from '../scenarios/model/load.ts';
+import { ScenarioReport } from '../scenarios/report/schema.ts';
+import type { ScenarioReportDoc } from '../scenarios/report/results.ts';
 import { isolationSkip } from './helpers/isolation.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 

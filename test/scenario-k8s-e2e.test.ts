@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
 import { leftovers } from '../orchestrator/isolation/index.ts';
-import { SetReport, type SetReportDoc } from '../scenarios/report-schema.ts';
+import { SetReport, type SetReportDoc } from '../scenarios/report/schema.ts';
 import { isolationSkip } from './helpers/isolation.ts';
 import { NODE, ROOT, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 

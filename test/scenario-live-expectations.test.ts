@@ -1,14 +1,14 @@
-// What the runner publishes to the collector UI (scenarios/live-expectations.ts), from the stars
+// What the runner publishes to the collector UI (scenarios/run/live-expectations.ts), from the stars
 // demo's real plan, without deploying anything: cells named by the collector's resource ids (the
 // management UI's own row by its pod name), each probe cell with the URL it checks, the scenario's
 // short names, the evaluator's reasons per side, and the runner's view once a step is judged.
 import { describe, expect, it } from 'vitest';
-import { planApps } from '../scenarios/deploy-plan.ts';
-import { expectStep } from '../scenarios/expect.ts';
-import { collectorNaming, LiveExpectations, type PublishedStep } from '../scenarios/live-expectations.ts';
-import { loadScenario } from '../scenarios/load.ts';
-import type { Located } from '../scenarios/observe.ts';
-import { cellResults, stepResult } from '../scenarios/report.ts';
+import { planApps } from '../scenarios/run/deploy-plan.ts';
+import { expectStep } from '../scenarios/model/expect.ts';
+import { collectorNaming, LiveExpectations, type PublishedStep } from '../scenarios/run/live-expectations.ts';
+import { loadScenario } from '../scenarios/model/load.ts';
+import type { Located } from '../scenarios/run/observe.ts';
+import { cellResults, stepResult } from '../scenarios/report/results.ts';
 
 const stars = loadScenario('stars');
 const plan = planApps(stars, { probe: ['probe'], collector: ['collector'] }, { isolated: true }, () => '/dev/null');

@@ -5,9 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expectStep } from '../scenarios/expect.ts';
-import { checkScenario } from '../scenarios/inspect.ts';
-import { loadScenario } from '../scenarios/load.ts';
+import { expectStep } from '../scenarios/model/expect.ts';
+import { checkScenario } from '../scenarios/cli/check.ts';
+import { loadScenario } from '../scenarios/model/load.ts';
 import { NODE, removeTempDirs, ROOT, tempDir } from './helpers/process.ts';
 
 afterAll(removeTempDirs);

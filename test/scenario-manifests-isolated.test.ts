@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ScenarioReportDoc } from '../scenarios/report.ts';
+import type { ScenarioReportDoc } from '../scenarios/report/results.ts';
 import { isolationSkip } from './helpers/isolation.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 

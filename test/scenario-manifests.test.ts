@@ -6,11 +6,11 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expectStep } from '../scenarios/expect.ts';
-import { loadScenario } from '../scenarios/load.ts';
+import { expectStep } from '../scenarios/model/expect.ts';
+import { loadScenario } from '../scenarios/model/load.ts';
 import { manifestPods, manifestSummary, readManifestSet, type ManifestSet } from '../scenarios/model/manifests.ts';
 import { readManifestSources } from '../scenarios/model/sources.ts';
-import { MAX_CELLS, MAX_PODS, type ResolvedScenario } from '../scenarios/resolve.ts';
+import { MAX_CELLS, MAX_PODS, type ResolvedScenario } from '../scenarios/model/resolve.ts';
 import { removeTempDirs, tempDir } from './helpers/process.ts';
 
 afterAll(removeTempDirs);

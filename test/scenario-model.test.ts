@@ -4,9 +4,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BUILTIN } from '../scenarios/builtin.ts';
-import { loadScenario } from '../scenarios/load.ts';
-import { cellKey, type ResolvedScenario } from '../scenarios/resolve.ts';
+import { BUILTIN } from '../scenarios/model/builtin.ts';
+import { loadScenario } from '../scenarios/model/load.ts';
+import { cellKey, type ResolvedScenario } from '../scenarios/model/resolve.ts';
 import { ROOT, tempDir } from './helpers/process.ts';
 
 /** Resolves scenario text; `files` are manifests beside it. */
@@ -85,8 +85,8 @@ describe('scenario files: schema and errors', () => {
   });
 
   it('the published schema is the one the parser uses', async () => {
-    const { Scenario } = await import('../scenarios/schema.ts');
-    const published = JSON.parse(readFileSync(join(ROOT, 'scenarios', 'scenario.schema.json'), 'utf8')) as unknown;
+    const { Scenario } = await import('../scenarios/model/schema.ts');
+    const published = JSON.parse(readFileSync(join(ROOT, 'scenarios', 'model', 'scenario.schema.json'), 'utf8')) as unknown;
     expect(published).toEqual(JSON.parse(JSON.stringify(Scenario)));
   });
 });

@@ -4,11 +4,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { assignHostPorts, planApps } from '../scenarios/deploy-plan.ts';
-import { loadScenario } from '../scenarios/load.ts';
-import { observe, type Located } from '../scenarios/observe.ts';
-import { cellKey } from '../scenarios/resolve.ts';
-import { settle } from '../scenarios/settle.ts';
+import { assignHostPorts, planApps } from '../scenarios/run/deploy-plan.ts';
+import { loadScenario } from '../scenarios/model/load.ts';
+import { observe, type Located } from '../scenarios/run/observe.ts';
+import { cellKey } from '../scenarios/model/resolve.ts';
+import { settle } from '../scenarios/run/settle.ts';
 import { NODE, freePort, start, stopAll, tempDir, waitForHttp, type Running } from './helpers/process.ts';
 
 afterAll(stopAll);

@@ -5,8 +5,8 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Report, ScenarioReport } from '../scenarios/report-schema.ts';
-import type { ScenarioReportDoc } from '../scenarios/report.ts';
+import { Report, ScenarioReport } from '../scenarios/report/schema.ts';
+import type { ScenarioReportDoc } from '../scenarios/report/results.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 
 afterAll(stopAll);

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TerminalLines, type Output } from '../scenarios/terminal.ts';
+import { TerminalLines, type Output } from '../scenarios/cli/terminal.ts';
 import { NODE, start, stopAll, tempDir, type Running } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
 

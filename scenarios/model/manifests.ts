@@ -11,13 +11,13 @@
 // with its line), the kind and name, the field and its line; all of them at once.
 // Pure: the caller reads the texts (sources.ts).
 import { parseAllDocuments, type Document } from 'yaml';
-import { plural } from '../plural.ts';
-import { aliasProblem, MAX_ALIASES, MAX_MANIFEST_VALUES, shapeProblem } from '../yaml-bounds.ts';
+import { plural } from '../../shared/plural.ts';
+import { aliasProblem, MAX_ALIASES, MAX_MANIFEST_VALUES, shapeProblem } from './yaml-bounds.ts';
 import { checkPolicy, fieldErrorLines, lineOf, ManifestError, MAX_MANIFEST_BYTES, type LoadedPolicy } from '../../shared/netpol/manifests.ts';
 import { dns1123LabelErrors, labelKeyErrors, labelValueErrors } from '../../shared/netpol/names.ts';
 import { NAMESPACE_NAME_LABEL, type NamedPort } from '../../shared/netpol/types.ts';
 import { pointerKey } from '../../shared/netpol/validate.ts';
-import type { PodSpec } from '../resolve.ts';
+import type { PodSpec } from './resolve.ts';
 import { groupOf, makesPods, POD_KINDS, readWorkload, type Workload } from './workloads.ts';
 
 export { ManifestError };

@@ -6,9 +6,9 @@
 // its ports: that is refused, saying so. Pure but for reading the texts (ManifestIo). The state
 // given is changed in place; problems are returned.
 import { objectId, type NetworkPolicyObject } from '../../shared/netpol/types.ts';
-import type { PodSpec } from '../resolve.ts';
+import type { PodSpec } from './resolve.ts';
 import { ManifestError, readManifestSet, type ManifestSet } from './manifests.ts';
-import { manifestPath, type ManifestIo } from './scenario.ts';
+import { manifestPath, type ManifestIo } from './scenario-manifests.ts';
 
 export interface StepManifestsDoc {
   apply?: string[];

@@ -23,6 +23,15 @@ export const BOUNDARIES = [
   { from: 'orchestrator/', to: but([...PROGRAMS, ...OUTSIDE], 'orchestrator/'), why: 'the orchestrator depends on shared/ only' },
   // scenarios/ drives an orchestrator and feeds a collector: it may read their wire types and defaults.
   { from: 'scenarios/', to: ['probe/', ...OUTSIDE], why: 'scenarios/ drives the programs through their APIs' },
+  // Inside scenarios/: cli/ (one file per command) stands on run/ (deploy, apply, observe, settle),
+  // which stands on report/ (results and their formats), which stands on model/ (reading and meaning).
+  {
+    from: 'scenarios/model/',
+    to: ['scenarios/cli/', 'scenarios/run/', 'scenarios/report/', 'scenarios/main.ts'],
+    why: 'the model says what a scenario means, with no notion of running or reporting it',
+  },
+  { from: 'scenarios/report/', to: ['scenarios/cli/', 'scenarios/run/', 'scenarios/main.ts'], why: 'reports render results they are given' },
+  { from: 'scenarios/run/', to: ['scenarios/cli/', 'scenarios/main.ts'], why: 'the runner is driven by the commands, never the other way' },
   // The pure NetworkPolicy model: no I/O, nothing outside itself.
   { from: 'shared/netpol/', to: ['node:', 'shared/'], why: 'shared/netpol/ is pure (no I/O) and self-contained' },
   // The evaluator and the nftables renderer stay independent: each checks the other on real packets,

@@ -1,5 +1,5 @@
 // The scenario file's schema. One TypeBox schema drives validation, the TypeScript types and the
-// published JSON Schema (`scenario schema` prints it; scenarios/scenario.schema.json is the
+// published JSON Schema (`scenario schema` prints it; scenarios/model/scenario.schema.json is the
 // committed copy). What the schema cannot say (references between parts, label syntax, the
 // manifests themselves) is checked in model.ts and resolve.ts.
 //

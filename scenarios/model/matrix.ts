@@ -1,10 +1,10 @@
 // Hand-written expectations, cyclonus / Kubernetes-e2e style truth tables: rows are sources,
 // columns destinations, '.' allowed, 'X' blocked, '-' not judged. A step gives them per port and
 // protocol ("80/TCP": matrix) and/or for every port of a pair (matrix, edges, default). Pure.
-import type { Protocol } from '../shared/netpol/types.ts';
+import type { Protocol } from '../../shared/netpol/types.ts';
 import type { Cell, PodSpec } from './resolve.ts';
 import { nearest, nearestText } from './nearest.ts';
-import { plural } from './plural.ts';
+import { plural } from '../../shared/plural.ts';
 import { PORT_KEY, type ExpectationDoc } from './schema.ts';
 
 /** Resolves the names a file uses for pods: `ns/pod`, a pod name (same namespace first, else unique), or a short label. */

@@ -1,9 +1,9 @@
 // What a step's policies say, cell by cell: the evaluator's verdict and reasons beside the
 // author's intended verdict, and where the two disagree (a policy-writing mistake, found before
 // anything is deployed). Pure; the runner, `scenario explain` and the reports read this.
-import { Evaluator, type Cluster, type Verdict } from '../shared/netpol/evaluate.ts';
-import { reasonLine } from '../shared/netpol/explain.ts';
-import type { PodInfo } from '../shared/netpol/types.ts';
+import { Evaluator, type Cluster, type Verdict } from '../../shared/netpol/evaluate.ts';
+import { reasonLine } from '../../shared/netpol/explain.ts';
+import type { PodInfo } from '../../shared/netpol/types.ts';
 import type { Cell, ResolvedScenario, ResolvedStep } from './resolve.ts';
 
 export interface CellExpectation {

@@ -4,8 +4,8 @@
 // drawn in the colour of its kind whether or not it carries traffic: a policy-writing mistake
 // (intended != computed), an enforcement fault (computed != observed, dashed when the packets were
 // blocked where the policies allow them), or no value; its <title> lists the cells and reasons.
-import type { CellResultDoc, ScenarioReportDoc } from './report-schema.ts';
-import { plural } from './plural.ts';
+import type { CellResultDoc, ScenarioReportDoc } from './schema.ts';
+import { plural } from '../../shared/plural.ts';
 
 export type GraphPod = Pick<ScenarioReportDoc['pods'][number], 'id' | 'short' | 'namespace'>;
 

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { getOnce } from '../shared/get-once.ts';
+import { getOnce } from '../../shared/get-once.ts';
 
 /** How long one readiness attempt (GET /ping) may take. */
 const PING_TIMEOUT_MS = 1000;

@@ -9,11 +9,11 @@
 // report (names, descriptions, reasons, which come from scenario files and manifests) is escaped.
 // Size: each cell's reasons are stored once per distinct text in a dictionary; a table cell holds
 // the index and the script builds its tooltip on hover; mismatching cells carry theirs inline.
-import { esc, graphSvg } from './report-graph.ts';
-import { failureLine, summaryLine } from './report.ts';
-import type { CellResultDoc, CellStatusName, ScenarioReportDoc, SetReportDoc, StepResultDoc } from './report-schema.ts';
-import { portGroups, type PortGroup } from './tables.ts';
-import { plural } from './plural.ts';
+import { esc, graphSvg } from './graph.ts';
+import { failureLine, summaryLine } from './results.ts';
+import type { CellResultDoc, CellStatusName, ScenarioReportDoc, SetReportDoc, StepResultDoc } from './schema.ts';
+import { portGroups, type PortGroup } from './truth-table.ts';
+import { plural } from '../../shared/plural.ts';
 
 export interface HtmlOptions {
   /** Mismatches listed per kind and step; the rest are counted (the JSON report has them all). */

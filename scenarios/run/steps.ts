@@ -1,12 +1,12 @@
 // The pure parts of running a scenario: the settle budget, which cells cannot be observed, the
 // state a step asks the orchestrator for, and the check that the policies say what each step
 // intends (made before anything starts), with its report.
-import { resolvePolicy } from '../shared/netpol/ip-template.ts';
-import { expectStep, type StepExpectation } from './expect.ts';
+import { resolvePolicy } from '../../shared/netpol/ip-template.ts';
+import { expectStep, type StepExpectation } from '../model/expect.ts';
 import type { DesiredState } from './policies.ts';
-import { cellResults, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from './report.ts';
-import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
-import { LEGEND } from './tables.ts';
+import { cellResults, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from '../report/results.ts';
+import type { ResolvedScenario, ResolvedStep } from '../model/resolve.ts';
+import { LEGEND } from '../report/truth-table.ts';
 
 /** The settle budget of a scenario: probe interval + check timeout + 1 s (issue #18). */
 export function settleBudgetMs(s: Pick<ResolvedScenario, 'probeSeconds' | 'timeoutSeconds'>): number {

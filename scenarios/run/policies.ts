@@ -7,10 +7,10 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { POLICY_PATH } from '../orchestrator/isolation/policy-routes.ts';
-import { objectId, type NetworkPolicyObject } from '../shared/netpol/types.ts';
+import { POLICY_PATH } from '../../orchestrator/isolation/policy-routes.ts';
+import { objectId, type NetworkPolicyObject } from '../../shared/netpol/types.ts';
 import type { OrchestratorClient } from './orchestrator-client.ts';
-import type { DialectPolicyDoc } from './schema.ts';
+import type { DialectPolicyDoc } from '../model/schema.ts';
 
 export { POLICY_PATH };
 export const CHANGES_PATH = '/v2/starmap/changes';

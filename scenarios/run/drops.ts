@@ -5,7 +5,7 @@
 // so a renderer that drops on the wrong side shows.
 import { DROPS_PATH } from './policies.ts';
 import { OrchestratorError, type OrchestratorClient } from './orchestrator-client.ts';
-import type { Cell } from './resolve.ts';
+import type { Cell } from '../model/resolve.ts';
 
 export type DropCounts = Map<string, number>;
 

@@ -1,7 +1,7 @@
 // The JSON report of a scenario run (`scenario run --report-json FILE`): every cell of every step
 // with what was intended, what the policies say and why, what the packets did, and which side
 // dropped a blocked connection. One TypeBox schema drives the types and the published JSON Schema
-// (`scenario report-schema` prints it; scenarios/report.schema.json is the committed copy), so
+// (`scenario report-schema` prints it; scenarios/report/report.schema.json is the committed copy), so
 // other tools can read the report.
 import { type Static, Type } from '@sinclair/typebox';
 
@@ -196,3 +196,9 @@ export type CellStatusName = Static<typeof CellStatus>;
 export type StepResultDoc = Static<typeof StepResult>;
 export type ScenarioReportDoc = Static<typeof ScenarioReport>;
 export type SetReportDoc = Static<typeof SetReport>;
+
+/** What a run reports: one scenario, or a set of them. */
+export type ReportDoc = ScenarioReportDoc | SetReportDoc;
+
+/** The scenarios of a report document, in order. */
+export const scenariosOf = (doc: ReportDoc): readonly ScenarioReportDoc[] => ('scenarios' in doc ? doc.scenarios : [doc]);

@@ -8,13 +8,13 @@
 // is said once as a note.
 import type { Static } from '@sinclair/typebox';
 import { request } from 'undici';
-import type { ExpectationsDoc, ExpectedCell } from '../collector/expectations.ts';
-import { sideText } from '../shared/netpol/explain.ts';
-import type { SideVerdict } from '../shared/netpol/evaluate.ts';
-import type { CellExpectation, StepExpectation } from './expect.ts';
+import type { ExpectationsDoc, ExpectedCell } from '../../collector/expectations.ts';
+import { sideText } from '../../shared/netpol/explain.ts';
+import type { SideVerdict } from '../../shared/netpol/evaluate.ts';
+import type { CellExpectation, StepExpectation } from '../model/expect.ts';
 import type { Located } from './observe.ts';
-import { cellKey } from './resolve.ts';
-import type { CellResultDoc, StepResultDoc } from './report.ts';
+import { cellKey } from '../model/resolve.ts';
+import type { CellResultDoc, StepResultDoc } from '../report/results.ts';
 
 export const EXPECTATIONS_PATH = '/starmap/expectations';
 const TIMEOUT_MS = 2000;

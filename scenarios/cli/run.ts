@@ -3,28 +3,31 @@
 // when the machine can) or logs in to the one given, runs the scenarios (those with the same pods
 // on one deployment), writes the reports and says how it went.
 import { execFileSync } from 'node:child_process';
+import { isIP } from 'node:net';
+import type { Argv, CommandModule } from 'yargs';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { createSocket } from 'node:dgram';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { startBundled, type Bundled } from './bundled.ts';
-import { assignHostPorts, groupId, portNumbers } from './deploy-plan.ts';
-import { collectorNaming, LiveExpectations } from './live-expectations.ts';
-import { loadTargets } from './load.ts';
-import { ScenarioError } from './model.ts';
-import { OrchestratorClient } from './orchestrator-client.ts';
-import { ChangesEndpoint, HookPolicies, NoPolicies, POLICY_PATH, type PolicyApplier } from './policies.ts';
-import { locatePrograms } from './programs.ts';
-import type { SetReportDoc } from './report-schema.ts';
-import { reportHtml } from './report-html.ts';
-import { toJson, toJunit, type ScenarioReportDoc, type StepResultDoc } from './report.ts';
-import type { ResolvedScenario } from './resolve.ts';
-import type { Located } from './observe.ts';
-import { DEFAULTS } from '../orchestrator/config.ts';
-import { runDeployment, stoppedBy, topology } from './run.ts';
-import { preflight } from './steps.ts';
+import { startBundled, type Bundled } from '../run/bundled-orchestrator.ts';
+import { groupId } from '../run/deploy-plan.ts';
+import { loopbackPorts, uiAddress } from '../run/host-ports.ts';
+import { collectorNaming, LiveExpectations } from '../run/live-expectations.ts';
+import { loadTargets } from '../model/load.ts';
+import { ScenarioError } from '../model/scenario-file.ts';
+import { OrchestratorClient } from '../run/orchestrator-client.ts';
+import { ChangesEndpoint, HookPolicies, NoPolicies, POLICY_PATH, type PolicyApplier } from '../run/policies.ts';
+import { locatePrograms } from '../run/programs.ts';
+import type { SetReportDoc } from '../report/schema.ts';
+import { REPORT_FORMATS } from '../report/formats.ts';
+import type { ScenarioReportDoc, StepResultDoc } from '../report/results.ts';
+import type { ResolvedScenario } from '../model/resolve.ts';
+import { DEFAULTS } from '../../orchestrator/config.ts';
+import { runDeployment, stoppedBy, topology } from '../run/runner.ts';
+import { preflight } from '../run/steps.ts';
 import { TerminalLines } from './terminal.ts';
+import { fail, manifestOptions, scenarioRef } from './options.ts';
+import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
+import { builtinNames } from '../model/builtin.ts';
 
 export interface RunArgs {
   scenario: string;
@@ -51,7 +54,9 @@ export interface RunArgs {
   replicas?: boolean;
 }
 
-export class RunError extends Error {}
+import { RunError } from '../errors.ts';
+
+export { RunError };
 
 /** Why this machine cannot isolate tasks, or undefined when it can. */
 export function isolationMissing(): string | undefined {
@@ -143,9 +148,12 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
   const doc: ScenarioReportDoc | SetReportDoc = targets.set
     ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered }
     : ordered[0]!;
-  if (args.reportJson) writeFileSync(args.reportJson, toJson(doc));
-  if (args.reportHtml) writeFileSync(args.reportHtml, reportHtml(doc));
-  if (args.reportJunit) writeFileSync(args.reportJunit, toJunit(ordered));
+  for (const [file, format] of [
+    [args.reportJson, 'json'],
+    [args.reportHtml, 'html'],
+    [args.reportJunit, 'junit'],
+  ] as const)
+    if (file) writeFileSync(file, REPORT_FORMATS[format](doc));
   log('');
   for (const [i, r] of ordered.entries()) log(summary(r, targets.scenarios[i]!.steps.length));
   if (targets.set) {
@@ -293,64 +301,6 @@ async function runAll(
   }
 }
 
-/**
- * Where people open the collector UI: the port the orchestrator published (--publish-address) when
- * it did, else the task's own address (this machine only). For a loopback address, one line on how
- * to reach it from elsewhere; for 0.0.0.0, this machine's addresses (nothing is looked up).
- */
-export function uiAddress(ui: Located, publishAddress: string | undefined): { url: string; note?: string } {
-  if (!ui.published || !publishAddress || publishAddress === 'off') return { url: `${ui.base}/` };
-  const port = ui.published;
-  const host = (a: string) => (a.includes(':') ? `[${a}]` : a);
-  if (publishAddress === '0.0.0.0' || publishAddress === '::') {
-    const mine = Object.values(networkInterfaces())
-      .flatMap((l) => l ?? [])
-      .filter((i) => !i.internal && (publishAddress === '::' || i.family === 'IPv4'));
-    const others = mine.map((i) => `http://${host(i.address)}:${port}/`);
-    return { url: `http://127.0.0.1:${port}/`, note: `open to the network (the collector has no login)${others.length ? `: ${others.join('  ')}` : ''}` };
-  }
-  const url = `http://${host(publishAddress)}:${port}/`;
-  if (publishAddress.startsWith('127.') || publishAddress === '::1') {
-    return {
-      url,
-      note: `this machine only; from another: ssh -L ${port}:${host(publishAddress)}:${port} <user>@<this machine>, then open http://localhost:${port}/ (or npm start -- --publish-address=0.0.0.0 to open it to the network)`,
-    };
-  }
-  return { url };
-}
-
-/** Whether a port is free on 127.0.0.1 for both TCP and UDP (a probe serves both on one number). */
-async function portFree(port: number): Promise<boolean> {
-  const tcp = await new Promise<boolean>((res) => {
-    const srv = createServer();
-    srv.once('error', () => res(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
-  });
-  if (!tcp) return false;
-  return new Promise<boolean>((res) => {
-    const sock = createSocket('udp4');
-    sock.once('error', () => (sock.close(), res(false)));
-    sock.bind(port, '127.0.0.1', () => sock.close(() => res(true)));
-  });
-}
-
-/**
- * Host ports for the loopback layout, each free for TCP and UDP when chosen, below Linux's
- * ephemeral range (32768+) so that outgoing connections do not take them meanwhile.
- */
-async function loopbackPorts(s: ResolvedScenario): Promise<Map<string, Map<number, number>>> {
-  const taken = new Set<number>();
-  const free: number[] = [];
-  const needed = s.pods.reduce((n, p) => n + portNumbers(p).length, 0);
-  for (let tries = 0; free.length < needed && tries < needed * 20; tries++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if (!taken.has(port) && (await portFree(port))) free.push(port);
-    taken.add(port);
-  }
-  if (free.length < needed) throw new RunError(`could not find ${needed} free ports on 127.0.0.1 for the loopback layout`);
-  return assignHostPorts(s.pods, () => free.shift()!);
-}
-
 function notRunReport(s: ResolvedScenario): ScenarioReportDoc {
   const now = new Date().toISOString();
   return {
@@ -367,3 +317,75 @@ function notRunReport(s: ResolvedScenario): ScenarioReportDoc {
     steps: [],
   };
 }
+
+export const runCommand: CommandModule = {
+  command: 'run <scenario>',
+  describe: 'run a scenario file (YAML or JSON), a directory of them, or a built-in scenario or set',
+  builder: (y: Argv) =>
+    y
+      .positional('scenario', {
+        type: 'string',
+        demandOption: true,
+        describe: `file, directory of scenario files, Kubernetes manifests (a file, a directory, - for stdin), or a built-in: ${builtinNames()}`,
+      })
+      .options(manifestOptions)
+      .option('orchestrator', { type: 'string', describe: 'URL of a running Marathon-compatible orchestrator (default: start the bundled one)' })
+      .option('uid', { type: 'string', default: 'admin', describe: 'account to log in with (with --password or $STARMAP_PASSWORD)' })
+      .option('password', { type: 'string', describe: 'password for --uid (prefer $STARMAP_PASSWORD)' })
+      .option('token', { type: 'string', describe: 'an authorization token instead of a login (or $STARMAP_TOKEN)' })
+      .option('isolation', {
+        choices: ['auto', 'netns', 'off'] as const,
+        default: 'auto' as const,
+        describe: 'task isolation of the bundled orchestrator (auto: netns when root with iproute2 and nftables)',
+      })
+      .option('policy-hook', { type: 'string', describe: "command that applies a step's policies on another orchestrator; gets the path of a JSON file" })
+      .option('report-json', { type: 'string', describe: 'write the JSON report here' })
+      .option('report-junit', { type: 'string', describe: 'write a JUnit XML report here' })
+      .option('report-html', {
+        type: 'string',
+        describe:
+          'write a self-contained HTML report here (opens without network): per step the intended, computed and observed tables, the mismatches with their reasons, convergence times and a graph',
+      })
+      .option('step-timeout', {
+        type: 'number',
+        describe: 'seconds a step may take to settle before it fails (default: the larger of 10 s and four times probe interval + timeout + 1 s)',
+      })
+      .option('pause', { type: 'number', default: 0, describe: 'seconds to linger after each step (for watching the UI)' })
+      .option('keep', { type: 'boolean', default: false, describe: 'leave the apps deployed at the end' })
+      .option('publish-address', {
+        type: 'string',
+        default: DEFAULTS.publishAddress,
+        describe:
+          "isolated runs: where the bundled orchestrator publishes the pods' TCP ports on the host (the collector UI is printed there); 0.0.0.0 opens them to the network (the collector has no login), off publishes none",
+        coerce: (v: string) => String(v).replace(/^\[(.*)\]$/, '$1'),
+      })
+      .option('netns-prefix', {
+        type: 'string',
+        describe:
+          'isolated runs: prefix of what the bundled orchestrator creates (default smap; another for a second run on the same machine, with --netns-subnet)',
+        coerce: prefixFlag('netns-prefix'),
+      })
+      .option('netns-subnet', {
+        type: 'string',
+        describe: 'isolated runs: the task subnet of the bundled orchestrator (default 10.213.0.0/24)',
+        coerce: subnetFlag('netns-subnet'),
+      })
+      .option('hold', { type: 'boolean', default: false, describe: 'after the last step keep everything running until Ctrl-C, then clean up (demos)' })
+      .check((a) => {
+        if (a.stepTimeout != null && !(Number(a.stepTimeout) > 0)) throw new Error('invalid value for --step-timeout: expected seconds > 0');
+        if (!(a.pause >= 0)) throw new Error('invalid value for --pause: expected seconds >= 0');
+        if (a.publishAddress !== 'off' && isIP(String(a.publishAddress)) === 0)
+          throw new Error(
+            `invalid value for --publish-address: ${JSON.stringify(a.publishAddress)} (expected an IP address such as 127.0.0.1 or 0.0.0.0, or off)`,
+          );
+        return true;
+      }),
+  handler: async (a) => {
+    try {
+      process.exitCode = await run({ ...(a as unknown as RunArgs), scenario: scenarioRef(a.scenario) });
+    } catch (err) {
+      if (err instanceof RunError) fail(err.message);
+      throw err;
+    }
+  },
+};

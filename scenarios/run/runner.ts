@@ -18,16 +18,16 @@ import { join } from 'node:path';
 import { groupId, planApps, type Programs } from './deploy-plan.ts';
 import { deploy } from './deploy.ts';
 import { droppedBy, readDrops } from './drops.ts';
-import { expectStep, type StepExpectation } from './expect.ts';
+import { expectStep, type StepExpectation } from '../model/expect.ts';
 import { observe, type Located, type Observation } from './observe.ts';
 import type { OrchestratorClient } from './orchestrator-client.ts';
 import type { PolicyApplier } from './policies.ts';
-import { cellResults, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from './report.ts';
-import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
+import { cellResults, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from '../report/results.ts';
+import type { ResolvedScenario, ResolvedStep } from '../model/resolve.ts';
 import { settle } from './settle.ts';
 import { desiredState, emptyReport, notRunCells, policyMistakes, preflight, refuse, scenarioOutcome, settleBudgetMs } from './steps.ts';
-import { plural } from './plural.ts';
-import { LEGEND } from './tables.ts';
+import { plural } from '../../shared/plural.ts';
+import { LEGEND } from '../report/truth-table.ts';
 
 export interface RunOptions {
   client: OrchestratorClient;

@@ -29,7 +29,7 @@ export function collectBuiltinFiles(root: string): Record<string, string> {
 
 function fromDisk(): Record<string, string> {
   const here = import.meta.dirname as string | undefined;
-  return here ? collectBuiltinFiles(join(here, '..')) : {};
+  return here ? collectBuiltinFiles(join(here, '..', '..')) : {};
 }
 
 export const BUILTIN_FILES: Record<string, string> = typeof STARMAP_BUILTIN_FILES === 'undefined' ? fromDisk() : STARMAP_BUILTIN_FILES;

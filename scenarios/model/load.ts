@@ -4,10 +4,10 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { isMap, parseAllDocuments } from 'yaml';
 import { BUILTIN, BUILTIN_FILES, builtinNames } from './builtin.ts';
-import { MAX_SCENARIO_BYTES, readScenario, ScenarioError } from './model.ts';
+import { MAX_SCENARIO_BYTES, readScenario, ScenarioError } from './scenario-file.ts';
 import { resolveScenario, type ResolvedScenario } from './resolve.ts';
 import { MAX_MANIFEST_VALUES, shapeProblem } from './yaml-bounds.ts';
-import { isManifestDir, readManifestSources, readStdin } from './model/sources.ts';
+import { isManifestDir, readManifestSources, readStdin } from './sources.ts';
 
 /** How manifests are read: kubectl's --namespace for objects without one, --replicas. */
 export interface LoadOptions {

@@ -8,7 +8,7 @@
 // - loopback: no isolation; every port of every pod is mapped to its own port on 127.0.0.1, so
 //   that nine pods can all "serve 80". Policies cannot be enforced there.
 // Pure: the caller writes the collector's resources file.
-import type { Cell, PodSpec, ResolvedScenario } from './resolve.ts';
+import type { Cell, PodSpec, ResolvedScenario } from '../model/resolve.ts';
 
 export interface Programs {
   /** Command (argv) that runs the probe, e.g. ['/path/dist/bin/probe'] or [node, 'probe/main.ts']. */

@@ -9,16 +9,16 @@
 // others (pods before cells, namespaces before steps); readers of each input live in their own
 // modules (model.ts, matrix.ts, dialect.ts, model/).
 import { dirname, isAbsolute, join, normalize } from 'node:path';
-import { cidrTexts, templateRefs } from '../shared/netpol/ip-template.ts';
-import { checkPolicy, loadManifests, ManifestError, type LoadedPolicy } from '../shared/netpol/manifests.ts';
-import { NAMESPACE_NAME_LABEL, objectId, type NamedPort, type NamespaceInfo, type NetworkPolicyObject, type Protocol } from '../shared/netpol/types.ts';
-import { labelKeyErrors, labelValueErrors } from '../shared/netpol/names.ts';
+import { cidrTexts, templateRefs } from '../../shared/netpol/ip-template.ts';
+import { checkPolicy, loadManifests, ManifestError, type LoadedPolicy } from '../../shared/netpol/manifests.ts';
+import { NAMESPACE_NAME_LABEL, objectId, type NamedPort, type NamespaceInfo, type NetworkPolicyObject, type Protocol } from '../../shared/netpol/types.ts';
+import { labelKeyErrors, labelValueErrors } from '../../shared/netpol/names.ts';
 import { dialectToNetworkPolicies } from './dialect.ts';
-import { directoryPolicies, manifestCells, manifestModel, type ManifestIo, type ManifestModel } from './model/scenario.ts';
-import { POD_KINDS } from './model/workloads.ts';
-import { applyStepManifests } from './model/step-manifests.ts';
+import { directoryPolicies, manifestCells, manifestModel, type ManifestIo, type ManifestModel } from './scenario-manifests.ts';
+import { POD_KINDS } from './workloads.ts';
+import { applyStepManifests } from './step-manifests.ts';
 import { intendedVerdicts, PodNames } from './matrix.ts';
-import { ScenarioError, type ParsedScenario } from './model.ts';
+import { ScenarioError, type ParsedScenario } from './scenario-file.ts';
 import type { AppDoc, DialectPolicyDoc, ModelDoc, StepDoc } from './schema.ts';
 
 /** Bounds: each pod is a process on this machine, each cell a check every probe interval. */

@@ -4,7 +4,7 @@
 import { type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parseDocument } from 'yaml';
-import { lineOf } from '../shared/netpol/manifests.ts';
+import { lineOf } from '../../shared/netpol/manifests.ts';
 import { Scenario, type ScenarioDoc } from './schema.ts';
 import { aliasProblem, MAX_ALIASES, shapeProblem } from './yaml-bounds.ts';
 
@@ -18,7 +18,9 @@ export { MAX_ALIASES };
 /** Schema errors worked out at most: a file of 100,000 bad steps needs only the first few said. */
 const MAX_SCHEMA_ERRORS = 200;
 
-export class ScenarioError extends Error {}
+import { ScenarioError } from '../errors.ts';
+
+export { ScenarioError };
 
 export interface ParsedScenario {
   doc: ScenarioDoc;

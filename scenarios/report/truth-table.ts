@@ -2,7 +2,7 @@
 // observed side by side, one set per port and protocol (or a single set when every pair has one
 // cell, as in the stars demo). '.' allowed, 'X' blocked, '-' not judged or not checked, '?' no
 // value, '~' not run; a '!' after a cell marks where it differs from the table before it.
-import type { Cell, PodSpec } from './resolve.ts';
+import type { Cell, PodSpec } from '../model/resolve.ts';
 
 export interface TableCell {
   cell: Cell;

@@ -3,7 +3,7 @@
 // directories recursively, `-` for stdin), as one set, made into pods. Throws ManifestError.
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import type { LoadedPolicy } from '../../shared/netpol/manifests.ts';
-import { cellKey, type Cell, type PodSpec } from '../resolve.ts';
+import { cellKey, type Cell, type PodSpec } from './resolve.ts';
 import { manifestPods, manifestSummary, readManifestSet, type ManifestSet, type ManifestSource } from './manifests.ts';
 
 export interface ManifestIo {

@@ -4,7 +4,7 @@
 import { groupDocument, type PlannedApp } from './deploy-plan.ts';
 import type { Located } from './observe.ts';
 import type { OrchestratorClient, Task } from './orchestrator-client.ts';
-import type { ResolvedScenario } from './resolve.ts';
+import type { ResolvedScenario } from '../model/resolve.ts';
 
 export interface Deployed {
   located: Located[];

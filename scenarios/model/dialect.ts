@@ -5,7 +5,7 @@
 // with `namespaceSelector: {}` for sources without a group, so the evaluator, the orchestrator and
 // a real cluster all read the same objects. Pure.
 import type { DialectPolicyDoc } from './schema.ts';
-import { NAMESPACE_NAME_LABEL, type NetworkPolicyObject, type NetworkPolicyPeer } from '../shared/netpol/types.ts';
+import { NAMESPACE_NAME_LABEL, type NetworkPolicyObject, type NetworkPolicyPeer } from '../../shared/netpol/types.ts';
 
 function peer(sel: { labels?: Record<string, string>; group?: string }): NetworkPolicyPeer {
   return {

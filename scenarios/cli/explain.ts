@@ -1,21 +1,17 @@
-// What a scenario says without deploying anything (no root needed):
-// - `scenario explain FILE --step NAME --from ns/pod --to ns/pod[:port/PROTOCOL]`: the reasons for
-//   one connection (or each port the scenario checks between the two), both sides;
-// - `scenario check FILE`: every step's computed tables beside the intended ones, and whether the
-//   policies say what the scenario intends.
-// Pure: text in, text out.
-import { verdictText } from '../shared/netpol/explain.ts';
-import type { Protocol } from '../shared/netpol/types.ts';
-import { expectStep } from './expect.ts';
-import { PodNames } from './matrix.ts';
-import { nearest } from './nearest.ts';
-import { cellResults, failureLine, stepResult } from './report.ts';
-import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
-import { notRunCells, settleBudgetMs } from './steps.ts';
-import { LEGEND } from './tables.ts';
-import { plural } from './plural.ts';
+// `scenario explain FILE --step NAME --from ns/pod --to ns/pod[:port/PROTOCOL]`: the reasons for
+// one connection (or each port the scenario checks between the two), both sides, without
+// deploying anything (no root needed). Pure apart from the command's own output.
+import type { Argv, CommandModule } from 'yargs';
+import { verdictText } from '../../shared/netpol/explain.ts';
+import type { Protocol } from '../../shared/netpol/types.ts';
+import { InspectError } from '../errors.ts';
+import { expectStep } from '../model/expect.ts';
+import { PodNames } from '../model/matrix.ts';
+import { nearest } from '../model/nearest.ts';
+import type { ResolvedScenario, ResolvedStep } from '../model/resolve.ts';
+import { fail, load, loadOptions, manifestOptions, scenarioPositional, scenarioRef } from './options.ts';
 
-export class InspectError extends Error {}
+export { InspectError };
 
 export function findStep(s: ResolvedScenario, name: string): ResolvedStep {
   const step = s.steps.find((st) => st.name === name) ?? (/^\d+$/.test(name) ? s.steps[Number(name) - 1] : undefined);
@@ -71,32 +67,35 @@ export function explainConnection(s: ResolvedScenario, opts: { step: string; fro
   return [head, ...body].join('\n');
 }
 
-/** Every step's tables and whether intended = computed; `ok` false on a policy-writing mistake. */
-export function checkScenario(s: ResolvedScenario): { ok: boolean; text: string } {
-  // Manifests: what was read, ignored and noted comes first.
-  const out = [...(s.manifests ? [...s.manifests, ''] : []), LEGEND];
-  let ok = true;
-  for (const step of s.steps) {
-    const exp = expectStep(s, step);
-    const cells = cellResults(exp, notRunCells(exp, true));
-    const result = stepResult(exp, s.pods, cells, { settled: null, durationMs: null, budgetMs: settleBudgetMs(s), lastFlipMs: null, observed: false });
-    const judged = exp.cells.filter((c) => c.intended !== null).length;
-    const head = `step ${step.index + 1}/${s.steps.length} ${step.name}`;
-    if (exp.mistakes.length > 0) {
-      ok = false;
-      out.push(
-        '',
-        `${head}: FAIL: intended != computed at ${plural(exp.mistakes.length, 'cell')} (a policy-writing mistake)`,
-        result.tables,
-        ...cells.filter((c) => c.status === 'intended != computed').map((c) => `  ${failureLine(c)}`),
+export const explainCommand: CommandModule = {
+  command: 'explain <scenario>',
+  describe:
+    'print why one connection is allowed or blocked at a step: both sides, the isolating policies and the rule that allows it (no deployment, no root)',
+  builder: (y: Argv) =>
+    y
+      .positional('scenario', scenarioPositional)
+      .options(manifestOptions)
+      .option('step', { type: 'string', demandOption: true, describe: 'step name (or number, from 1)' })
+      .option('from', { type: 'string', demandOption: true, describe: 'source pod: ns/pod (or its short label)' })
+      .option('to', {
+        type: 'string',
+        demandOption: true,
+        describe: 'destination: ns/pod, ns/pod:port/PROTOCOL or ns/pod:port-name; without a port, every port the scenario checks',
+      })
+      .option('ip', {
+        type: 'string',
+        array: true,
+        default: [] as string[],
+        describe: 'ns/pod=address, for ipBlocks (addresses are otherwise known only once deployed)',
+      }),
+  handler: (a) => {
+    try {
+      process.stdout.write(
+        `${explainConnection(load(scenarioRef(a.scenario), loadOptions(a)), { step: String(a.step), from: String(a.from), to: String(a.to), ips: a.ip as string[] })}\n`,
       );
-    } else
-      out.push(
-        '',
-        `${head}: ${step.intended ? `intended = computed (${plural(judged, 'judged cell')})` : `computed (${plural(exp.cells.length, 'cell')})`}`,
-        result.tables,
-      );
-  }
-  out.push('', ok ? `${s.name}: the policies say what every step intends` : `${s.name}: FAIL: intended != computed (a policy-writing mistake)`);
-  return { ok, text: out.join('\n') };
-}
+    } catch (err) {
+      if (err instanceof InspectError) fail(`${String(a.scenario)}: ${err.message}`);
+      throw err;
+    }
+  },
+};

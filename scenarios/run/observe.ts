@@ -2,6 +2,7 @@
 // like a kubelet) and the collector's GET /responses, and turns them into one observation per cell.
 import { request } from 'undici';
 import type { PlannedApp } from './deploy-plan.ts';
+import type { Observation } from '../report/results.ts';
 
 export interface Located {
   app: PlannedApp;
@@ -11,16 +12,7 @@ export interface Located {
   published?: number;
 }
 
-export interface Observation {
-  /** null: no value yet (not checked, or the agent could not be read). */
-  allowed: boolean | null;
-  /** The agent's reason (ok, timeout, refused …) or why there is no value. */
-  reason: string | null;
-  /** When the check that gave this value started (ISO); a value counts for a step only when it started after the step applied. */
-  checkedAt: string | null;
-  /** When the value last flipped, as the probe saw it (ISO). */
-  changedAt: string | null;
-}
+export type { Observation };
 
 interface ProbeTarget {
   url: string;

@@ -1,0 +1,46 @@
+// What the scenario commands share: how an error is said (exit 2), the manifest options, and
+// loading the scenario a command names.
+import { loadScenario, type LoadOptions } from '../model/load.ts';
+import type { ResolvedScenario } from '../model/resolve.ts';
+import { ScenarioError } from '../errors.ts';
+
+/** Says a bad input on stderr and exits 2 (bad input), as every command does. */
+export function fail(message: string): never {
+  process.stderr.write(`scenario: error: ${message}\n`);
+  process.exit(2);
+}
+
+/** Options of every command that takes manifests. */
+export const manifestOptions = {
+  namespace: { type: 'string', alias: 'n', describe: 'manifests: the namespace of objects that name none (default: default), as kubectl -n' },
+  replicas: {
+    type: 'boolean',
+    default: false,
+    describe: 'manifests: as many pods as each workload asks for, named <workload>-<n> (default: one per workload)',
+  },
+} as const;
+
+export const loadOptions = (a: { readonly [flag: string]: unknown }): LoadOptions => ({
+  ...(typeof a.namespace === 'string' ? { namespace: a.namespace } : {}),
+  ...(a.replicas === true ? { replicas: true } : {}),
+});
+
+/** yargs reads a lone `-` (stdin) as an empty string. */
+export const scenarioRef = (v: unknown): string => (v === '' || v === undefined ? '-' : String(v));
+
+/** The scenario a command names, or exit 2 saying why it cannot be read. */
+export function load(ref: string, opts: LoadOptions = {}): ResolvedScenario {
+  try {
+    return loadScenario(ref, opts);
+  } catch (err) {
+    if (err instanceof ScenarioError) fail(err.message);
+    throw err;
+  }
+}
+
+/** The positional scenario of check and explain. */
+export const scenarioPositional = {
+  type: 'string',
+  demandOption: true,
+  describe: 'file, Kubernetes manifests (a file, a directory, - for stdin), or a built-in name',
+} as const;
