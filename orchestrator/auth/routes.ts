@@ -31,7 +31,7 @@ import { MAX_TOKEN_CHARS, TokenError, TokenService, verifyLoginToken } from './t
 
 export const ADMIN_UID = 'admin';
 export const ADMIN_PASSWORD_FILE = 'admin-password';
-export const DEFAULT_TOKEN_LIFETIME_SECONDS = DEFAULTS.tokenLifetimeSeconds;
+export const DEFAULT_TOKEN_LIFETIME_SECONDS = DEFAULTS.tokenLifetime;
 export const DEFAULT_MAX_LOGIN_TOKEN_LIFETIME_SECONDS = 600;
 export const MIN_PASSWORD_LENGTH = 8;
 const BODY_LIMIT = 64 * 1024;
