@@ -8,7 +8,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
-import { diffCommand } from '../scenarios/cli/diff.ts';
+import { diffCommand, diffView } from '../scenarios/cli/diff.ts';
+import { diffHtml } from '../scenarios/report/diff-html.ts';
 import { ScenarioDiffSchema } from '../scenarios/model/diff-schema.ts';
 import { flipsByCause } from '../scenarios/model/diff.ts';
 import { diffMarkdown } from '../scenarios/report/diff-markdown.ts';
@@ -159,6 +160,20 @@ describe('scenario diff: reports and exit codes', () => {
     expect(text).toContain('other &lt;script&gt;\\|x (\\*\\*b\\*\\*)');
     expect(diffJunit(d)).toContain(`tests="${60 * 59}" failures="${60 * 59}"`);
   });
+});
+
+it('the HTML page: both matrices per port, the flips outlined with their reasons on hover, one-sided cells hatched; lists only past the bound', () => {
+  const view = diffView({ base: base(), head: side([...BASE_DOCS.slice(0, 4), allowWeb('allow-web', 9090), deploy('cache', { app: 'cache' }, [6379])]) });
+  const html = diffHtml(view);
+  expect(html.match(/<table class="tt">/g)).toHaveLength(2); // every pair has one port: one pair of tables
+  expect(html).toContain(
+    '<td class="b close" title="shop/web -&gt; shop/api 8080/TCP: blocked\ningress isolated by shop/default-deny, shop/allow-web, no rule allows it">✗</td>',
+  );
+  expect(html).toContain('<td class="one" title="not on this side"></td>');
+  expect(html).toContain('<h2>policy edited shop/allow-web (ingress rule 0): 1</h2>');
+  const listed = diffHtml(view, 1);
+  expect(listed).not.toContain('<table');
+  expect(listed).toContain('too many to draw; the flips are listed below');
 });
 
 it('scenarios/model/diff.schema.json is the schema the diff is written to (scenario diff-schema)', () => {

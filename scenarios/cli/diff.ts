@@ -13,7 +13,7 @@ import { expectStep } from '../model/expect.ts';
 import { checkoutGitPath, parseGitRef } from '../model/git-sources.ts';
 import { loadScenario, type LoadOptions } from '../model/load.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
-import { DIFF_FORMATS } from '../report/diff-formats.ts';
+import { DIFF_FORMATS, type DiffView } from '../report/diff-formats.ts';
 import { findStep } from './explain.ts';
 import { fail, loadOptions, manifestOptions, scenarioRef } from './options.ts';
 import { InspectError } from '../errors.ts';
@@ -45,17 +45,34 @@ export interface DiffArgs {
   reportMd?: string;
   reportJson?: string;
   reportJunit?: string;
+  reportHtml?: string;
   namespace?: string;
   replicas?: boolean;
 }
 
 /** The diff of two sides, or a ScenarioError/InspectError saying which input is wrong. */
 export function diffCommand(a: DiffArgs): ScenarioDiff {
+  return diffView(a).diff;
+}
+
+/** The diff and every cell of both sides (for the HTML page). */
+export function diffView(a: DiffArgs): DiffView {
   if (a.base === '-' && a.head === '-') throw new ScenarioError('only one side can be read from stdin (-)');
   const opts = loadOptions(a as unknown as Record<string, unknown>);
   const base = diffSide(a.base, a.baseStep ?? a.step, opts);
   const head = diffSide(a.head, a.headStep ?? a.step, opts);
-  return diffSides(base, head);
+  const cells = new Map<string, DiffView['cells'][number]>();
+  for (const [side, which] of [
+    [base, 'before'],
+    [head, 'after'],
+  ] as const)
+    for (const c of side.expectation.cells) {
+      const { key, from, to, port, protocol } = c.cell;
+      const entry = cells.get(key) ?? { key, from, to, port, protocol };
+      entry[which] = { allowed: c.computed, reason: c.reason };
+      cells.set(key, entry);
+    }
+  return { diff: diffSides(base, head), cells: [...cells.values()] };
 }
 
 export const diffCommandModule: CommandModule = {
@@ -76,11 +93,15 @@ export const diffCommandModule: CommandModule = {
       .option('head-step', { type: 'string', describe: 'the step compared on HEAD' })
       .option('report-md', { type: 'string', describe: 'write a pull-request comment (Markdown, bounded in size) here' })
       .option('report-json', { type: 'string', describe: 'write the whole diff as JSON here (schema: scenario diff-schema)' })
-      .option('report-junit', { type: 'string', describe: 'write JUnit XML here: one test case per flip' }),
+      .option('report-junit', { type: 'string', describe: 'write JUnit XML here: one test case per flip' })
+      .option('report-html', {
+        type: 'string',
+        describe: 'write a self-contained HTML page here: the two matrices side by side, flips marked, reasons on hover',
+      }),
   handler: (a) => {
-    let d: ScenarioDiff;
+    let view: DiffView;
     try {
-      d = diffCommand({ ...(a as unknown as DiffArgs), base: scenarioRef(a.base), head: scenarioRef(a.head) });
+      view = diffView({ ...(a as unknown as DiffArgs), base: scenarioRef(a.base), head: scenarioRef(a.head) });
     } catch (err) {
       if (err instanceof ScenarioError || err instanceof InspectError) fail(err.message);
       throw err;
@@ -89,15 +110,17 @@ export const diffCommandModule: CommandModule = {
       [a.reportMd, 'md'],
       [a.reportJson, 'json'],
       [a.reportJunit, 'junit'],
+      [a.reportHtml, 'html'],
     ] as const)
       if (typeof file === 'string') {
         try {
-          writeFileSync(file, DIFF_FORMATS[format](d));
+          writeFileSync(file, DIFF_FORMATS[format](view));
         } catch (err) {
           fail(`${file}: cannot write: ${(err as Error).message}`);
         }
       }
-    process.stdout.write(`${DIFF_FORMATS.text(d)}\n`);
+    const d = view.diff;
+    process.stdout.write(`${DIFF_FORMATS.text(view)}\n`);
     process.exitCode = d.approval ? (d.approval.passed ? 0 : 1) : d.counts.flips === 0 ? 0 : 1;
   },
 };
