@@ -20,6 +20,15 @@ export function checkScenario(s: ResolvedScenario): { ok: boolean; text: string 
     const result = stepResult(exp, s.pods, cells, { settled: null, durationMs: null, budgetMs: settleBudgetMs(s), lastFlipMs: null, observed: false });
     const judged = exp.cells.filter((c) => c.intended !== null).length;
     const head = `step ${step.index + 1}/${s.steps.length} ${step.name}`;
+    const order = exp.cells.filter((c) => c.orderDependsOn);
+    const orderLines =
+      order.length > 0
+        ? [
+            `${plural(order.length, 'cell')} depend on an order upstream leaves undefined (admin-tier policies of one tier and priority that disagree):`,
+            ...order.slice(0, 10).map((c) => `  ${c.cell.from} -> ${c.cell.to} ${c.cell.port}/${c.cell.protocol}: ${c.orderDependsOn!.join(', ')}`),
+            ...(order.length > 10 ? [`  … and ${order.length - 10} more (see the JSON report's orderDependsOn)`] : []),
+          ]
+        : [];
     if (exp.mistakes.length > 0) {
       ok = false;
       out.push(
@@ -27,12 +36,14 @@ export function checkScenario(s: ResolvedScenario): { ok: boolean; text: string 
         `${head}: FAIL: intended != computed at ${plural(exp.mistakes.length, 'cell')} (a policy-writing mistake)`,
         result.tables,
         ...cells.filter((c) => c.status === 'intended != computed').map((c) => `  ${failureLine(c)}`),
+        ...orderLines,
       );
     } else
       out.push(
         '',
         `${head}: ${step.intended ? `intended = computed (${plural(judged, 'judged cell')})` : `computed (${plural(exp.cells.length, 'cell')})`}`,
         result.tables,
+        ...orderLines,
       );
   }
   out.push('', ok ? `${s.name}: the policies say what every step intends` : `${s.name}: FAIL: intended != computed (a policy-writing mistake)`);

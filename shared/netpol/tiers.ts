@@ -18,9 +18,11 @@
 // Peers: `namespaces` and `pods` match pods (never host-network ones); `networks` match an
 // endpoint's address (pod-to-pod traffic too, as upstream says); `nodes` and `domainNames` match
 // only endpoints that are nodes or named external hosts, which the model does not have yet, so
-// today they match nothing (and an address not known yet leaves a `networks` rule undecided).
+// today they match nothing (and an address not known yet, the peer's or a `{{ip ns/pod}}` template's
+// in the rule, leaves a `networks` rule undecided).
 import { blockContains, parseAddress, parseBlock, type Block } from './cidr.ts';
 import type { Action, ClusterPeer, ClusterPolicy, ClusterProtocol, ClusterRule, NamespacedPodSelector, Tier } from './cluster-policy.ts';
+import { hasTemplate, substitute } from './ip-template.ts';
 import { Evaluator, type Cluster, type Connection, type Direction, type SideVerdict } from './evaluate.ts';
 import { selectorMatches } from './selector.ts';
 import { objectId, type NetworkPolicyObject, type PodInfo } from './types.ts';
@@ -48,7 +50,8 @@ export interface TieredVerdict {
 
 interface CompiledPolicy {
   source: ClusterPolicy;
-  networks: Map<ClusterPeer, (Block | undefined)[]>;
+  /** Per `networks` peer, its blocks; 'unknown': a `{{ip ns/pod}}` whose address is not known yet. */
+  networks: Map<ClusterPeer, (Block | undefined | 'unknown')[]>;
 }
 
 type Tri = boolean | null;
@@ -59,17 +62,20 @@ export class TieredEvaluator {
 
   constructor(cluster: Cluster, policies: readonly NetworkPolicyObject[], clusterPolicies: readonly ClusterPolicy[]) {
     this.networkPolicies = new Evaluator(cluster, policies);
+    const ips = new Map(cluster.pods.filter((p) => p.ip !== undefined).map((p) => [objectId(p), p.ip!]));
+    const block = (text: string): Block | undefined | 'unknown' => {
+      if (!hasTemplate(text)) return parseBlock(text.trim());
+      const resolved = substitute(text, (ref) => ips.get(ref));
+      return resolved === undefined ? 'unknown' : parseBlock(resolved.trim());
+    };
     const compiled = [...clusterPolicies]
       .sort((a, b) => a.priority - b.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       .map((source) => {
-        const networks = new Map<ClusterPeer, (Block | undefined)[]>();
+        const networks = new Map<ClusterPeer, (Block | undefined | 'unknown')[]>();
         for (const rule of [...source.ingress, ...source.egress])
           for (const p of rule.peers)
             if ('networks' in p)
-              networks.set(
-                p,
-                p.networks.map((n) => parseBlock(n.trim())),
-              );
+              networks.set(p, p.networks.map(block));
         return { source, networks };
       });
     this.#tiers = { Admin: compiled.filter((p) => p.source.tier === 'Admin'), Baseline: compiled.filter((p) => p.source.tier === 'Baseline') };
@@ -178,7 +184,9 @@ export class TieredEvaluator {
       if (direction !== 'egress') return false;
       const addr = pod.ip === undefined ? undefined : parseAddress(pod.ip);
       if (!addr) return null;
-      return policy.networks.get(p)!.some((b) => b !== undefined && blockContains(b, addr));
+      const blocks = policy.networks.get(p)!;
+      if (blocks.some((b) => b !== undefined && b !== 'unknown' && blockContains(b, addr))) return true;
+      return blocks.includes('unknown') ? null : false;
     }
     return false; // nodes, domainNames: no such endpoints in the model yet (see the top)
   }
