@@ -24,6 +24,7 @@ import type { ResolvedScenario } from '../model/resolve.ts';
 import { DEFAULTS } from '../../orchestrator/config.ts';
 import { runDeployment, stoppedBy, topology } from '../run/runner.ts';
 import { preflight } from '../run/steps.ts';
+import { notEnforcedReport } from '../run/unenforced.ts';
 import { TerminalLines } from './terminal.ts';
 import { fail, manifestOptions, scenarioRef } from './options.ts';
 import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
@@ -134,11 +135,19 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
   const startedAt = new Date().toISOString();
   // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
   const reports = new Map<ResolvedScenario, ScenarioReportDoc>();
+  // Scenarios with admin-tier policies: not deployed (run/unenforced.ts), and the run exits 1.
+  const notEnforced = new Set<ResolvedScenario>();
   for (const s of targets.scenarios) {
     if (targets.set) log(`\n== ${s.name}: checking that the policies say what it intends`);
     for (const line of s.manifests ?? []) log(line);
     const refused = preflight(s, args.isolation !== 'off', args.isolation !== 'off' || !!args.policyHook, log);
     if (refused) reports.set(s, refused);
+    const unenforced = refused ? undefined : notEnforcedReport(s, args.isolation !== 'off');
+    if (unenforced) {
+      log(`${s.name}: ${unenforced.error}`);
+      reports.set(s, unenforced);
+      notEnforced.add(s);
+    }
   }
   const runnable = targets.scenarios.filter((s) => !reports.has(s));
   const ac = new AbortController();
@@ -146,7 +155,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
 
   const ordered = targets.scenarios.map((s) => reports.get(s)!);
   const doc: ScenarioReportDoc | SetReportDoc = targets.set
-    ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered }
+    ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: notEnforced.size === 0 && ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered }
     : ordered[0]!;
   for (const [file, format] of [
     [args.reportJson, 'json'],
@@ -170,8 +179,9 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     const cutShort = ordered.some((r) => /^(not run: )?stopped /.test(r.error ?? ''));
     if (!args.hold || cutShort) return by === 'SIGTERM' ? 143 : 130;
   }
-  // Not run is no failure (SCTP here, as upstream skips it without the feature), nor a pass.
-  return ordered.some((r) => r.outcome === 'fail') ? 1 : 0;
+  // Not run is no failure (SCTP here, as upstream skips it without the feature), nor a pass; but
+  // policies this orchestrator cannot enforce at all are a run that could not do what was asked.
+  return ordered.some((r) => r.outcome === 'fail') || notEnforced.size > 0 ? 1 : 0;
 }
 
 async function runAll(
