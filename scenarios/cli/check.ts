@@ -8,7 +8,7 @@ import { expectStep } from '../model/expect.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { cellResults, failureLine, stepResult } from '../report/results.ts';
 import { LEGEND } from '../report/truth-table.ts';
-import { conformanceReportYaml } from '../report/conformance.ts';
+import { CNP_CONFORMANCE_VERSION, conformanceReportYaml } from '../report/conformance.ts';
 import type { ScenarioReportDoc } from '../report/schema.ts';
 import { emptyReport, notRunCells, settleBudgetMs } from '../run/steps.ts';
 import { loadTargets } from '../model/load.ts';
@@ -18,8 +18,6 @@ import { InspectError, parseIps } from './explain.ts';
 import { VERSION } from '../../shared/version.ts';
 import { fail, loadOptions, manifestOptions, scenarioPositional, scenarioRef } from './options.ts';
 
-/** The upstream commit the built-in set cnp-conformance transcribes (after v0.2.0). */
-const CNP_CONFORMANCE_VERSION = 'v0.2.0-0eec1b0';
 
 /** Every step's tables and whether intended = computed; `ok` false on a policy-writing mistake. */
 export function checkScenario(s: ResolvedScenario, ips?: ReadonlyMap<string, string>): { ok: boolean; text: string; report: ScenarioReportDoc } {

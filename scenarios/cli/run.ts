@@ -25,6 +25,8 @@ import { DEFAULTS } from '../../orchestrator/config.ts';
 import { runDeployment, stoppedBy, topology } from '../run/runner.ts';
 import { preflight } from '../run/steps.ts';
 import { notEnforcedReport } from '../run/unenforced.ts';
+import { CNP_CONFORMANCE_VERSION, conformanceReportYaml } from '../report/conformance.ts';
+import { VERSION } from '../../shared/version.ts';
 import { TerminalLines } from './terminal.ts';
 import { fail, manifestOptions, scenarioRef } from './options.ts';
 import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
@@ -41,6 +43,7 @@ export interface RunArgs {
   reportJson?: string;
   reportJunit?: string;
   reportHtml?: string;
+  reportConformance?: string;
   stepTimeout?: number;
   pause: number;
   keep: boolean;
@@ -128,6 +131,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     ['--report-json', args.reportJson],
     ['--report-junit', args.reportJunit],
     ['--report-html', args.reportHtml],
+    ['--report-conformance', args.reportConformance],
   ] as const)
     if (file && !existsSync(join(file, '..'))) throw new RunError(`${flag}: no directory ${join(file, '..')}`);
   const terminal = new TerminalLines(process.stdout);
@@ -163,6 +167,11 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     [args.reportJunit, 'junit'],
   ] as const)
     if (file) writeFileSync(file, REPORT_FORMATS[format](doc));
+  if (args.reportConformance)
+    writeFileSync(
+      args.reportConformance,
+      conformanceReportYaml(ordered, { mode: 'run', date: new Date().toISOString(), version: VERSION, apiVersion: CNP_CONFORMANCE_VERSION }),
+    );
   log('');
   for (const [i, r] of ordered.entries()) log(summary(r, targets.scenarios[i]!.steps.length));
   if (targets.set) {
@@ -351,6 +360,11 @@ export const runCommand: CommandModule = {
       .option('policy-hook', { type: 'string', describe: "command that applies a step's policies on another orchestrator; gets the path of a JSON file" })
       .option('report-json', { type: 'string', describe: 'write the JSON report here' })
       .option('report-junit', { type: 'string', describe: 'write a JUnit XML report here' })
+      .option('report-conformance', {
+        type: 'string',
+        describe:
+          'write the ConformanceReport YAML of upstream’s ClusterNetworkPolicy suite (the set cnp-conformance) here; only checks observed on packets count as passed',
+      })
       .option('report-html', {
         type: 'string',
         describe:

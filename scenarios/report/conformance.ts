@@ -16,6 +16,9 @@
 import { stringify } from 'yaml';
 import type { ScenarioReportDoc } from './schema.ts';
 
+/** The upstream version the built-in set cnp-conformance transcribes: commit 0eec1b0, after v0.2.0. */
+export const CNP_CONFORMANCE_VERSION = 'v0.2.0-0eec1b0';
+
 export const BASE_FEATURE = 'SupportClusterNetworkPolicy';
 
 /** How one upstream test fared. */
