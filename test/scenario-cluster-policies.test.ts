@@ -8,7 +8,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
+import { checkScenario } from '../scenarios/cli/check.ts';
 import { explainConnection } from '../scenarios/cli/explain.ts';
+import { REPORT_FORMATS } from '../scenarios/report/formats.ts';
 import { expectStep } from '../scenarios/model/expect.ts';
 import { loadScenario } from '../scenarios/model/load.ts';
 import { readManifestSet } from '../scenarios/model/manifests.ts';
@@ -120,6 +122,17 @@ describe('admin-tier policies in a scenario', () => {
     expect([...Value.Errors(CellResult, doc)]).toEqual([]);
     const step = stepResult(exp, s.pods, docs, { settled: null, durationMs: null, budgetMs: 1, lastFlipMs: null, observed: false });
     expect(step.policies).toEqual(['cnp/sensitive', 'cnp/default', 'cnp/other']);
+  });
+
+  it('the JSON and HTML reports carry the chain (the HTML report as each cell’s reason)', () => {
+    const report = checkScenario(s).report;
+    expect([...Value.Errors(ScenarioReport, report)]).toEqual([]);
+    const json = JSON.parse(REPORT_FORMATS.json(report)) as ScenarioReportDoc;
+    expect(json.steps[2]!.cells.find((c) => c.from === 'shop/web')!.orderDependsOn).toEqual(['cnp/default', 'cnp/other']);
+    const html = REPORT_FORMATS.html(report);
+    const reasons = JSON.parse(/<script type="application\/json" id="starmap-reasons">(.*?)<\/script>/s.exec(html)![1]!) as string[];
+    expect(reasons).toContain(cell(0, 'shop/web', 'shop/db').reason);
+    expect(reasons).toContain(cell(2, 'shop/web', 'shop/db').reason);
   });
 
   it('scenario explain prints both chains, the NetworkPolicy tier alone and the order note', () => {
