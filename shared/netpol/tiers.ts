@@ -59,6 +59,10 @@ type Tri = boolean | null;
 export class TieredEvaluator {
   readonly networkPolicies: Evaluator;
   readonly #tiers: Record<Tier, CompiledPolicy[]>;
+  // Per pod, the policies of each tier whose subject selects it, and per pod peer the pods it
+  // matches: labels do not change within one evaluator, and a model asks each pod many times.
+  readonly #subjects = new Map<PodInfo, Record<Tier, CompiledPolicy[]>>();
+  readonly #peerHits = new Map<ClusterPeer, Map<PodInfo, boolean>>();
 
   constructor(cluster: Cluster, policies: readonly NetworkPolicyObject[], clusterPolicies: readonly ClusterPolicy[]) {
     this.networkPolicies = new Evaluator(cluster, policies);
@@ -133,9 +137,8 @@ export class TieredEvaluator {
     orderDependsOn: string[],
   ): Extract<ChainStep, { action: Action }> | 'undecided' | undefined {
     let found: Extract<ChainStep, { action: Action }> | undefined;
-    for (const p of this.#tiers[tier]) {
+    for (const p of this.#subjectOf(subject)[tier]) {
       if (found && p.source.priority !== found.priority) break;
-      if (!this.#selects(p.source, subject)) continue;
       const rules: ClusterRule[] = p.source[direction];
       for (const [r, rule] of rules.entries()) {
         const m = this.#ruleMatches(p, rule, direction, peer, conn);
@@ -154,6 +157,15 @@ export class TieredEvaluator {
       }
     }
     return found;
+  }
+
+  #subjectOf(pod: PodInfo): Record<Tier, CompiledPolicy[]> {
+    let s = this.#subjects.get(pod);
+    if (!s) {
+      s = { Admin: this.#tiers.Admin.filter((p) => this.#selects(p.source, pod)), Baseline: this.#tiers.Baseline.filter((p) => this.#selects(p.source, pod)) };
+      this.#subjects.set(pod, s);
+    }
+    return s;
   }
 
   #selects(policy: ClusterPolicy, pod: PodInfo): boolean {
@@ -178,8 +190,16 @@ export class TieredEvaluator {
   }
 
   #peerMatches(policy: CompiledPolicy, p: ClusterPeer, direction: Direction, pod: PodInfo): Tri {
-    if ('namespaces' in p) return !pod.hostNetwork && selectorMatches(p.namespaces, this.networkPolicies.namespaceLabels(pod.namespace));
-    if ('pods' in p) return !pod.hostNetwork && this.#podMatches(p.pods, pod);
+    if ('namespaces' in p || 'pods' in p) {
+      let hits = this.#peerHits.get(p);
+      if (!hits) this.#peerHits.set(p, (hits = new Map()));
+      let hit = hits.get(pod);
+      if (hit === undefined) {
+        hit = !pod.hostNetwork && ('namespaces' in p ? selectorMatches(p.namespaces, this.networkPolicies.namespaceLabels(pod.namespace)) : this.#podMatches(p.pods, pod));
+        hits.set(pod, hit);
+      }
+      return hit;
+    }
     if ('networks' in p) {
       if (direction !== 'egress') return false;
       const addr = pod.ip === undefined ? undefined : parseAddress(pod.ip);
