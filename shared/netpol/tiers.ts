@@ -63,6 +63,7 @@ export class TieredEvaluator {
   // matches: labels do not change within one evaluator, and a model asks each pod many times.
   readonly #subjects = new Map<PodInfo, Record<Tier, CompiledPolicy[]>>();
   readonly #peerHits = new Map<ClusterPeer, Map<PodInfo, boolean>>();
+  readonly #addresses = new Map<PodInfo, ReturnType<typeof parseAddress>>();
 
   constructor(cluster: Cluster, policies: readonly NetworkPolicyObject[], clusterPolicies: readonly ClusterPolicy[]) {
     this.networkPolicies = new Evaluator(cluster, policies);
@@ -202,7 +203,8 @@ export class TieredEvaluator {
     }
     if ('networks' in p) {
       if (direction !== 'egress') return false;
-      const addr = pod.ip === undefined ? undefined : parseAddress(pod.ip);
+      let addr = this.#addresses.get(pod);
+      if (addr === undefined && !this.#addresses.has(pod)) this.#addresses.set(pod, (addr = pod.ip === undefined ? undefined : parseAddress(pod.ip)));
       if (!addr) return null;
       const blocks = policy.networks.get(p)!;
       if (blocks.some((b) => b !== undefined && b !== 'unknown' && blockContains(b, addr))) return true;
