@@ -6,7 +6,7 @@
 // a cell whose verdict rests on an order upstream leaves undefined (same tier and priority) says so.
 import { Evaluator, type Cluster, type Verdict } from '../../shared/netpol/evaluate.ts';
 import { reasonLine } from '../../shared/netpol/explain.ts';
-import { chainText, TieredEvaluator } from '../../shared/netpol/tiers.ts';
+import { chainText, TieredEvaluator, type TieredVerdict } from '../../shared/netpol/tiers.ts';
 import type { PodInfo } from '../../shared/netpol/types.ts';
 import type { Cell, ResolvedScenario, ResolvedStep } from './resolve.ts';
 
@@ -25,6 +25,8 @@ export interface CellExpectation {
   chain?: { egress: string; ingress: string };
   /** The policies (same tier and priority) whose undefined order upstream this cell's verdict depends on. */
   orderDependsOn?: string[];
+  /** With admin-tier policies in force: the tiered verdict the chain was written from. */
+  tiered?: TieredVerdict;
 }
 
 export interface StepExpectation {
@@ -62,7 +64,8 @@ export function expectStep(s: ResolvedScenario, step: ResolvedStep, ips?: Readon
     const conn = { from: podById.get(cell.from)!, to: podById.get(cell.to)!, port: cell.port, protocol: cell.protocol };
     const verdict = evaluator.evaluate(conn);
     const intended = step.intended?.get(cell.key) ?? null;
-    if (!tiered) return { cell, intended, computed: verdict.allowed, expected: step.intended ? intended : verdict.allowed, verdict, reason: reasonLine(verdict) };
+    if (!tiered)
+      return { cell, intended, computed: verdict.allowed, expected: step.intended ? intended : verdict.allowed, verdict, reason: reasonLine(verdict) };
     const t = tiered.evaluate(conn);
     const chain = { egress: chainText('egress', conn.from, t.egress), ingress: chainText('ingress', conn.to, t.ingress) };
     const order = [...new Set([...(t.egress.orderDependsOn ?? []), ...(t.ingress.orderDependsOn ?? [])])];
@@ -75,6 +78,7 @@ export function expectStep(s: ResolvedScenario, step: ResolvedStep, ips?: Readon
       reason: `egress: ${chain.egress}; ingress: ${chain.ingress}`,
       chain,
       ...(order.length > 0 ? { orderDependsOn: order } : {}),
+      tiered: t,
     };
   });
   const mistakes = cells.filter((c) => c.intended !== null && c.computed !== null && c.intended !== c.computed);
