@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { blackhole } from '../test/helpers/blackhole.ts';
 import { NODE, ROOT, freePort, stopAll, tempDir } from '../test/helpers/process.ts';
 import type { WorkerResult } from './lib/check-worker.ts';
-import { median, percentile, table, writeSection } from './lib/results.ts';
+import { median, met, percentile, ratio, table, writeResults, type ResultRow } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
 import { EXEC_ARGV } from '../scripts/lib/exec-argv.ts';
 
@@ -146,7 +146,52 @@ async function main(): Promise<void> {
       ]),
     ),
   ].join('\n');
-  writeSection('Checks', md);
+  const now = tcpFigures[1]!;
+  const rows: ResultRow[] = [
+    {
+      measure: `HTTP cycle, ${HTTP_N} targets (a third each open, refused, never answered), timeout ${HTTP_TIMEOUT} ms`,
+      value: ms(hp.cycle),
+      baseline: `bare http.request loop: ${ms(hb.cycle)}`,
+      ratio: ratio(hp.cycle, hb.cycle),
+      goal: '≤ 1.1×',
+      met: met(hp.cycle / hb.cycle <= 1.1),
+    },
+    {
+      measure: 'never-answered HTTP target reported after its timeout, p99 (max)',
+      value: `${signed(hp.late99)} (${signed(hp.lateMax)})`,
+      baseline: `${signed(hb.late99)} (${signed(hb.lateMax)})`,
+      ratio: '-',
+      goal: '≤ +30 ms',
+      met: met(hp.late99 <= 30),
+    },
+    ...tcpFigures.slice(0, 3).flatMap((f, i): ResultRow[] => [
+      {
+        measure: `CPU per TCP check, ${TCP_N} open + refused: ${variants[i]!.name}`,
+        value: `${f.cpuPerCheckUs.toFixed(1)} µs`,
+        baseline: `bare net.connect loop: ${base.cpuPerCheckUs.toFixed(1)} µs`,
+        ratio: ratio(f.cpuPerCheckUs, base.cpuPerCheckUs),
+        goal: f === now ? '≤ 1.5×' : '-',
+        met: f === now ? met(f.cpuPerCheckUs / base.cpuPerCheckUs <= 1.5) : '-',
+      },
+    ]),
+    {
+      measure: `CPU-bound TCP cycle, ${TCP_N} open + refused: ${variants[1]!.name}`,
+      value: ms(now.cycle),
+      baseline: ms(base.cycle),
+      ratio: ratio(now.cycle, base.cycle),
+      goal: '≤ 1.3×',
+      met: met(now.cycle / base.cycle <= 1.3),
+    },
+    {
+      measure: `peak RSS over that cycle: ${variants[1]!.name}`,
+      value: `${now.rss.toFixed(0)} MiB`,
+      baseline: `${base.rss.toFixed(0)} MiB`,
+      ratio: ratio(now.rss, base.rss),
+      goal: '-',
+      met: '-',
+    },
+  ];
+  writeResults('Checks', rows);
   console.log(md);
   process.exit(0);
 }

@@ -12,7 +12,7 @@ import { blackhole } from '../test/helpers/blackhole.ts';
 import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp } from '../test/helpers/process.ts';
 import { request } from 'undici';
 import { rssOf } from './lib/measure.ts';
-import { median, percentile, table, writeSection } from './lib/results.ts';
+import { median, percentile, ratio, table, writeResults, type ResultRow } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
 
 const BIN = join(ROOT, 'dist', 'bin', 'collector');
@@ -248,7 +248,60 @@ async function main(): Promise<void> {
     '',
     "Each resource runs on its own clock, and blackholed ones (their last fetch timed out) get their own pool of slots, so healthy resources keep their 5 s (±5 %); before, cycles over every resource stretched it to 16-27 s. The first 30 s include the blackholed resources' first fetches, the only ones that can hold healthy fetches up.",
   ].join('\n');
-  writeSection('Collector: hostile resources', md);
+  const name = (c: Cost) =>
+    `${c.kind === 'deep' ? '10,000-deep JSON' : c.kind === 'bomb' ? 'JSON bomb, 1 MiB of [{},…]' : c.kind === 'big' ? 'probe status, 1 MiB' : 'probe status, 1.6 KiB'} × ${c.count}${c.fromSource ? ', from source' : ''}`;
+  const costRows = (c: Cost, base: Cost): ResultRow[] => [
+    {
+      measure: `RSS per resource: ${name(c)}`,
+      value: `${c.rssPerResource.toFixed(2)} MiB`,
+      baseline: c === base ? '-' : `${name(base)}: ${base.rssPerResource.toFixed(2)} MiB`,
+      ratio: c === base ? '-' : ratio(c.rssPerResource, base.rssPerResource),
+      goal: '-',
+      met: '-',
+    },
+    {
+      measure: `CPU per fetch: ${name(c)}`,
+      value: `${c.cpuPerFetchMs.toFixed(2)} ms`,
+      baseline: c === base ? '-' : `${base.cpuPerFetchMs.toFixed(2)} ms`,
+      ratio: c === base ? '-' : ratio(c.cpuPerFetchMs, base.cpuPerFetchMs),
+      goal: '-',
+      met: '-',
+    },
+    {
+      measure: `GET /responses p50 / p99: ${name(c)} (${(c.responsesBytes / 1024).toFixed(1)} KiB, ${c.status})`,
+      value: `${c.responsesP50.toFixed(1)} / ${c.responsesP99.toFixed(1)} ms`,
+      baseline: c === base ? '-' : `${base.responsesP50.toFixed(1)} / ${base.responsesP99.toFixed(1)} ms`,
+      ratio: c === base ? '-' : ratio(c.responsesP50, base.responsesP50),
+      goal: '-',
+      met: '-',
+    },
+  ];
+  writeResults('Collector: hostile resources', [
+    ...costRows(byKey('small', 25), byKey('small', 25)),
+    ...costRows(byKey('deep', 25), byKey('small', 25)),
+    ...costRows(byKey('big', 25), byKey('big', 25)),
+    ...costRows(byKey('bomb', 25), byKey('big', 25)),
+    ...costRows(byKey('big', 100), byKey('big', 100)),
+    ...costRows(byKey('bomb', 100), byKey('big', 100)),
+    ...costRows(plainNode, byKey('big', 100)),
+    {
+      measure: '10 healthy resources (every 5 s), refresh gap median (max) over 30 s, with 1,000 blackholed',
+      value: `${median(gapsCrowded)} ms (${Math.max(...gapsCrowded)} ms)`,
+      baseline: `alone: ${median(gapsAlone)} ms (${Math.max(...gapsAlone)} ms)`,
+      ratio: ratio(median(gapsCrowded), median(gapsAlone)),
+      goal: '-',
+      met: '-',
+    },
+    {
+      measure: 'RSS with 1,000 blackholed resources',
+      value: `${rssCrowded.toFixed(0)} MiB (${(((rssCrowded - emptyRss) / 1000) * 1024).toFixed(0)} KiB each)`,
+      baseline: `empty collector: ${emptyRss.toFixed(0)} MiB`,
+      ratio: ratio(rssCrowded, emptyRss),
+      goal: '-',
+      met: '-',
+    },
+  ]);
+  console.log(md);
 }
 
 runBench(main);

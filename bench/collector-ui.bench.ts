@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS } from '../test/helpers/browser.ts';
 import { ROOT } from '../test/helpers/process.ts';
-import { median, table, writeSection } from './lib/results.ts';
+import { median, ratio, table, writeResults, type ResultRow } from './lib/results.ts';
 
 const N = 50;
 const SECONDS = 4;
@@ -91,6 +91,7 @@ async function fps(page: Page): Promise<number> {
 
 try {
   const rows: (string | number)[][] = [];
+  const results: ResultRow[] = [];
   const docBytes = Buffer.byteLength(responses());
   for (const [w, h, dpr] of [
     [1920, 1080, 1],
@@ -113,14 +114,21 @@ try {
       u = median(ui);
     rows.push([`${w}×${h} @${dpr}x`, edges, b.toFixed(1), u.toFixed(1), `${((u / b) * 100).toFixed(0)} %`, `${build.toFixed(1)} ms`]);
     console.log(rows.at(-1)!.join('  '));
+    results.push(
+      {
+        measure: `fps, ${N} nodes, ${edges} edges, ${w}×${h} @${dpr}x (median of ${TRIES} × ${SECONDS} s)`,
+        value: `${u.toFixed(1)} fps`,
+        baseline: `empty rAF loop: ${b.toFixed(1)} fps`,
+        ratio: ratio(u, b),
+        goal: '-',
+        met: '-',
+      },
+      { measure: `model build per poll of /responses (${(docBytes / 1024).toFixed(0)} KiB), ${w}×${h} @${dpr}x`, value: `${build.toFixed(1)} ms`, baseline: '-', ratio: '-', goal: '-', met: '-' },
+    );
     await context.close();
   }
-  writeSection(
-    'Collector UI',
-    `${N} nodes, ${N * N} edges (every probe checks every resource, itself included; a third unreachable), markers on, polling /responses (${(docBytes / 1024).toFixed(0)} KiB) every second from a loopback stub; headless Debian chromium, software rendering (--disable-gpu). Frames per second by requestAnimationFrame count over ${SECONDS} s, median of ${TRIES}; the baseline is an empty rAF loop in the same browser in the same run.
-
-${table(['viewport', 'edges', 'baseline fps', 'UI fps', 'UI / baseline', 'model build per poll'], rows)}`,
-  );
+  console.log(table(['viewport', 'edges', 'baseline fps', 'UI fps', 'UI / baseline', 'model build per poll'], rows));
+  writeResults('Collector UI', results);
 } finally {
   await browser.close();
   server.close();

@@ -13,7 +13,7 @@ import { Collector } from '../collector/collector.ts';
 import { ROOT, freePort, start, stopAll, tempDir, waitForHttp } from '../test/helpers/process.ts';
 import { statusDoc } from './lib/documents.ts';
 import { load, rssOf } from './lib/measure.ts';
-import { median, table, writeSection } from './lib/results.ts';
+import { median, ratio, table, writeResults, type ResultRow } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
 
 const N = 1000;
@@ -127,7 +127,24 @@ async function main(): Promise<void> {
     '',
     "The collector keeps each entry's two parts as bytes, serialised once per fetch, and the assembled document as ready-to-send bytes, reassembled only after a change and at most every 200 ms while fetch results stream in; an answer writes those bytes and then its own generatedAt, without copying the document. The bare routes run in the benchmark process itself, which also generates the load, so they are somewhat disadvantaged. On this shared 2-core machine the figures, ratios included, vary a lot between runs.",
   ].join('\n');
-  writeSection('Collector', md);
+  const row = (measure: string, value: string): ResultRow => ({ measure, value, baseline: '-', ratio: '-', goal: '-', met: '-' });
+  const rps = (measure: string, value: number): ResultRow => ({
+    measure,
+    value: `${value.toFixed(0)}/s`,
+    baseline: `bare fastify, same bytes: ${bareBytesRps.toFixed(0)}/s`,
+    ratio: ratio(value, bareBytesRps),
+    goal: '-',
+    met: '-',
+  });
+  writeResults('Collector', [
+    row(`one fetch of each of ${N} resources in process, median of 3`, `${cycleMs.toFixed(0)} ms (${(N / (cycleMs / 1000)).toFixed(0)} fetches/s; ${ok} ok)`),
+    row('how late fetches started at the default 5 s interval (last 1,000)', lag ? `median ${lag.p50.toFixed(0)} ms, worst ${lag.max.toFixed(0)} ms` : 'n/a'),
+    row(`RSS of dist/bin/collector, ${N} resources, after 3 fetches each (after the load)`, `${rssIdle.toFixed(0)} MiB (${rssLoaded.toFixed(0)} MiB)`),
+    rps(`GET /responses, ${N} resources (${(body.length / 1024).toFixed(0)} KiB), ${CONNECTIONS} connections: collector`, collectorRps),
+    rps('the same: bare fastify sending the JSON as a string', bareTextRps),
+    rps('the same: bare fastify serialising the parsed object', bareObjectRps),
+  ]);
+  console.log(md);
 }
 
 runBench(main);

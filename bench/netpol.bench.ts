@@ -17,7 +17,7 @@ import { isolationMissing } from '../scenarios/cli/run.ts';
 import type { ScenarioReportDoc } from '../scenarios/report/results.ts';
 import { generate } from '../test/helpers/netpol-gen.ts';
 import { NODE, ROOT, tempDir } from '../test/helpers/process.ts';
-import { median, table, writeSection } from './lib/results.ts';
+import { median, met, ratio, table, writeResults, type ResultRow } from './lib/results.ts';
 
 const PROTOCOLS: Protocol[] = ['TCP', 'UDP'];
 const PORTS = [80, 81];
@@ -46,8 +46,17 @@ function measure(
   return { cellsPerSecond: cells / (ms / 1000), msPerModel: ms, cells };
 }
 
-function evaluatorFigures(): string {
+interface Figures {
+  md: string;
+  rows: ResultRow[];
+  note?: string;
+}
+
+const plain = (measure: string, value: string): ResultRow => ({ measure, value, baseline: '-', ratio: '-', goal: '-', met: '-' });
+
+function evaluatorFigures(): Figures {
   const rows: (string | number)[][] = [];
+  const results: ResultRow[] = [];
   for (const [namespaces, pods] of [
     [3, 3],
     [5, 5],
@@ -73,18 +82,30 @@ function evaluatorFigures(): string {
         `${((m.cellsPerSecond / base.cellsPerSecond) * 100).toFixed(0)} %`,
       ]);
       console.log(rows.at(-1)!.join('  '));
+      results.push({
+        measure: `evaluator, every cell of ${namespaces} x ${pods} (${m.cells} cells), ${n} policies, fresh evaluator`,
+        value: `${m.msPerModel.toFixed(2)} ms (${Math.round(m.cellsPerSecond).toLocaleString('en')} cells/s)`,
+        baseline: `no policies: ${Math.round(base.cellsPerSecond).toLocaleString('en')} cells/s`,
+        ratio: ratio(m.cellsPerSecond, base.cellsPerSecond),
+        goal: '-',
+        met: '-',
+      });
     }
   }
-  return [
+  const md = [
     'Every cell of the model (pod pairs x ports 80, 81 x TCP, UDP) evaluated with generated policies that use every feature (selectors with matchExpressions, namespace selectors, ipBlocks with except, named ports, ranges, egress); a fresh evaluator per model, as the runner makes one per step. The baseline is the same cells with no policy in force, in the same run. Median of 100 rounds (15 for 25 and 100 pods) after 3 warm-up rounds.',
     '',
     table(['model', 'cells', 'policies', 'whole model', 'cells/s', 'cells/s, no policies', 'vs baseline'], rows),
   ].join('\n');
+  return { md, rows: results };
 }
 
-function runnerFigures(): string {
+function runnerFigures(): Figures {
   const missing = isolationMissing();
-  if (missing) return `The runner on real packets was not measured: network isolation is not available here (${missing}).`;
+  if (missing) {
+    const note = `the runner on real packets was not measured: network isolation is not available here (${missing})`;
+    return { md: note, rows: [], note };
+  }
   const dir = tempDir('starmap-bench-');
   const json = join(dir, 'report.json');
   const t0 = performance.now();
@@ -94,7 +115,8 @@ function runnerFigures(): string {
       timeout: 600_000,
     });
   } catch (err) {
-    return `The netpol-3x3 run failed (${(err as Error).message.split('\n')[0]}): no figures.`;
+    const note = `the netpol-3x3 run failed (${(err as Error).message.split('\n')[0]}): no figures`;
+    return { md: note, rows: [], note };
   }
   const wall = performance.now() - t0;
   const report = JSON.parse(readFileSync(json, 'utf8')) as ScenarioReportDoc;
@@ -111,7 +133,21 @@ function runnerFigures(): string {
     s.passed ? 'pass' : (s.failure ?? 'fail'),
   ]);
   const budget = steps[0]?.budgetMs ?? 0;
-  return [
+  const totalMs = perStep.reduce((a, b) => a + b, 0);
+  const results: ResultRow[] = [
+    ...steps.map((st): ResultRow => ({
+      measure: `netpol-3x3 step "${st.name}": change applied + settled (${st.cells.filter((c) => c.changedAfterMs !== null).length} flips)`,
+      value: `${st.applyMs ?? '?'} ms + ${((st.durationMs ?? 0) / 1000).toFixed(2)} s`,
+      baseline: `settle budget: ${(st.budgetMs / 1000).toFixed(1)} s`,
+      ratio: ratio(st.durationMs ?? NaN, st.budgetMs),
+      goal: 'pass within budget',
+      met: met(st.passed),
+    })),
+    plain('netpol-3x3: steps per minute (change + settle)', (60_000 / (totalMs / perStep.length)).toFixed(1)),
+    plain('netpol-3x3: cells observed per second while settling', Math.round(steps.reduce((a, st) => a + st.counts.cells, 0) / (totalMs / 1000)).toLocaleString('en')),
+    plain('netpol-3x3: whole run (start, deploy 9 pods, 4 steps, clean up)', `${(wall / 1000).toFixed(1)} s`),
+  ];
+  const md = [
     `The built-in netpol-3x3 scenario (3 x 3 model, ports 80 and 81, TCP and UDP: 288 cells per step; probe interval 1 s, check timeout 0.5 s, so the settle budget is ${(budget / 1000).toFixed(1)} s) through the bundled orchestrator with network namespaces and nftables, ${report.passed ? 'every step passing' : 'NOT every step passing'}. A step's time is the change (one POST /v2/starmap/changes, applied in every task namespace) plus settling (every cell checked since the change and as expected). The first step has no flips: everything appears.`,
     '',
     table(['step', 'cells', 'cells that flipped', 'change applied', 'write to last flip shown', 'settled after', 'vs budget', 'result'], rows),
@@ -128,11 +164,12 @@ function runnerFigures(): string {
       ],
     ),
   ].join('\n');
+  return { md, rows: results };
 }
 
 /** The Kubernetes e2e set (48 upstream tests as scenarios) on real packets: wall time and steps per minute. */
-function e2eSetFigures(): string {
-  if (isolationMissing()) return '';
+function e2eSetFigures(): Figures {
+  if (isolationMissing()) return { md: '', rows: [] };
   const json = join(tempDir('starmap-bench-'), 'report.json');
   const t0 = performance.now();
   try {
@@ -141,14 +178,21 @@ function e2eSetFigures(): string {
       timeout: 1_800_000,
     });
   } catch (err) {
-    return `The k8s-e2e set failed (${(err as Error).message.split('\n')[0]}): no figures.`;
+    const note = `the k8s-e2e set failed (${(err as Error).message.split('\n')[0]}): no figures`;
+    return { md: note, rows: [], note };
   }
   const wall = performance.now() - t0;
   const set = JSON.parse(readFileSync(json, 'utf8')) as { scenarios: ScenarioReportDoc[] };
   const steps = set.scenarios.flatMap((r) => r.steps);
   const count = (o: string) => set.scenarios.filter((r) => r.outcome === o).length;
   const stepMs = steps.map((st) => (st.applyMs ?? 0) + (st.durationMs ?? 0));
-  return [
+  const results: ResultRow[] = [
+    plain('k8s-e2e set: scenarios pass / not run (SCTP) / fail', `${count('pass')} / ${count('not run')} / ${count('fail')}`),
+    plain(`k8s-e2e set: ${steps.length} steps, wall time (start, 2 deployments, all steps, clean-up)`, `${(wall / 1000).toFixed(0)} s`),
+    plain('k8s-e2e set: steps per minute', ((steps.length * 60_000) / wall).toFixed(1)),
+    plain('k8s-e2e set: median step (slowest)', `${(median(stepMs) / 1000).toFixed(2)} s (${(Math.max(...stepMs) / 1000).toFixed(2)} s)`),
+  ];
+  const md = [
     "The built-in k8s-e2e set (the upstream suite's 48 tests as scenarios, each on the 3 x 3 model) in one `scenario run k8s-e2e`: two deployments (with and without SCTP ports), every step a change and a settle.",
     '',
     table(
@@ -163,11 +207,15 @@ function e2eSetFigures(): string {
       ],
     ),
   ].join('\n');
+  return { md, rows: results };
 }
 
 const evaluator = evaluatorFigures();
 const runner = runnerFigures();
-console.log(runner);
+console.log(runner.md);
 const e2e = e2eSetFigures();
-console.log(e2e);
-writeSection('NetworkPolicy evaluator and scenario runner', [evaluator, runner, e2e].filter(Boolean).join('\n\n'));
+console.log(e2e.md);
+const notes = [runner.note, e2e.note].filter((n) => n !== undefined);
+writeResults('NetworkPolicy evaluator and scenario runner', [...evaluator.rows, ...runner.rows, ...e2e.rows], {
+  ...(notes.length > 0 ? { limitingFactor: notes.join('; ') } : {}),
+});

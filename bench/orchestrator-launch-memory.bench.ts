@@ -20,7 +20,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { NODE, ROOT, freePort, runToEnd, start, stopAll, tempDir, waitForHttp, type Running } from '../test/helpers/process.ts';
 import { rssOf, spawnDirect } from './lib/measure.ts';
-import { median, table, writeSection } from './lib/results.ts';
+import { median, met, table, writeResults, type ResultRow } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
 import { EXEC_ARGV } from '../scripts/lib/exec-argv.ts';
 
@@ -138,6 +138,20 @@ async function bareRss(body: string): Promise<{ rss: number; settled: number }> 
   return rss;
 }
 
+/** A row of the terminal's table as a RESULTS.md row, with issue 17's goals for the shipped executable. */
+function resultRow([measure = '', value = '', baseline = '', r = '']: string[]): ResultRow {
+  const launch = measure.startsWith('POST /v2/apps') && measure.endsWith(': dist/bin/orchestrator');
+  const memory = measure.startsWith('RSS with') && measure.endsWith(': dist/bin/orchestrator');
+  return {
+    measure,
+    value,
+    baseline: baseline.replace(' (bare fastify, plain JavaScript, having served the same /v2/apps bytes)', ' (bare fastify, same bytes served)'),
+    ratio: r,
+    goal: launch ? '≤ 2×' : memory ? '≤ 120 MiB' : '-',
+    met: launch ? met(parseFloat(r) <= 2) : memory ? met(parseFloat(value) <= 120) : '-',
+  };
+}
+
 async function main(): Promise<void> {
   const load0 = loadavg()[0]!;
   const rows: string[][] = [];
@@ -247,7 +261,7 @@ async function main(): Promise<void> {
   ].join('\n');
   // A partial run (--only, --before, --flags) prints its figures but leaves the written section alone.
   if (ONLY === undefined && BEFORE === undefined && HELD_APPS === 0 && !process.argv.includes('--flags'))
-    writeSection('Orchestrator: launching and memory', md);
+    writeResults('Orchestrator: launching and memory', rows.map(resultRow));
   console.log(md);
   process.exit(0);
 }

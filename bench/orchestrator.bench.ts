@@ -7,7 +7,7 @@ import Fastify from 'fastify';
 import { stopAll } from '../test/helpers/process.ts';
 import { startOrchestrator } from '../test/helpers/orchestrator.ts';
 import { spawnDirect } from './lib/measure.ts';
-import { median, percentile, table, writeSection } from './lib/results.ts';
+import { median, percentile, ratio, table, writeResults, type ResultRow } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
 
 const N_TASKS = 100;
@@ -149,7 +149,14 @@ async function main(): Promise<void> {
       ),
     ].join('\n');
     console.log(md);
-    writeSection('Orchestrator', md);
+    const row = (measure: string, value: string, baseline: string, r: string): ResultRow => ({ measure, value, baseline, ratio: r, goal: '-', met: '-' });
+    writeResults('Orchestrator', [
+      row(`${N_TASKS} × \`sleep 1000\`: POST /v2/apps → all TASK_RUNNING (from source, auth on)`, `${toRunning.toFixed(0)} ms`, `spawn directly: ${direct.toFixed(0)} ms`, ratio(toRunning, direct, 1)),
+      row(`GET /v2/apps, ${N_APPS} apps (${(bytes / 1024).toFixed(0)} KiB), median`, `${median(lat).toFixed(1)} ms`, `bare fastify, same bytes: ${median(bareLat).toFixed(1)} ms`, ratio(median(lat), median(bareLat), 1)),
+      row(`GET /v2/apps, ${N_APPS} apps, p95`, `${percentile(lat, 95).toFixed(1)} ms`, `${percentile(bareLat, 95).toFixed(1)} ms`, ratio(percentile(lat, 95), percentile(bareLat, 95), 1)),
+      row(`POST /v2/apps (instances 0), ${CONCURRENCY} clients`, `${postRate.toFixed(0)} req/s`, `bare fastify echo: ${barePostRate.toFixed(0)} req/s`, ratio(postRate, barePostRate)),
+      row('PUT /v2/apps/{id} scale 0 → 1', `${putRate.toFixed(0)} req/s`, `bare fastify: ${barePutRate.toFixed(0)} req/s`, ratio(putRate, barePutRate)),
+    ]);
   } finally {
     await o.proc.stop('SIGTERM');
     await stopAll();

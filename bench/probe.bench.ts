@@ -12,7 +12,7 @@ import { Probe } from '../probe/probe.ts';
 import { blackhole } from '../test/helpers/blackhole.ts';
 import { ROOT, freePort, start, stopAll, tempDir, waitForHttp } from '../test/helpers/process.ts';
 import { rssOf } from './lib/measure.ts';
-import { median, percentile, table, writeSection } from './lib/results.ts';
+import { median, percentile, ratio, table, writeResults, type ResultRow } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
 
 const TIMEOUT_MS = 1000;
@@ -91,6 +91,7 @@ async function main(): Promise<void> {
 
   // 1. Cycle time.
   const cycleRows: (string | number)[][] = [];
+  const results: ResultRow[] = [];
   for (const n of [1000, 10_000]) {
     const targets = await makeTargets(n, openPort, refusedPort, hole.port);
     const bare: number[] = [];
@@ -109,10 +110,29 @@ async function main(): Promise<void> {
       `+${lateP99.toFixed(0)} ms / +${lateMax.toFixed(0)} ms`,
     ]);
     console.log(`cycle ${n}: probe ${probeMs.toFixed(0)} ms, bare ${bareMs.toFixed(0)} ms`);
+    results.push(
+      {
+        measure: `probe cycle, ${n} targets (a third each open, refused, never answered), median of 3`,
+        value: `${probeMs.toFixed(0)} ms (${(n / (probeMs / 1000)).toFixed(0)} checks/s)`,
+        baseline: `bare net.connect loop: ${bareMs.toFixed(0)} ms`,
+        ratio: ratio(probeMs, bareMs),
+        goal: '-',
+        met: '-',
+      },
+      {
+        measure: `never-answered reported after timeout, ${n} targets, p99 (max)`,
+        value: `+${lateP99.toFixed(0)} ms (+${lateMax.toFixed(0)} ms)`,
+        baseline: '-',
+        ratio: '-',
+        goal: '-',
+        met: '-',
+      },
+    );
   }
 
   // 2. RSS of the built probe at 1,000 and 10,000 targets, after a few cycles.
   const rssRows: (string | number)[][] = [];
+  const rss: ResultRow[] = [];
   const procs: ReturnType<typeof start>[] = [];
   for (const n of [1000, 10_000]) {
     // 10,000 targets do not fit in one command-line argument (128 KiB): use --urls-file.
@@ -129,7 +149,9 @@ async function main(): Promise<void> {
       if (h.cycles >= 3) break;
       await new Promise((r) => setTimeout(r, 200));
     }
-    rssRows.push([n, `${rssOf(p.child.pid!).toFixed(0)} MiB`]);
+    const mib = rssOf(p.child.pid!);
+    rssRows.push([n, `${mib.toFixed(0)} MiB`]);
+    rss.push({ measure: `RSS of dist/bin/probe, ${n} targets, after 3 cycles`, value: `${mib.toFixed(0)} MiB`, baseline: '-', ratio: '-', goal: '-', met: '-' });
   }
 
   for (const p of procs) await p.stop();
@@ -156,7 +178,7 @@ async function main(): Promise<void> {
     '',
     "dist/bin/probe runs with V8's default flags (scripts/lib/exec-argv.ts). With --optimize-for-size, as until issue #17, RSS stayed near 95-99 MiB at 10,000 targets (2026-11-21), at twice the CPU per check (bench/checks.bench.ts); a bare net.connect loop over 10,000 targets peaks at ~173 MiB itself. GET /status and start-up are measured by bench/serving.bench.ts and bench/startup.bench.ts.",
   ].join('\n');
-  writeSection('Probe', md);
+  writeResults('Probe', [...results, ...rss]);
   console.log(md);
   await stopAll(); // removes the urls files' folders
   process.exit(0);

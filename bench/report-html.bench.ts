@@ -22,7 +22,7 @@ import { isolationMissing } from '../scenarios/cli/run.ts';
 import { computedReport, emptyReport, notRunCells, settleBudgetMs } from '../scenarios/run/steps.ts';
 import { haveChromium, launchChromium } from '../test/helpers/browser.ts';
 import { NODE, removeTempDirs, ROOT, tempDir } from '../test/helpers/process.ts';
-import { median, table, writeSection } from './lib/results.ts';
+import { median, ratio, table, writeResults, type ResultRow } from './lib/results.ts';
 
 // A browser global inside page.evaluate (the project's TS config has no DOM library).
 declare const requestAnimationFrame: (cb: () => void) => void;
@@ -56,8 +56,8 @@ async function main(): Promise<void> {
   const cells = scenarios.reduce((n, s) => n + s.steps.length * s.cells.length, 0);
   const set = (docs: ScenarioReportDoc[]): SetReportDoc => ({ set: 'k8s-e2e', startedAt: '', finishedAt: '', passed: true, scenarios: docs });
   const variants = [
-    { name: 'computed only (`scenario check`)', doc: set(scenarios.map(computedReport)) },
-    { name: 'observed as computed, with convergence times', doc: set(scenarios.map(observedReport)) },
+    { name: 'computed only (`scenario check`)', short: 'k8s-e2e computed only', doc: set(scenarios.map(computedReport)) },
+    { name: 'observed as computed, with convergence times', short: 'k8s-e2e observed as computed', doc: set(scenarios.map(observedReport)) },
   ];
   const dir = tempDir('starmap-bench-html-');
   const missing = isolationMissing();
@@ -71,12 +71,14 @@ async function main(): Promise<void> {
     if (r.status === 0 || r.status === 1)
       variants.push({
         name: `a real run (\`scenario run k8s-e2e --isolation=netns\`, exit ${r.status})`,
+        short: `k8s-e2e real isolated run (exit ${r.status})`,
         doc: JSON.parse(readFileSync(json, 'utf8')) as SetReportDoc,
       });
     else console.log(`the real k8s-e2e run failed (exit ${r.status ?? r.signal}): not measured`);
   }
   const browser = haveChromium ? await launchChromium() : undefined;
   const rows: (string | number)[][] = [];
+  const results: ResultRow[] = [];
   try {
     for (const v of variants) {
       for (let i = 0; i < 3; i++) reportHtml(v.doc); // warm-up
@@ -105,6 +107,12 @@ async function main(): Promise<void> {
         }
         open = `${Math.round(median(loads.slice(1)))} ms`;
       }
+      const name = v.short;
+      results.push(
+        { measure: `${name}: HTML (gzipped)`, value: `${mb(html.length)} (${kb(gzipSync(html).length)})`, baseline: `JSON report: ${mb(json.length)}`, ratio: ratio(html.length, json.length), goal: '-', met: '-' },
+        { measure: `${name}: render (median of 15)`, value: `${median(times).toFixed(0)} ms`, baseline: '-', ratio: '-', goal: '-', met: '-' },
+        { measure: `${name}: open in chromium to first frame (median of 5)`, value: open, baseline: '-', ratio: '-', goal: '-', met: '-' },
+      );
       rows.push([
         v.name,
         mb(html.length),
@@ -120,15 +128,11 @@ async function main(): Promise<void> {
     await browser?.close();
     removeTempDirs();
   }
-  writeSection(
-    'HTML report',
-    [
-      `The page \`scenario run k8s-e2e --report-html FILE\` writes, for the built-in k8s-e2e set: ${scenarios.length} scenarios, ${steps} steps, ${cells.toLocaleString('en')} cells (3 x 3 model, ports 80 and 81, TCP, UDP and SCTP). "Computed only" is made from what \`scenario check\` computes (nothing observed: intended and computed tables); the second fills every cell as observed (as a passing isolated run would) with convergence times, adding the observed and convergence tables. The baseline is the JSON report of the same data (\`--report-json\`). Render: median of 15 after 3 warm-up rounds. Open: chromium (headless, from the file, network refused) to the first frame after \`load\`, median of 5 after one warm-up.`,
-      '',
-      table(['report', 'HTML', 'gzipped', 'JSON report', 'HTML vs JSON', 'render', 'open in chromium'], rows),
-      ...(missing ? ['', `A real run was not measured: network isolation is not available here (${missing}).`] : []),
-    ].join('\n'),
-  );
+  console.log(`k8s-e2e set: ${scenarios.length} scenarios, ${steps} steps, ${cells.toLocaleString('en')} cells; baseline: the JSON report of the same data`);
+  console.log(table(['report', 'HTML', 'gzipped', 'JSON report', 'HTML vs JSON', 'render', 'open in chromium'], rows));
+  writeResults('HTML report', results, {
+    ...(missing ? { limitingFactor: `a real isolated run was not measured: network isolation is not available here (${missing})` } : {}),
+  });
 }
 
 await main();

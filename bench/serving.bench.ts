@@ -13,7 +13,7 @@ import { blackhole } from '../test/helpers/blackhole.ts';
 import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp } from '../test/helpers/process.ts';
 import { statusDoc } from './lib/documents.ts';
 import { cpuMsOf, loadFigures, type LoadFigures } from './lib/measure.ts';
-import { median, table, writeSection } from './lib/results.ts';
+import { median, met, ratio, table, writeResults, type ResultRow } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
 
 const binDir = process.argv.find((a) => a.startsWith('--program='))?.slice('--program='.length) ?? join(ROOT, 'dist', 'bin');
@@ -89,6 +89,37 @@ async function compare(programServer: Server, bareServer: Server): Promise<Compa
     seconds: median(xs.map((x) => x.seconds)),
   });
   return { program: med(program), bare: med(bare), bytes: program[0]!.bytes, idleCpuMsPerS: idle.get(programServer)! };
+}
+
+/** Issue 17's goals: throughput at least 0.8× the baseline's, p99 at most 2×. */
+function resultRows(name: string, c: Compared): ResultRow[] {
+  const bare = 'bare fastify, same bytes';
+  return [
+    {
+      measure: `${name}: requests/s`,
+      value: c.program.rps.toFixed(0),
+      baseline: `${bare}: ${c.bare.rps.toFixed(0)}`,
+      ratio: ratio(c.program.rps, c.bare.rps),
+      goal: '≥ 0.8×',
+      met: met(c.program.rps / c.bare.rps >= 0.8),
+    },
+    {
+      measure: `${name}: p99`,
+      value: `${c.program.p99.toFixed(1)} ms`,
+      baseline: `${c.bare.p99.toFixed(1)} ms`,
+      ratio: ratio(c.program.p99, c.bare.p99),
+      goal: '≤ 2×',
+      met: met(c.program.p99 / c.bare.p99 <= 2),
+    },
+    {
+      measure: `${name}: server CPU per request`,
+      value: `${c.program.cpuUs.toFixed(0)} µs`,
+      baseline: `${c.bare.cpuUs.toFixed(0)} µs`,
+      ratio: ratio(c.program.cpuUs, c.bare.cpuUs),
+      goal: '-',
+      met: '-',
+    },
+  ];
 }
 
 function rows(name: string, c: Compared): (string | number)[][] {
@@ -185,7 +216,10 @@ async function main(): Promise<void> {
       ],
     ),
   ].join('\n');
-  writeSection('Serving cached documents', md);
+  writeResults('Serving cached documents', [
+    ...resultRows(`probe GET /status, ${TARGETS} targets (${(status.bytes / 1024).toFixed(0)} KiB), ${CONNECTIONS} connections`, status),
+    ...resultRows(`collector GET /responses, ${RESOURCES} resources (${(responses.bytes / 1024).toFixed(0)} KiB)`, responses),
+  ]);
   console.log(md);
   process.exit(0);
 }

@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { cloneWorktree, npmStart } from '../test/helpers/npm-start.ts';
 import { isolationSkipReason } from '../test/helpers/isolation.ts';
-import { median, table, writeSection } from './lib/results.ts';
+import { median, writeResults, type ResultRow } from './lib/results.ts';
 
 const runs = Number(process.argv[2] ?? 3);
 const clone = cloneWorktree();
@@ -51,20 +51,18 @@ try {
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const base = median(npmAlone);
-writeSection(
-  '`npm start` on a warm machine',
-  `A fresh clone of HEAD with the dependencies installed and the executables built (bench/start.bench.ts), ${isolated ? 'as root with iproute2 and nftables: every task in its own network namespace, the UI on a published port on 127.0.0.1' : 'without isolation (loopback)'}; median of ${runs} runs. The stars demo's first step waits for the probes' first checks and settles; the baseline is npm alone (\`npm exec -- true\` in the same clone).\n\n${table(
-    ['from `npm start` to', 'median', 'runs', 'vs npm alone'],
-    [
-      ['the printed collector UI address answering', s(median(ui)), ui.map(s).join(', '), `${(median(ui) / base).toFixed(0)} ×`],
-      ['the first step passing (PASS printed)', s(median(firstPass)), firstPass.map(s).join(', '), `${(median(firstPass) / base).toFixed(0)} ×`],
-      [
-        '… of which the build check (scripts/build.ts: bundles every program, rebuilds what changed)',
-        s(median(build)),
-        build.map(s).join(', '),
-        `${(median(build) / base).toFixed(0)} ×`,
-      ],
-      ['npm alone (baseline)', s(base), npmAlone.map(s).join(', '), '1 ×'],
-    ],
-  )}`,
-);
+const vsNpm = (ms: number[]) => `${(median(ms) / base).toFixed(0)}×`;
+const row = (measure: string, ms: number[]): ResultRow => ({
+  measure,
+  value: `${s(median(ms))} (${ms.map(s).join(', ')})`,
+  baseline: `npm alone: ${s(base)}`,
+  ratio: vsNpm(ms),
+  goal: '-',
+  met: '-',
+});
+const where = isolated ? 'isolated (netns + nftables)' : 'without isolation (loopback)';
+writeResults('`npm start` on a warm machine', [
+  row(`\`npm start\` to the printed collector UI answering, ${where}, median of ${runs}`, ui),
+  row('`npm start` to the first step passing (PASS printed)', firstPass),
+  row('… of which the build check (scripts/build.ts)', build),
+]);

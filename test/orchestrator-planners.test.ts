@@ -1,8 +1,8 @@
 // The orchestrator's pure planners on their own, without a process: deployment plans and the
 // rolling-restart strategy (deployment/plan.ts), the dependency graph (deployment/dependencies.ts),
 // group changes (deployment/group-change.ts), launch back-off (launch-queue/backoff.ts), placement
-// constraints (state/constraints.ts), the `label` query's selector (api/common.ts) and the policy
-// renderer's label selectors (isolation/selectors.ts).
+// constraints (state/constraints.ts), the `label` query's selector (api/common.ts) and the label
+// selectors the policy compiler uses (shared/netpol/selector.ts, shared with the evaluator).
 import { describe, expect, it } from 'vitest';
 import { parseLabelSelector } from '../orchestrator/api/common.ts';
 import { InvalidObject, Unprocessable } from '../orchestrator/errors.ts';
@@ -10,11 +10,11 @@ import { answerFor } from '../orchestrator/http/errors.ts';
 import { DependencyGraph } from '../orchestrator/deployment/dependencies.ts';
 import { GroupEditor, groupTree, treeAsUpdate, type Versioner } from '../orchestrator/deployment/group-change.ts';
 import { buildPlan, restartStrategy, type AppChange } from '../orchestrator/deployment/plan.ts';
-import { labelsInclude, selectorMatches } from '../orchestrator/isolation/selectors.ts';
 import { BACKOFF_STATES, configVersionOf, isDelayed, nextDelay } from '../orchestrator/launch-queue/backoff.ts';
 import { parseApp, type AppDefinition } from '../orchestrator/state/app-definition.ts';
 import { compilePattern, constraintProblems, placementLimit } from '../orchestrator/state/constraints.ts';
 import type { GroupRecord } from '../orchestrator/state/group.ts';
+import { labelsInclude, selectorMatches } from '../shared/netpol/selector.ts';
 
 const T0 = '2024-05-01T10:00:00.000Z';
 const T1 = '2024-05-01T11:00:00.000Z';

@@ -1,6 +1,13 @@
 // Compiles both policy models into one rule model per task, both directions, with no I/O. The
 // nftables renderer (render.ts) turns it into text; GET /v2/starmap/network shows it.
 //
+// Independent of the evaluator (shared/netpol/evaluate.ts) on purpose: each checks the other on
+// real packets (the isolation tests compare the evaluator's verdicts with what nftables lets
+// through), which only works while neither uses the other's code; the boundaries table
+// (scripts/lint/boundaries.js) holds it. The one part they share is the label selector
+// (shared/netpol/selector.ts), tested directly against upstream's own cases
+// (test/netpol-selector-upstream.test.ts).
+//
 // Ingress of a task (what it accepts):
 // - network groups (Marathon ipAddress.groups, dialect): a task with groups accepts only tasks that
 //   share one (`limit`, ANDed with everything else);
@@ -25,10 +32,10 @@ import {
   type NetworkPolicyPort,
   type Protocol,
 } from '../../shared/netpol/types.ts';
+import { labelsInclude, selectorMatches } from '../../shared/netpol/selector.ts';
 import { parseCidr, type Cidr } from '../../shared/netpol/validate.ts';
 import type { PodNet } from './cluster.ts';
 import type { NetworkPolicy as DialectPolicy } from './policy.ts';
-import { labelsInclude, selectorMatches } from './selectors.ts';
 
 export type Direction = 'ingress' | 'egress';
 

@@ -1,8 +1,10 @@
 // The evaluator: given namespaces, pods and NetworkPolicies, whether a connection (source pod,
 // destination pod, port, protocol) is allowed, and why, for both sides: the source's egress and
 // the destination's ingress. Pure (no I/O). It implements the semantics of networking.k8s.io/v1
-// on its own, sharing nothing with the nftables renderer (orchestrator/isolation/) but the wire
-// types, so that each can catch the other's mistakes.
+// on its own, independent of the nftables compiler (orchestrator/isolation/compile.ts) on purpose:
+// each checks the other on real packets, which only works while neither computes its answers with
+// the other's code. The one part they share, besides the wire types, is the label selector
+// (selector.ts), tested directly against upstream's own cases (test/netpol-selector-upstream.test.ts).
 //
 // Semantics (Kubernetes API reference, NetworkPolicySpec and friends):
 // - a pod is isolated for a direction when a policy of its namespace selects it (podSelector) and
