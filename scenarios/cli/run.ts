@@ -24,10 +24,13 @@ import { DEFAULTS } from '../../orchestrator/config.ts';
 import { runDeployment, stoppedBy, topology } from '../run/runner.ts';
 import { preflight } from '../run/steps.ts';
 import { TerminalLines } from './terminal.ts';
-import { fail, manifestOptions, scenarioRef } from './options.ts';
+import { EXIT, fail, manifestOptions, scenarioRef } from './options.ts';
+
+export { EXIT };
 import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
 import { builtinNames } from '../model/builtin.ts';
 import { plural } from '../../shared/plural.ts';
+import { plannedAddresses, RUN_SUBNET } from '../model/addresses.ts';
 
 export interface RunArgs {
   scenario: string;
@@ -56,14 +59,6 @@ export interface RunArgs {
   computedOnly?: boolean;
 }
 
-/** Exit codes of `scenario run` and `scenario check` (docs/scenarios.md). */
-export const EXIT = {
-  pass: 0,
-  fail: 1,
-  badInput: 2,
-  /** Nothing failed, but some judged cells were not proven (run: no enforcement; check: undecided). */
-  computedOnly: 3,
-} as const;
 
 import { RunError } from '../errors.ts';
 
@@ -301,6 +296,8 @@ async function runAll(
           programs: found.programs,
           isolated,
           ...(hostPorts ? { hostPorts } : {}),
+          // The bundled orchestrator gives each pod the address scenario check assumes.
+          ...(isolated && bundled ? { addresses: plannedAddresses(group[0]!.pods, args.netnsSubnet ?? RUN_SUBNET) } : {}),
           workDir,
           ...(args.stepTimeout ? { stepTimeoutSeconds: args.stepTimeout } : {}),
           pauseSeconds: args.pause,

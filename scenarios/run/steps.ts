@@ -125,3 +125,29 @@ export function computedReport(s: ResolvedScenario): ScenarioReportDoc {
   report.failure = report.steps.find((st) => st.failure)?.failure ?? null;
   return report;
 }
+
+/**
+ * The report `scenario check --report-html` writes: the page of a run, computed only. Every step's
+ * intended and computed verdicts with the addresses `ips` (what an isolated run assigns), nothing
+ * observed; a step without a policy-writing mistake is 'computed only', never passed.
+ */
+export function checkedReport(s: ResolvedScenario, ips: ReadonlyMap<string, string>): ScenarioReportDoc {
+  const report = emptyReport(s, false, true);
+  for (const p of report.pods) p.ip = ips.get(p.id) ?? null;
+  report.notices.push('computed only: scenario check deploys nothing, so nothing was observed; a run as root with nftables proves the verdicts');
+  report.steps = s.steps.map((st) => {
+    const exp = expectStep(s, st, ips);
+    const step = stepResult(exp, s.pods, cellResults(exp, notRunCells(exp, true)), {
+      settled: null,
+      durationMs: null,
+      budgetMs: settleBudgetMs(s),
+      lastFlipMs: null,
+      observed: false,
+    });
+    if (!step.failure) step.outcome = 'computed only';
+    return step;
+  });
+  report.outcome = report.steps.some((st) => st.failure) ? 'fail' : 'computed only';
+  report.failure = report.steps.find((st) => st.failure)?.failure ?? null;
+  return report;
+}
