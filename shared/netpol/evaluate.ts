@@ -138,6 +138,8 @@ export interface IpBlockCheck {
   address: string | undefined;
   /** inside: cidr holds it and no except does; excepted: `except` names the entry that excluded it. */
   result: 'inside' | 'outside' | 'excepted' | 'undecided';
+  /** Every except entry, addresses filled in; `except`: the one that excluded the address. */
+  excepts: string[];
   except?: string;
 }
 
@@ -199,7 +201,7 @@ export class Evaluator {
           if (!block) return;
           const ref: RuleRef = { policy: p.id, direction, rule: r, peer: i, port: null };
           const cidr = block.texts?.cidr ?? '?';
-          const base = { ref, cidr, address: addrText };
+          const base = { ref, cidr, address: addrText, excepts: block.texts?.except ?? [] };
           if (!addr || !block.cidr) return out.push({ ...base, result: 'undecided' });
           if (!blockContains(block.cidr, addr)) return out.push({ ...base, result: 'outside' });
           const hit = block.except.findIndex((e) => e !== undefined && blockContains(e, addr));

@@ -93,12 +93,8 @@ export function reasonLine(v: Verdict): string {
 }
 
 /** One ipBlock peer's judgement of an address, e.g. `… : 10.213.0.3 (y/b) is excluded by except 10.213.0.3/32`. */
-export function ipBlockText(c: IpBlockCheck, peerId: string, ev?: Evaluator): string {
-  const policy = ev?.policy(c.ref.policy);
-  const rule = policy ? (c.ref.direction === 'ingress' ? policy.spec.ingress : policy.spec.egress)?.[c.ref.rule] : undefined;
-  const peers = rule ? (c.ref.direction === 'ingress' ? (rule as { from?: NetworkPolicyPeer[] }).from : (rule as { to?: NetworkPolicyPeer[] }).to) : undefined;
-  const written = peers?.[c.ref.peer ?? -1]?.ipBlock;
-  const what = `${ruleName(c.ref)} peer ${c.ref.peer} ipBlock ${c.cidr}${written?.except?.length ? ` except ${written.except.join(', ')}` : ''}`;
+export function ipBlockText(c: IpBlockCheck, peerId: string): string {
+  const what = `${ruleName(c.ref)} peer ${c.ref.peer} ipBlock ${c.cidr}${c.excepts.length ? ` except ${c.excepts.join(', ')}` : ''}`;
   const addr = `${c.address ?? '?'} (${peerId})`;
   switch (c.result) {
     case 'inside':
@@ -108,7 +104,7 @@ export function ipBlockText(c: IpBlockCheck, peerId: string, ev?: Evaluator): st
     case 'excepted':
       return `${what}: ${addr} is inside ${c.cidr} but excluded by except ${c.except}`;
     case 'undecided':
-      return `${what}: ${c.address === undefined ? `the address of ${peerId} is not known (assigned at run time)` : `an except names an address not known yet`}`;
+      return `${what}: ${c.address === undefined ? `the address of ${peerId} is not known (assigned at run time)` : 'it names an address not known yet'}`;
   }
 }
 
@@ -130,8 +126,8 @@ export function verdictText(conn: Connection, v: Verdict, ev?: Evaluator): strin
         : a.answer;
   const blocks = ev
     ? [
-        ...ev.ipBlocks('egress', conn.from, conn.to).map((c) => ipBlockText(c, to, ev)),
-        ...ev.ipBlocks('ingress', conn.to, conn.from).map((c) => ipBlockText(c, from, ev)),
+        ...ev.ipBlocks('egress', conn.from, conn.to).map((c) => ipBlockText(c, to)),
+        ...ev.ipBlocks('ingress', conn.to, conn.from).map((c) => ipBlockText(c, from)),
       ]
     : [];
   const addresses =
