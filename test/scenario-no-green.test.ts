@@ -11,6 +11,7 @@ import { explainConnection } from '../scenarios/cli/explain.ts';
 import { findCommand, isolationGap, isolationMissing } from '../scenarios/cli/run.ts';
 import { plannedAddresses, RUN_SUBNET } from '../scenarios/model/addresses.ts';
 import { loadScenario } from '../scenarios/model/load.ts';
+import { planApps } from '../scenarios/run/deploy-plan.ts';
 import { DEFAULT_SUBNET } from '../orchestrator/isolation/netns.ts';
 import { Ipam, parseSubnet } from '../orchestrator/isolation/ipam.ts';
 import { Evaluator } from '../shared/netpol/evaluate.ts';
@@ -21,7 +22,7 @@ const pod = (namespace: string, name: string, labels: Record<string, string>, ip
   namespace,
   name,
   labels,
-  ports: [{ port: 80, protocol: 'TCP' }],
+  ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
   ...(ip ? { ip } : {}),
 });
 
@@ -50,6 +51,8 @@ describe('the evaluator answers in four', () => {
   });
 });
 
+const CIDR_EXCEPT_NAME = 'k8s-e2e/tcp-35-egress-cidr-except';
+
 describe('deterministic addressing', () => {
   it('the scenario pods take the subnet from its third address, in their order; the bundled default subnet is the one assumed', () => {
     expect(RUN_SUBNET).toBe(DEFAULT_SUBNET);
@@ -62,6 +65,16 @@ describe('deterministic addressing', () => {
     expect(() => plannedAddresses(Array.from({ length: 6 }, (_, i) => ({ id: `x/p${i}` })), '10.0.0.0/29')).toThrow(/6 pods do not fit in 10.0.0.0\/29/);
   });
 
+  it('an isolated deploy plan asks for each pod\'s planned address (app label starmap.address); the loopback plan does not', () => {
+    const s = loadScenario(CIDR_EXCEPT_NAME);
+    const addresses = plannedAddresses(s.pods);
+    const programs = { probe: ['probe'], collector: ['collector'] };
+    const labels = (isolated: boolean) =>
+      planApps(s, programs, { isolated, addresses }, () => 'f').map((a) => (a.definition.labels as Record<string, string>)['starmap.address']);
+    expect(labels(true)).toEqual(s.pods.map((p) => addresses.get(p.id)));
+    expect(labels(false).every((l) => l === undefined)).toBe(true);
+  });
+
   it('the IPAM hands out the address a task asks for when it is free, else the next one', () => {
     const ipam = new Ipam(parseSubnet('10.214.5.0/24'));
     expect(ipam.allocate('t1', '10.214.5.9').ip).toBe('10.214.5.9');
@@ -72,7 +85,7 @@ describe('deterministic addressing', () => {
   });
 });
 
-const CIDR_EXCEPT = 'k8s-e2e/tcp-35-egress-cidr-except';
+const CIDR_EXCEPT = CIDR_EXCEPT_NAME;
 
 describe('scenario check decides address-dependent cells', () => {
   it('with the addresses a run assigns: no cell of the ipBlock scenario is left undecided, and the addresses are said', () => {
