@@ -48,8 +48,7 @@ export const Expectations = Type.Object(
     outcome: Type.Optional(Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('not run'), Type.Literal('computed only')])),
     enforced: Type.Optional(
       Type.Boolean({
-        description:
-          "false: the run cannot enforce policies (no isolation); cells they block are 'not proven' and the UI says so instead of a pass",
+        description: "false: the run cannot enforce policies (no isolation); cells they block are 'not proven' and the UI says so instead of a pass",
       }),
     ),
     collector: Type.Optional(Type.Object({ id: Id, label: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })) }, { additionalProperties: false })),

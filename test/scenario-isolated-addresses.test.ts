@@ -23,7 +23,16 @@ describe.skipIf(skipReason !== undefined)('check and an isolated run agree on ad
     const json = join(tempDir('starmap-smn4-'), 'report.json');
     const { code, output } = await runToEnd(
       NODE,
-      ['scenarios/main.ts', 'run', NAME, '--isolation=netns', '--netns-prefix=smn4', `--netns-subnet=${SUBNET}`, '--publish-address=off', `--report-json=${json}`],
+      [
+        'scenarios/main.ts',
+        'run',
+        NAME,
+        '--isolation=netns',
+        '--netns-prefix=smn4',
+        `--netns-subnet=${SUBNET}`,
+        '--publish-address=off',
+        `--report-json=${json}`,
+      ],
       { timeoutMs: 280_000 },
     );
     const report = JSON.parse(readFileSync(json, 'utf8')) as ScenarioReportDoc;
@@ -43,6 +52,10 @@ describe.skipIf(skipReason !== undefined)('check and an isolated run agree on ad
       expect(c.computed, `${c.from} -> ${c.to} ${c.port}/${c.protocol}`).toBe(byKey.get(key));
       if (c.status === 'pass') expect(c.observed).toBe(c.computed);
     }
-    expect(step.cells.find((c) => c.from === 'x/a' && c.to === 'x/b' && c.port === 80 && c.protocol === 'TCP')).toMatchObject({ computed: false, observed: false, status: 'pass' });
+    expect(step.cells.find((c) => c.from === 'x/a' && c.to === 'x/b' && c.port === 80 && c.protocol === 'TCP')).toMatchObject({
+      computed: false,
+      observed: false,
+      status: 'pass',
+    });
   }, 300_000);
 });

@@ -35,7 +35,11 @@ describe('the evaluator answers in four', () => {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
       metadata: { name: 'cidr', namespace: 'x' },
-      spec: { podSelector: { matchLabels: { pod: 'a' } }, policyTypes: ['Egress'], egress: [{ to: [{ ipBlock: { cidr: '{{ip x/c}}/8', except: ['{{ip x/c}}/32'] } }] }] },
+      spec: {
+        podSelector: { matchLabels: { pod: 'a' } },
+        policyTypes: ['Egress'],
+        egress: [{ to: [{ ipBlock: { cidr: '{{ip x/c}}/8', except: ['{{ip x/c}}/32'] } }] }],
+      },
     },
   ];
   const ev = new Evaluator({ namespaces: [{ name: 'x', labels: {} }], pods: [a, b, c] }, policies);
@@ -43,7 +47,10 @@ describe('the evaluator answers in four', () => {
   it('allowed, blocked, not applicable (loopback, an undeclared port), undecided naming the missing address', () => {
     expect(ev.answer({ from: b, to: a, port: 80, protocol: 'TCP' }).answer).toEqual({ answer: 'allowed' });
     expect(ev.answer({ from: a, to: c, port: 80, protocol: 'TCP' }).answer).toEqual({ answer: 'blocked' });
-    expect(ev.answer({ from: a, to: a, port: 80, protocol: 'TCP' }).answer).toMatchObject({ answer: 'not applicable', why: expect.stringContaining('loopback') });
+    expect(ev.answer({ from: a, to: a, port: 80, protocol: 'TCP' }).answer).toMatchObject({
+      answer: 'not applicable',
+      why: expect.stringContaining('loopback'),
+    });
     expect(ev.answer({ from: b, to: a, port: 81, protocol: 'TCP' }).answer).toEqual({ answer: 'not applicable', why: 'x/a declares no port 81/TCP' });
     const { verdict, answer } = ev.answer({ from: a, to: b, port: 80, protocol: 'TCP' });
     expect(verdict.allowed).toBeNull(); // the three-valued verdict is unchanged
@@ -62,10 +69,15 @@ describe('deterministic addressing', () => {
       ['y/a', '10.213.0.4'],
     ]);
     expect(plannedAddresses([{ id: 'x/a' }], '10.214.5.0/24').get('x/a')).toBe('10.214.5.2');
-    expect(() => plannedAddresses(Array.from({ length: 6 }, (_, i) => ({ id: `x/p${i}` })), '10.0.0.0/29')).toThrow(/6 pods do not fit in 10.0.0.0\/29/);
+    expect(() =>
+      plannedAddresses(
+        Array.from({ length: 6 }, (_, i) => ({ id: `x/p${i}` })),
+        '10.0.0.0/29',
+      ),
+    ).toThrow(/6 pods do not fit in 10.0.0.0\/29/);
   });
 
-  it('an isolated deploy plan asks for each pod\'s planned address (app label starmap.address); the loopback plan does not', () => {
+  it("an isolated deploy plan asks for each pod's planned address (app label starmap.address); the loopback plan does not", () => {
     const s = loadScenario(CIDR_EXCEPT_NAME);
     const addresses = plannedAddresses(s.pods);
     const programs = { probe: ['probe'], collector: ['collector'] };
@@ -114,7 +126,14 @@ describe('scenario check decides address-dependent cells', () => {
     expect(undecided.code).toBe(3);
     expect((await runToEnd(NODE, ['scenarios/main.ts', 'check', CIDR_EXCEPT, '--addresses=unknown', '--allow-undecided'])).code).toBe(0);
     // --ip decides them as well.
-    const given = await runToEnd(NODE, ['scenarios/main.ts', 'check', CIDR_EXCEPT, '--addresses=unknown', ...['a', 'b', 'c'].flatMap((p, i) => ['--ip', `x/${p}=10.9.0.${i + 2}`]), ...['y', 'z'].flatMap((ns, j) => ['a', 'b', 'c'].flatMap((p, i) => ['--ip', `${ns}/${p}=10.9.${j + 1}.${i + 2}`]))]);
+    const given = await runToEnd(NODE, [
+      'scenarios/main.ts',
+      'check',
+      CIDR_EXCEPT,
+      '--addresses=unknown',
+      ...['a', 'b', 'c'].flatMap((p, i) => ['--ip', `x/${p}=10.9.0.${i + 2}`]),
+      ...['y', 'z'].flatMap((ns, j) => ['a', 'b', 'c'].flatMap((p, i) => ['--ip', `${ns}/${p}=10.9.${j + 1}.${i + 2}`])),
+    ]);
     expect(given.code, given.output).toBe(0);
     // A deliberate mistake on a cell that depends on x/b's address: x/a -> x/c said blocked.
     const dir = tempDir('starmap-check-');
@@ -152,8 +171,12 @@ describe('scenario explain', () => {
 
   it('an unknown pod is unknown with the nearest names, with or without a port; a bad port is a bad port', () => {
     const stars = loadScenario('stars');
-    expect(() => explainConnection(stars, { step: '1', from: 'C', to: 'stars/frontnd:80/TCP' })).toThrow(/^--to: unknown pod "stars\/frontnd" \(nearest: stars\/frontend\)$/);
-    expect(() => explainConnection(stars, { step: '1', from: 'C', to: 'stars/frontnd:http' })).toThrow(/^--to: unknown pod "stars\/frontnd" \(nearest: stars\/frontend\)$/);
+    expect(() => explainConnection(stars, { step: '1', from: 'C', to: 'stars/frontnd:80/TCP' })).toThrow(
+      /^--to: unknown pod "stars\/frontnd" \(nearest: stars\/frontend\)$/,
+    );
+    expect(() => explainConnection(stars, { step: '1', from: 'C', to: 'stars/frontnd:http' })).toThrow(
+      /^--to: unknown pod "stars\/frontnd" \(nearest: stars\/frontend\)$/,
+    );
     expect(() => explainConnection(stars, { step: '1', from: 'C', to: 'stars/frontend:80/xyz' })).toThrow(/got the port "80\/xyz"/);
     expect(() => explainConnection(stars, { step: '1', from: 'C', to: 'stars/frontend:90000/TCP' })).toThrow(/port 90000 is not between 1 and 65535/);
   });
@@ -169,7 +192,10 @@ describe('isolationMissing', () => {
     const before = process.env.npm_lifecycle_event;
     process.env.npm_lifecycle_event = 'start';
     try {
-      expect(isolationGap({ uid: 1000, path: '/nonexistent' })).toMatchObject({ why: expect.stringMatching(/^it needs root/), fix: expect.stringMatching(/sudo npm start$/) });
+      expect(isolationGap({ uid: 1000, path: '/nonexistent' })).toMatchObject({
+        why: expect.stringMatching(/^it needs root/),
+        fix: expect.stringMatching(/sudo npm start$/),
+      });
     } finally {
       if (before === undefined) delete process.env.npm_lifecycle_event;
       else process.env.npm_lifecycle_event = before;

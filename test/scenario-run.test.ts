@@ -192,7 +192,9 @@ steps:
 `,
     );
     const junit = join(dir, 'report.xml');
-    const plain = await runToEnd(NODE, ['scenarios/main.ts', 'run', file, '--isolation=off', `--report-junit=${junit}`, '--step-timeout=20'], { timeoutMs: 90_000 });
+    const plain = await runToEnd(NODE, ['scenarios/main.ts', 'run', file, '--isolation=off', `--report-junit=${junit}`, '--step-timeout=20'], {
+      timeoutMs: 90_000,
+    });
     expect(plain.output).toMatch(/step 1\/1 default-deny: COMPUTED ONLY: 1 cell the policies block not proven \(not enforced here\)/);
     expect(plain.output).toContain(
       'deny: COMPUTED ONLY: 0 of 1 steps as expected, 1 computed only; 1 cell the policies block not proven: policies are not enforced here (no isolation); a run as root with nftables would prove them',

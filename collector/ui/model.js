@@ -352,8 +352,7 @@ export function compareExpectations(model, doc) {
     // Cells the runner cannot observe here ('not run': SCTP; 'not proven': blocked by policies a
     // run without isolation cannot enforce) are shown, never judged, and never counted as passed.
     const unproven = c.status === 'not proven';
-    const judged =
-      (c.expected === true || c.expected === false) && c.status !== 'not run' && !unproven && (observedMark === '.' || observedMark === 'X');
+    const judged = (c.expected === true || c.expected === false) && c.status !== 'not run' && !unproven && (observedMark === '.' || observedMark === 'X');
     const mismatch = judged && boolMark(c.expected) !== observedMark;
     cells.set(key, {
       from: self ? SELF : c.from,

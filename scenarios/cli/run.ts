@@ -59,7 +59,6 @@ export interface RunArgs {
   computedOnly?: boolean;
 }
 
-
 import { RunError } from '../errors.ts';
 
 export { RunError };
@@ -89,7 +88,10 @@ export function isolationGap(opts: { uid?: number; path?: string } = {}): { why:
   const packages = missing.map((m) => (m === 'ip' ? 'iproute2' : 'nftables'));
   const install = `sudo apt-get install ${packages.join(' ')}`;
   if ((opts.uid ?? process.getuid?.()) !== 0)
-    return { why: `it needs root${missing.length > 0 ? ` and ${packages.join(' and ')}` : ''}`, fix: missing.length > 0 ? `${install}, then ${rootCommand()}` : rootCommand() };
+    return {
+      why: `it needs root${missing.length > 0 ? ` and ${packages.join(' and ')}` : ''}`,
+      fix: missing.length > 0 ? `${install}, then ${rootCommand()}` : rootCommand(),
+    };
   if (missing.length > 0)
     return { why: `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (apt-get install ${packages.join(' ')})`, fix: install };
   return undefined;
@@ -163,10 +165,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
   // Said first (npm start's first lines after the build): a run that cannot enforce proves nothing
   // the policies block, and the one command that would.
   const gap = !args.orchestrator && args.isolation === 'auto' ? isolationGap() : undefined;
-  if (gap)
-    log(
-      `policies are not enforced here (${gap.why}): the cells they block will be "not proven", never PASS.\n  To enforce them: ${gap.fix}`,
-    );
+  if (gap) log(`policies are not enforced here (${gap.why}): the cells they block will be "not proven", never PASS.\n  To enforce them: ${gap.fix}`);
   const startedAt = new Date().toISOString();
   // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
   const reports = new Map<ResolvedScenario, ScenarioReportDoc>();

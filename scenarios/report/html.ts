@@ -192,8 +192,8 @@ function stepHeadline(s: StepResultDoc, total: number): string {
       : s.outcome === 'computed only'
         ? `${outcomeBadge('computed only')} <span class="muted">${plural(s.counts.notProven, 'cell')} the policies block not proven: ${s.observed ? 'policies are not enforced here (a run as root with nftables would prove them)' : 'nothing was run'}</span>`
         : s.outcome === 'not run'
-        ? `${outcomeBadge('not run')} <span class="muted">${s.observed ? 'nothing it judges could be observed here' : 'not observed'}</span>`
-        : `${outcomeBadge('fail')} ${esc(s.failure ?? '')}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
+          ? `${outcomeBadge('not run')} <span class="muted">${s.observed ? 'nothing it judges could be observed here' : 'not observed'}</span>`
+          : `${outcomeBadge('fail')} ${esc(s.failure ?? '')}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
   return `<h3>step ${s.index + 1}/${total} ${esc(s.name)} ${verdict}</h3>`;
 }
 

@@ -38,7 +38,8 @@ export interface StepObservation {
  * reason in `notRun` (run/steps.ts notRunCells) that makes the status 'not proven' instead of
  * 'not run', so that no such cell is ever shown as passed (issue 32).
  */
-export const NOT_PROVEN_REASON = 'not proven: the policies are not enforced here (no isolation), so nothing can be blocked; a run as root with nftables would prove it';
+export const NOT_PROVEN_REASON =
+  'not proven: the policies are not enforced here (no isolation), so nothing can be blocked; a run as root with nftables would prove it';
 
 /** Every cell's verdicts; `notRun` says why a cell cannot be observed; no `obs`: the step was not run. */
 export function cellResults(exp: StepExpectation, notRun: ReadonlyMap<string, string>, obs?: StepObservation): CellResultDoc[] {
@@ -107,7 +108,9 @@ export function stepResult(
       ? 'fail'
       : counts.notProven > 0 && run.observed
         ? 'computed only'
-        : !run.observed || (judged.length > 0 && judged.every((c) => c.status === 'not run')) ? 'not run' : 'pass';
+        : !run.observed || (judged.length > 0 && judged.every((c) => c.status === 'not run'))
+          ? 'not run'
+          : 'pass';
   const hand = exp.step.intended !== null;
   const table = exp.cells.map((c, i): TableCell => {
     const r = cells[i]!;
@@ -185,8 +188,8 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
       : s.outcome === 'computed only'
         ? `COMPUTED ONLY: ${plural(s.counts.notProven, 'cell')} the policies block not proven (not enforced here)`
         : s.outcome === 'not run'
-        ? 'NOT RUN: nothing it judges could be observed here'
-        : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
+          ? 'NOT RUN: nothing it judges could be observed here'
+          : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
   const failing = s.cells.filter((c) => c.status === 'intended != computed' || c.status === 'computed != observed' || c.status === 'no value');
   const lines = failing.slice(0, maxLines).map((c) => `  ${failureLine(c)}`);
   if (failing.length > maxLines) lines.push(`  … and ${failing.length - maxLines} more (see the JSON report)`);

@@ -107,7 +107,11 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
   for (const r of reports) r.notices.push(...notices);
 
   mkdirSync(opts.workDir, { recursive: true });
-  const layout = { isolated: opts.isolated, ...(opts.hostPorts ? { hostPorts: opts.hostPorts } : {}), ...(opts.addresses ? { addresses: opts.addresses } : {}) };
+  const layout = {
+    isolated: opts.isolated,
+    ...(opts.hostPorts ? { hostPorts: opts.hostPorts } : {}),
+    ...(opts.addresses ? { addresses: opts.addresses } : {}),
+  };
   const plan = planApps(base, opts.programs, layout, (content) => {
     const f = join(opts.workDir, 'collector-resources.json');
     writeFileSync(f, content);

@@ -81,10 +81,7 @@ export interface Verdict {
  * Additive beside Verdict.allowed, which keeps its three values.
  */
 export type Answer =
-  | { answer: 'allowed' }
-  | { answer: 'blocked' }
-  | { answer: 'not applicable'; why: string }
-  | { answer: 'undecided'; missing: string[]; why: string };
+  { answer: 'allowed' } | { answer: 'blocked' } | { answer: 'not applicable'; why: string } | { answer: 'undecided'; missing: string[]; why: string };
 
 /** The missing facts in words: `depends on the address of x/b, which is assigned at run time`. */
 export function missingText(missing: readonly string[]): string {

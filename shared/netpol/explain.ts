@@ -1,7 +1,17 @@
 // The evaluator's verdicts in words: one line per cell for reports and tables, and the full
 // account of one connection for `scenario explain` (every isolating policy, the rule that allowed
 // it with its peer and port, or that no rule does).
-import { answerOf, missingText, type Connection, type Direction, type Evaluator, type IpBlockCheck, type RuleRef, type SideVerdict, type Verdict } from './evaluate.ts';
+import {
+  answerOf,
+  missingText,
+  type Connection,
+  type Direction,
+  type Evaluator,
+  type IpBlockCheck,
+  type RuleRef,
+  type SideVerdict,
+  type Verdict,
+} from './evaluate.ts';
 import { selectorText } from './selector.ts';
 import { objectId, type NetworkPolicyObject, type NetworkPolicyPeer, type NetworkPolicyPort } from './types.ts';
 
@@ -130,8 +140,7 @@ export function verdictText(conn: Connection, v: Verdict, ev?: Evaluator): strin
         ...ev.ipBlocks('ingress', conn.to, conn.from).map((c) => ipBlockText(c, from)),
       ]
     : [];
-  const addresses =
-    blocks.length > 0 && ev ? [`  addresses used: ${from} ${ev.addressOf(from) ?? 'not known'}, ${to} ${ev.addressOf(to) ?? 'not known'}`] : [];
+  const addresses = blocks.length > 0 && ev ? [`  addresses used: ${from} ${ev.addressOf(from) ?? 'not known'}, ${to} ${ev.addressOf(to) ?? 'not known'}`] : [];
   return [
     `${from} -> ${to} ${conn.port}/${conn.protocol}: ${verdict}`,
     `  ${sideText('egress', from, v.egress, ev)}`,
