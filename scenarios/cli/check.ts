@@ -5,7 +5,6 @@
 // check exit 3 unless --allow-undecided (issue 32).
 import { writeFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
-import { answerOf } from '../../shared/netpol/evaluate.ts';
 import { cidrTexts } from '../../shared/netpol/ip-template.ts';
 import { plural } from '../../shared/plural.ts';
 import { subnetFlag } from '../../orchestrator/isolation/flags.ts';
@@ -58,7 +57,7 @@ export function checkScenario(s: ResolvedScenario, opts: { ips?: ReadonlyMap<str
     const open = exp.cells
       .filter((c) => c.computed === null)
       .map((c) => {
-        const a = answerOf({ from: pod(c.cell.from), to: pod(c.cell.to), port: c.cell.port, protocol: c.cell.protocol }, c.verdict);
+        const { answer: a } = exp.evaluator.answer({ from: pod(c.cell.from), to: pod(c.cell.to), port: c.cell.port, protocol: c.cell.protocol });
         return `${c.cell.from} -> ${c.cell.to} ${c.cell.port}/${c.cell.protocol}: undecided: ${a.answer === 'undecided' ? a.why : c.reason}`;
       });
     undecided.push(...open.map((line) => `step ${step.index + 1} ${step.name}: ${line}`));

@@ -42,13 +42,7 @@ const Side = Type.Union(
       { additionalProperties: false, description: 'isolated and no rule allows it' },
     ),
     Type.Object(
-      {
-        decision: Type.Literal('undecided'),
-        allowed: Type.Null(),
-        isolatedBy: Policies,
-        pending: Type.Array(RuleRef),
-        missing: Type.Optional(Type.Array(Type.String(), { description: 'the pods (namespace/pod) whose addresses would decide it' })),
-      },
+      { decision: Type.Literal('undecided'), allowed: Type.Null(), isolatedBy: Policies, pending: Type.Array(RuleRef) },
       { additionalProperties: false, description: 'depends on addresses not known yet' },
     ),
   ],

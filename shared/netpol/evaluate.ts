@@ -63,10 +63,10 @@ export type SideVerdict =
   | { decision: 'allowed'; allowed: true; isolatedBy: string[]; allowedBy: RuleRef[] }
   | { decision: 'denied'; allowed: false; isolatedBy: string[] }
   /**
-   * Some rule's ipBlock needs an address not known yet; `pending` are the rules it could allow by,
-   * `missing` the pods (ns/pod) whose addresses would decide it.
+   * Some rule's ipBlock needs an address not known yet; `pending` are the rules it could allow by
+   * (Evaluator.answer names the pods whose addresses would decide it).
    */
-  | { decision: 'undecided'; allowed: null; isolatedBy: string[]; pending: RuleRef[]; missing?: string[] };
+  | { decision: 'undecided'; allowed: null; isolatedBy: string[]; pending: RuleRef[] };
 
 export interface Verdict {
   /** null: depends on addresses not known yet. */
@@ -90,15 +90,14 @@ export function missingText(missing: readonly string[]): string {
     : `depends on the address${missing.length > 1 ? 'es' : ''} of ${missing.join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} assigned at run time`;
 }
 
-/** The four-way answer of a verdict for its connection. */
-export function answerOf(conn: Connection, v: Verdict): Answer {
+/** The four-way answer of a verdict for its connection; `missing`: the pods whose addresses would decide it (Evaluator.answer). */
+export function answerOf(conn: Connection, v: Verdict, missing: readonly string[] = []): Answer {
   if (v.egress.decision === 'loopback') return { answer: 'not applicable', why: 'the same pod: loopback, which policies never filter' };
   if (conn.to.ports.length > 0 && !conn.to.ports.some((p) => p.port === conn.port && p.protocol === conn.protocol))
     return { answer: 'not applicable', why: `${objectId(conn.to)} declares no port ${conn.port}/${conn.protocol}` };
   if (v.allowed === true) return { answer: 'allowed' };
   if (v.allowed === false) return { answer: 'blocked' };
-  const missing = [...new Set([v.egress, v.ingress].flatMap((side) => (side.decision === 'undecided' ? (side.missing ?? []) : [])))].sort();
-  return { answer: 'undecided', missing, why: missingText(missing) };
+  return { answer: 'undecided', missing: [...missing], why: missingText(missing) };
 }
 
 type Tri = boolean | null;
@@ -215,9 +214,15 @@ export class Evaluator {
   }
 
   /** The verdict and its four-way answer (see Answer). */
-  answer(conn: Connection): { verdict: Verdict; answer: Answer } {
+  answer(conn: Connection): { verdict: Verdict; answer: Answer; missing: Record<Direction, string[]> } {
     const verdict = this.evaluate(conn);
-    return { verdict, answer: answerOf(conn, verdict) };
+    const missing = { egress: new Set<string>(), ingress: new Set<string>() };
+    // The same walk again, collecting the unknown addresses (kept off the verdict, which the
+    // whole-matrix path must reproduce exactly).
+    if (verdict.egress.decision === 'undecided') this.#side('egress', conn.from, conn.to, conn, missing.egress);
+    if (verdict.ingress.decision === 'undecided') this.#side('ingress', conn.to, conn.from, conn, missing.ingress);
+    const both = [...new Set([...missing.egress, ...missing.ingress])].sort();
+    return { verdict, answer: answerOf(conn, verdict, both), missing: { egress: [...missing.egress].sort(), ingress: [...missing.ingress].sort() } };
   }
 
   evaluate(conn: Connection): Verdict {
@@ -241,13 +246,12 @@ export class Evaluator {
   }
 
   /** One side: `subject` is the pod whose policies decide, `peer` the other end. */
-  #side(direction: Direction, subject: PodInfo, peer: PodInfo, conn: Connection): SideVerdict {
+  #side(direction: Direction, subject: PodInfo, peer: PodInfo, conn: Connection, missing?: Set<string>): SideVerdict {
     const policies = this.#isolating(subject)[direction];
     if (policies.length === 0) return { decision: 'not-isolated', allowed: true };
     const isolatedBy = policies.map((p) => p.id);
     const allowedBy: RuleRef[] = [];
     const pending: RuleRef[] = [];
-    const missing = new Set<string>();
     for (const p of policies) {
       p.rules[direction].forEach((rule, r) => {
         const port =
@@ -260,7 +264,7 @@ export class Evaluator {
       });
     }
     if (allowedBy.length > 0) return { decision: 'allowed', allowed: true, isolatedBy, allowedBy };
-    if (pending.length > 0) return { decision: 'undecided', allowed: null, isolatedBy, pending, missing: [...missing].sort() };
+    if (pending.length > 0) return { decision: 'undecided', allowed: null, isolatedBy, pending };
     return { decision: 'denied', allowed: false, isolatedBy };
   }
 

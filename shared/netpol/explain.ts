@@ -55,7 +55,7 @@ export function ruleText(ref: RuleRef, policy: NetworkPolicyObject | undefined):
 const sideName = (direction: Direction, pod: string) => (direction === 'egress' ? `egress of ${pod}` : `ingress of ${pod}`);
 
 /** One side in words, e.g. `ingress of y/b: isolated by y/deny-all; no rule allows it`. */
-export function sideText(direction: Direction, pod: string, side: SideVerdict, ev?: Evaluator): string {
+export function sideText(direction: Direction, pod: string, side: SideVerdict, ev?: Evaluator, missing: readonly string[] = []): string {
   const head = sideName(direction, pod);
   switch (side.decision) {
     case 'loopback':
@@ -67,7 +67,7 @@ export function sideText(direction: Direction, pod: string, side: SideVerdict, e
     case 'denied':
       return `${head}: isolated by ${side.isolatedBy.join(', ')}; no rule allows it`;
     case 'undecided':
-      return `${head}: isolated by ${side.isolatedBy.join(', ')}; ${missingText(side.missing ?? [])} (${side.pending.map((r) => ruleText(r, ev?.policy(r.policy))).join(', ')})`;
+      return `${head}: isolated by ${side.isolatedBy.join(', ')}; ${missingText(missing)} (${side.pending.map((r) => ruleText(r, ev?.policy(r.policy))).join(', ')})`;
   }
 }
 
@@ -84,7 +84,7 @@ function sideShort(direction: Direction, side: SideVerdict): string {
     case 'denied':
       return `${direction} isolated by ${side.isolatedBy.join(', ')}, no rule allows it`;
     case 'undecided':
-      return `${direction} ${missingText(side.missing ?? [])}`;
+      return `${direction} depends on addresses not known yet`;
   }
 }
 
@@ -126,7 +126,8 @@ export function ipBlockText(c: IpBlockCheck, peerId: string): string {
 export function verdictText(conn: Connection, v: Verdict, ev?: Evaluator): string {
   const from = objectId(conn.from);
   const to = objectId(conn.to);
-  const a = answerOf(conn, v);
+  const known = ev?.answer(conn);
+  const a = known?.answer ?? answerOf(conn, v);
   const said = v.allowed === true ? 'allowed' : v.allowed === false ? 'blocked' : 'undecided';
   const verdict =
     a.answer === 'not applicable'
@@ -143,8 +144,8 @@ export function verdictText(conn: Connection, v: Verdict, ev?: Evaluator): strin
   const addresses = blocks.length > 0 && ev ? [`  addresses used: ${from} ${ev.addressOf(from) ?? 'not known'}, ${to} ${ev.addressOf(to) ?? 'not known'}`] : [];
   return [
     `${from} -> ${to} ${conn.port}/${conn.protocol}: ${verdict}`,
-    `  ${sideText('egress', from, v.egress, ev)}`,
-    `  ${sideText('ingress', to, v.ingress, ev)}`,
+    `  ${sideText('egress', from, v.egress, ev, known?.missing.egress)}`,
+    `  ${sideText('ingress', to, v.ingress, ev, known?.missing.ingress)}`,
     ...addresses,
     ...blocks.map((b) => `  ${b}`),
   ].join('\n');
