@@ -45,7 +45,12 @@ export const Expectations = Type.Object(
       { additionalProperties: false },
     ),
     phase: Type.Union([Type.Literal('applying'), Type.Literal('judged')], { description: 'applying: the step has started; judged: the runner has judged it' }),
-    outcome: Type.Optional(Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('not run')])),
+    outcome: Type.Optional(Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('not run'), Type.Literal('computed only')])),
+    enforced: Type.Optional(
+      Type.Boolean({
+        description: "false: the run cannot enforce policies (no isolation); cells they block are 'not proven' and the UI says so instead of a pass",
+      }),
+    ),
     collector: Type.Optional(Type.Object({ id: Id, label: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })) }, { additionalProperties: false })),
     labels: Type.Optional(
       Type.Record(Type.String({ maxLength: 253 }), Type.String({ minLength: 1, maxLength: 40 }), {

@@ -15,6 +15,7 @@ import { startCollector } from './helpers/collector.ts';
 
 interface Expect {
   mismatch: boolean;
+  unproven?: boolean;
   expectedMark: string;
   reasons: string[];
 }
@@ -156,7 +157,7 @@ describe.skipIf(!haveChromium)('collector UI: live expectations', () => {
     await page.close();
   }, 60_000);
 
-  it('a scenario run on loopback publishes its steps: the page says which step is in force', async () => {
+  it('a scenario run on loopback publishes its steps: the page says which step is in force, and that policies are not enforced here instead of a pass', async () => {
     const dir = tempDir('starmap-live-');
     const file = join(dir, 'live.yaml');
     writeFileSync(
@@ -193,12 +194,22 @@ steps:
       timeout: 90_000,
     });
     const step = await page.textContent('[data-testid="step"]');
-    expect(step).toContain('live: step 2/2 closed (judged: ');
+    expect(step).toContain('live: step 2/2 closed (judged: computed only)');
     expect(step).toContain('b denies all ingress');
-    // Without isolation a blocked cell cannot be observed: expected blocked, shown, never marked.
+    // No green without enforcement (issue 32): the banner warns where the pass line would be.
+    expect(step).not.toContain('every judged cell as expected');
+    expect(await page.textContent('[data-testid="step"] .warn')).toBe(
+      'policies are not enforced here: 2 cell(s) the policies block not proven (run as root with nftables to prove them)',
+    );
+    expect(await page.$eval('[data-testid="step"] .warn', (el) => getComputedStyle(el).color)).toBe('rgb(255, 179, 71)');
+    expect(await page.$$eval('[data-testid="step"] .ok', (els) => els.length)).toBe(0);
+    // Without isolation a blocked cell cannot be observed: expected blocked, shown, never marked, not proven.
     expect(await page.getAttribute('[data-testid="cell-a-b"]', 'data-expected')).toBe('X');
     expect(await page.getAttribute('[data-testid="cell-a-b"]', 'data-mismatch')).toBe('false');
-    expect(await page.getAttribute('[data-testid="cell-a-b"]', 'title')).toContain('cannot be observed here');
+    expect(await page.getAttribute('[data-testid="cell-a-b"]', 'title')).toContain('not proven: policies are not enforced here');
+    // The graph marks the unproven edge (model.js's unproven, drawn as a dashed band).
+    expect(await page.evaluate(() => window.__starmap.edges.find((e) => e.id === 'a->b')?.expect?.unproven)).toBe(true);
+    expect(await page.evaluate(() => window.__starmap.edges.find((e) => e.id === 'b->a')?.expect?.unproven)).toBe(false);
     expect(await page.getAttribute('[data-testid="cell-a-b"]', 'title')).toContain('default/deny-all');
     expect(await page.getAttribute('[data-testid="cell-b-a"]', 'data-expected')).toBe('.');
     expect(await page.textContent('table.matrix tfoot th')).toBe('UI');
@@ -209,3 +220,4 @@ steps:
 });
 
 declare const document: { querySelector(selector: string): { textContent: string | null } | null };
+declare function getComputedStyle(el: unknown): { color: string };

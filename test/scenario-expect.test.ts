@@ -137,7 +137,7 @@ steps:
     expect(step).toMatchObject({
       passed: false,
       failure: 'computed != observed',
-      counts: { cells: 6, pass: 2, computedNotObserved: 1, noValue: 1, notRun: 2, intendedNotComputed: 0, notJudged: 0 },
+      counts: { cells: 6, pass: 2, computedNotObserved: 1, noValue: 1, notRun: 2, intendedNotComputed: 0, notJudged: 0, notProven: 0 },
     });
     const text = stepText(step, 1);
     expect(text).toContain('step 1/1 s: FAIL: computed != observed (an enforcement fault) (not settled within 10.0 s)');

@@ -145,26 +145,68 @@ describe('scenario run (loopback, bundled orchestrator)', () => {
     expect(leftovers('/starmap/starmap-set-')).toBe('');
   }, 120_000);
 
-  it('without isolation the 3 x 3 model still runs: UDP and TCP served and checked on loopback, the cells policies block marked not run, not waited for', async () => {
+  it('without isolation the 3 x 3 model still runs: UDP and TCP served and checked on loopback; the cells policies block are not proven (never PASS), the run computed only (exit 3)', async () => {
     const json = join(tempDir('starmap-scenario-'), 'report.json');
     const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', 'netpol-3x3', '--isolation=off', `--report-json=${json}`], {
       timeoutMs: 120_000,
     });
-    expect(output, output).toContain('netpol-3x3: PASS: 4 of 4 steps as expected; cells the policies block were not observed (no isolation)');
-    expect(code).toBe(0);
     const report = JSON.parse(readFileSync(json, 'utf8')) as ScenarioReportDoc;
-    expect(report).toMatchObject({ enforced: false, isolated: false, outcome: 'pass' });
-    // Every step settled (no deadline waited out); the blocked cells are not run, never passed.
+    const notProven = report.steps.reduce((n, st) => n + st.counts.notProven, 0);
+    expect(notProven).toBeGreaterThan(100);
+    expect(output, output).toContain(
+      `netpol-3x3: COMPUTED ONLY: 1 of 4 steps as expected, 3 computed only; ${notProven} cells the policies block not proven: policies are not enforced here (no isolation); a run as root with nftables would prove them`,
+    );
+    expect(output).not.toMatch(/step 2\/4 deny: PASS/);
+    expect(output).toMatch(/step 2\/4 deny: COMPUTED ONLY: \d+ cells the policies block not proven/);
+    expect(code).toBe(3);
+    expect([...Value.Errors(ScenarioReport, report)]).toEqual([]);
+    expect(report).toMatchObject({ enforced: false, isolated: false, outcome: 'computed only', passed: false });
+    expect(report.steps.map((s) => s.outcome)).toEqual(['pass', 'computed only', 'computed only', 'computed only']);
+    // Every step settled (no deadline waited out); the blocked cells are not proven, never passed.
     expect(report.steps.map((s) => s.settled)).toEqual([true, true, true, true]);
     const deny = report.steps[1]!;
-    expect(deny.counts.notRun).toBeGreaterThan(100);
-    expect(deny.cells.filter((c) => c.computed === false).every((c) => c.status === 'not run' && c.observed === null)).toBe(true);
+    expect(deny.cells.filter((c) => c.computed === false).every((c) => c.status === 'not proven' && c.observed === null)).toBe(true);
     expect(deny.cells.find((c) => c.from === 'x/a' && c.to === 'y/b' && c.port === 81 && c.protocol === 'UDP')).toMatchObject({
       status: 'pass',
       observed: true,
     });
     expect(leftovers('/starmap/netpol-3x3/')).toBe('');
   }, 150_000);
+
+  it('a default-deny step without isolation is computed only: exit 3, and 0 with --computed-only', async () => {
+    const dir = tempDir('starmap-scenario-');
+    const file = join(dir, 'deny.yaml');
+    writeFileSync(
+      file,
+      `name: deny
+probeSeconds: 0.5
+timeoutSeconds: 0.3
+apps:
+  - { name: a, kind: probe, probes: [b] }
+  - { name: b, kind: probe, labels: { app: b }, probes: [a] }
+policies:
+  - { apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: { name: deny-b, namespace: default }, spec: { podSelector: { matchLabels: { app: b } } } }
+steps:
+  - name: default-deny
+    policies: [default/deny-b]
+`,
+    );
+    const junit = join(dir, 'report.xml');
+    const plain = await runToEnd(NODE, ['scenarios/main.ts', 'run', file, '--isolation=off', `--report-junit=${junit}`, '--step-timeout=20'], {
+      timeoutMs: 90_000,
+    });
+    expect(plain.output).toMatch(/step 1\/1 default-deny: COMPUTED ONLY: 1 cell the policies block not proven \(not enforced here\)/);
+    expect(plain.output).toContain(
+      'deny: COMPUTED ONLY: 0 of 1 steps as expected, 1 computed only; 1 cell the policies block not proven: policies are not enforced here (no isolation); a run as root with nftables would prove them',
+    );
+    expect(plain.output).not.toMatch(/PASS/);
+    expect(plain.code).toBe(3);
+    expect(readFileSync(junit, 'utf8')).toContain('<skipped message="computed only: 1 cell the policies block not proven (policies are not enforced here)"/>');
+    const asked = await runToEnd(NODE, ['scenarios/main.ts', 'run', file, '--isolation=off', '--computed-only', '--step-timeout=20'], { timeoutMs: 90_000 });
+    expect(asked.output).toContain('deny: COMPUTED ONLY: 0 of 1 steps as expected');
+    expect(asked.code).toBe(0);
+    expect(leftovers('/starmap/deny/')).toBe('');
+  }, 200_000);
 
   it('bad input: unknown scenario and invalid file exit 2 with a clear message', async () => {
     const missing = await runToEnd(NODE, ['scenarios/main.ts', 'run', 'no-such-scenario']);

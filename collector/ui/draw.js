@@ -7,6 +7,8 @@ import { curveBounds, edgeGeometry, hiddenLabels, hitTest, labelBox, layoutNodes
 const COLOR_BAD = '#ff6b6b';
 const COLOR_UNKNOWN = '#8b949e';
 const COLOR_MISMATCH = '#ffd23f';
+/** Edges whose expected verdict cannot be proven here (policies not enforced): a dashed orange band. */
+const COLOR_UNPROVEN = '#ffb347';
 const BG = '#0d1117';
 
 export class GraphView {
@@ -181,6 +183,16 @@ export class GraphView {
       e.geo.samples.forEach((p, i) => (i ? c.lineTo(p.x, p.y) : c.moveTo(p.x, p.y)));
       c.stroke();
     }
+    const unproven = model.edges.filter((e) => e.expect?.unproven && e.geo && (e.status === 'reachable' || state.showUnreachable));
+    c.strokeStyle = COLOR_UNPROVEN;
+    c.lineWidth = lw * 3 + 2;
+    c.setLineDash([lw * 3, lw * 3]);
+    for (const e of unproven) {
+      c.beginPath();
+      e.geo.samples.forEach((p, i) => (i ? c.lineTo(p.x, p.y) : c.moveTo(p.x, p.y)));
+      c.stroke();
+    }
+    c.setLineDash([]);
     for (const g of groups.list) {
       if (g.status !== 'reachable' && !state.showUnreachable) continue;
       c.globalAlpha = (g.status === 'reachable' ? 0.9 : 0.75) * faded;
@@ -216,6 +228,8 @@ export class GraphView {
     const marked = mismatched.length <= room ? mismatched : h?.kind === 'edge' && h.item.expect?.mismatch ? [h.item] : [];
     for (const e of marked)
       this.tag(c, `≠ expected ${e.expect.expected ? 'allowed' : 'blocked'}`, e.geo.mid.x, e.geo.mid.y, fontPx, COLOR_MISMATCH, 700, COLOR_MISMATCH, taken);
+    if (unproven.length <= room)
+      for (const e of unproven) this.tag(c, 'not proven', e.geo.mid.x, e.geo.mid.y, fontPx, COLOR_UNPROVEN, 650, COLOR_UNPROVEN, taken);
     if (state.showUnreachable) {
       const bad = model.edges.filter((e) => e.status !== 'reachable' && e.geo && !e.expect?.mismatch);
       const list = bad.length <= room ? bad : h?.kind === 'edge' && h.item.geo && h.item.status !== 'reachable' ? [h.item] : [];

@@ -349,8 +349,10 @@ export function compareExpectations(model, doc) {
     // Several cells for one pair (ports): the one whose URL the drawn edge checks, else the first.
     if (cells.has(key) && !(edge && c.url && c.url === edge.url)) continue;
     const observedMark = self ? model.matrix.self[c.to] : model.matrix.rows[c.from][c.to];
-    // Cells the runner cannot observe here ('not run': no isolation, SCTP) are shown, never judged.
-    const judged = (c.expected === true || c.expected === false) && c.status !== 'not run' && (observedMark === '.' || observedMark === 'X');
+    // Cells the runner cannot observe here ('not run': SCTP; 'not proven': blocked by policies a
+    // run without isolation cannot enforce) are shown, never judged, and never counted as passed.
+    const unproven = c.status === 'not proven';
+    const judged = (c.expected === true || c.expected === false) && c.status !== 'not run' && !unproven && (observedMark === '.' || observedMark === 'X');
     const mismatch = judged && boolMark(c.expected) !== observedMark;
     cells.set(key, {
       from: self ? SELF : c.from,
@@ -360,6 +362,7 @@ export function compareExpectations(model, doc) {
       observedMark,
       judged,
       mismatch,
+      unproven,
       reason: c.reason ?? '',
       reasons: Array.isArray(c.reasons) ? c.reasons : [],
       port: c.port ?? null,
@@ -367,8 +370,10 @@ export function compareExpectations(model, doc) {
       status: c.status ?? null,
     });
   }
+  let notProven = 0;
   for (const [key, x] of cells) {
     if (x.mismatch) mismatches++;
+    if (x.unproven) notProven++;
     const edge = edgeByPair.get(key);
     if (edge) edge.expect = x;
   }
@@ -383,6 +388,9 @@ export function compareExpectations(model, doc) {
     labels: doc.labels && typeof doc.labels === 'object' ? doc.labels : {},
     cells,
     mismatches,
+    // false: the run cannot enforce policies (no isolation); the UI says so instead of a pass.
+    enforced: doc.enforced !== false,
+    notProven,
   };
 }
 

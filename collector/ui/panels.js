@@ -29,7 +29,7 @@ export function expectationText(x) {
   const head =
     x.expected === null
       ? 'not judged by the step'
-      : `expected ${x.expected ? 'allowed' : 'blocked'}${x.status === 'not run' ? ' (cannot be observed here: not judged)' : ''}`;
+      : `expected ${x.expected ? 'allowed' : 'blocked'}${x.status === 'not run' ? ' (cannot be observed here: not judged)' : x.status === 'not proven' ? ' (not proven: policies are not enforced here)' : ''}`;
   const why = x.reasons.length > 0 ? x.reasons.join('; ') : x.reason;
   return `${x.mismatch ? 'MISMATCH: ' : ''}${head}${why ? ` (${why})` : ''}`;
 }
@@ -93,14 +93,24 @@ export function summaryText(model, x) {
   const s = summaryOf(model);
   const base = `${s.allowed} allowed, ${s.blocked} blocked, ${s.unknown} unknown · ${s.failing} of ${s.resources} resources failing${s.unmatched ? ` · ${s.unmatched} target(s) that are no resource` : ''}`;
   if (!x) return base;
+  if (x.enforced === false)
+    return `${base} · policies are not enforced here${x.mismatches ? ` · ${x.mismatches} cell(s) not as expected` : ''} · ${x.notProven} cell(s) not proven`;
   return `${base} · ${x.mismatches === 0 ? 'all judged cells as expected' : `${x.mismatches} cell(s) not as expected`}`;
 }
 
-/** The step banner: which step is in force and how many cells differ. */
+/**
+ * The step banner: which step is in force and how many cells differ. A run that cannot enforce
+ * policies never gets the pass line: it says so, in the warning colour, with the cells not proven.
+ */
 export function stepHtml(x) {
   if (!x) return '';
+  const bad = `<span class="bad">${x.mismatches} cell(s) not as expected</span>`;
   const mism =
-    x.mismatches === 0 ? '<span class="ok">every judged cell as expected</span>' : `<span class="bad">${x.mismatches} cell(s) not as expected</span>`;
+    x.enforced === false
+      ? `<span class="warn" data-enforced="false">policies are not enforced here: ${x.notProven} cell(s) the policies block not proven (run as root with nftables to prove them)</span>${x.mismatches ? ` · ${bad}` : ''}`
+      : x.mismatches === 0
+        ? '<span class="ok">every judged cell as expected</span>'
+        : bad;
   const desc = x.step.description ? ` <span class="muted">${esc(x.step.description)}</span>` : '';
   return `<b>${esc(stepLine(x))}</b>${desc} · ${mism}`;
 }
@@ -127,7 +137,7 @@ export function detailsHtml(h, now) {
       ? [
           [
             'expected',
-            `${ex.mismatch ? '<span class="bad">not as expected: </span>' : ''}${show(ex.expected === null ? 'not judged' : ex.expected ? 'allowed' : 'blocked')}${ex.status === 'not run' ? ' (cannot be observed here)' : ''}`,
+            `${ex.mismatch ? '<span class="bad">not as expected: </span>' : ''}${show(ex.expected === null ? 'not judged' : ex.expected ? 'allowed' : 'blocked')}${ex.status === 'not run' ? ' (cannot be observed here)' : ex.status === 'not proven' ? ' (not proven: policies are not enforced here)' : ''}`,
           ],
           ['why', ex.reasons.length > 0 ? ex.reasons.map((r) => `<div>${show(r)}</div>`).join('') : show(ex.reason)],
         ]

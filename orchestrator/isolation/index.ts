@@ -28,6 +28,9 @@ export type { NetworkPolicy, TaskNetInfo } from './policy.ts';
 
 export class IsolationUnavailable extends Error {}
 
+/** The app label that asks for a task address (honoured when it is a free address of the subnet). */
+export const ADDRESS_LABEL = 'starmap.address';
+
 export interface IsolationOptions extends TaskNetworkOptions {
   db?: DatabaseSync;
   log?: (msg: string, err?: unknown) => void;
@@ -88,7 +91,9 @@ export class Isolation {
    * it. Throws (and undoes the attachment) when the task's own rules cannot be applied.
    */
   async taskStarting(task: TaskIdentity): Promise<{ netns: string; ip: string; sync: SyncResult; ports?: number[] }> {
-    const { netns, ip } = await this.network.attachTask(task.taskId);
+    // An app may ask for its address (label starmap.address: the scenario runner's deterministic
+    // addressing, scenarios/model/addresses.ts); it gets it when free, else the next one.
+    const { netns, ip } = await this.network.attachTask(task.taskId, task.labels?.[ADDRESS_LABEL]);
     const named = parseDiscoveryPorts(task.ports);
     this.#tasks.set(task.taskId, { ...task, ports: named, netns, ip });
     const sync = await this.engine.sync();

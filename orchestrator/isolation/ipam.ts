@@ -51,6 +51,19 @@ export function contains(s: Subnet, ip: string): boolean {
   return n >= s.base && n < s.base + subnetSize(s);
 }
 
+/** The offset of `ip` when it is a task address of the subnet (not network, gateway or broadcast). */
+function wantedIndex(s: Subnet, ip: string | undefined): number | undefined {
+  if (ip === undefined) return undefined;
+  let n: number;
+  try {
+    n = ipToInt(ip.trim());
+  } catch {
+    return undefined;
+  }
+  const i = n - s.base;
+  return i >= 2 && i < subnetSize(s) - 1 ? i : undefined;
+}
+
 export interface Allocation {
   taskId: string;
   ip: string;
@@ -72,11 +85,23 @@ export class Ipam {
     return gatewayOf(this.subnet);
   }
 
-  /** The task's address (the same one when asked again). Throws when the subnet is full. */
-  allocate(taskId: string): Allocation {
+  /**
+   * The task's address (the same one when asked again). `wanted` (the app's `starmap.address`
+   * label, which the scenario runner sets so that `scenario check` knows the addresses a run
+   * assigns) is handed out when it is a free task address of the subnet; otherwise the next one
+   * round-robin. Throws when the subnet is full.
+   */
+  allocate(taskId: string, wanted?: string): Allocation {
     const have = this.#byTask.get(taskId);
     if (have) return have;
     const size = subnetSize(this.subnet);
+    const want = wantedIndex(this.subnet, wanted);
+    if (want !== undefined && !this.#used.has(want)) {
+      const a: Allocation = { taskId, ip: intToIp(this.subnet.base + want), index: want };
+      this.#used.add(want);
+      this.#byTask.set(taskId, a);
+      return a;
+    }
     // Round-robin from the last handed out, so a stopped task's address is not reused at once
     // (other tasks' caches and conntrack entries may still name it).
     for (let tried = 0; tried < size; tried++) {

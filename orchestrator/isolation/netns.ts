@@ -155,12 +155,13 @@ export class TaskNetwork {
   /**
    * Gives the task its namespace and address (the same ones when called again). The namespace is
    * open until a ruleset is applied: apply the policies (PolicyEngine.sync) before starting the task.
+   * `wantedIp`: the address asked for (Ipam.allocate), when free.
    */
-  async attachTask(taskId: string): Promise<{ netns: string; ip: string }> {
+  async attachTask(taskId: string, wantedIp?: string): Promise<{ netns: string; ip: string }> {
     if (!this.#started) throw new Error('isolation network is not started');
     const have = this.#attached.get(taskId);
     if (have) return { netns: have.netns, ip: have.ip };
-    const a = this.#ipam.allocate(taskId);
+    const a = this.#ipam.allocate(taskId, wantedIp);
     const ns = this.names.netns(a.index);
     const hostVeth = this.names.hostVeth(a.index);
     const peer = this.names.peerVeth(a.index);

@@ -12,6 +12,7 @@ import { PodNames } from '../model/matrix.ts';
 import { nearest } from '../model/nearest.ts';
 import type { ResolvedScenario, ResolvedStep } from '../model/resolve.ts';
 import { fail, load, loadOptions, manifestOptions, scenarioPositional, scenarioRef } from './options.ts';
+import { plannedAddresses, RUN_SUBNET } from '../model/addresses.ts';
 
 export { InspectError };
 
@@ -38,23 +39,52 @@ export function parseIps(entries: readonly string[], names: PodNames): Map<strin
   return out;
 }
 
-export function explainConnection(s: ResolvedScenario, opts: { step: string; from: string; to: string; ips?: readonly string[] }): string {
+/**
+ * `--to`'s parts: the pod, and a port as number/PROTOCOL or a name. The pod is whatever comes before
+ * the last `:` (pod names have none), so a mistyped pod is reported as unknown, and a bad port as
+ * a bad port, never the one as the other.
+ */
+export function parseTo(text: string): { pod: string; port?: { number: number; protocol: Protocol } | { name: string } } {
+  const at = text.lastIndexOf(':');
+  if (at < 0) return { pod: text };
+  const pod = text.slice(0, at);
+  const port = text.slice(at + 1);
+  const numbered = /^(\d{1,5})\/(tcp|udp|sctp)$/i.exec(port);
+  if (numbered) {
+    const number = Number(numbered[1]);
+    if (number < 1 || number > 65535) throw new InspectError(`--to ${text}: port ${number} is not between 1 and 65535`);
+    return { pod, port: { number, protocol: numbered[2]!.toUpperCase() as Protocol } };
+  }
+  if (/^[a-z0-9-]+$/i.test(port) && !/^\d+$/.test(port)) return { pod, port: { name: port } };
+  throw new InspectError(`--to ${text}: expected ns/pod, ns/pod:port/PROTOCOL (TCP, UDP or SCTP) or ns/pod:port-name, got the port ${JSON.stringify(port)}`);
+}
+
+/**
+ * Why one connection is allowed or not. The addresses are those `scenario check` assumes (an
+ * isolated run's, model/addresses.ts) unless `addresses` is 'unknown', with --ip's over them.
+ */
+export function explainConnection(
+  s: ResolvedScenario,
+  opts: { step: string; from: string; to: string; ips?: readonly string[]; addresses?: 'run' | 'unknown'; subnet?: string },
+): string {
   const names = new PodNames(s.pods);
   const step = findStep(s, opts.step);
   const from = names.resolve(opts.from);
   if (!from) throw new InspectError(`--from: ${names.unknown(opts.from)}`);
-  const m = /^(.+?)(?::(?:(\d{1,5})\/(tcp|udp|sctp)|([a-z0-9-]+)))?$/i.exec(opts.to);
-  if (!m) throw new InspectError(`--to: expected ns/pod[:port/PROTOCOL], got ${JSON.stringify(opts.to)}`);
-  const to = names.resolve(m[1]!);
-  if (!to) throw new InspectError(`--to: ${names.unknown(m[1]!)}`);
-  const exp = expectStep(s, step, parseIps(opts.ips ?? [], names));
+  const parsed = parseTo(opts.to);
+  const to = names.resolve(parsed.pod);
+  if (!to) throw new InspectError(`--to: ${names.unknown(parsed.pod)}`);
+  const ips = opts.addresses === 'unknown' ? new Map<string, string>() : plannedAddresses(s.pods, opts.subnet ?? RUN_SUBNET);
+  for (const [id, ip] of parseIps(opts.ips ?? [], names)) ips.set(id, ip);
+  const exp = expectStep(s, step, ips);
   const pod = (id: string) => exp.cluster.pods.find((p) => `${p.namespace}/${p.name}` === id)!;
   const target = pod(to);
   let conns: { port: number; protocol: Protocol }[];
-  if (m[2]) conns = [{ port: Number(m[2]), protocol: m[3]!.toUpperCase() as Protocol }];
-  else if (m[4]) {
-    const np = target.ports.find((p) => p.name === m[4]);
-    if (!np) throw new InspectError(`--to: ${to} declares no port named "${m[4]}"`);
+  const port = parsed.port;
+  if (port && 'number' in port) conns = [{ port: port.number, protocol: port.protocol }];
+  else if (port) {
+    const np = target.ports.find((p) => p.name === port.name);
+    if (!np) throw new InspectError(`--to: ${to} declares no port named "${port.name}"`);
     conns = [{ port: np.port, protocol: np.protocol }];
   } else {
     const checked = s.cells.filter((c) => c.from === from && c.to === to);
@@ -104,12 +134,23 @@ export const explainCommand: CommandModule = {
         type: 'string',
         array: true,
         default: [] as string[],
-        describe: 'ns/pod=address, for ipBlocks (addresses are otherwise known only once deployed)',
+        describe: 'ns/pod=address, for ipBlocks (over --addresses)',
+      })
+      .option('addresses', {
+        choices: ['run', 'unknown'] as const,
+        default: 'run' as const,
+        describe: 'pod addresses for ipBlocks: run: those an isolated scenario run gives the pods (as scenario check); unknown: none',
       }),
   handler: (a) => {
     try {
       process.stdout.write(
-        `${explainConnection(load(scenarioRef(a.scenario), loadOptions(a)), { step: String(a.step), from: String(a.from), to: String(a.to), ips: a.ip as string[] })}\n`,
+        `${explainConnection(load(scenarioRef(a.scenario), loadOptions(a)), {
+          step: String(a.step),
+          from: String(a.from),
+          to: String(a.to),
+          ips: a.ip as string[],
+          addresses: a.addresses as 'run' | 'unknown',
+        })}\n`,
       );
     } catch (err) {
       if (err instanceof InspectError) fail(`${String(a.scenario)}: ${err.message}`);

@@ -4,10 +4,19 @@ import { loadScenario, type LoadOptions } from '../model/load.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { ScenarioError } from '../errors.ts';
 
+/** Exit codes of `scenario run` and `scenario check` (docs/scenarios.md). */
+export const EXIT = {
+  pass: 0,
+  fail: 1,
+  badInput: 2,
+  /** Nothing failed, but some judged cells were not proven (run: no enforcement; check: undecided). */
+  computedOnly: 3,
+} as const;
+
 /** Says a bad input on stderr and exits 2 (bad input), as every command does. */
 export function fail(message: string): never {
   process.stderr.write(`scenario: error: ${message}\n`);
-  process.exit(2);
+  process.exit(EXIT.badInput);
 }
 
 /** Options of every command that takes manifests. */

@@ -2,12 +2,11 @@
 // policy-writing mistakes before anything starts, starts the bundled orchestrator (with isolation
 // when the machine can) or logs in to the one given, runs the scenarios (those with the same pods
 // on one deployment), writes the reports and says how it went.
-import { execFileSync } from 'node:child_process';
 import { isIP } from 'node:net';
 import type { Argv, CommandModule } from 'yargs';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, delimiter, join } from 'node:path';
 import { startBundled, type Bundled } from '../run/bundled-orchestrator.ts';
 import { groupId } from '../run/deploy-plan.ts';
 import { loopbackPorts, uiAddress } from '../run/host-ports.ts';
@@ -28,9 +27,13 @@ import { notEnforcedReport } from '../run/unenforced.ts';
 import { CNP_CONFORMANCE_VERSION, conformanceReportYaml } from '../report/conformance.ts';
 import { VERSION } from '../../shared/version.ts';
 import { TerminalLines } from './terminal.ts';
-import { fail, manifestOptions, scenarioRef } from './options.ts';
+import { EXIT, fail, manifestOptions, scenarioRef } from './options.ts';
+
+export { EXIT };
 import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
 import { builtinNames } from '../model/builtin.ts';
+import { plural } from '../../shared/plural.ts';
+import { plannedAddresses, RUN_SUBNET } from '../model/addresses.ts';
 
 export interface RunArgs {
   scenario: string;
@@ -56,26 +59,52 @@ export interface RunArgs {
   /** Manifests: the namespace of objects that name none, and one pod per replica. */
   namespace?: string;
   replicas?: boolean;
+  /** A run that cannot enforce policies exits 0 (not EXIT_COMPUTED_ONLY) when every computed check holds. */
+  computedOnly?: boolean;
 }
 
 import { RunError } from '../errors.ts';
 
 export { RunError };
 
-/** Why this machine cannot isolate tasks, or undefined when it can. */
-export function isolationMissing(): string | undefined {
-  if (process.getuid?.() !== 0) return 'it needs root';
-  const missing = ['ip', 'nft'].filter((cmd) => {
+/** Where a command is found: the PATH, then where Debian puts administration tools (off an ordinary user's PATH). */
+export function findCommand(cmd: string, path = process.env.PATH ?? ''): string | undefined {
+  const dirs = [...path.split(delimiter).filter(Boolean), '/usr/local/sbin', '/usr/sbin', '/sbin'];
+  for (const dir of dirs) {
+    const file = join(dir, cmd);
     try {
-      execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
-      return false;
+      accessSync(file, constants.X_OK);
+      return file;
     } catch {
-      return true;
+      /* not here */
     }
-  });
-  if (missing.length > 0)
-    return `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (apt-get install ${missing.map((m) => (m === 'ip' ? 'iproute2' : 'nftables')).join(' ')})`;
+  }
   return undefined;
+}
+
+/** Why this machine cannot isolate tasks, or undefined when it can; `fix` is the one command that would. */
+export function isolationMissing(opts: { uid?: number; path?: string } = {}): string | undefined {
+  return isolationGap(opts)?.why;
+}
+
+export function isolationGap(opts: { uid?: number; path?: string } = {}): { why: string; fix: string } | undefined {
+  const missing = ['ip', 'nft'].filter((cmd) => findCommand(cmd, opts.path) === undefined);
+  const packages = missing.map((m) => (m === 'ip' ? 'iproute2' : 'nftables'));
+  const install = `sudo apt-get install ${packages.join(' ')}`;
+  if ((opts.uid ?? process.getuid?.()) !== 0)
+    return {
+      why: `it needs root${missing.length > 0 ? ` and ${packages.join(' and ')}` : ''}`,
+      fix: missing.length > 0 ? `${install}, then ${rootCommand()}` : rootCommand(),
+    };
+  if (missing.length > 0)
+    return { why: `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (apt-get install ${packages.join(' ')})`, fix: install };
+  return undefined;
+}
+
+/** The command line that runs this again as root: `sudo npm start` under npm start. */
+function rootCommand(): string {
+  if (process.env.npm_lifecycle_event === 'start') return 'sudo npm start';
+  return `sudo ${[process.execPath, ...process.argv.slice(1)].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`)).join(' ')}`;
 }
 
 /** A Marathon id segment for a set's deployment, from its folder name. */
@@ -105,8 +134,10 @@ function summary(r: ScenarioReportDoc, total: number): string {
       : r.failure === 'computed != observed'
         ? ' (computed != observed: an enforcement fault)'
         : '';
-  const word = r.outcome === 'pass' ? 'PASS' : r.outcome === 'not run' ? 'NOT RUN' : 'FAIL';
-  return `${r.scenario}: ${word}: ${passed} of ${total} steps as expected${notRun ? `, ${notRun} not run (nothing they judge could be observed here)` : ''}${why}${r.error ? ` (${r.error})` : ''}${r.enforced ? '' : '; cells the policies block were not observed (no isolation)'}`;
+  const word = r.outcome === 'pass' ? 'PASS' : r.outcome === 'not run' ? 'NOT RUN' : r.outcome === 'computed only' ? 'COMPUTED ONLY' : 'FAIL';
+  const notProven = r.steps.reduce((n, st) => n + st.counts.notProven, 0);
+  const computedOnly = r.steps.filter((st) => st.outcome === 'computed only').length;
+  return `${r.scenario}: ${word}: ${passed} of ${total} steps as expected${computedOnly ? `, ${computedOnly} computed only` : ''}${notRun ? `, ${notRun} not run (nothing they judge could be observed here)` : ''}${why}${r.error ? ` (${r.error})` : ''}${notProven ? `; ${plural(notProven, 'cell')} the policies block not proven: policies are not enforced here (no isolation); a run as root with nftables would prove them` : ''}`;
 }
 
 /** For callers that run scenarios in process (npm start, live views): when the pods are up, and each finished step with its cells and reasons. */
@@ -136,6 +167,10 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     if (file && !existsSync(join(file, '..'))) throw new RunError(`${flag}: no directory ${join(file, '..')}`);
   const terminal = new TerminalLines(process.stdout);
   const { log } = terminal;
+  // Said first (npm start's first lines after the build): a run that cannot enforce proves nothing
+  // the policies block, and the one command that would.
+  const gap = !args.orchestrator && args.isolation === 'auto' ? isolationGap() : undefined;
+  if (gap) log(`policies are not enforced here (${gap.why}): the cells they block will be "not proven", never PASS.\n  To enforce them: ${gap.fix}`);
   const startedAt = new Date().toISOString();
   // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
   const reports = new Map<ResolvedScenario, ScenarioReportDoc>();
@@ -159,7 +194,13 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
 
   const ordered = targets.scenarios.map((s) => reports.get(s)!);
   const doc: ScenarioReportDoc | SetReportDoc = targets.set
-    ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: notEnforced.size === 0 && ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered }
+    ? {
+        set: targets.set,
+        startedAt,
+        finishedAt: new Date().toISOString(),
+        passed: notEnforced.size === 0 && ordered.every((r) => r.outcome !== 'fail'),
+        scenarios: ordered,
+      }
     : ordered[0]!;
   for (const [file, format] of [
     [args.reportJson, 'json'],
@@ -189,8 +230,10 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     if (!args.hold || cutShort) return by === 'SIGTERM' ? 143 : 130;
   }
   // Not run is no failure (SCTP here, as upstream skips it without the feature), nor a pass; but
-  // policies this orchestrator cannot enforce at all are a run that could not do what was asked.
-  return ordered.some((r) => r.outcome === 'fail') || notEnforced.size > 0 ? 1 : 0;
+  // policies this orchestrator cannot enforce at all are a run that could not do what was asked, and
+  // computed only (cells not proven without enforcement) has its own code unless asked for.
+  if (ordered.some((r) => r.outcome === 'fail') || notEnforced.size > 0) return EXIT.fail;
+  return ordered.some((r) => r.outcome === 'computed only') && !args.computedOnly ? EXIT.computedOnly : EXIT.pass;
 }
 
 async function runAll(
@@ -235,7 +278,7 @@ async function runAll(
       isolated = args.isolation === 'netns' || (args.isolation === 'auto' && !missing);
       if (!isolated)
         log(
-          `note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced (use --isolation=netns to require them)`,
+          `note: running on loopback without isolation${missing ? ` (${missing})` : ''}: network policies are not enforced, so the cells they block are not proven (use --isolation=netns to require them)`,
         );
       log(`starting the orchestrator${isolated ? ' with network isolation' : ''} …`);
       try {
@@ -269,13 +312,16 @@ async function runAll(
       const name = set ? deploymentName(set, i, groups.size) : group[0]!.name;
       const hostPorts = isolated ? undefined : await loopbackPorts(group[0]!);
       let live: LiveExpectations | undefined; // the collector UI's live expectations, once it is up
+      const policies = applier(name, [...new Set(group.flatMap((s) => s.namespaces.map((n) => n.name)))]);
       const results = await runDeployment(
         {
           client,
-          policies: applier(name, [...new Set(group.flatMap((s) => s.namespaces.map((n) => n.name)))]),
+          policies,
           programs: found.programs,
           isolated,
           ...(hostPorts ? { hostPorts } : {}),
+          // The bundled orchestrator gives each pod the address scenario check assumes.
+          ...(isolated && bundled ? { addresses: plannedAddresses(group[0]!.pods, args.netnsSubnet ?? RUN_SUBNET) } : {}),
           workDir,
           ...(args.stepTimeout ? { stepTimeoutSeconds: args.stepTimeout } : {}),
           pauseSeconds: args.pause,
@@ -288,7 +334,7 @@ async function runAll(
           onStepStart: (scenario, exp, total, notRun) => live?.started(scenario, exp, total, notRun),
           onDeployed: (located) => {
             const naming = collectorNaming(located);
-            if (naming) live = new LiveExpectations(naming, log);
+            if (naming) live = new LiveExpectations(naming, log, { enforced: policies.enforces });
             const ui = located.find((l) => l.app.pod.kind === 'collector');
             const where = ui ? uiAddress(ui, bundled ? (args.publishAddress ?? DEFAULTS.publishAddress) : undefined) : undefined;
             hooks.onReady?.({ ...(bundled ? { bundled } : {}), ...(where ? { uiUrl: where.url } : {}) });
@@ -393,6 +439,11 @@ export const runCommand: CommandModule = {
         type: 'string',
         describe: 'isolated runs: the task subnet of the bundled orchestrator (default 10.213.0.0/24)',
         coerce: subnetFlag('netns-subnet'),
+      })
+      .option('computed-only', {
+        type: 'boolean',
+        default: false,
+        describe: `a run that cannot enforce policies (no isolation) exits 0 instead of ${EXIT.computedOnly} when every computed check holds`,
       })
       .option('hold', { type: 'boolean', default: false, describe: 'after the last step keep everything running until Ctrl-C, then clean up (demos)' })
       .check((a) => {

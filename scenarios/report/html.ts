@@ -45,7 +45,7 @@ h1{font-size:1.5rem;margin:.5rem 0}h2{font-size:1.25rem;margin:0 0 .4rem}h3{font
 a{color:#1a5fb4}code,.mono{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:.85rem}
 .muted{color:#5e6770}.note{background:#fff7e0;border-left:3px solid #e0a800;padding:.3rem .6rem;margin:.3rem 0}
 .badge{display:inline-block;padding:0 .45rem;border-radius:.3rem;font-weight:600;font-size:.85rem;vertical-align:middle}
-.o-pass{background:#d7f0dc;color:#1e6b32}.o-fail{background:#f8d6d6;color:#9b1c1c}.o-not-run{background:#e4e8ee;color:#44505c}
+.o-pass{background:#d7f0dc;color:#1e6b32}.o-fail{background:#f8d6d6;color:#9b1c1c}.o-not-run{background:#e4e8ee;color:#44505c}.o-computed-only{background:#fbe7c0;color:#7a4b00}
 .legend span{margin-right:1rem;white-space:nowrap}
 nav table,.index{border-collapse:collapse;margin:.5rem 0}nav td,nav th{border-bottom:1px solid #e3e6ea;padding:.15rem .6rem;text-align:left;font-size:.9rem}
 .scenario{border-top:3px solid #c9d1da;margin-top:2rem;padding-top:.8rem}
@@ -98,8 +98,8 @@ const MISMATCH: { status: CellStatusName; cls: string; title: string; what: stri
   { status: 'no value', cls: 'k3', title: 'No value', what: 'judged, but nothing was observed in time' },
 ];
 
-const outcomeBadge = (o: 'pass' | 'fail' | 'not run') =>
-  `<span class="badge o-${o.replace(' ', '-')}">${o === 'pass' ? 'PASS' : o === 'fail' ? 'FAIL' : 'NOT RUN'}</span>`;
+const outcomeBadge = (o: ScenarioReportDoc['outcome']) =>
+  `<span class="badge o-${o.replace(' ', '-')}">${o === 'pass' ? 'PASS' : o === 'fail' ? 'FAIL' : o === 'computed only' ? 'COMPUTED ONLY' : 'NOT RUN'}</span>`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 export function reportHtml(doc: ScenarioReportDoc | SetReportDoc, opts: HtmlOptions = {}): string {
@@ -189,9 +189,11 @@ function stepHeadline(s: StepResultDoc, total: number): string {
   const verdict =
     s.outcome === 'pass'
       ? outcomeBadge('pass')
-      : s.outcome === 'not run'
-        ? `${outcomeBadge('not run')} <span class="muted">${s.observed ? 'nothing it judges could be observed here' : 'not observed'}</span>`
-        : `${outcomeBadge('fail')} ${esc(s.failure ?? '')}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
+      : s.outcome === 'computed only'
+        ? `${outcomeBadge('computed only')} <span class="muted">${plural(s.counts.notProven, 'cell')} the policies block not proven: ${s.observed ? 'policies are not enforced here (a run as root with nftables would prove them)' : 'nothing was run'}</span>`
+        : s.outcome === 'not run'
+          ? `${outcomeBadge('not run')} <span class="muted">${s.observed ? 'nothing it judges could be observed here' : 'not observed'}</span>`
+          : `${outcomeBadge('fail')} ${esc(s.failure ?? '')}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
   return `<h3>step ${s.index + 1}/${total} ${esc(s.name)} ${verdict}</h3>`;
 }
 

@@ -47,15 +47,21 @@ function junitSuite(report: ScenarioReportDoc): { xml: string; tests: number; fa
           : '';
       cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: intended = computed" time="0">${failure}\n    </testcase>`);
     }
-    if (!s.observed || s.outcome === 'not run') {
+    if (!s.observed || s.outcome === 'not run' || s.outcome === 'computed only') {
       skipped++;
-      const why = !s.observed
-        ? report.failure === 'intended != computed'
-          ? 'the policies do not say what was intended'
-          : (report.error ?? 'the run stopped')
-        : (s.cells.find((c) => c.expected !== null && c.status === 'not run')?.observedReason ?? 'nothing judged could be observed').replace(/^not run: /, '');
+      const why =
+        s.outcome === 'computed only'
+          ? `computed only: ${plural(s.counts.notProven, 'cell')} the policies block not proven (policies are not enforced here)`
+          : !s.observed
+            ? report.failure === 'intended != computed'
+              ? 'the policies do not say what was intended'
+              : (report.error ?? 'the run stopped')
+            : (s.cells.find((c) => c.expected !== null && c.status === 'not run')?.observedReason ?? 'nothing judged could be observed').replace(
+                /^not run: /,
+                '',
+              );
       cases.push(
-        `    <testcase classname="${cls}" name="${xml(s.name)}: observed = expected" time="0">\n      <skipped message="not run: ${xml(why)}"/>\n    </testcase>`,
+        `    <testcase classname="${cls}" name="${xml(s.name)}: observed = expected" time="0">\n      <skipped message="${s.outcome === 'computed only' ? '' : 'not run: '}${xml(why)}"/>\n    </testcase>`,
       );
       continue;
     }

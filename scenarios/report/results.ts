@@ -33,6 +33,14 @@ export interface StepObservation {
   droppedBy: ReadonlyMap<string, 'egress' | 'ingress' | 'both'>;
 }
 
+/**
+ * Why a judged cell the policies block is 'not proven' on a run that cannot enforce them: the one
+ * reason in `notRun` (run/steps.ts notRunCells) that makes the status 'not proven' instead of
+ * 'not run', so that no such cell is ever shown as passed (issue 32).
+ */
+export const NOT_PROVEN_REASON =
+  'not proven: the policies are not enforced here (no isolation), so nothing can be blocked; a run as root with nftables would prove it';
+
 /** Every cell's verdicts; `notRun` says why a cell cannot be observed; no `obs`: the step was not run. */
 export function cellResults(exp: StepExpectation, notRun: ReadonlyMap<string, string>, obs?: StepObservation): CellResultDoc[] {
   return exp.cells.map((c: CellExpectation): CellResultDoc => {
@@ -42,6 +50,7 @@ export function cellResults(exp: StepExpectation, notRun: ReadonlyMap<string, st
     const observed = notRun.has(k) || !fresh ? null : (o?.allowed ?? null);
     let status: CellStatusName;
     if (c.intended !== null && c.computed !== null && c.intended !== c.computed) status = 'intended != computed';
+    else if (notRun.get(k) === NOT_PROVEN_REASON) status = 'not proven';
     else if (notRun.has(k) || !obs) status = 'not run';
     else if (c.expected === null) status = 'not judged';
     else if (observed === null) status = 'no value';
@@ -89,12 +98,21 @@ export function stepResult(
     noValue: count('no value'),
     notRun: count('not run'),
     notJudged: count('not judged'),
+    notProven: count('not proven'),
   };
   const failure =
     counts.intendedNotComputed > 0 ? 'intended != computed' : counts.computedNotObserved > 0 ? 'computed != observed' : counts.noValue > 0 ? 'no value' : null;
   // Nothing failed but nothing judged could be observed: neither passed nor failed.
   const judged = cells.filter((c) => c.expected !== null);
-  const outcome = failure !== null ? 'fail' : !run.observed || (judged.length > 0 && judged.every((c) => c.status === 'not run')) ? 'not run' : 'pass';
+  // A judged cell that is not proven keeps the step from passing: its verdict is only computed.
+  const outcome =
+    failure !== null
+      ? 'fail'
+      : counts.notProven > 0 && run.observed
+        ? 'computed only'
+        : !run.observed || (judged.length > 0 && judged.every((c) => c.status === 'not run'))
+          ? 'not run'
+          : 'pass';
   const hand = exp.step.intended !== null;
   const table = exp.cells.map((c, i): TableCell => {
     const r = cells[i]!;
@@ -154,6 +172,7 @@ export function summaryLine(s: StepResultDoc): string {
   if (n.noValue) parts.push(`${n.noValue} no value`);
   if (n.notRun) parts.push(`${n.notRun} not run`);
   if (n.notJudged) parts.push(`${n.notJudged} not judged`);
+  if (n.notProven) parts.push(`${n.notProven} not proven (blocked by the policies, not enforced here)`);
   return `${plural(n.cells, 'cell')}: ${parts.join(', ')}`;
 }
 
@@ -168,9 +187,11 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
   const verdict =
     s.outcome === 'pass'
       ? 'PASS'
-      : s.outcome === 'not run'
-        ? 'NOT RUN: nothing it judges could be observed here'
-        : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
+      : s.outcome === 'computed only'
+        ? `COMPUTED ONLY: ${plural(s.counts.notProven, 'cell')} the policies block not proven (not enforced here)`
+        : s.outcome === 'not run'
+          ? 'NOT RUN: nothing it judges could be observed here'
+          : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
   const failing = s.cells.filter((c) => c.status === 'intended != computed' || c.status === 'computed != observed' || c.status === 'no value');
   const lines = failing.slice(0, maxLines).map((c) => `  ${failureLine(c)}`);
   if (failing.length > maxLines) lines.push(`  … and ${failing.length - maxLines} more (see the JSON report)`);

@@ -57,10 +57,11 @@ export const CellStatus = Type.Union(
     Type.Literal('no value'),
     Type.Literal('not run'),
     Type.Literal('not judged'),
+    Type.Literal('not proven'),
   ],
   {
     description:
-      "pass; 'intended != computed': the author's verdict is not what the policies say (a policy-writing mistake); 'computed != observed': the packets did not do what the policies say (an enforcement fault); 'no value': judged but not observed in time; 'not run': cannot be observed here (SCTP, or no isolation for a blocked cell); 'not judged': the step does not judge it",
+      "pass; 'intended != computed': the author's verdict is not what the policies say (a policy-writing mistake); 'computed != observed': the packets did not do what the policies say (an enforcement fault); 'no value': judged but not observed in time; 'not run': cannot be observed here (SCTP); 'not judged': the step does not judge it; 'not proven': judged, but the policies block it and are not enforced here (no isolation), so only its computed verdict holds",
   },
 );
 
@@ -113,9 +114,9 @@ export const CellResult = Type.Object(
   { additionalProperties: false },
 );
 
-const Outcome = Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('not run')], {
+const Outcome = Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('not run'), Type.Literal('computed only')], {
   description:
-    'pass: nothing failed and something judged was observed; fail: a cell failed (or the run did); not run: nothing failed but nothing judged could be observed (SCTP here, blocked cells without isolation, or a run stopped before it) — never counted as passed',
+    "pass: nothing failed and something judged was observed; fail: a cell failed (or the run did); not run: nothing failed but nothing judged could be observed (SCTP here, or a run stopped before it); computed only: nothing failed, but some judged cells are 'not proven' (policies not enforced here, or `scenario check`) — neither is counted as passed",
 });
 
 const Counts = Type.Object(
@@ -127,6 +128,7 @@ const Counts = Type.Object(
     noValue: Type.Integer(),
     notRun: Type.Integer(),
     notJudged: Type.Integer(),
+    notProven: Type.Integer({ description: "cells 'not proven': judged, blocked by the policies, not enforced here" }),
   },
   { additionalProperties: false },
 );

@@ -20,6 +20,8 @@ export interface Layout {
   isolated: boolean;
   /** loopback layout: host port of each pod's port number (`ns/pod` → number → host port). */
   hostPorts?: Map<string, Map<number, number>>;
+  /** isolated layout: the address to ask for per pod (model/addresses.ts), as the app label starmap.address. */
+  addresses?: ReadonlyMap<string, string>;
 }
 
 export interface PlannedApp {
@@ -119,7 +121,14 @@ export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout
         `--timeout-seconds=${Math.max(s.timeoutSeconds, 0.5)}`,
       ];
     }
-    const labels: Record<string, string> = { ...p.labels, 'starmap.scenario': s.name, 'starmap.namespace': p.namespace, 'starmap.pod': p.name };
+    const want = layout.isolated ? layout.addresses?.get(p.id) : undefined;
+    const labels: Record<string, string> = {
+      ...p.labels,
+      'starmap.scenario': s.name,
+      'starmap.namespace': p.namespace,
+      'starmap.pod': p.name,
+      ...(want ? { 'starmap.address': want } : {}),
+    };
     const marathonId = `${groupId(s)}/${p.namespace}/${p.name}`;
     const definition: Record<string, unknown> = {
       id: marathonId,

@@ -14,7 +14,7 @@ import type { SideVerdict } from '../../shared/netpol/evaluate.ts';
 import type { CellExpectation, StepExpectation } from '../model/expect.ts';
 import type { Located } from './observe.ts';
 import { cellKey } from '../model/resolve.ts';
-import type { CellResultDoc, StepResultDoc } from '../report/results.ts';
+import { NOT_PROVEN_REASON, type CellResultDoc, type StepResultDoc } from '../report/results.ts';
 
 export const EXPECTATIONS_PATH = '/starmap/expectations';
 const TIMEOUT_MS = 2000;
@@ -116,9 +116,13 @@ export class LiveExpectations {
   /** What was published last (tests, and the judged phase's description). */
   last: PublishedStep | undefined;
 
-  constructor(naming: CollectorNaming, log: (line: string) => void) {
+  /** false: the run cannot enforce policies; every published step says so (the UI's warning). */
+  readonly #enforced: boolean;
+
+  constructor(naming: CollectorNaming, log: (line: string) => void, opts: { enforced?: boolean } = {}) {
     this.#naming = naming;
     this.#log = log;
+    this.#enforced = opts.enforced ?? true;
   }
 
   /** A step starts: its expected cells and reasons; cells in `notRun` cannot be observed here. */
@@ -157,9 +161,12 @@ export class LiveExpectations {
         policies: [...step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`), ...(step.clusterPolicies ?? []).map((p) => p.id)],
       },
       phase: 'applying',
+      ...(this.#enforced ? {} : { enforced: false }),
       collector: { id: this.#naming.self.id, label: this.#naming.self.label },
       labels: this.#naming.labels,
-      cells: publishedCells(this.#naming, like, reasons, (c) => (notRun.has(c.key) ? { status: 'not run' } : {})),
+      cells: publishedCells(this.#naming, like, reasons, (c) =>
+        notRun.get(c.key) === NOT_PROVEN_REASON ? { status: 'not proven' } : notRun.has(c.key) ? { status: 'not run' } : {},
+      ),
     });
   }
 
@@ -182,6 +189,7 @@ export class LiveExpectations {
       step: { index: s.index, name: s.name, total: this.#total, ...(s.description ? { description: s.description } : {}), policies: s.policies },
       phase: 'judged',
       outcome: s.outcome,
+      ...(this.#enforced ? {} : { enforced: false }),
       collector: { id: this.#naming.self.id, label: this.#naming.self.label },
       labels: this.#naming.labels,
       cells: publishedCells(

@@ -16,6 +16,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { groupId, planApps, type Programs } from './deploy-plan.ts';
+import { addressMismatches } from '../model/addresses.ts';
 import { deploy } from './deploy.ts';
 import { droppedBy, readDrops } from './drops.ts';
 import { expectStep, type StepExpectation } from '../model/expect.ts';
@@ -36,6 +37,8 @@ export interface RunOptions {
   isolated: boolean;
   /** loopback layout: host ports per pod and port number. */
   hostPorts?: Map<string, Map<number, number>>;
+  /** isolated layout: the address asked for per pod (model/addresses.ts: what `scenario check` assumes). */
+  addresses?: ReadonlyMap<string, string>;
   workDir: string;
   /** Seconds a step may take to settle (default: the larger of 10 s and four settle budgets). */
   stepTimeoutSeconds?: number;
@@ -104,7 +107,12 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
   for (const r of reports) r.notices.push(...notices);
 
   mkdirSync(opts.workDir, { recursive: true });
-  const plan = planApps(base, opts.programs, { isolated: opts.isolated, ...(opts.hostPorts ? { hostPorts: opts.hostPorts } : {}) }, (content) => {
+  const layout = {
+    isolated: opts.isolated,
+    ...(opts.hostPorts ? { hostPorts: opts.hostPorts } : {}),
+    ...(opts.addresses ? { addresses: opts.addresses } : {}),
+  };
+  const plan = planApps(base, opts.programs, layout, (content) => {
     const f = join(opts.workDir, 'collector-resources.json');
     writeFileSync(f, content);
     return f;
@@ -119,6 +127,8 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     for (const r of reports) for (const p of r.pods) p.ip = ips.get(p.id) ?? null;
+    const moved = opts.addresses ? addressMismatches(opts.addresses, ips) : [];
+    if (moved.length > 0) log(`note: not every pod got the address scenario check assumes (${moved.join('; ')}): its answers for ipBlock cells may differ`);
     opts.onDeployed?.(located);
     log(`pods running: ${located.map((l) => `${l.app.pod.short}=${l.base}`).join(' ')}`);
     log(LEGEND);

@@ -4,7 +4,7 @@
 import { resolvePolicy } from '../../shared/netpol/ip-template.ts';
 import { expectStep, type StepExpectation } from '../model/expect.ts';
 import type { DesiredState } from './policies.ts';
-import { cellResults, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from '../report/results.ts';
+import { cellResults, NOT_PROVEN_REASON, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from '../report/results.ts';
 import type { ResolvedScenario, ResolvedStep } from '../model/resolve.ts';
 import { LEGEND } from '../report/truth-table.ts';
 
@@ -13,13 +13,13 @@ export function settleBudgetMs(s: Pick<ResolvedScenario, 'probeSeconds' | 'timeo
   return Math.round((s.probeSeconds + s.timeoutSeconds + 1) * 1000);
 }
 
-/** Cells that cannot be observed, and why. */
+/** Cells that cannot be observed, and why (NOT_PROVEN_REASON: judged cells the policies block, without enforcement). */
 export function notRunCells(exp: StepExpectation, enforced: boolean): Map<string, string> {
   const out = new Map<string, string>();
   for (const c of exp.cells) {
     if (c.cell.protocol === 'SCTP') out.set(c.cell.key, 'not run: the probe cannot check SCTP (Node.js has no SCTP sockets)');
     else if (!enforced && (c.computed === false || c.expected === false))
-      out.set(c.cell.key, 'not run: policies are not enforced here (no isolation), so nothing can be blocked');
+      out.set(c.cell.key, c.expected === null ? 'not run: policies are not enforced here (no isolation), so nothing can be blocked' : NOT_PROVEN_REASON);
   }
   return out;
 }
@@ -84,9 +84,13 @@ export function preflight(s: ResolvedScenario, isolated: boolean, enforced: bool
   return refused ? refuse(emptyReport(s, isolated, enforced), refused, log, 'nothing was deployed') : undefined;
 }
 
-/** A scenario fails when a step does, passes when a step passed and none failed, else was not run. */
-export function scenarioOutcome(r: Pick<ScenarioReportDoc, 'steps' | 'error'>): 'pass' | 'fail' | 'not run' {
+/**
+ * A scenario fails when a step does; is computed only when a step is (some judged cell not proven);
+ * passes when a step passed and none failed; else was not run.
+ */
+export function scenarioOutcome(r: Pick<ScenarioReportDoc, 'steps' | 'error'>): ScenarioReportDoc['outcome'] {
   if (r.error || r.steps.some((st) => st.outcome === 'fail')) return 'fail';
+  if (r.steps.some((st) => st.outcome === 'computed only')) return 'computed only';
   return r.steps.some((st) => st.outcome === 'pass') ? 'pass' : 'not run';
 }
 
@@ -118,6 +122,32 @@ export function computedReport(s: ResolvedScenario): ScenarioReportDoc {
     });
   });
   report.outcome = report.steps.some((st) => st.failure) ? 'fail' : 'not run';
+  report.failure = report.steps.find((st) => st.failure)?.failure ?? null;
+  return report;
+}
+
+/**
+ * The report `scenario check --report-html` writes: the page of a run, computed only. Every step's
+ * intended and computed verdicts with the addresses `ips` (what an isolated run assigns), nothing
+ * observed; a step without a policy-writing mistake is 'computed only', never passed.
+ */
+export function checkedReport(s: ResolvedScenario, ips: ReadonlyMap<string, string>): ScenarioReportDoc {
+  const report = emptyReport(s, false, true);
+  for (const p of report.pods) p.ip = ips.get(p.id) ?? null;
+  report.notices.push('computed only: scenario check deploys nothing, so nothing was observed; a run as root with nftables proves the verdicts');
+  report.steps = s.steps.map((st) => {
+    const exp = expectStep(s, st, ips);
+    const step = stepResult(exp, s.pods, cellResults(exp, notRunCells(exp, true)), {
+      settled: null,
+      durationMs: null,
+      budgetMs: settleBudgetMs(s),
+      lastFlipMs: null,
+      observed: false,
+    });
+    if (!step.failure) step.outcome = 'computed only';
+    return step;
+  });
+  report.outcome = report.steps.some((st) => st.failure) ? 'fail' : 'computed only';
   report.failure = report.steps.find((st) => st.failure)?.failure ?? null;
   return report;
 }

@@ -23,7 +23,7 @@
 // Addresses may not be known yet (before deployment): an ipBlock that depends on one is then
 // undecided, and so is every verdict it could change (`allowed: null`), never a guess.
 import { blockContains, parseAddress, parseBlock, type Address, type Block } from './cidr.ts';
-import { hasTemplate, substitute } from './ip-template.ts';
+import { hasTemplate, substitute, templateRefs } from './ip-template.ts';
 import { selectorMatches } from './selector.ts';
 import {
   NAMESPACE_NAME_LABEL,
@@ -64,7 +64,10 @@ export type SideVerdict =
   | { decision: 'not-isolated'; allowed: true }
   | { decision: 'allowed'; allowed: true; isolatedBy: string[]; allowedBy: RuleRef[] }
   | { decision: 'denied'; allowed: false; isolatedBy: string[] }
-  /** Some rule's ipBlock needs an address not known yet; `pending` are the rules it could allow by. */
+  /**
+   * Some rule's ipBlock needs an address not known yet; `pending` are the rules it could allow by
+   * (Evaluator.answer names the pods whose addresses would decide it).
+   */
   | { decision: 'undecided'; allowed: null; isolatedBy: string[]; pending: RuleRef[] };
 
 export interface Verdict {
@@ -72,6 +75,31 @@ export interface Verdict {
   allowed: boolean | null;
   egress: SideVerdict;
   ingress: SideVerdict;
+}
+
+/**
+ * The evaluator's answer in four (issue 32): allowed, blocked, not applicable (the same pod over
+ * loopback, or a port the destination does not declare), or undecided with the facts it misses.
+ * Additive beside Verdict.allowed, which keeps its three values.
+ */
+export type Answer =
+  { answer: 'allowed' } | { answer: 'blocked' } | { answer: 'not applicable'; why: string } | { answer: 'undecided'; missing: string[]; why: string };
+
+/** The missing facts in words: `depends on the address of x/b, which is assigned at run time`. */
+export function missingText(missing: readonly string[]): string {
+  return missing.length === 0
+    ? 'depends on an address not known yet'
+    : `depends on the address${missing.length > 1 ? 'es' : ''} of ${missing.join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} assigned at run time`;
+}
+
+/** The four-way answer of a verdict for its connection; `missing`: the pods whose addresses would decide it (Evaluator.answer). */
+export function answerOf(conn: Connection, v: Verdict, missing: readonly string[] = []): Answer {
+  if (v.egress.decision === 'loopback') return { answer: 'not applicable', why: 'the same pod: loopback, which policies never filter' };
+  if (conn.to.ports.length > 0 && !conn.to.ports.some((p) => p.port === conn.port && p.protocol === conn.protocol))
+    return { answer: 'not applicable', why: `${objectId(conn.to)} declares no port ${conn.port}/${conn.protocol}` };
+  if (v.allowed === true) return { answer: 'allowed' };
+  if (v.allowed === false) return { answer: 'blocked' };
+  return { answer: 'undecided', missing: [...missing], why: missingText(missing) };
 }
 
 type Tri = boolean | null;
@@ -94,6 +122,23 @@ function anyOf<T>(items: readonly T[], test: (item: T, index: number) => Tri): {
 export interface CompiledBlock {
   cidr: Block | undefined;
   except: (Block | undefined)[];
+  /** The pods (ns/pod) named by `{{ip …}}` in cidr or except whose addresses are not known. */
+  needs?: string[];
+  /** cidr and except as written, with the known addresses filled in (for explanations). */
+  texts?: { cidr: string; except: string[] };
+}
+
+/** How one ipBlock peer of an isolating rule judged the other pod's address (for `scenario explain`). */
+export interface IpBlockCheck {
+  ref: RuleRef;
+  cidr: string;
+  /** The address it was judged on; undefined: not known. */
+  address: string | undefined;
+  /** inside: cidr holds it and no except does; excepted: `except` names the entry that excluded it. */
+  result: 'inside' | 'outside' | 'excepted' | 'undecided';
+  /** Every except entry, addresses filled in; `except`: the one that excluded the address. */
+  excepts: string[];
+  except?: string;
 }
 
 export interface CompiledRule {
@@ -115,11 +160,15 @@ export class Evaluator {
   readonly #nsLabels = new Map<string, Record<string, string>>();
   readonly #isolatedBy = new WeakMap<PodInfo, Record<Direction, CompiledPolicy[]>>();
   readonly #addresses = new Map<string, Address | undefined>();
+  readonly #addressText = new Map<string, string>();
 
   constructor(cluster: Cluster, policies: readonly NetworkPolicyObject[]) {
     for (const ns of cluster.namespaces) this.#nsLabels.set(ns.name, { ...ns.labels, [NAMESPACE_NAME_LABEL]: ns.name });
     const ipOf = new Map(cluster.pods.map((p) => [objectId(p), p.ip]));
-    for (const p of cluster.pods) this.#addresses.set(objectId(p), p.ip === undefined ? undefined : parseAddress(p.ip));
+    for (const p of cluster.pods) {
+      this.#addresses.set(objectId(p), p.ip === undefined ? undefined : parseAddress(p.ip));
+      if (p.ip !== undefined) this.#addressText.set(objectId(p), p.ip);
+    }
     this.#policies = policies.map((p) => compile(p, (ref) => ipOf.get(ref)));
   }
 
@@ -137,6 +186,45 @@ export class Evaluator {
   isolating(pod: PodInfo): Record<Direction, string[]> {
     const found = this.#isolating(pod);
     return { ingress: found.ingress.map((p) => p.id), egress: found.egress.map((p) => p.id) };
+  }
+
+  /** Every ipBlock peer of the rules isolating `subject` for `direction`, judged on `peer`'s address. */
+  ipBlocks(direction: Direction, subject: PodInfo, peer: PodInfo): IpBlockCheck[] {
+    const out: IpBlockCheck[] = [];
+    const addrText = this.#addressText.get(objectId(peer)) ?? peer.ip;
+    const addr = addrText === undefined ? undefined : parseAddress(addrText);
+    for (const p of this.#isolating(subject)[direction])
+      p.rules[direction].forEach((rule, r) =>
+        rule.blocks.forEach((block, i) => {
+          if (!block) return;
+          const ref: RuleRef = { policy: p.id, direction, rule: r, peer: i, port: null };
+          const cidr = block.texts?.cidr ?? '?';
+          const base = { ref, cidr, address: addrText, excepts: block.texts?.except ?? [] };
+          if (!addr || !block.cidr) return out.push({ ...base, result: 'undecided' });
+          if (!blockContains(block.cidr, addr)) return out.push({ ...base, result: 'outside' });
+          const hit = block.except.findIndex((e) => e !== undefined && blockContains(e, addr));
+          if (hit >= 0) return out.push({ ...base, result: 'excepted', except: block.texts?.except[hit] ?? '?' });
+          return out.push({ ...base, result: block.except.some((e) => !e) ? 'undecided' : 'inside' });
+        }),
+      );
+    return out;
+  }
+
+  /** The address the evaluator knows for a pod (ns/pod), as given. */
+  addressOf(id: string): string | undefined {
+    return this.#addressText.get(id);
+  }
+
+  /** The verdict and its four-way answer (see Answer). */
+  answer(conn: Connection): { verdict: Verdict; answer: Answer; missing: Record<Direction, string[]> } {
+    const verdict = this.evaluate(conn);
+    const missing = { egress: new Set<string>(), ingress: new Set<string>() };
+    // The same walk again, collecting the unknown addresses (kept off the verdict, which the
+    // whole-matrix path must reproduce exactly).
+    if (verdict.egress.decision === 'undecided') this.#side('egress', conn.from, conn.to, conn, missing.egress);
+    if (verdict.ingress.decision === 'undecided') this.#side('ingress', conn.to, conn.from, conn, missing.ingress);
+    const both = [...new Set([...missing.egress, ...missing.ingress])].sort();
+    return { verdict, answer: answerOf(conn, verdict, both), missing: { egress: [...missing.egress].sort(), ingress: [...missing.ingress].sort() } };
   }
 
   evaluate(conn: Connection): Verdict {
@@ -160,7 +248,7 @@ export class Evaluator {
   }
 
   /** One side: `subject` is the pod whose policies decide, `peer` the other end. */
-  #side(direction: Direction, subject: PodInfo, peer: PodInfo, conn: Connection): SideVerdict {
+  #side(direction: Direction, subject: PodInfo, peer: PodInfo, conn: Connection, missing?: Set<string>): SideVerdict {
     const policies = this.#isolating(subject)[direction];
     if (policies.length === 0) return { decision: 'not-isolated', allowed: true };
     const isolatedBy = policies.map((p) => p.id);
@@ -171,7 +259,7 @@ export class Evaluator {
         const port =
           rule.ports.length === 0 ? { value: true as Tri, index: null } : anyOf(rule.ports, (pp) => portMatches(pp, conn.to, conn.port, conn.protocol));
         if (port.value !== true) return;
-        const match = rule.peers.length === 0 ? { value: true as Tri, index: null } : anyOf(rule.peers, (_, i) => this.#peerMatches(p, rule, i, peer));
+        const match = rule.peers.length === 0 ? { value: true as Tri, index: null } : anyOf(rule.peers, (_, i) => this.#peerMatches(p, rule, i, peer, missing));
         const ref: RuleRef = { policy: p.id, direction, rule: r, peer: match.index, port: port.index };
         if (match.value === true) allowedBy.push(ref);
         else if (match.value === null) pending.push(ref);
@@ -182,10 +270,18 @@ export class Evaluator {
     return { decision: 'denied', allowed: false, isolatedBy };
   }
 
-  #peerMatches(policy: CompiledPolicy, rule: CompiledRule, index: number, pod: PodInfo): Tri {
+  #peerMatches(policy: CompiledPolicy, rule: CompiledRule, index: number, pod: PodInfo, missing?: Set<string>): Tri {
     const peer = rule.peers[index]!;
     const block = rule.blocks[index];
-    if (block) return blockMatches(block, this.#addresses.get(objectId(pod)) ?? (pod.ip === undefined ? undefined : parseAddress(pod.ip)));
+    if (block) {
+      const addr = this.#addresses.get(objectId(pod)) ?? (pod.ip === undefined ? undefined : parseAddress(pod.ip));
+      const v = blockMatches(block, addr);
+      if (v === null && missing) {
+        if (!addr) missing.add(objectId(pod));
+        for (const ref of block.needs ?? []) missing.add(ref);
+      }
+      return v;
+    }
     if (!peer.podSelector && !peer.namespaceSelector) return false; // refused by validation; selects nothing
     const nsOk = peer.namespaceSelector ? selectorMatches(peer.namespaceSelector, this.namespaceLabels(pod.namespace)) : pod.namespace === policy.namespace;
     return nsOk && (peer.podSelector ? selectorMatches(peer.podSelector, pod.labels) : true);
@@ -230,7 +326,14 @@ function compileBlock(p: NetworkPolicyObject, peer: NetworkPolicyPeer, ipOf: (re
     if (!block) throw new Error(`${objectId(p.metadata)}: ipBlock ${JSON.stringify(resolved)} is not a CIDR`);
     return block;
   };
-  return { cidr: parse(peer.ipBlock.cidr), except: (peer.ipBlock.except ?? []).map(parse) };
+  const needs = [peer.ipBlock.cidr, ...(peer.ipBlock.except ?? [])].flatMap((t) => templateRefs(t)).filter((ref) => ipOf(ref) === undefined);
+  const text = (t: string) => (hasTemplate(t) ? (substitute(t, ipOf) ?? t) : t).trim();
+  return {
+    cidr: parse(peer.ipBlock.cidr),
+    except: (peer.ipBlock.except ?? []).map(parse),
+    ...(needs.length > 0 ? { needs: [...new Set(needs)] } : {}),
+    texts: { cidr: text(peer.ipBlock.cidr), except: (peer.ipBlock.except ?? []).map(text) },
+  };
 }
 
 export function compile(p: NetworkPolicyObject, ipOf: (ref: string) => string | undefined): CompiledPolicy {

@@ -1,7 +1,17 @@
 // The evaluator's verdicts in words: one line per cell for reports and tables, and the full
 // account of one connection for `scenario explain` (every isolating policy, the rule that allowed
 // it with its peer and port, or that no rule does).
-import type { Connection, Direction, Evaluator, RuleRef, SideVerdict, Verdict } from './evaluate.ts';
+import {
+  answerOf,
+  missingText,
+  type Connection,
+  type Direction,
+  type Evaluator,
+  type IpBlockCheck,
+  type RuleRef,
+  type SideVerdict,
+  type Verdict,
+} from './evaluate.ts';
 import { selectorText } from './selector.ts';
 import { objectId, type NetworkPolicyObject, type NetworkPolicyPeer, type NetworkPolicyPort } from './types.ts';
 
@@ -45,7 +55,7 @@ export function ruleText(ref: RuleRef, policy: NetworkPolicyObject | undefined):
 const sideName = (direction: Direction, pod: string) => (direction === 'egress' ? `egress of ${pod}` : `ingress of ${pod}`);
 
 /** One side in words, e.g. `ingress of y/b: isolated by y/deny-all; no rule allows it`. */
-export function sideText(direction: Direction, pod: string, side: SideVerdict, ev?: Evaluator): string {
+export function sideText(direction: Direction, pod: string, side: SideVerdict, ev?: Evaluator, missing: readonly string[] = []): string {
   const head = sideName(direction, pod);
   switch (side.decision) {
     case 'loopback':
@@ -57,7 +67,7 @@ export function sideText(direction: Direction, pod: string, side: SideVerdict, e
     case 'denied':
       return `${head}: isolated by ${side.isolatedBy.join(', ')}; no rule allows it`;
     case 'undecided':
-      return `${head}: isolated by ${side.isolatedBy.join(', ')}; depends on addresses not known yet (${side.pending.map((r) => ruleText(r, ev?.policy(r.policy))).join(', ')})`;
+      return `${head}: isolated by ${side.isolatedBy.join(', ')}; ${missingText(missing)} (${side.pending.map((r) => ruleText(r, ev?.policy(r.policy))).join(', ')})`;
   }
 }
 
@@ -92,14 +102,51 @@ export function reasonLine(v: Verdict): string {
   return shown.map(([d, s]) => sideShort(d, s)).join('; ');
 }
 
-/** The full account of one connection, several lines. */
+/** One ipBlock peer's judgement of an address, e.g. `… : 10.213.0.3 (y/b) is excluded by except 10.213.0.3/32`. */
+export function ipBlockText(c: IpBlockCheck, peerId: string): string {
+  const what = `${ruleName(c.ref)} peer ${c.ref.peer} ipBlock ${c.cidr}${c.excepts.length ? ` except ${c.excepts.join(', ')}` : ''}`;
+  const addr = `${c.address ?? '?'} (${peerId})`;
+  switch (c.result) {
+    case 'inside':
+      return `${what}: holds ${addr}`;
+    case 'outside':
+      return `${what}: does not hold ${addr}`;
+    case 'excepted':
+      return `${what}: ${addr} is inside ${c.cidr} but excluded by except ${c.except}`;
+    case 'undecided':
+      return `${what}: ${c.address === undefined ? `the address of ${peerId} is not known (assigned at run time)` : 'it names an address not known yet'}`;
+  }
+}
+
+/**
+ * The full account of one connection, several lines: the answer (allowed, blocked, not
+ * applicable, undecided with the missing fact), both sides, and for every ipBlock that judged an
+ * address the address it used and, when excluded, the except that did.
+ */
 export function verdictText(conn: Connection, v: Verdict, ev?: Evaluator): string {
   const from = objectId(conn.from);
   const to = objectId(conn.to);
-  const verdict = v.allowed === true ? 'allowed' : v.allowed === false ? 'blocked' : 'undecided (depends on addresses not known yet)';
+  const known = ev?.answer(conn);
+  const a = known?.answer ?? answerOf(conn, v);
+  const said = v.allowed === true ? 'allowed' : v.allowed === false ? 'blocked' : 'undecided';
+  const verdict =
+    a.answer === 'not applicable'
+      ? `not applicable (${a.why}${v.egress.decision === 'loopback' ? '' : `; the policies say ${said}`})`
+      : a.answer === 'undecided'
+        ? `undecided (${a.why})`
+        : a.answer;
+  const blocks = ev
+    ? [
+        ...ev.ipBlocks('egress', conn.from, conn.to).map((c) => ipBlockText(c, to)),
+        ...ev.ipBlocks('ingress', conn.to, conn.from).map((c) => ipBlockText(c, from)),
+      ]
+    : [];
+  const addresses = blocks.length > 0 && ev ? [`  addresses used: ${from} ${ev.addressOf(from) ?? 'not known'}, ${to} ${ev.addressOf(to) ?? 'not known'}`] : [];
   return [
     `${from} -> ${to} ${conn.port}/${conn.protocol}: ${verdict}`,
-    `  ${sideText('egress', from, v.egress, ev)}`,
-    `  ${sideText('ingress', to, v.ingress, ev)}`,
+    `  ${sideText('egress', from, v.egress, ev, known?.missing.egress)}`,
+    `  ${sideText('ingress', to, v.ingress, ev, known?.missing.ingress)}`,
+    ...addresses,
+    ...blocks.map((b) => `  ${b}`),
   ].join('\n');
 }
