@@ -5,7 +5,6 @@
 // /v2/info what Marathon reports. No other module holds a default for these settings.
 import { join } from 'node:path';
 import { hostname } from 'node:os';
-import { DEFAULT_PREFIX, DEFAULT_SUBNET } from './isolation/netns.ts';
 
 export interface PortRange {
   min: number;
@@ -55,8 +54,10 @@ export const DEFAULTS = {
   tokenLifetimeSeconds: 432_000,
   logLevel: 'info',
   isolation: 'off',
-  netnsSubnet: DEFAULT_SUBNET,
-  netnsPrefix: DEFAULT_PREFIX,
+  /** --netns-subnet: the task network's private IPv4 subnet. */
+  netnsSubnet: '10.213.0.0/24',
+  /** --netns-prefix: the prefix of every namespace, link and table (one per orchestrator). */
+  netnsPrefix: 'smap',
   /** --publish-address: isolated tasks' TCP ports on the host, loopback only (the collector has no login). */
   publishAddress: '127.0.0.1',
   tickMs: 200,

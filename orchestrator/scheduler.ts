@@ -20,7 +20,7 @@ import { TERMINAL_STATES, type Executor, type TaskStatusUpdate } from './tasks/t
 import { commonGroupOf, planChange } from './deployment/change.ts';
 import type { Deployer, DeploymentResult } from './deployment/deployer.ts';
 import { DeploymentManager } from './deployment/manager.ts';
-import type { AppChange } from './deployment/plan.ts';
+import type { AppChange } from './state/app-change.ts';
 import { BACKOFF_STATES } from './launch-queue/backoff.ts';
 import { Launcher, type TaskIsolation } from './launch-queue/launcher.ts';
 import type { HealthMonitor } from './health/monitor.ts';

@@ -8,7 +8,7 @@ import type { TaskTracker } from '../tasks/tracker.ts';
 import type { DeploymentManager } from '../deployment/manager.ts';
 import type { Deployer } from '../deployment/deployer.ts';
 import type { Launcher } from '../launch-queue/launcher.ts';
-import { configVersionOf } from '../launch-queue/backoff.ts';
+import { configVersionOf } from '../state/app-update.ts';
 import { lastUnusedOffers, processedOffersSummary } from '../launch-queue/offers.ts';
 import { NotFound } from '../errors.ts';
 

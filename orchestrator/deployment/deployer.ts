@@ -2,7 +2,7 @@
 // plugins are given it (with the read-only parts they show) rather than the scheduler itself.
 import type { GroupChangeOptions } from '../state/group-manager.ts';
 import type { StoredDeployment, TaskRecord } from '../state/store.ts';
-import type { AppChange } from './plan.ts';
+import type { AppChange } from '../state/app-change.ts';
 
 export interface DeploymentResult {
   deploymentId: string;

@@ -8,9 +8,10 @@ import { isWithin } from '../state/group.ts';
 import type { GroupChangeOptions, GroupManager } from '../state/group-manager.ts';
 import type { EventCatalogue } from '../events/catalogue.ts';
 import { killOrder, type TaskTracker } from '../tasks/tracker.ts';
-import { configVersionOf } from '../launch-queue/backoff.ts';
+import { configVersionOf } from '../state/app-update.ts';
 import { deploymentJson, planJson } from '../formats/json.ts';
-import { restartStrategy, type AppChange } from './plan.ts';
+import type { AppChange } from '../state/app-change.ts';
+import { restartStrategy } from './plan.ts';
 import { Conflict, NotFound } from '../errors.ts';
 
 /** What a deployment's steps do to tasks (the scheduler provides them). */

@@ -19,7 +19,8 @@ import { HostPortAllocator } from '../tasks/ports.ts';
 import { SLAVE_ID } from '../tasks/ids.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
 import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from '../tasks/types.ts';
-import { configVersionOf, isDelayed, nextDelay } from './backoff.ts';
+import { configVersionOf } from '../state/app-update.ts';
+import { isDelayed, nextDelay } from './backoff.ts';
 import { OfferStatistics, type OfferStats, type OfferedHost } from './offers.ts';
 
 /** What the launcher needs from network isolation (orchestrator/isolation's Isolation provides it). */

@@ -8,9 +8,9 @@ import { ancestorsOf, isWithin, type GroupRecord, type GroupTree } from './group
 import { withPlainMaps } from './labels.ts';
 import { reviveApp } from './stored-app.ts';
 import type { Store } from './store.ts';
-import { groupTree } from '../deployment/group-change.ts';
-import { configVersionOf } from '../launch-queue/backoff.ts';
-import type { AppChange } from '../deployment/plan.ts';
+import { groupTree } from './group-tree.ts';
+import { configVersionOf } from './app-update.ts';
+import type { AppChange } from './app-change.ts';
 import { Unprocessable } from '../errors.ts';
 
 /** What a change through the group API adds to its app changes. */
