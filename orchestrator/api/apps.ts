@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalPath, parseApp, toMergeBase, type AppDefinition, type JsonObject, type ParseOptions } from '../state/app-definition.ts';
 import { groupNotFound, isWithin, pathId } from '../state/group.ts';
-import type { GroupManager } from '../state/group-manager.ts';
+import type { GroupManager } from '../group/manager.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
 import type { Deployer } from '../deployment/deployer.ts';
 import type { EventCatalogue } from '../events/catalogue.ts';

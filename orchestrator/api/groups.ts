@@ -4,8 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ParseOptions } from '../state/app-definition.ts';
 import { groupNotFound, groupPathId, parseGroupUpdate, type GroupTree, type GroupUpdate } from '../state/group.ts';
-import { GroupEditor, treeAsUpdate } from '../deployment/group-change.ts';
-import type { GroupManager } from '../state/group-manager.ts';
+import { GroupEditor, treeAsUpdate } from '../group/editor.ts';
+import type { GroupManager } from '../group/manager.ts';
 import type { Deployer, DeploymentResult } from '../deployment/deployer.ts';
 import type { AppInfoService } from './app-info.ts';
 import { bool, embeds, many, q, requireBody, sendDeployment } from './common.ts';

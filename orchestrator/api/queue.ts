@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { canonicalPath, type AppDefinition } from '../state/app-definition.ts';
 import { many, q, uriNotFound } from './common.ts';
-import type { GroupManager } from '../state/group-manager.ts';
+import type { GroupManager } from '../group/manager.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
 import type { DeploymentManager } from '../deployment/manager.ts';
 import type { Deployer } from '../deployment/deployer.ts';

@@ -16,7 +16,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Logger } from '../../shared/logger.ts';
 import { AccountStore, UID_RE, parseServicePublicKey, toJson, type Account } from './accounts.ts';
-import { makePrivate } from '../state/db.ts';
+import { makePrivate } from '../storage/db.ts';
 import { loadOrCreateSigningKey } from './keys.ts';
 import { BadRequest, Conflict, NotFound, RateLimited, Unauthenticated } from '../errors.ts';
 import { mapOrchestratorErrors, sendError } from '../http/errors.ts';

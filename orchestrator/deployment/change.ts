@@ -5,7 +5,7 @@ import type { AppDefinition } from '../state/app-definition.ts';
 import { InvalidObject } from '../errors.ts';
 import { instanceViolations } from '../state/bounds.ts';
 import { isWithin, parentOf, type GroupRecord, type GroupTree } from '../state/group.ts';
-import type { StoredDeployment } from '../state/store.ts';
+import type { StoredDeployment } from '../storage/store.ts';
 import { withChanges } from '../state/app-change.ts';
 import { DependencyGraph } from './dependencies.ts';
 import { groupTree } from '../state/group-tree.ts';

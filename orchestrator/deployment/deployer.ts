@@ -1,7 +1,7 @@
 // What the API may change, and what a change answers. The scheduler implements Deployer; API
 // plugins are given it (with the read-only parts they show) rather than the scheduler itself.
-import type { GroupChangeOptions } from '../state/group-manager.ts';
-import type { StoredDeployment, TaskRecord } from '../state/store.ts';
+import type { GroupChangeOptions } from '../group/manager.ts';
+import type { StoredDeployment, TaskRecord } from '../storage/store.ts';
 import type { AppChange } from '../state/app-change.ts';
 
 export interface DeploymentResult {

@@ -3,9 +3,9 @@
 // changes tasks only through the StepActions the scheduler gives it; a cancel returns the
 // rollback's changes for the scheduler to deploy rather than deploying from in here.
 import { type AppDefinition } from '../state/app-definition.ts';
-import type { Store, StoredDeployment, TaskRecord } from '../state/store.ts';
+import type { Store, StoredDeployment, TaskRecord } from '../storage/store.ts';
 import { isWithin } from '../state/group.ts';
-import type { GroupChangeOptions, GroupManager } from '../state/group-manager.ts';
+import type { GroupChangeOptions, GroupManager } from '../group/manager.ts';
 import type { EventCatalogue } from '../events/catalogue.ts';
 import { killOrder, type TaskTracker } from '../tasks/tracker.ts';
 import { configVersionOf } from '../state/app-update.ts';

@@ -2,7 +2,7 @@
 // restart strategy (TaskReplaceActor.computeRestartStrategy).
 import { randomUUID } from 'node:crypto';
 import type { AppDefinition } from '../state/app-definition.ts';
-import type { StoredDeployment } from '../state/store.ts';
+import type { StoredDeployment } from '../storage/store.ts';
 import { configVersionOf } from '../state/app-update.ts';
 import type { AppChange } from '../state/app-change.ts';
 

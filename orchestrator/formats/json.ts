@@ -6,7 +6,7 @@ import { safePath } from '../state/app-definition.ts';
 import type { GroupRecord } from '../state/group.ts';
 import { withChanges } from '../state/app-change.ts';
 import { groupTree } from '../state/group-tree.ts';
-import type { StoredDeployment, TaskRecord } from '../state/store.ts';
+import type { StoredDeployment, TaskRecord } from '../storage/store.ts';
 import type { HealthCheckResult } from '../health/types.ts';
 import type { ReadinessResult } from '../health/readiness.ts';
 

@@ -4,7 +4,7 @@
 // a RestartApplication step and DELETE /v2/queue/{app}/delay reset it.
 import type { AppDefinition } from '../state/app-definition.ts';
 import { configVersionOf } from '../state/app-update.ts';
-import type { DelayRecord } from '../state/store.ts';
+import type { DelayRecord } from '../storage/store.ts';
 
 export const BACKOFF_STATES: ReadonlySet<string> = new Set(['TASK_FAILED', 'TASK_ERROR', 'TASK_FINISHED', 'TASK_LOST', 'TASK_GONE', 'TASK_DROPPED']);
 

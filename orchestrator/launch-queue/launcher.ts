@@ -13,7 +13,7 @@ import type { Logger } from '../../shared/logger.ts';
 import { safePath, type AppDefinition } from '../state/app-definition.ts';
 import { LIMITS, definitionProblem } from '../state/bounds.ts';
 import { placementLimit } from '../state/constraints.ts';
-import type { DelayRecord, Store, TaskRecord } from '../state/store.ts';
+import type { DelayRecord, Store, TaskRecord } from '../storage/store.ts';
 import { taskEnvironment } from '../tasks/env.ts';
 import { HostPortAllocator } from '../tasks/ports.ts';
 import { SLAVE_ID } from '../tasks/ids.ts';

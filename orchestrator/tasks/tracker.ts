@@ -3,7 +3,7 @@
 // only when the scheduler tells it to; what changed is written by flushInto() in the scheduler's
 // batch transaction.
 import type { AppDefinition } from '../state/app-definition.ts';
-import type { Store, TaskRecord } from '../state/store.ts';
+import type { Store, TaskRecord } from '../storage/store.ts';
 import type { HealthCheckResult } from '../health/types.ts';
 import { ReadinessChecker, type ReadinessResult } from '../health/readiness.ts';
 import { configVersionOf } from '../state/app-update.ts';

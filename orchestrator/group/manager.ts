@@ -3,14 +3,14 @@
 // planned by the scheduler's deploy(); this module prepares its parts (service ports, the group
 // records it implies) and applies it once it is on disk.
 import type { Logger } from '../../shared/logger.ts';
-import { bridgedMappings, isConfigChange, keepServicePorts, type AppDefinition } from './app-definition.ts';
-import { ancestorsOf, isWithin, type GroupRecord, type GroupTree } from './group.ts';
-import { withPlainMaps } from './labels.ts';
-import { reviveApp } from './stored-app.ts';
-import type { Store } from './store.ts';
-import { groupTree } from './group-tree.ts';
-import { configVersionOf } from './app-update.ts';
-import type { AppChange } from './app-change.ts';
+import { bridgedMappings, isConfigChange, keepServicePorts, type AppDefinition } from '../state/app-definition.ts';
+import { ancestorsOf, isWithin, type GroupRecord, type GroupTree } from '../state/group.ts';
+import { withPlainMaps } from '../state/labels.ts';
+import { reviveApp } from '../storage/stored-app.ts';
+import type { Store } from '../storage/store.ts';
+import { groupTree } from '../state/group-tree.ts';
+import { configVersionOf } from '../state/app-update.ts';
+import type { AppChange } from '../state/app-change.ts';
 import { Unprocessable } from '../errors.ts';
 
 /** What a change through the group API adds to its app changes. */
