@@ -13,7 +13,7 @@ import { EventCatalogue } from './events/catalogue.ts';
 import { openDatabase } from './storage/db.ts';
 import { Store } from './storage/store.ts';
 import { Scheduler } from './scheduler.ts';
-import type { Deployer } from './deployment/deployer.ts';
+import type { Deployer } from './deployer.ts';
 import { SLAVE_ID } from './tasks/ids.ts';
 import { HealthMonitor } from './health/monitor.ts';
 import { healthCallbacks } from './health/wire.ts';

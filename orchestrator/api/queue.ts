@@ -6,7 +6,7 @@ import { many, q, uriNotFound } from './common.ts';
 import type { GroupManager } from '../group/manager.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
 import type { DeploymentManager } from '../deployment/manager.ts';
-import type { Deployer } from '../deployment/deployer.ts';
+import type { Deployer } from '../deployer.ts';
 import type { Launcher } from '../launch-queue/launcher.ts';
 import { configVersionOf } from '../state/app-update.ts';
 import { lastUnusedOffers, processedOffersSummary } from '../launch-queue/offers.ts';

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TaskRecord } from '../storage/store.ts';
 import type { GroupManager } from '../group/manager.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
-import type { Deployer } from '../deployment/deployer.ts';
+import type { Deployer } from '../deployer.ts';
 import { textListing } from '../formats/json.ts';
 import type { AppInfoService } from './app-info.ts';
 import { bool, many, q, requireBody, sendDeployment, wantsText } from './common.ts';

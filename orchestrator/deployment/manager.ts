@@ -5,12 +5,11 @@
 import { type AppDefinition } from '../state/app-definition.ts';
 import type { Store, StoredDeployment, TaskRecord } from '../storage/store.ts';
 import { isWithin } from '../state/group.ts';
-import type { GroupChangeOptions, GroupManager } from '../group/manager.ts';
 import type { EventCatalogue } from '../events/catalogue.ts';
 import { killOrder, type TaskTracker } from '../tasks/tracker.ts';
 import { configVersionOf } from '../state/app-update.ts';
 import { deploymentJson, planJson } from '../formats/json.ts';
-import type { AppChange } from '../state/app-change.ts';
+import type { AppChange, GroupChangeOptions, StateView } from '../state/app-change.ts';
 import { restartStrategy } from './plan.ts';
 import { Conflict, NotFound } from '../errors.ts';
 
@@ -33,7 +32,8 @@ export interface Rollback {
 }
 
 export interface DeploymentManagerOptions {
-  groups: GroupManager;
+  /** The current apps and group records (read only: a change is the group manager's). */
+  groups: StateView;
   tracker: TaskTracker;
   events: EventCatalogue;
   actions: StepActions;
@@ -46,7 +46,7 @@ export class DeploymentManager {
   readonly #dirty = new Map<string, StoredDeployment | null>();
   /** Event form of running deployments (planJson). */
   readonly #plans = new Map<string, Record<string, unknown>>();
-  readonly #groups: GroupManager;
+  readonly #groups: StateView;
   readonly #tracker: TaskTracker;
   readonly #events: EventCatalogue;
   readonly #actions: StepActions;

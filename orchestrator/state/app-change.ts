@@ -1,6 +1,8 @@
 // A change of apps: each changed app's id and its definition after the change (null: removed),
-// and the apps a state has once a change is applied. Pure.
+// what a change through the group API adds, a read-only view of the current state, and the apps a
+// state has once a change is applied. Pure.
 import type { AppDefinition } from './app-definition.ts';
+import type { GroupRecord } from './group.ts';
 
 export interface AppChange {
   id: string;
@@ -16,4 +18,22 @@ export function withChanges(apps: ReadonlyMap<string, AppDefinition>, changes: I
     else out.delete(id);
   }
   return out;
+}
+
+/** What a change through the group API adds to its app changes. */
+export interface GroupChangeOptions {
+  /** The group changed (group_change_* events); default: the deepest group holding every changed app. */
+  groupId?: string;
+  putGroups?: GroupRecord[];
+  removeGroups?: string[];
+  /** The changed group: kept, as the change leaves it, as a group version (for rollback). */
+  snapshotGroup?: string;
+  /** Check and plan only: nothing is stored, locked or started. */
+  dryRun?: boolean;
+}
+
+/** The current apps and group records, read only (what the deployment manager and the API read). */
+export interface StateView {
+  readonly apps: ReadonlyMap<string, AppDefinition>;
+  readonly groups: ReadonlyMap<string, GroupRecord>;
 }

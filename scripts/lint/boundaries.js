@@ -97,11 +97,16 @@ export const BOUNDARIES = [
   {
     from: 'orchestrator/group/',
     to: [
-      ...but(ORCHESTRATOR, 'orchestrator/api/', 'orchestrator/group/', 'orchestrator/state/', 'orchestrator/storage/'),
+      ...but(ORCHESTRATOR, 'orchestrator/api/', 'orchestrator/group/', 'orchestrator/state/', 'orchestrator/storage/', 'orchestrator/deployment/'),
       'orchestrator/scheduler.ts',
       'orchestrator/orchestrator.ts',
     ],
     why: 'the group manager plans a change of the model; the scheduler runs it',
+  },
+  {
+    from: 'orchestrator/deployment/',
+    to: ['orchestrator/group/', 'orchestrator/scheduler.ts', 'orchestrator/orchestrator.ts'],
+    why: 'a deployment reads the apps it is given; changing them is the group manager’s',
   },
   ...but(ORCHESTRATOR, 'orchestrator/api/').map((from) => ({ from, to: ['orchestrator/api/'], why: 'the API calls into the parts, never the other way' })),
 ];
