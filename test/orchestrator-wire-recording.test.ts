@@ -116,7 +116,9 @@ it('answers the recorded request set as recorded', async () => {
   // Kills: one task (replaced), one with scale (a deployment), and the 400 of scale with wipe.
   const tasks = (await o.call('GET', '/v2/apps/wire/web/tasks')).body.tasks as any[];
   await send('kill a task', 'DELETE', `/v2/apps/wire/web/tasks/${tasks[0].id}`);
-  await waitFor(async () => !((await o.call('GET', '/v2/apps/wire/web/tasks')).body.tasks as any[]).some((t) => t.id === tasks[0].id), { message: 'the killed task gone' });
+  await waitFor(async () => !((await o.call('GET', '/v2/apps/wire/web/tasks')).body.tasks as any[]).some((t) => t.id === tasks[0].id), {
+    message: 'the killed task gone',
+  });
   await settled();
   await send('kill a task and scale', 'DELETE', `/v2/apps/wire/web/tasks/${tasks[1].id}?scale=true`);
   await settled();
