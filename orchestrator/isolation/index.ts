@@ -20,7 +20,7 @@ import { PublishedPorts } from './published-ports.ts';
 
 export { checkIsolationSupport, describeProblems } from './preflight.ts';
 export { cleanupAll, leftovers } from './cleanup.ts';
-export { TaskNetwork } from './netns.ts';
+export { TaskNetwork, DEFAULT_PREFIX, DEFAULT_SUBNET } from './netns.ts';
 export { PolicyEngine } from './policy-engine.ts';
 export { policyPlugin, POLICY_PATH, NETWORK_PATH, DROPS_PATH, STARMAP_PATHS } from './policy-routes.ts';
 export { NAMESPACES_PATH, PODS_PATH, CHANGES_PATH } from './cluster-routes.ts';

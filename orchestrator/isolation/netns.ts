@@ -15,7 +15,9 @@ import { run, tryRun } from './exec.ts';
 import { Ipam, gatewayOf, ipToInt, parseSubnet, type Subnet } from './ipam.ts';
 import { checkPrefix, namesFor, type Names } from './names.ts';
 import { TASK_TABLE } from './render.ts';
-import { DEFAULTS } from '../config.ts';
+
+export const DEFAULT_SUBNET = '10.213.0.0/24';
+export const DEFAULT_PREFIX = 'smap';
 
 export { prefixLockFile } from './cleanup.ts';
 
@@ -45,8 +47,8 @@ export class TaskNetwork {
   #started = false;
 
   constructor(opts: TaskNetworkOptions = {}) {
-    this.prefix = checkPrefix(opts.prefix ?? DEFAULTS.netnsPrefix);
-    this.subnet = parseSubnet(opts.subnet ?? DEFAULTS.netnsSubnet);
+    this.prefix = checkPrefix(opts.prefix ?? DEFAULT_PREFIX);
+    this.subnet = parseSubnet(opts.subnet ?? DEFAULT_SUBNET);
     this.names = namesFor(this.prefix);
     this.#ipam = new Ipam(this.subnet);
     this.#log = opts.log ?? (() => undefined);
