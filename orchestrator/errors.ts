@@ -2,7 +2,12 @@
 // http/errors.ts is the one place that turns them into answers (Marathon's shapes for the Marathon
 // API, DC/OS IAM's {message, code} for login and accounts). Parsers, planners and managers throw
 // these; plugins throw them too instead of building error replies.
-import type { Violation } from './state/app-definition/types.ts';
+
+/** One problem found in a body: where (`/portDefinitions(0)/port`) and what (Marathon's words). The one name of this shape. */
+export interface Violation {
+  path: string;
+  errors: string[];
+}
 
 export abstract class OrchestratorError extends Error {
   /** DC/OS IAM's error code (ERR_...), for the auth endpoints; Marathon's errors have none. */

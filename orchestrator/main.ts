@@ -8,7 +8,7 @@ import { runMain } from '../shared/multicall.ts';
 import { VERSION } from '../shared/version.ts';
 import { parseOrchestratorFlags } from './flags.ts';
 import { buildOrchestrator } from './orchestrator.ts';
-import { DataDirLockedError, lockDataDir } from './state/lock.ts';
+import { DataDirLockedError, lockDataDir } from './storage/lock.ts';
 import { IsolationUnavailable } from './isolation/index.ts';
 
 /** How long a stop may take beyond the tasks' grace period: the SIGKILL round (at most 10 s) and writing the state. */

@@ -10,17 +10,15 @@ import type { Logger } from '../shared/logger.ts';
 import type { EventBus } from './events/bus.ts';
 import { EventCatalogue, conditionOf } from './events/catalogue.ts';
 import type { AppDefinition } from './state/app-definition.ts';
-import type { GroupTree } from './state/group.ts';
-import { GroupManager, type GroupChangeOptions, type GroupRecordChanges } from './state/group-manager.ts';
-import type { Store, StoredDeployment, TaskRecord } from './state/store.ts';
+import { GroupManager, type AppEdit, type GroupUpdateOptions, type PlannedUpdate } from './group/manager.ts';
+import type { Store, TaskRecord } from './storage/store.ts';
 import { SLAVE_ID, appIdOfTask, instanceIdOf } from './tasks/ids.ts';
 import { killLeftoverTasks } from './tasks/leftovers.ts';
 import { TaskTracker, killOrder, type HealthResult } from './tasks/tracker.ts';
 import { TERMINAL_STATES, type Executor, type TaskStatusUpdate } from './tasks/types.ts';
-import { commonGroupOf, planChange } from './deployment/change.ts';
-import type { Deployer, DeploymentResult } from './deployment/deployer.ts';
+import { commonGroupOf } from './deployment/change.ts';
+import type { Deployer, DeploymentResult } from './deployer.ts';
 import { DeploymentManager } from './deployment/manager.ts';
-import type { AppChange } from './deployment/plan.ts';
 import { BACKOFF_STATES } from './launch-queue/backoff.ts';
 import { Launcher, type TaskIsolation } from './launch-queue/launcher.ts';
 import type { HealthMonitor } from './health/monitor.ts';
@@ -186,41 +184,34 @@ export class Scheduler implements Deployer {
   // Changes (called by the API)
 
   /**
-   * Stores the change and starts its deployment; everything is on disk when it returns. The target
-   * state is checked first (no app where a group is, no dependency cycle); a failed check changes
-   * nothing, publishes group_change_failed and throws the 4xx.
+   * Stores a change and starts its deployment; everything is on disk when it returns. The group
+   * manager versions, checks and plans it (no app where a group is, no dependency cycle, no app
+   * held by a deployment unless forced); a failed check changes nothing, publishes
+   * group_change_failed and throws the 4xx.
    */
-  deploy(
-    changes: AppChange[],
-    force: boolean,
-    version = changes.find((c) => c.target)?.target?.version ?? this.groups.newVersion(),
-    group: GroupChangeOptions = {},
-  ): DeploymentResult {
-    const current = this.groups;
-    const groupId = group.groupId ?? commonGroupOf(changes.map((c) => c.id));
-    let plan: StoredDeployment;
-    let groups: GroupRecordChanges;
-    let snapshot: GroupTree | undefined;
+  update(edits: AppEdit[], opts: { force: boolean; version?: string; group?: GroupUpdateOptions }): DeploymentResult {
+    const version = opts.version ?? this.groups.newVersion();
+    const group = opts.group ?? {};
+    const groupId = group.groupId ?? commonGroupOf(edits.map((e) => e.id));
+    let planned: PlannedUpdate;
     try {
-      if (!group.dryRun)
-        this.deployments.checkLocks(
-          changes.map((c) => c.id),
-          force,
-        );
-      for (const c of changes) if (c.target) c.target = current.assignServicePorts(c.target, changes);
-      groups = current.targetGroups(changes, group, version);
-      ({ plan, snapshot } = planChange(current.apps, current.groups, { changes, groups, version, groupId, snapshotGroup: group.snapshotGroup }));
+      planned = this.groups.update(edits, {
+        version,
+        group,
+        checkLocks: group.dryRun ? undefined : (ids) => this.deployments.checkLocks(ids, opts.force),
+      });
     } catch (err) {
       if (!group.dryRun) this.events.groupChangeFailed({ groupId, version, reason: reasonOf(err) });
       throw err;
     }
-    if (group.dryRun) return { deploymentId: plan.id, version, plan };
+    const { plan, changes } = planned;
+    if (group.dryRun) return { deploymentId: plan.id, version, plan, changes: planned.versioned };
     this.#store.tx(() => {
-      current.writeChange(changes, groups, snapshot);
+      planned.write();
       this.#flush(); // deployments cancelled by force go to disk with the change
       if (plan.steps.length > 0) this.#store.putDeployment(plan);
     });
-    current.apply(changes, groups);
+    planned.apply();
     for (const c of changes) {
       if (c.target) continue;
       this.launcher.forgetApp(c.id);
@@ -229,7 +220,7 @@ export class Scheduler implements Deployer {
     this.stats.deployments++;
     this.deployments.start(plan);
     this.schedule();
-    return { deploymentId: plan.id, version };
+    return { deploymentId: plan.id, version, changes: planned.versioned };
   }
 
   /** DELETE /v2/deployments/{id}: force → drop it; else roll back with a new deployment. */
@@ -239,7 +230,10 @@ export class Scheduler implements Deployer {
       this.#flush(); // acknowledged (202): on disk before the answer
       return null;
     }
-    return this.deploy(rollback.changes, true, this.groups.newVersion(), rollback.group);
+    return this.update(
+      rollback.changes.map((c) => ({ ...c, asIs: true })),
+      { force: true, group: rollback.group },
+    );
   }
 
   /** Kills tasks; with scale the app's instances shrink by the number killed (a deployment). */
@@ -253,18 +247,18 @@ export class Scheduler implements Deployer {
     const victims = appTasks.filter((t) => this.tasks.has(t.id) && !t.killing);
     const byApp = new Map<string, TaskRecord[]>();
     for (const t of victims) byApp.set(t.appId, [...(byApp.get(t.appId) ?? []), t]);
-    const changes: AppChange[] = [];
+    const edits: AppEdit[] = [];
     for (const [appId, ts] of byApp) {
       const app = this.groups.apps.get(appId);
       if (!app) continue;
-      changes.push({ id: appId, target: this.groups.versioned(app, { ...app, instances: Math.max(0, app.instances - ts.length) }) });
+      edits.push({ id: appId, target: { ...app, instances: Math.max(0, app.instances - ts.length) } });
     }
     this.deployments.checkLocks(
-      changes.map((c) => c.id),
+      edits.map((e) => e.id),
       opts.force,
     );
     for (const t of victims) void this.killTask(t, 'killed through the API (scale)');
-    return this.deploy(changes, true);
+    return this.update(edits, { force: true });
   }
 
   /** DELETE /v2/queue/{app}/delay: forgets the app's launch delay, on disk before returning. */

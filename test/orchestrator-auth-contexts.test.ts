@@ -10,7 +10,7 @@ import { installMarathonHttp } from '../orchestrator/api/common.ts';
 import { authHeader, loginWithPassword } from '../orchestrator/auth/client.ts';
 import { createAuth } from '../orchestrator/auth/routes.ts';
 import { registerRouteContexts } from '../orchestrator/http/contexts.ts';
-import { openDatabase } from '../orchestrator/state/db.ts';
+import { openDatabase } from '../orchestrator/storage/db.ts';
 import { FAST_SCRYPT } from './orchestrator-auth-setup.ts';
 import { tempDir } from './helpers/process.ts';
 

@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { REDACT_PATHS } from '../shared/logger.ts';
 import { installMarathonHttp } from '../orchestrator/api/common.ts';
-import { openDatabase } from '../orchestrator/state/db.ts';
+import { openDatabase } from '../orchestrator/storage/db.ts';
 import { createAuth, type Auth, type AuthOptions } from '../orchestrator/auth/routes.ts';
 import { registerRouteContexts } from '../orchestrator/http/contexts.ts';
 import { tempDir } from './helpers/process.ts';

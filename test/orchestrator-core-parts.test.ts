@@ -7,9 +7,9 @@ import { appPath } from '../orchestrator/api/apps.ts';
 import { commonGroupOf, planChange } from '../orchestrator/deployment/change.ts';
 import { deploymentJson, taskJson, textListing } from '../orchestrator/formats/json.ts';
 import { parseApp, type AppDefinition } from '../orchestrator/state/app-definition.ts';
-import { openDatabase } from '../orchestrator/state/db.ts';
-import { GroupManager } from '../orchestrator/state/group-manager.ts';
-import { Store, type StoredDeployment, type TaskRecord } from '../orchestrator/state/store.ts';
+import { openDatabase } from '../orchestrator/storage/db.ts';
+import { GroupManager } from '../orchestrator/group/manager.ts';
+import { Store, type StoredDeployment, type TaskRecord } from '../orchestrator/storage/store.ts';
 import { TaskTracker, killOrder, type HealthResult } from '../orchestrator/tasks/tracker.ts';
 import { removeTempDirs, tempDir } from './helpers/process.ts';
 

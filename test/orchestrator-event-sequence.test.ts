@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, listen } from '../shared/http-server.ts';
 import { EventBus } from '../orchestrator/events/bus.ts';
 import { registerEvents } from '../orchestrator/events/routes.ts';
-import { openDatabase } from '../orchestrator/state/db.ts';
+import { openDatabase } from '../orchestrator/storage/db.ts';
 import { NODE, freePort, stopAll, tempDir } from './helpers/process.ts';
 import { startOrchestrator, type StartedOrchestrator } from './helpers/orchestrator.ts';
 import { waitFor } from './helpers/wait.ts';

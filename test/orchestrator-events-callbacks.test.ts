@@ -8,7 +8,7 @@ import { createServer, listen } from '../shared/http-server.ts';
 import { EventBus, type MarathonEvent } from '../orchestrator/events/bus.ts';
 import { CALLBACKS_DISABLED_MESSAGE, registerEvents, type EventsHandle, type EventsOptions } from '../orchestrator/events/routes.ts';
 import { eventJson } from '../orchestrator/events/json.ts';
-import { openDatabase } from '../orchestrator/state/db.ts';
+import { openDatabase } from '../orchestrator/storage/db.ts';
 import { freePort, removeTempDirs, tempDir } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
 import { openSse } from './orchestrator-events-sse-client.ts';

@@ -10,8 +10,8 @@ import { Scheduler } from '../orchestrator/scheduler.ts';
 import { taskHostnames, type IsolatedTask, type TaskIsolation } from '../orchestrator/launch-queue/launcher.ts';
 import { taskJson } from '../orchestrator/formats/json.ts';
 import { parseApp } from '../orchestrator/state/app-definition.ts';
-import { openDatabase } from '../orchestrator/state/db.ts';
-import { Store } from '../orchestrator/state/store.ts';
+import { openDatabase } from '../orchestrator/storage/db.ts';
+import { Store } from '../orchestrator/storage/store.ts';
 import type { Executor, LaunchSpec, TaskState, TaskStatusUpdate } from '../orchestrator/tasks/types.ts';
 import { removeTempDirs, tempDir } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -89,7 +89,7 @@ function setup() {
   });
   const deploy = (body: Record<string, unknown>) => {
     const def = parseApp(body, { now: new Date().toISOString() });
-    return scheduler.deploy([{ id: def.id, target: scheduler.groups.versioned(scheduler.groups.apps.get(def.id), def) }], true);
+    return scheduler.update([{ id: def.id, target: def }], { force: true });
   };
   return { db, scheduler, executor, isolation, events, deploy };
 }
@@ -144,7 +144,7 @@ describe('scheduler launch path with network isolation', () => {
     expect(running.host).toBe('10.99.0.2');
 
     // The task ends (app removed): its namespace is given back.
-    scheduler.deploy([{ id: '/s/grp/web', target: null }], true);
+    scheduler.update([{ id: '/s/grp/web', target: null }], { force: true });
     await waitFor(() => isolation.stopped.includes(web.taskId), { message: 'taskStopped after the task ended' });
     await scheduler.close();
     db.close();

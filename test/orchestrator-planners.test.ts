@@ -1,6 +1,6 @@
 // The orchestrator's pure planners on their own, without a process: deployment plans and the
 // rolling-restart strategy (deployment/plan.ts), the dependency graph (deployment/dependencies.ts),
-// group changes (deployment/group-change.ts), launch back-off (launch-queue/backoff.ts), placement
+// group changes (group/editor.ts), launch back-off (launch-queue/backoff.ts), placement
 // constraints (state/constraints.ts), the `label` query's selector (api/common.ts) and the label
 // selectors the policy compiler uses (shared/netpol/selector.ts, shared with the evaluator).
 import { describe, expect, it } from 'vitest';
@@ -8,9 +8,12 @@ import { parseLabelSelector } from '../orchestrator/api/common.ts';
 import { InvalidObject, Unprocessable } from '../orchestrator/errors.ts';
 import { answerFor } from '../orchestrator/http/errors.ts';
 import { DependencyGraph } from '../orchestrator/deployment/dependencies.ts';
-import { GroupEditor, groupTree, treeAsUpdate, type Versioner } from '../orchestrator/deployment/group-change.ts';
-import { buildPlan, restartStrategy, type AppChange } from '../orchestrator/deployment/plan.ts';
-import { BACKOFF_STATES, configVersionOf, isDelayed, nextDelay } from '../orchestrator/launch-queue/backoff.ts';
+import { GroupEditor, treeAsUpdate, type Versioner } from '../orchestrator/group/editor.ts';
+import { buildPlan, restartStrategy } from '../orchestrator/deployment/plan.ts';
+import type { AppChange } from '../orchestrator/state/app-change.ts';
+import { groupTree } from '../orchestrator/state/group-tree.ts';
+import { BACKOFF_STATES, isDelayed, nextDelay } from '../orchestrator/launch-queue/backoff.ts';
+import { configVersionOf } from '../orchestrator/state/app-update.ts';
 import { parseApp, type AppDefinition } from '../orchestrator/state/app-definition.ts';
 import { compilePattern, constraintProblems, placementLimit } from '../orchestrator/state/constraints.ts';
 import type { GroupRecord } from '../orchestrator/state/group.ts';

@@ -1,10 +1,10 @@
-// Reading stored definitions again at start-up (orchestrator/state/stored-app.ts) must give back
+// Reading stored definitions again at start-up (orchestrator/storage/stored-app.ts) must give back
 // exactly what was stored, or a scale after a restart would look like a configuration change and
 // restart every task; and what cannot be read, or honoured, must be said, not thrown.
 import { describe, expect, it } from 'vitest';
 import { isConfigChange, parseApp, type AppDefinition } from '../orchestrator/state/app-definition.ts';
 import { definitionProblem } from '../orchestrator/state/bounds.ts';
-import { reviveApp } from '../orchestrator/state/stored-app.ts';
+import { reviveApp } from '../orchestrator/storage/stored-app.ts';
 
 const NOW = '2024-05-01T10:00:00.000Z';
 

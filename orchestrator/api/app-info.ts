@@ -1,10 +1,10 @@
 // The read model behind the apps and groups resources' `embed` (Marathon's AppInfoService): an
 // app with its counts, tasks, deployments, readiness results, last task failure and task stats.
 import type { AppDefinition } from '../state/app-definition.ts';
-import type { TaskRecord } from '../state/store.ts';
+import type { TaskRecord } from '../storage/store.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
 import type { DeploymentManager } from '../deployment/manager.ts';
-import { configVersionOf } from '../launch-queue/backoff.ts';
+import { configVersionOf } from '../state/app-update.ts';
 import { taskJson } from '../formats/json.ts';
 
 function lifeTime(tasks: TaskRecord[]): { averageSeconds: number; medianSeconds: number } | undefined {

@@ -4,9 +4,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalPath, parseApp, toMergeBase, type AppDefinition, type JsonObject, type ParseOptions } from '../state/app-definition.ts';
 import { groupNotFound, isWithin, pathId } from '../state/group.ts';
-import type { GroupManager } from '../state/group-manager.ts';
+import type { GroupManager } from '../group/manager.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
-import type { Deployer } from '../deployment/deployer.ts';
+import type { Deployer, DeploymentResult } from '../deployer.ts';
 import type { EventCatalogue } from '../events/catalogue.ts';
 import { textListing } from '../formats/json.ts';
 import type { AppInfoService } from './app-info.ts';
@@ -52,6 +52,13 @@ export function appPath(rest: string): AppPath {
 /** `*` or `/a/b/*`: every app beneath a group. */
 function isGroupWildcard(id: string): boolean {
   return id === '*' || id.endsWith('/*');
+}
+
+/** The one app a change of one app made, as versioned (before service ports are given). */
+function versionedTarget(r: DeploymentResult): AppDefinition {
+  const target = r.changes?.[0]?.target;
+  if (!target) throw new Error('a change of one app answered without its definition');
+  return target;
 }
 
 function notFound(id: string): NotFound {
@@ -110,10 +117,9 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
     const body = requireBody(req.body);
     const def = parse(body);
     if (groups.apps.has(def.id)) throw new Conflict(`An app with id [${def.id}] already exists.`);
-    const target = groups.versioned(undefined, def);
-    const r = deployer.deploy([{ id: def.id, target }], bool(q(req).force));
-    const echo: Record<string, unknown> = { ...def, version: target.version };
-    apiPost(req, target);
+    const r = deployer.update([{ id: def.id, target: def }], { force: bool(q(req).force) });
+    const echo: Record<string, unknown> = { ...def, version: r.version };
+    apiPost(req, versionedTarget(r));
     void reply.header('Location', `/v2/apps${def.id}`).header('Marathon-Deployment-Id', r.deploymentId);
     return reply
       .code(201)
@@ -125,18 +131,16 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
     const body = requireBody(req.body);
     if (!Array.isArray(body)) throw new MalformedJson([{ path: '/', errors: ['error.expected.jsarray'] }]);
     const partial = bool(q(req).partialUpdate, true);
-    const version = groups.newVersion();
-    const changes = body.map((item: unknown, i: number) => {
+    const edits = body.map((item: unknown, i: number) => {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new MalformedJson([{ path: `(${i})`, errors: ['error.expected.jsobject'] }]);
       const o = item as JsonObject;
       if (typeof o.id !== 'string') throw new MalformedJson([{ path: `(${i})/id`, errors: ['error.path.missing'] }]);
       const id = pathId(o.id);
       const existing = groups.apps.get(id);
       if (patch && !existing) throw notFound(id);
-      const def = definitionOf(existing, o, id, partial || patch);
-      return { id, target: groups.versioned(existing, def, false, version) };
+      return { id, target: definitionOf(existing, o, id, partial || patch) };
     });
-    const r = deployer.deploy(changes, bool(q(req).force));
+    const r = deployer.update(edits, { force: bool(q(req).force) });
     return sendDeployment(reply, r);
   };
 
@@ -204,22 +208,20 @@ export async function appsApi(app: FastifyInstance, opts: AppsApiOptions): Promi
       const { versionInfo: _vi, ...rest } = old;
       def = { ...rest, ports: existing.ports ?? rest.ports } as AppDefinition;
     } else def = definitionOf(existing, o, id, patch || bool(query.partialUpdate, true));
-    const target = groups.versioned(existing, def);
-    const result = deployer.deploy([{ id, target }], force);
-    apiPost(req, target);
+    const result = deployer.update([{ id, target: def }], { force });
+    apiPost(req, versionedTarget(result));
     if (!existing) void reply.header('Location', `/v2/apps${id}`);
     return sendDeployment(reply, result, existing ? 200 : 201);
   };
 
   /** POST /v2/apps/{id}/restart: a rolling restart (a new version of the same definition). */
   const restartApp = (req: FastifyRequest, reply: FastifyReply, a: AppDefinition) => {
-    const target = groups.versioned(a, a, true);
-    return sendDeployment(reply, deployer.deploy([{ id: a.id, target }], bool(q(req).force)));
+    return sendDeployment(reply, deployer.update([{ id: a.id, target: a, restart: true }], { force: bool(q(req).force) }));
   };
 
   /** DELETE /v2/apps/{id}: stops and removes the app (force by default: Marathon's). */
   const deleteApp = (req: FastifyRequest, reply: FastifyReply, a: AppDefinition) =>
-    sendDeployment(reply, deployer.deploy([{ id: a.id, target: null }], bool(q(req).force, true)));
+    sendDeployment(reply, deployer.update([{ id: a.id, target: null }], { force: bool(q(req).force, true) }));
 
   /** The kill options of DELETE .../tasks[/{taskId}] (400 for scale with wipe). */
   const killOptions = (req: FastifyRequest) => {

@@ -3,7 +3,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasLabel } from '../state/labels.ts';
 import { LIMITS, nestedDeeperThan } from '../state/bounds.ts';
-import type { DeploymentResult } from '../deployment/deployer.ts';
+import type { DeploymentResult } from '../deployer.ts';
 import { BadRequest, MalformedJson, Unprocessable } from '../errors.ts';
 import { orchestratorErrorHandler, sendError, uriNotFound } from '../http/errors.ts';
 import { adminRouterPrefix } from '../http/admin-router.ts';

@@ -1,7 +1,7 @@
 // /v2/deployments: the running deployments; DELETE cancels with rollback, or in place with force.
 import type { FastifyInstance } from 'fastify';
 import type { DeploymentManager } from '../deployment/manager.ts';
-import type { Deployer } from '../deployment/deployer.ts';
+import type { Deployer } from '../deployer.ts';
 import { bool, q, sendDeployment } from './common.ts';
 
 export interface DeploymentsApiOptions {

@@ -4,9 +4,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ParseOptions } from '../state/app-definition.ts';
 import { groupNotFound, groupPathId, parseGroupUpdate, type GroupTree, type GroupUpdate } from '../state/group.ts';
-import { GroupEditor, treeAsUpdate } from '../deployment/group-change.ts';
-import type { GroupManager } from '../state/group-manager.ts';
-import type { Deployer, DeploymentResult } from '../deployment/deployer.ts';
+import { treeAsUpdate, type GroupEditor } from '../group/editor.ts';
+import type { GroupManager } from '../group/manager.ts';
+import type { Deployer, DeploymentResult } from '../deployer.ts';
 import type { AppInfoService } from './app-info.ts';
 import { bool, embeds, many, q, requireBody, sendDeployment } from './common.ts';
 import { Conflict, Unprocessable } from '../errors.ts';
@@ -76,15 +76,10 @@ export async function groupsApi(app: FastifyInstance, opts: GroupsApiOptions): P
     edit: (e: GroupEditor) => void,
     o: { force: boolean; dryRun?: boolean; snapshot: boolean },
   ): DeploymentResult => {
-    const editor = new GroupEditor(s.apps, s.groups, version);
-    edit(editor);
-    const r = editor.result((before, next, restart, v) => s.versioned(before, next, restart, v));
-    return deployer.deploy(r.changes, o.force, version, {
-      groupId,
-      putGroups: r.putGroups,
-      removeGroups: r.removeGroups,
-      ...(o.snapshot ? { snapshotGroup: groupId } : {}),
-      ...(o.dryRun ? { dryRun: true } : {}),
+    return deployer.update([], {
+      force: o.force,
+      version,
+      group: { groupId, edit, ...(o.snapshot ? { snapshotGroup: groupId } : {}), ...(o.dryRun ? { dryRun: true } : {}) },
     });
   };
 

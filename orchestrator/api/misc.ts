@@ -1,6 +1,6 @@
 // /v2/info, /v2/leader, /metrics, /help, /logging (/ping is open: http/ping.ts).
 import type { FastifyInstance } from 'fastify';
-import type { GroupManager } from '../state/group-manager.ts';
+import type { GroupManager } from '../group/manager.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
 import type { DeploymentManager } from '../deployment/manager.ts';
 import { VERSION } from '../../shared/version.ts';

@@ -3,12 +3,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { canonicalPath, type AppDefinition } from '../state/app-definition.ts';
 import { many, q, uriNotFound } from './common.ts';
-import type { GroupManager } from '../state/group-manager.ts';
+import type { GroupManager } from '../group/manager.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
 import type { DeploymentManager } from '../deployment/manager.ts';
-import type { Deployer } from '../deployment/deployer.ts';
+import type { Deployer } from '../deployer.ts';
 import type { Launcher } from '../launch-queue/launcher.ts';
-import { configVersionOf } from '../launch-queue/backoff.ts';
+import { configVersionOf } from '../state/app-update.ts';
 import { lastUnusedOffers, processedOffersSummary } from '../launch-queue/offers.ts';
 import { NotFound } from '../errors.ts';
 

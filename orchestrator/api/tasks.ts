@@ -1,10 +1,10 @@
 // /v2/tasks: every task (status filter, text/plain listing of running tasks) and POST
 // /v2/tasks/delete ({ids}, scale, wipe).
 import type { FastifyInstance } from 'fastify';
-import type { TaskRecord } from '../state/store.ts';
-import type { GroupManager } from '../state/group-manager.ts';
+import type { TaskRecord } from '../storage/store.ts';
+import type { GroupManager } from '../group/manager.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
-import type { Deployer } from '../deployment/deployer.ts';
+import type { Deployer } from '../deployer.ts';
 import { textListing } from '../formats/json.ts';
 import type { AppInfoService } from './app-info.ts';
 import { bool, many, q, requireBody, sendDeployment, wantsText } from './common.ts';

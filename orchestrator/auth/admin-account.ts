@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AccountStore } from './accounts.ts';
-import { makePrivate } from '../state/db.ts';
+import { makePrivate } from '../storage/db.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { MIN_PASSWORD_LENGTH, type AuthParts } from './parts.ts';
 

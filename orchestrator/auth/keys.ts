@@ -4,7 +4,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makePrivate } from '../state/db.ts';
+import { makePrivate } from '../storage/db.ts';
 
 export const SIGNING_KEY_FILE = 'auth-signing-key.pem';
 

@@ -5,11 +5,12 @@ import type { AppDefinition } from '../state/app-definition.ts';
 import { InvalidObject } from '../errors.ts';
 import { instanceViolations } from '../state/bounds.ts';
 import { isWithin, parentOf, type GroupRecord, type GroupTree } from '../state/group.ts';
-import type { StoredDeployment } from '../state/store.ts';
-import { withChanges } from '../formats/json.ts';
+import type { StoredDeployment } from '../storage/store.ts';
+import { withChanges } from '../state/app-change.ts';
 import { DependencyGraph } from './dependencies.ts';
-import { groupTree } from './group-change.ts';
-import { buildPlan, type AppChange } from './plan.ts';
+import { groupTree } from '../state/group-tree.ts';
+import type { AppChange } from '../state/app-change.ts';
+import { buildPlan } from './plan.ts';
 
 /** The deepest group that holds every one of `ids`. */
 export function commonGroupOf(ids: string[]): string {

@@ -3,14 +3,14 @@
 // changes tasks only through the StepActions the scheduler gives it; a cancel returns the
 // rollback's changes for the scheduler to deploy rather than deploying from in here.
 import { type AppDefinition } from '../state/app-definition.ts';
-import type { Store, StoredDeployment, TaskRecord } from '../state/store.ts';
+import type { Store, StoredDeployment, TaskRecord } from '../storage/store.ts';
 import { isWithin } from '../state/group.ts';
-import type { GroupChangeOptions, GroupManager } from '../state/group-manager.ts';
 import type { EventCatalogue } from '../events/catalogue.ts';
 import { killOrder, type TaskTracker } from '../tasks/tracker.ts';
-import { configVersionOf } from '../launch-queue/backoff.ts';
+import { configVersionOf } from '../state/app-update.ts';
 import { deploymentJson, planJson } from '../formats/json.ts';
-import { restartStrategy, type AppChange } from './plan.ts';
+import type { AppChange, GroupChangeOptions, StateView } from '../state/app-change.ts';
+import { restartStrategy } from './plan.ts';
 import { Conflict, NotFound } from '../errors.ts';
 
 /** What a deployment's steps do to tasks (the scheduler provides them). */
@@ -32,7 +32,8 @@ export interface Rollback {
 }
 
 export interface DeploymentManagerOptions {
-  groups: GroupManager;
+  /** The current apps and group records (read only: a change is the group manager's). */
+  groups: StateView;
   tracker: TaskTracker;
   events: EventCatalogue;
   actions: StepActions;
@@ -45,7 +46,7 @@ export class DeploymentManager {
   readonly #dirty = new Map<string, StoredDeployment | null>();
   /** Event form of running deployments (planJson). */
   readonly #plans = new Map<string, Record<string, unknown>>();
-  readonly #groups: GroupManager;
+  readonly #groups: StateView;
   readonly #tracker: TaskTracker;
   readonly #events: EventCatalogue;
   readonly #actions: StepActions;

@@ -2,14 +2,9 @@
 // restart strategy (TaskReplaceActor.computeRestartStrategy).
 import { randomUUID } from 'node:crypto';
 import type { AppDefinition } from '../state/app-definition.ts';
-import type { StoredDeployment } from '../state/store.ts';
-import { configVersionOf } from '../launch-queue/backoff.ts';
-
-export interface AppChange {
-  id: string;
-  /** The app after the change; null removes it. */
-  target: AppDefinition | null;
-}
+import type { StoredDeployment } from '../storage/store.ts';
+import { configVersionOf } from '../state/app-update.ts';
+import type { AppChange } from '../state/app-change.ts';
 
 /**
  * Builds the steps: Stop (removed) → Start (new) → Scale/Restart layered by `depthOf`, the length

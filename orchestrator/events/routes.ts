@@ -15,7 +15,7 @@ export const CALLBACKS_DISABLED_MESSAGE =
 
 export interface EventsOptions {
   bus: EventBus;
-  /** The shared SQLite handle (orchestrator/state/db.ts); needed only with http_callback. */
+  /** The shared SQLite handle (orchestrator/storage/db.ts); needed only with http_callback. */
   db?: DatabaseSync | undefined;
   logger?: Logger | undefined;
   /** The --event_subscriber value; "http_callback" enables the subscriptions. */

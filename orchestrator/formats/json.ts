@@ -4,8 +4,9 @@
 import type { AppDefinition } from '../state/app-definition.ts';
 import { safePath } from '../state/app-definition.ts';
 import type { GroupRecord } from '../state/group.ts';
-import { groupTree } from '../deployment/group-change.ts';
-import type { StoredDeployment, TaskRecord } from '../state/store.ts';
+import { withChanges } from '../state/app-change.ts';
+import { groupTree } from '../state/group-tree.ts';
+import type { StoredDeployment, TaskRecord } from '../storage/store.ts';
 import type { HealthCheckResult } from '../health/types.ts';
 import type { ReadinessResult } from '../health/readiness.ts';
 
@@ -48,16 +49,6 @@ export function deploymentJson(d: StoredDeployment, readinessOf: (appId: string)
     currentStep: Math.min(d.currentStep + 1, d.steps.length),
     totalSteps: d.steps.length,
   };
-}
-
-/** The apps with these changes applied (null removes an app). */
-export function withChanges(apps: ReadonlyMap<string, AppDefinition>, changes: Iterable<[string, AppDefinition | null]>): Map<string, AppDefinition> {
-  const out = new Map(apps);
-  for (const [id, app] of changes) {
-    if (app) out.set(id, app);
-    else out.delete(id);
-  }
-  return out;
 }
 
 /** A deployment as events carry it (Marathon 1.4: the whole root group before and after). */

@@ -2,7 +2,7 @@
 // 127.0.0.1), and for apps with ipAddress the ports of ipAddress.discovery.ports (such tasks have
 // no host ports; health checks' portIndex counts in these).
 import { bridgedMappings, type AppDefinition } from '../state/app-definition.ts';
-import type { TaskRecord } from '../state/store.ts';
+import type { TaskRecord } from '../storage/store.ts';
 
 /** The address checks connect to. */
 export function checkHost(t: TaskRecord): string {

@@ -3,13 +3,10 @@
 // min(backoffSeconds × backoffFactor^(n−1), maxLaunchDelaySeconds). A config change starts fresh;
 // a RestartApplication step and DELETE /v2/queue/{app}/delay reset it.
 import type { AppDefinition } from '../state/app-definition.ts';
-import type { DelayRecord } from '../state/store.ts';
+import { configVersionOf } from '../state/app-update.ts';
+import type { DelayRecord } from '../storage/store.ts';
 
 export const BACKOFF_STATES: ReadonlySet<string> = new Set(['TASK_FAILED', 'TASK_ERROR', 'TASK_FINISHED', 'TASK_LOST', 'TASK_GONE', 'TASK_DROPPED']);
-
-export function configVersionOf(app: AppDefinition): string {
-  return app.versionInfo?.lastConfigChangeAt ?? app.version;
-}
 
 /** The delay after one more failure of a task of `app` launched with `configVersion`. */
 export function nextDelay(app: AppDefinition, configVersion: string, previous: DelayRecord | undefined, now: number): DelayRecord {

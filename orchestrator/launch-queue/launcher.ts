@@ -13,13 +13,14 @@ import type { Logger } from '../../shared/logger.ts';
 import { safePath, type AppDefinition } from '../state/app-definition.ts';
 import { LIMITS, definitionProblem } from '../state/bounds.ts';
 import { placementLimit } from '../state/constraints.ts';
-import type { DelayRecord, Store, TaskRecord } from '../state/store.ts';
+import type { DelayRecord, Store, TaskRecord } from '../storage/store.ts';
 import { taskEnvironment } from '../tasks/env.ts';
 import { HostPortAllocator } from '../tasks/ports.ts';
 import { SLAVE_ID } from '../tasks/ids.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
 import type { Executor, LaunchSpec, PortAssignment, TaskStatusUpdate } from '../tasks/types.ts';
-import { configVersionOf, isDelayed, nextDelay } from './backoff.ts';
+import { configVersionOf } from '../state/app-update.ts';
+import { isDelayed, nextDelay } from './backoff.ts';
 import { OfferStatistics, type OfferStats, type OfferedHost } from './offers.ts';
 
 /** What the launcher needs from network isolation (orchestrator/isolation's Isolation provides it). */

@@ -2,6 +2,11 @@
 // null), and whether a change is a configuration change or only a scale. Pure.
 import type { AppDefinition, JsonObject } from './app-definition.ts';
 
+/** The version of an app's configuration: its last config change (a scale keeps it). */
+export function configVersionOf(app: AppDefinition): string {
+  return app.versionInfo?.lastConfigChangeAt ?? app.version;
+}
+
 /** A definition that asks for service port 0 keeps the port its app already has at that index. */
 export function keepServicePorts(before: AppDefinition, next: AppDefinition): AppDefinition {
   const kept = (given: number, i: number, had: number[]) => (given === 0 && had[i] !== undefined ? had[i]! : given);

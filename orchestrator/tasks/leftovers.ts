@@ -2,7 +2,7 @@
 // tasks it had recorded, all at once (each may take its grace period), then whatever detached
 // from them (the executor's cgroups). The scheduler forgets those tasks afterwards (replace, not adopt).
 import type { Logger } from '../../shared/logger.ts';
-import type { TaskRecord } from '../state/store.ts';
+import type { TaskRecord } from '../storage/store.ts';
 import { findTaskProcesses, signalPid } from './process-group.ts';
 import type { Executor } from './types.ts';
 

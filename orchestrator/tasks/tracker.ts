@@ -3,10 +3,10 @@
 // only when the scheduler tells it to; what changed is written by flushInto() in the scheduler's
 // batch transaction.
 import type { AppDefinition } from '../state/app-definition.ts';
-import type { Store, TaskRecord } from '../state/store.ts';
+import type { Store, TaskRecord } from '../storage/store.ts';
 import type { HealthCheckResult } from '../health/types.ts';
 import { ReadinessChecker, type ReadinessResult } from '../health/readiness.ts';
-import { configVersionOf } from '../launch-queue/backoff.ts';
+import { configVersionOf } from '../state/app-update.ts';
 
 /** A task's health as the tracker keeps it: one result per health check. */
 export type HealthResult = HealthCheckResult;

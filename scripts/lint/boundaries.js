@@ -9,9 +9,21 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 
 const PROGRAMS = ['probe/', 'collector/', 'orchestrator/', 'scenarios/'];
 const OUTSIDE = ['scripts/', 'test/', 'bench/'];
-const ORCHESTRATOR = ['api', 'auth', 'deployment', 'events', 'formats', 'health', 'http', 'isolation', 'launch-queue', 'state', 'tasks'].map(
-  (name) => `orchestrator/${name}/`,
-);
+const ORCHESTRATOR = [
+  'api',
+  'auth',
+  'deployment',
+  'events',
+  'formats',
+  'group',
+  'health',
+  'http',
+  'isolation',
+  'launch-queue',
+  'state',
+  'storage',
+  'tasks',
+].map((name) => `orchestrator/${name}/`);
 const but = (all, ...allowed) => all.filter((name) => !allowed.includes(name));
 
 /** @type {{ from: string, to: string[], why: string }[]} */
@@ -50,7 +62,7 @@ export const BOUNDARIES = [
   },
   {
     from: 'orchestrator/formats/',
-    to: ['api', 'auth', 'events', 'http', 'isolation', 'launch-queue', 'tasks'].map((n) => `orchestrator/${n}/`),
+    to: ['api', 'auth', 'deployment', 'events', 'group', 'http', 'isolation', 'launch-queue', 'tasks'].map((n) => `orchestrator/${n}/`),
     why: 'formats turn the model into JSON, with no I/O',
   },
   {
@@ -62,6 +74,39 @@ export const BOUNDARIES = [
     from: 'orchestrator/events/',
     to: ['api', 'auth', 'deployment', 'formats', 'health', 'isolation', 'launch-queue', 'state'].map((n) => `orchestrator/${n}/`),
     why: 'the event bus carries what it is given',
+  },
+  // The model, its storage and the group manager, each standing on the one before (the API rule below covers api/).
+  {
+    from: 'orchestrator/state/',
+    to: [
+      ...but(ORCHESTRATOR, 'orchestrator/api/', 'orchestrator/state/', 'orchestrator/isolation/'),
+      'orchestrator/scheduler.ts',
+      'orchestrator/orchestrator.ts',
+    ],
+    why: 'state/ is the model (what an app, a group and a change are); it knows no storage, planning or running',
+  },
+  {
+    from: 'orchestrator/storage/',
+    to: [
+      ...but(ORCHESTRATOR, 'orchestrator/api/', 'orchestrator/storage/', 'orchestrator/state/', 'orchestrator/tasks/'),
+      'orchestrator/scheduler.ts',
+      'orchestrator/orchestrator.ts',
+    ],
+    why: 'storage/ keeps the model on disk and knows nothing of what changes it',
+  },
+  {
+    from: 'orchestrator/group/',
+    to: [
+      ...but(ORCHESTRATOR, 'orchestrator/api/', 'orchestrator/group/', 'orchestrator/state/', 'orchestrator/storage/', 'orchestrator/deployment/'),
+      'orchestrator/scheduler.ts',
+      'orchestrator/orchestrator.ts',
+    ],
+    why: 'the group manager plans a change of the model; the scheduler runs it',
+  },
+  {
+    from: 'orchestrator/deployment/',
+    to: ['orchestrator/group/', 'orchestrator/scheduler.ts', 'orchestrator/orchestrator.ts'],
+    why: 'a deployment reads the apps it is given; changing them is the group manager’s',
   },
   ...but(ORCHESTRATOR, 'orchestrator/api/').map((from) => ({ from, to: ['orchestrator/api/'], why: 'the API calls into the parts, never the other way' })),
 ];

@@ -4,11 +4,8 @@
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type JsonObject = { [k: string]: Json };
 
-/** One problem found in a body: where (`/portDefinitions(0)/port`) and what (Marathon's words). */
-export interface Violation {
-  path: string;
-  errors: string[];
-}
+/** The `{path, errors}` of a 400 or 422 (errors.ts names it once). */
+export type { Violation } from '../../errors.ts';
 
 export interface PortDefinition {
   port: number;

@@ -1,34 +1,60 @@
 // The group manager (Marathon's GroupManager): the current apps and group records, their stored
-// versions, version timestamps, and the service ports apps are given. A change is checked and
-// planned by the scheduler's deploy(); this module prepares its parts (service ports, the group
-// records it implies) and applies it once it is on disk.
+// versions, version timestamps, and the service ports apps are given. Every change of apps and
+// groups goes through update(): it versions the definitions the API hands it, assigns service
+// ports, adds the groups the change implies, checks and plans it, and returns the plan with the
+// write the scheduler runs inside its transaction (and what to apply once that is on disk).
 import type { Logger } from '../../shared/logger.ts';
-import { bridgedMappings, isConfigChange, keepServicePorts, type AppDefinition } from './app-definition.ts';
-import { ancestorsOf, isWithin, type GroupRecord, type GroupTree } from './group.ts';
-import { withPlainMaps } from './labels.ts';
-import { reviveApp } from './stored-app.ts';
-import type { Store } from './store.ts';
-import { groupTree } from '../deployment/group-change.ts';
-import { configVersionOf } from '../launch-queue/backoff.ts';
-import type { AppChange } from '../deployment/plan.ts';
+import { bridgedMappings, isConfigChange, keepServicePorts, type AppDefinition } from '../state/app-definition.ts';
+import { ancestorsOf, isWithin, type GroupRecord, type GroupTree } from '../state/group.ts';
+import { withPlainMaps } from '../state/labels.ts';
+import { reviveApp } from '../storage/stored-app.ts';
+import type { Store, StoredDeployment } from '../storage/store.ts';
+import { groupTree } from '../state/group-tree.ts';
+import { configVersionOf } from '../state/app-update.ts';
+import type { AppChange, GroupChangeOptions } from '../state/app-change.ts';
+import { commonGroupOf, planChange } from '../deployment/change.ts';
+import { GroupEditor } from './editor.ts';
 import { Unprocessable } from '../errors.ts';
-
-/** What a change through the group API adds to its app changes. */
-export interface GroupChangeOptions {
-  /** The group changed (group_change_* events); default: the deepest group holding every changed app. */
-  groupId?: string;
-  putGroups?: GroupRecord[];
-  removeGroups?: string[];
-  /** The changed group: kept, as the change leaves it, as a group version (for rollback). */
-  snapshotGroup?: string;
-  /** Check and plan only: nothing is stored, locked or started. */
-  dryRun?: boolean;
-}
 
 /** Group records a change writes and removes. */
 export interface GroupRecordChanges {
   put: GroupRecord[];
   remove: string[];
+}
+
+/** An app change as a handler asks for it: the definition it wants (not yet versioned), or null to remove the app. */
+export interface AppEdit {
+  id: string;
+  target: AppDefinition | null;
+  /** A restart: a new version even of the same definition. */
+  restart?: boolean;
+  /** Taken as it is, already versioned (a rollback restores definitions as they were stored). */
+  asIs?: boolean;
+}
+
+/** A change through the group API: its options, and the edit of the group tree that makes its app changes. */
+export interface GroupUpdateOptions extends GroupChangeOptions {
+  edit?: (editor: GroupEditor) => void;
+}
+
+export interface UpdateOptions {
+  version: string;
+  group?: GroupUpdateOptions | undefined;
+  /** Throws when deployments hold a changed app (the deployment manager's check); absent for dry runs. */
+  checkLocks?: ((ids: string[]) => void) | undefined;
+}
+
+/** A checked and planned change, not yet stored. */
+export interface PlannedUpdate {
+  plan: StoredDeployment;
+  /** The changes as versioned, before service ports are given (what the API echoes and api_post_event carries). */
+  versioned: AppChange[];
+  /** Stores the change's apps, group records and group version: run inside the caller's transaction. */
+  write(): void;
+  /** Makes the change the current state, once it is on disk. */
+  apply(): void;
+  /** The changes as stored. */
+  changes: AppChange[];
 }
 
 export function servicePortsOf(app: AppDefinition): number[] {
@@ -65,6 +91,43 @@ export class GroupManager {
     if (t <= this.#lastVersion) t = this.#lastVersion + 1;
     this.#lastVersion = t;
     return new Date(t).toISOString();
+  }
+
+  /**
+   * The one entry of a change: versions the edits (or runs the group edit), checks the locks,
+   * assigns service ports, adds implied groups, checks the target state and plans the deployment.
+   * Nothing is stored or changed until the caller runs write() and apply().
+   */
+  update(edits: AppEdit[], opts: UpdateOptions): PlannedUpdate {
+    const { version } = opts;
+    const group = opts.group ?? {};
+    let changes: AppChange[];
+    let groupOptions: GroupChangeOptions = group;
+    if (group.edit) {
+      const editor = new GroupEditor(this.apps, this.groups, version);
+      group.edit(editor);
+      const r = editor.result((before, next, restart, v) => this.versioned(before, next, restart, v));
+      changes = r.changes;
+      groupOptions = { ...group, putGroups: r.putGroups, removeGroups: r.removeGroups };
+    } else {
+      changes = edits.map((e) => ({
+        id: e.id,
+        target: e.target && !e.asIs ? this.versioned(this.apps.get(e.id), e.target, e.restart ?? false, version) : e.target,
+      }));
+    }
+    const versioned = changes.map((c) => ({ ...c }));
+    opts.checkLocks?.(changes.map((c) => c.id));
+    for (const c of changes) if (c.target) c.target = this.assignServicePorts(c.target, changes);
+    const groups = this.targetGroups(changes, groupOptions, version);
+    const groupId = group.groupId ?? commonGroupOf(changes.map((c) => c.id));
+    const { plan, snapshot } = planChange(this.apps, this.groups, { changes, groups, version, groupId, snapshotGroup: group.snapshotGroup });
+    return {
+      plan,
+      versioned,
+      changes,
+      write: () => this.writeChange(changes, groups, snapshot),
+      apply: () => this.apply(changes, groups),
+    };
   }
 
   /** Versions an updated app: scale-only moves lastScalingAt, anything else both. */

@@ -4,9 +4,9 @@
 // definitions. One that fails its limits is kept (it shows in the API and can be updated) and its
 // app launches nothing (bounds.ts definitionProblem); one that cannot be read at all is left out
 // of this run, untouched in the database, and named in the log.
-import { readApp, type AppDefinition, type JsonObject } from './app-definition.ts';
-import { LIMITS, nestedDeeperThan } from './bounds.ts';
-import { withPlainMaps } from './labels.ts';
+import { readApp, type AppDefinition, type JsonObject } from '../state/app-definition.ts';
+import { LIMITS, nestedDeeperThan } from '../state/bounds.ts';
+import { withPlainMaps } from '../state/labels.ts';
 import { InvalidObject, MalformedJson } from '../errors.ts';
 
 export type RevivedApp = { app: AppDefinition } | { problem: string };

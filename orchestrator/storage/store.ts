@@ -4,8 +4,8 @@
 // transaction on a database opened with synchronous=FULL, so once a method returns the change is
 // on disk; the API answers only after that.
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { AppDefinition } from './app-definition.ts';
-import type { GroupRecord, GroupTree } from './group.ts';
+import type { AppDefinition } from '../state/app-definition.ts';
+import type { GroupRecord, GroupTree } from '../state/group.ts';
 
 export interface TaskRecord {
   id: string;
