@@ -213,7 +213,7 @@ describe('policy evaluation (Kubernetes ingress semantics + network groups)', ()
         // The rule's ports of both protocols as one set, so its addresses are written once.
         '    ip saddr { 10.213.0.2 } meta l4proto . th dport { tcp . 80, udp . 53 } accept comment "policy p ingress 0"',
         // Marked with the drop site's tag (the side and its isolating policies), then counted.
-        '    meta mark set 0x7ab3cf58 goto ingress_drop comment "default drop of the isolating policies"',
+        '    meta mark set 0x7ab3cf58 goto ingress_drop',
         '  }',
         '  chain output {',
         '    type filter hook output priority 0; policy accept;',

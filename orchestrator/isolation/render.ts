@@ -239,7 +239,7 @@ function chainBody(
   const restricted = side.isolated || side.limit !== undefined;
   if (!restricted) return { policy: 'accept', rules: [TRACK_FROM_THE_START] };
   const goto = (policies: readonly string[]) => {
-    const rule: DropRule = { side: dir, policies: [...(mode === 'wrong-rule' ? WRONG_RULE_POLICIES : policies)] };
+    const rule: DropRule = { side: dir, policies: [...(mode === 'wrong-rule' ? WRONG_RULE_POLICIES : policies)].sort() };
     const tag = dropTag(rule);
     if (!tags.some((t) => t.tag === tag)) tags.push({ tag, rule });
     return `meta mark set 0x${tag.toString(16).padStart(8, '0')} goto ${DROP_CHAINS[dir]}`;
@@ -258,7 +258,7 @@ function chainBody(
   if (!side.isolated) rules.push('accept');
   else {
     acceptRules(side.rules, dir, rules, size);
-    rules.push(`${goto(side.isolatedBy ?? [])} ${comment('default drop of the isolating policies')}`);
+    rules.push(goto(side.isolatedBy ?? []));
   }
   return { policy: 'drop', rules };
 }

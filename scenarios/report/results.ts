@@ -167,6 +167,11 @@ export function failureLine(c: CellResultDoc): string {
   return `no value: ${cellName(c)}: expected ${word(c.expected)}, nothing observed (${c.observedReason ?? 'no check'})`;
 }
 
+/** The destinations and ports a step judges blocked that no cell of the step was observed reaching ("pod port/PROTO"). */
+export function noPositiveControl(s: StepResultDoc): string[] {
+  return [...new Set(s.cells.filter((c) => c.evidence && c.evidence.positiveControl === null).map((c) => `${c.to} ${c.port}/${c.protocol}`))].sort();
+}
+
 export function summaryLine(s: StepResultDoc): string {
   const n = s.counts;
   const parts = [`${n.pass} as expected`];
@@ -202,5 +207,8 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
     flips.length > 0
       ? `changes showed after: ${flips.length <= 6 ? flips.map((c) => `${c.from}->${c.to} ${c.port}/${c.protocol} ${secs(c.changedAfterMs!)}`).join(', ') : `${plural(flips.length, 'cell')}, the last after ${secs(Math.max(...flips.map((c) => c.changedAfterMs!)))}`}`
       : '';
+  const uncontrolled = noPositiveControl(s);
+  if (uncontrolled.length > 0)
+    lines.push(`no positive control: ${uncontrolled.join(', ')} (nothing reached ${uncontrolled.length === 1 ? 'it' : 'them'} in this step; a dead server looks exactly like a policy drop)`);
   return [`step ${s.index + 1}/${total} ${s.name}: ${verdict} (${timing})`, s.tables, summaryLine(s), ...lines, ...(flipText ? [flipText] : [])].join('\n');
 }

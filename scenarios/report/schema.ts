@@ -75,7 +75,7 @@ export const Evidence = Type.Object(
     rule: Type.Union([DropRule, Type.Null()], {
       description: "the drop the evaluator says decides the cell (the source's egress when it denies, else the destination's ingress); null: the evaluator could not decide (any counted drop is then evidence)",
     }),
-    drops: Type.Array(Type.Intersect([DropRule, Type.Object({ packets: Type.Integer({ description: "the counter's delta during the step" }) })]), {
+    drops: Type.Array(Type.Object({ ...DropRule.properties, packets: Type.Integer({ description: "the counter's delta during the step" }) }, { additionalProperties: false }), {
       description: "the cell's drops counted during the step (GET /v2/starmap/drops before the step's write and after it settled), per side and rule",
     }),
     positiveControl: Type.Union([Type.String(), Type.Null()], {

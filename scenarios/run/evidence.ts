@@ -1,7 +1,7 @@
 // Evidence per blocked cell (pure): the rule the evaluator says decides the cell, compared with
 // the drops the orchestrator counted for it during the step (drops.ts), and a positive control for
-// its destination port: another cell to the same destination, port and protocol observed reachable
-// in the same step (the server was up, so a blocked cell is not a dead server).
+// its destination port: a cell from another pod to the same destination, port and protocol observed
+// reachable in the same step (the server was up, so a blocked cell is not a dead server).
 // A cell denied by the source's egress is decided there (its packets never reach the destination);
 // otherwise by the destination's ingress. report/evidence.ts turns the verdicts into statuses.
 import type { CellExpectation, StepExpectation } from '../model/expect.ts';
@@ -24,7 +24,8 @@ export function positiveControls(exp: StepExpectation, observed: ReadonlyMap<str
   const out = new Map<string, string>();
   for (const c of [...exp.cells].sort((a, b) => a.cell.key.localeCompare(b.cell.key))) {
     const target = `${c.cell.to}@${c.cell.port}/${c.cell.protocol}`;
-    if (observed.get(c.cell.key) === true && !out.has(target)) out.set(target, c.cell.from);
+    // Not the destination itself: loopback is never filtered, so it proves nothing about the network.
+    if (c.cell.from !== c.cell.to && observed.get(c.cell.key) === true && !out.has(target)) out.set(target, c.cell.from);
   }
   return out;
 }
