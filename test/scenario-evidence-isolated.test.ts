@@ -87,7 +87,9 @@ describe.skipIf(skipReason !== undefined)('evidence per blocked cell, on packets
     expect(blocked.length).toBe(10);
     for (const c of blocked) expect(c, name(c)).toMatchObject({ status: 'not enforced', evidence: { verdict: 'not enforced', drops: [] } });
     expect(report.steps.map((s) => s.failure)).toEqual(['not enforced', 'not enforced']);
-    expect(output).toMatch(/not enforced: default\/a -> default\/c 8080\/TCP: computed: dropped by default\/deny-all ingress of default\/c; observed: allowed, no drop counted/);
+    expect(output).toMatch(
+      /not enforced: default\/a -> default\/c 8080\/TCP: computed: dropped by default\/deny-all ingress of default\/c; observed: allowed, no drop counted/,
+    );
     expect(leftovers()).toEqual([]);
   }, 240_000);
 
@@ -96,7 +98,8 @@ describe.skipIf(skipReason !== undefined)('evidence per blocked cell, on packets
     expect(code).not.toBe(0);
     const blocked = blockedCells(report);
     expect(blocked.length).toBe(10);
-    for (const c of blocked) expect(c, name(c)).toMatchObject({ status: 'dropped by another rule', observed: false, evidence: { verdict: 'dropped by another rule' } });
+    for (const c of blocked)
+      expect(c, name(c)).toMatchObject({ status: 'dropped by another rule', observed: false, evidence: { verdict: 'dropped by another rule' } });
     expect(report.steps.flatMap((s) => s.cells).filter((c) => c.status === 'computed != observed')).toEqual([]);
     expect(output).toMatch(
       /dropped by another rule: default\/a -> default\/c 8080\/TCP: computed: dropped by default\/a-egress-to-b egress of default\/a; observed: dropped by \(test switch: wrong-rule\) egress of default\/a \(\d+ packets?\)/,

@@ -9,7 +9,7 @@ import { dropTag, DropTags, parseTestMode, WRONG_RULE_POLICIES } from '../orches
 import { renderTask } from '../orchestrator/isolation/render.ts';
 import { expectStep } from '../scenarios/model/expect.ts';
 import { loadScenario } from '../scenarios/model/load.ts';
-import { cellDrops, droppedBy, measureStep, parseDrops, type DropCounts } from '../scenarios/run/drops.ts';
+import { cellDrops, droppedBy, measureStep, parseDrops } from '../scenarios/run/drops.ts';
 import { decidingRule, positiveControls, stepEvidence } from '../scenarios/run/evidence.ts';
 import { judgedStatus } from '../scenarios/report/evidence.ts';
 import { cellResults, failureLine, stepResult, stepText } from '../scenarios/report/results.ts';
@@ -22,7 +22,11 @@ const B: TaskRules = {
   netns: 'b',
   ip: '10.214.4.3',
   gateway: '10.214.4.1',
-  ingress: { isolated: true, isolatedBy: ['x/deny-all', 'x/a-to-b'], rules: [{ origin: 'x/a-to-b ingress 0', peer: { kind: 'pods', ips: ['10.214.4.2'], pods: ['x/a'] }, ports: 'any' }] },
+  ingress: {
+    isolated: true,
+    isolatedBy: ['x/deny-all', 'x/a-to-b'],
+    rules: [{ origin: 'x/a-to-b ingress 0', peer: { kind: 'pods', ips: ['10.214.4.2'], pods: ['x/a'] }, ports: 'any' }],
+  },
   egress: { isolated: false, rules: [] },
   restricted: true,
 };
@@ -95,7 +99,13 @@ function dropsDoc(drops: Drop[], unreadable: string[] = []) {
         .map((d) => ({ to: d.peer, port: 8080, protocol: 'TCP', packets: d.packets, policies: d.policies === undefined ? ['default/deny-all'] : d.policies })),
       ingress: drops
         .filter((d) => d.side === 'ingress' && d.pod === p)
-        .map((d) => ({ from: d.peer, port: 8080, protocol: 'TCP', packets: d.packets, policies: d.policies === undefined ? ['default/deny-all'] : d.policies })),
+        .map((d) => ({
+          from: d.peer,
+          port: 8080,
+          protocol: 'TCP',
+          packets: d.packets,
+          policies: d.policies === undefined ? ['default/deny-all'] : d.policies,
+        })),
     })),
   };
 }
@@ -118,7 +128,10 @@ describe('reading the drops', () => {
     expect(order).toEqual(['read', 'write', 'settled', 'read']);
     expect(droppedBy(before!, after!, cellOf('a', 'c'), ips)).toBe('ingress');
     // Without counters (no drops endpoint) nothing is read after the step either.
-    const none = await measureStep(async () => undefined, async () => 1);
+    const none = await measureStep(
+      async () => undefined,
+      async () => 1,
+    );
     expect(none).toEqual({ result: 1, before: undefined, after: undefined });
   });
 
@@ -187,7 +200,12 @@ describe('judging a blocked cell by its evidence', () => {
   });
 
   it('statuses: not enforced and dropped by another rule fail, apart from computed != observed', () => {
-    const ev = (verdict: 'proven' | 'not enforced' | 'dropped by another rule' | 'counters unreadable') => ({ verdict, rule: null, drops: [], positiveControl: null });
+    const ev = (verdict: 'proven' | 'not enforced' | 'dropped by another rule' | 'counters unreadable') => ({
+      verdict,
+      rule: null,
+      drops: [],
+      positiveControl: null,
+    });
     expect(judgedStatus(false, false, ev('proven'))).toBe('pass');
     expect(judgedStatus(false, true, ev('proven'))).toBe('computed != observed');
     expect(judgedStatus(false, true, ev('not enforced'))).toBe('not enforced');
@@ -199,19 +217,34 @@ describe('judging a blocked cell by its evidence', () => {
   });
 
   it('the step fails with the mismatch in words, and says which blocked ports have no positive control', () => {
-    const obs = (allowed: boolean): Observation => ({ allowed, reason: allowed ? 'ok' : 'timeout', checkedAt: new Date(Date.now() + 1000).toISOString(), changedAt: null });
+    const obs = (allowed: boolean): Observation => ({
+      allowed,
+      reason: allowed ? 'ok' : 'timeout',
+      checkedAt: new Date(Date.now() + 1000).toISOString(),
+      changedAt: null,
+    });
     const observed = new Map(exp.cells.map((c) => [c.cell.key, obs(c.expected!)]));
     const after = parseDrops(
       dropsDoc(
         ['a', 'b', 'c'].flatMap((to) =>
-          ['a', 'b', 'c'].map((from) => ({ side: 'ingress' as const, pod: to, peer: ips.get(`default/${from}`)!, packets: 1, policies: ['(test switch: wrong-rule)'] })),
+          ['a', 'b', 'c'].map((from) => ({
+            side: 'ingress' as const,
+            pod: to,
+            peer: ips.get(`default/${from}`)!,
+            packets: 1,
+            policies: ['(test switch: wrong-rule)'],
+          })),
         ),
       ),
     );
     const evidence = stepEvidence(exp, seen(), none, after, ips);
     const cells = cellResults(exp, new Map(), { observed, fresh: new Set(observed.keys()), changedAfterMs: new Map(), droppedBy: new Map(), evidence });
     const step = stepResult(exp, scenario.pods, cells, { settled: true, durationMs: 1, budgetMs: 2500, lastFlipMs: null, observed: true });
-    expect(step).toMatchObject({ outcome: 'fail', failure: 'dropped by another rule', counts: { otherRule: 5, notEnforced: 0, computedNotObserved: 0, pass: 4 } });
+    expect(step).toMatchObject({
+      outcome: 'fail',
+      failure: 'dropped by another rule',
+      counts: { otherRule: 5, notEnforced: 0, computedNotObserved: 0, pass: 4 },
+    });
     const ac = cells.find((c) => c.from === 'default/a' && c.to === 'default/c')!;
     expect(failureLine(ac)).toBe(
       'dropped by another rule: default/a -> default/c 8080/TCP: computed: dropped by default/deny-all ingress of default/c; observed: dropped by (test switch: wrong-rule) ingress of default/c (1 packet); no positive control',

@@ -38,9 +38,11 @@ export function parseDropSets(json: string): { ingress: DropCount[]; egress: Dro
       const [peer, proto, port, tag] = e.elem?.val?.concat ?? [];
       const protocol = PROTOCOL_NUMBERS[String(proto)];
       const packets = e.elem?.counter?.packets ?? 0;
-      if (typeof peer === 'string' && protocol && typeof port === 'number' && packets > 0) side.push({ peer, port, protocol, ...(typeof tag === 'number' ? { tag } : {}), packets });
+      if (typeof peer === 'string' && protocol && typeof port === 'number' && packets > 0)
+        side.push({ peer, port, protocol, ...(typeof tag === 'number' ? { tag } : {}), packets });
     }
   }
-  for (const side of [out.ingress, out.egress]) side.sort((a, b) => b.packets - a.packets || a.peer.localeCompare(b.peer) || a.port - b.port || (a.tag ?? 0) - (b.tag ?? 0));
+  for (const side of [out.ingress, out.egress])
+    side.sort((a, b) => b.packets - a.packets || a.peer.localeCompare(b.peer) || a.port - b.port || (a.tag ?? 0) - (b.tag ?? 0));
   return out;
 }

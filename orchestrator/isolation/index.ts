@@ -56,7 +56,10 @@ function faultFrom(text: string | undefined, log: (msg: string) => void): RuleFa
 function testModeFrom(text: string | undefined, log: (msg: string) => void): IsolationTestMode | undefined {
   const m = parseTestMode(text);
   if (typeof m === 'object') throw new Error(m.error);
-  if (m) log(`isolation: TEST SWITCH: STARMAP_ISOLATION_TEST_MODE=${m}: ${m === 'accept-all' ? 'rules are rendered but nothing is dropped' : 'every drop is counted under a rule no policy has'}`);
+  if (m)
+    log(
+      `isolation: TEST SWITCH: STARMAP_ISOLATION_TEST_MODE=${m}: ${m === 'accept-all' ? 'rules are rendered but nothing is dropped' : 'every drop is counted under a rule no policy has'}`,
+    );
   return m;
 }
 

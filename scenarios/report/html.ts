@@ -265,7 +265,10 @@ const head = (p: Pod) => `<th${p.short !== p.id ? ` title="${esc(p.id)}"` : ''}>
 function observedText(c: CellResultDoc): string {
   const side = c.droppedBy === 'both' ? 'both sides' : c.droppedBy === 'egress' ? `${c.from}'s egress` : c.droppedBy === 'ingress' ? `${c.to}'s ingress` : null;
   const conv = typeof c.convergedAfterMs === 'number' ? `converged after ${secs(c.convergedAfterMs)}` : null;
-  return [c.observedReason, side ? `dropped by ${side}` : null, c.evidence ? evidenceText(c.evidence, c.observed) : null, conv].filter(Boolean).join('; ') || 'nothing observed';
+  return (
+    [c.observedReason, side ? `dropped by ${side}` : null, c.evidence ? evidenceText(c.evidence, c.observed) : null, conv].filter(Boolean).join('; ') ||
+    'nothing observed'
+  );
 }
 
 function truthTable(g: PortGroup<CellResultDoc>, kind: TableKind, pods: readonly Pod[], dict: Dictionary): string {

@@ -163,7 +163,8 @@ export function failureLine(c: CellResultDoc): string {
       .join('; ');
     return `computed != observed: ${cellName(c)}: expected ${word(c.expected)}, observed ${word(c.observed)}${why ? ` (${why})` : ''}; ${c.reason}`;
   }
-  if ((c.status === 'dropped by another rule' || c.status === 'not enforced') && c.evidence) return `${c.status}: ${cellName(c)}: ${evidenceText(c.evidence, c.observed)}`;
+  if ((c.status === 'dropped by another rule' || c.status === 'not enforced') && c.evidence)
+    return `${c.status}: ${cellName(c)}: ${evidenceText(c.evidence, c.observed)}`;
   return `no value: ${cellName(c)}: expected ${word(c.expected)}, nothing observed (${c.observedReason ?? 'no check'})`;
 }
 
@@ -209,6 +210,8 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
       : '';
   const uncontrolled = noPositiveControl(s);
   if (uncontrolled.length > 0)
-    lines.push(`no positive control: ${uncontrolled.join(', ')} (nothing reached ${uncontrolled.length === 1 ? 'it' : 'them'} in this step; a dead server looks exactly like a policy drop)`);
+    lines.push(
+      `no positive control: ${uncontrolled.join(', ')} (nothing reached ${uncontrolled.length === 1 ? 'it' : 'them'} in this step; a dead server looks exactly like a policy drop)`,
+    );
   return [`step ${s.index + 1}/${total} ${s.name}: ${verdict} (${timing})`, s.tables, summaryLine(s), ...lines, ...(flipText ? [flipText] : [])].join('\n');
 }

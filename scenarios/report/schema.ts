@@ -73,11 +73,15 @@ export const Evidence = Type.Object(
   {
     verdict: EvidenceVerdict,
     rule: Type.Union([DropRule, Type.Null()], {
-      description: "the drop the evaluator says decides the cell (the source's egress when it denies, else the destination's ingress); null: the evaluator could not decide (any counted drop is then evidence)",
+      description:
+        "the drop the evaluator says decides the cell (the source's egress when it denies, else the destination's ingress); null: the evaluator could not decide (any counted drop is then evidence)",
     }),
-    drops: Type.Array(Type.Object({ ...DropRule.properties, packets: Type.Integer({ description: "the counter's delta during the step" }) }, { additionalProperties: false }), {
-      description: "the cell's drops counted during the step (GET /v2/starmap/drops before the step's write and after it settled), per side and rule",
-    }),
+    drops: Type.Array(
+      Type.Object({ ...DropRule.properties, packets: Type.Integer({ description: "the counter's delta during the step" }) }, { additionalProperties: false }),
+      {
+        description: "the cell's drops counted during the step (GET /v2/starmap/drops before the step's write and after it settled), per side and rule",
+      },
+    ),
     positiveControl: Type.Union([Type.String(), Type.Null()], {
       description:
         'a source pod whose cell to the same destination, port and protocol was observed reachable in the same step (the server answers); null: no positive control (a dead server looks exactly like a policy drop)',
@@ -125,7 +129,8 @@ export const CellResult = Type.Object(
     }),
     evidence: Type.Optional(
       Type.Union([Evidence, Type.Null()], {
-        description: 'for a cell judged blocked and observed, where the drop counters could be read: the rule that decides it and what was counted; absent otherwise',
+        description:
+          'for a cell judged blocked and observed, where the drop counters could be read: the rule that decides it and what was counted; absent otherwise',
       }),
     ),
     changedAfterMs: Type.Union([Type.Number(), Type.Null()], {

@@ -47,7 +47,8 @@ interface DropsDoc {
 }
 
 const cellSideKey = (side: Side, pod: string, peer: string, port: number, protocol: string) => `${side}|${pod}|${peer}|${port}/${protocol.toUpperCase()}`;
-const entryKey = (e: Omit<DropEntry, 'packets'>) => `${cellSideKey(e.side, e.pod, e.peer, e.port, e.protocol)}|${e.policies === null ? '?' : e.policies.join(',')}`;
+const entryKey = (e: Omit<DropEntry, 'packets'>) =>
+  `${cellSideKey(e.side, e.pod, e.peer, e.port, e.protocol)}|${e.policies === null ? '?' : e.policies.join(',')}`;
 
 export function parseDrops(doc: unknown): DropCounts {
   const out: DropCounts = { entries: new Map(), unreadable: new Set() };

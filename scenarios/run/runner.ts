@@ -204,7 +204,11 @@ async function runSteps(
     const expected = new Map(observable.filter((c) => c.expected !== null).map((c) => [c.cell.key, c.expected!]));
     // The drop counters are read before the write and after the step settled (drops.ts says why).
     const counted = policies.enforces && opts.isolated;
-    const { result: run, before, after } = await measureStep(
+    const {
+      result: run,
+      before,
+      after,
+    } = await measureStep(
       () => (counted ? readDrops(opts.client) : Promise.resolve(undefined)),
       async () => {
         const writeAt = Date.now();
