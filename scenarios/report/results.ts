@@ -199,7 +199,7 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
       ? 'PASS'
       : s.outcome === 'not run'
         ? 'NOT RUN: nothing it judges could be observed here'
-        : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
+        : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' || s.failure === 'dropped by another rule' || s.failure === 'not enforced' ? ' (an enforcement fault)' : ''}`;
   const failing = s.cells.filter((c) => FAILING.includes(c.status));
   const lines = failing.slice(0, maxLines).map((c) => `  ${failureLine(c)}`);
   if (failing.length > maxLines) lines.push(`  … and ${failing.length - maxLines} more (see the JSON report)`);
