@@ -313,8 +313,9 @@ describe('network, drops, persistence and bad input', () => {
       namespace: 'x',
       pod: 'xa',
       ip: '10.213.0.2',
-      egress: [{ to: '10.213.0.3', pod: 'x/xb', port: 80, protocol: 'TCP', packets: 2 }],
-      ingress: [{ from: '10.213.0.99', port: 81, protocol: 'UDP', packets: 1 }],
+      // Elements without a drop site's tag (a ruleset of an older version): no policies to name.
+      egress: [{ to: '10.213.0.3', pod: 'x/xb', port: 80, protocol: 'TCP', packets: 2, policies: null }],
+      ingress: [{ from: '10.213.0.99', port: 81, protocol: 'UDP', packets: 1, policies: null }],
     });
   });
 

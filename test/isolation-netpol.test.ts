@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { podIdentity, podOf, parseDiscoveryPorts, namespacesOf } from '../orchestrator/isolation/cluster.ts';
 import { compileRules, parseFault } from '../orchestrator/isolation/compile.ts';
 import { parseDropSets } from '../orchestrator/isolation/drops.ts';
+import { dropTag } from '../orchestrator/isolation/drop-tags.ts';
 import { mergeRanges, outermostPrefixes, renderRuleset } from '../orchestrator/isolation/render.ts';
 import type { NamespaceInfo, NetworkPolicyObject, PodInfo, Protocol } from '../shared/netpol/types.ts';
 import { validateNetworkPolicy } from '../shared/netpol/validate.ts';
@@ -155,7 +156,8 @@ describe('egress and both sides', () => {
     expect(sim('x/a', 'x/b', 80, 'TCP')).toEqual({
       allowed: false,
       egress: { verdict: 'accept', counted: false, rule: 'x/out egress 0' },
-      ingress: { verdict: 'drop', counted: true },
+      // Counted under the tag of b's ingress drop site: its isolating policy x/in.
+      ingress: { verdict: 'drop', counted: true, tag: dropTag({ side: 'ingress', policies: ['x/in'] }) },
     });
     expect(sim('x/a', 'x/c', 80, 'TCP')).toMatchObject({ allowed: false, egress: { verdict: 'drop', counted: true }, ingress: { verdict: 'accept' } });
     expect(sim('x/c', 'x/b', 80, 'TCP')).toMatchObject({ allowed: true, ingress: { rule: 'x/in ingress 0' } });
@@ -215,6 +217,7 @@ describe('the rule model with the dialect and the fault switch', () => {
       verdict: 'drop',
       counted: true,
       rule: 'groups g',
+      tag: dropTag({ side: 'ingress', policies: ['groups g'] }),
     });
   });
 
@@ -331,6 +334,8 @@ describe('pure parts', () => {
             elem: [
               { elem: { val: { concat: ['10.213.0.3', 'tcp', 80] }, counter: { packets: 3, bytes: 180 } } },
               { elem: { val: { concat: ['10.213.0.4', 'udp', 81] }, counter: { packets: 9, bytes: 1 } } },
+              // With the drop site's tag (the packet's mark): the same peer and port as another site's element.
+              { elem: { val: { concat: ['10.213.0.3', 'tcp', 80, 305441741] }, counter: { packets: 2, bytes: 120 } } },
             ],
           },
         },
@@ -351,6 +356,7 @@ describe('pure parts', () => {
       ingress: [
         { peer: '10.213.0.4', port: 81, protocol: 'UDP', packets: 9 },
         { peer: '10.213.0.3', port: 80, protocol: 'TCP', packets: 3 },
+        { peer: '10.213.0.3', port: 80, protocol: 'TCP', tag: 305441741, packets: 2 },
       ],
       egress: [{ peer: '10.213.0.5', port: 80, protocol: 'SCTP', packets: 1 }],
     });

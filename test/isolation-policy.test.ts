@@ -192,8 +192,8 @@ describe('policy evaluation (Kubernetes ingress semantics + network groups)', ()
     expect(text).toBe(
       [
         'table inet starmap {',
-        '  set ingress_drops { type ipv4_addr . inet_proto . inet_service; flags dynamic,timeout; timeout 10m; size 16384; counter; }',
-        '  set egress_drops { type ipv4_addr . inet_proto . inet_service; flags dynamic,timeout; timeout 10m; size 16384; counter; }',
+        '  set ingress_drops { type ipv4_addr . inet_proto . inet_service . mark; flags dynamic,timeout; timeout 10m; size 16384; counter; }',
+        '  set egress_drops { type ipv4_addr . inet_proto . inet_service . mark; flags dynamic,timeout; timeout 10m; size 16384; counter; }',
         '  chain input { type filter hook input priority 0; policy accept; }',
         '  chain output { type filter hook output priority 0; policy accept; }',
         '  chain ingress_drop { }',
@@ -212,7 +212,8 @@ describe('policy evaluation (Kubernetes ingress semantics + network groups)', ()
         '    ip saddr 10.213.0.1 accept comment "the host = the node: orchestrator and health checks"',
         // The rule's ports of both protocols as one set, so its addresses are written once.
         '    ip saddr { 10.213.0.2 } meta l4proto . th dport { tcp . 80, udp . 53 } accept comment "policy p ingress 0"',
-        '    goto ingress_drop',
+        // Marked with the drop site's tag (the side and its isolating policies), then counted.
+        '    meta mark set 0x7ab3cf58 goto ingress_drop',
         '  }',
         '  chain output {',
         '    type filter hook output priority 0; policy accept;',
@@ -220,11 +221,11 @@ describe('policy evaluation (Kubernetes ingress semantics + network groups)', ()
         '    ct state established,related accept comment "conntrack from the first packet, so that each connection has its true direction"',
         '  }',
         '  chain ingress_drop {',
-        '    meta l4proto { tcp, udp, sctp } update @ingress_drops { ip saddr . meta l4proto . th dport }',
+        '    meta l4proto { tcp, udp, sctp } update @ingress_drops { ip saddr . meta l4proto . th dport . meta mark }',
         '    drop',
         '  }',
         '  chain egress_drop {',
-        '    meta l4proto { tcp, udp, sctp } update @egress_drops { ip daddr . meta l4proto . th dport }',
+        '    meta l4proto { tcp, udp, sctp } update @egress_drops { ip daddr . meta l4proto . th dport . meta mark }',
         '    drop',
         '  }',
         '}',

@@ -63,6 +63,8 @@ export interface CompiledRule {
 export interface Side {
   /** Selected by a policy for this direction: only what a rule allows passes. */
   isolated: boolean;
+  /** The policies that isolate it (ns/name; `policy <id>` for the dialect): whose default drop it is. */
+  isolatedBy?: string[];
   rules: CompiledRule[];
   /** Ingress only: network groups admit just these sources (ANDed with the rules). */
   limit?: { origin: string; ips: string[] };
@@ -220,7 +222,8 @@ class Compiler {
         for (const peer of this.#peers(r.from, p.metadata.namespace)) rules.push({ origin: `${id} ingress ${i}`, peer, ports });
       });
     }
-    const side: Side = { isolated: dialect.length > 0 || policies.length > 0, rules };
+    const isolatedBy = [...dialect.map((p) => `policy ${p.id}`), ...policies.map((p) => objectId(p.metadata))];
+    const side: Side = { isolated: isolatedBy.length > 0, isolatedBy, rules };
     if (pod.groups.length > 0) {
       const members = this.#c.pods.filter((o) => o.taskId !== pod.taskId && o.groups.some((g) => pod.groups.includes(g)));
       side.limit = { origin: `groups ${pod.groups.join(',')}`, ips: [...new Set(members.map((o) => o.ip))].sort() };
@@ -264,7 +267,7 @@ class Compiler {
         }
       });
     }
-    return { isolated: policies.length > 0, rules };
+    return { isolated: policies.length > 0, isolatedBy: policies.map((p) => objectId(p.metadata)), rules };
   }
 
   compile(): TaskRules[] {

@@ -1,5 +1,6 @@
 // Reading the drop counters of a task namespace: the dynamic sets ingress_drops (source . protocol
-// . port) and egress_drops (destination . protocol . port) that render.ts declares, as printed by
+// . port . tag) and egress_drops (destination . protocol . port . tag) that render.ts declares (the
+// tag names the drop site: drop-tags.ts), as printed by
 // `nft -j list table inet starmap`. Pure parsing; the engine runs the command.
 import type { Protocol } from '../../shared/netpol/types.ts';
 import { DROP_SETS } from './render.ts';
@@ -9,6 +10,8 @@ export interface DropCount {
   peer: string;
   port: number;
   protocol: Protocol;
+  /** The drop site's tag (drop-tags.ts); undefined in a set without tags. */
+  tag?: number;
   packets: number;
 }
 
@@ -32,12 +35,14 @@ export function parseDropSets(json: string): { ingress: DropCount[]; egress: Dro
     const side = s?.name === DROP_SETS.ingress ? out.ingress : s?.name === DROP_SETS.egress ? out.egress : undefined;
     if (!side) continue;
     for (const e of s?.elem ?? []) {
-      const [peer, proto, port] = e.elem?.val?.concat ?? [];
+      const [peer, proto, port, tag] = e.elem?.val?.concat ?? [];
       const protocol = PROTOCOL_NUMBERS[String(proto)];
       const packets = e.elem?.counter?.packets ?? 0;
-      if (typeof peer === 'string' && protocol && typeof port === 'number' && packets > 0) side.push({ peer, port, protocol, packets });
+      if (typeof peer === 'string' && protocol && typeof port === 'number' && packets > 0)
+        side.push({ peer, port, protocol, ...(typeof tag === 'number' ? { tag } : {}), packets });
     }
   }
-  for (const side of [out.ingress, out.egress]) side.sort((a, b) => b.packets - a.packets || a.peer.localeCompare(b.peer) || a.port - b.port);
+  for (const side of [out.ingress, out.egress])
+    side.sort((a, b) => b.packets - a.packets || a.peer.localeCompare(b.peer) || a.port - b.port || (a.tag ?? 0) - (b.tag ?? 0));
   return out;
 }

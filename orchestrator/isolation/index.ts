@@ -13,6 +13,7 @@ import type { CleanupReport } from './cleanup.ts';
 import { TaskNetwork, type TaskNetworkOptions } from './netns.ts';
 import { parseDiscoveryPorts } from './cluster.ts';
 import { parseFault, type RuleFault } from './compile.ts';
+import { parseTestMode, type IsolationTestMode } from './drop-tags.ts';
 import { PolicyEngine, type SyncResult } from './policy-engine.ts';
 import type { TaskNetInfo } from './policy.ts';
 import { checkIsolationSupport, describeProblems } from './preflight.ts';
@@ -36,6 +37,8 @@ export interface IsolationOptions extends TaskNetworkOptions {
   log?: (msg: string, err?: unknown) => void;
   /** Test-only fault (default: STARMAP_TEST_FAULT_DROP_RULE from the environment). */
   faultDropRule?: string | undefined;
+  /** Test-only switch (default: STARMAP_ISOLATION_TEST_MODE from the environment; docs/isolation.md). */
+  testMode?: string | undefined;
   /** --publish-address: where tasks' TCP ports are published on the host (published-ports.ts); none when absent. */
   publishAddress?: string | undefined;
 }
@@ -50,6 +53,17 @@ function faultFrom(text: string | undefined, log: (msg: string) => void): RuleFa
   if ('error' in f) throw new Error(f.error);
   log(`isolation: TEST FAULT: STARMAP_TEST_FAULT_DROP_RULE=${text}: rule ${f.index} (${f.direction}) of policy ${f.policy} is left out of every ruleset`);
   return f;
+}
+
+/** The test switch: a data plane that accepts everything, or drops through the wrong rule (drop-tags.ts). */
+function testModeFrom(text: string | undefined, log: (msg: string) => void): IsolationTestMode | undefined {
+  const m = parseTestMode(text);
+  if (typeof m === 'object') throw new Error(m.error);
+  if (m)
+    log(
+      `isolation: TEST SWITCH: STARMAP_ISOLATION_TEST_MODE=${m}: ${m === 'accept-all' ? 'rules are rendered but nothing is dropped' : 'every drop is counted under a rule no policy has'}`,
+    );
+  return m;
 }
 
 export class Isolation {
@@ -70,6 +84,7 @@ export class Isolation {
       ...(opts.db ? { db: opts.db } : {}),
       log,
       fault: faultFrom('faultDropRule' in opts ? opts.faultDropRule : process.env.STARMAP_TEST_FAULT_DROP_RULE, (m) => log(m, 'a test-only fault is active')),
+      testMode: testModeFrom('testMode' in opts ? opts.testMode : process.env.STARMAP_ISOLATION_TEST_MODE, (m) => log(m, 'a test-only switch is active')),
     });
   }
 

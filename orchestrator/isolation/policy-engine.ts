@@ -17,6 +17,7 @@ import type { NetworkPolicy, TaskNetInfo } from './policy.ts';
 import { PolicyStore, isNetworkPolicyObject, policyId, type AnyPolicy, type StateWrite } from './policy-store.ts';
 import { Slots, mapLimited } from './concurrency.ts';
 import { RULESET_LIMITS, renderTask, type RulesetSize } from './render.ts';
+import { DropTags, type IsolationTestMode } from './drop-tags.ts';
 
 /** What the engine needs from the network (TaskNetwork implements it). */
 export interface RulesetTarget {
@@ -35,6 +36,8 @@ export interface PolicyEngineOptions {
   log?: (msg: string, err?: unknown) => void;
   /** Test-only: leave this rule out of every ruleset (STARMAP_TEST_FAULT_DROP_RULE). */
   fault?: RuleFault | undefined;
+  /** Test-only: a data plane broken on purpose (STARMAP_ISOLATION_TEST_MODE, drop-tags.ts). */
+  testMode?: IsolationTestMode | undefined;
 }
 
 export interface SyncResult {
@@ -65,8 +68,15 @@ export interface DropReport {
   namespace: string;
   pod: string;
   ip: string;
-  egress: { to: string; pod?: string; port: number; protocol: string; packets: number }[];
-  ingress: { from: string; pod?: string; port: number; protocol: string; packets: number }[];
+  /** Why its counters could not be read (they are unknown, not zero). */
+  error?: string;
+  egress: ({ to: string; pod?: string; port: number; protocol: string; packets: number } & DroppedThrough)[];
+  ingress: ({ from: string; pod?: string; port: number; protocol: string; packets: number } & DroppedThrough)[];
+}
+
+/** The drop site that counted the packets: its policies (null: a tag no longer known, or none). */
+export interface DroppedThrough {
+  policies: string[] | null;
 }
 
 /** A task's rendered ruleset, or why it could not be rendered. */
@@ -81,6 +91,9 @@ export class PolicyEngine {
   readonly #store: PolicyStore;
   readonly #log: (msg: string, err?: unknown) => void;
   readonly #fault: RuleFault | undefined;
+  readonly #testMode: IsolationTestMode | undefined;
+  /** Which policies each drop site's tag stands for (GET /v2/starmap/drops says them). */
+  readonly #dropTags = new DropTags();
   /**
    * The latest ruleset asked for per namespace, being applied or in force (identical rules are not
    * applied again); removed when applying it fails, so that the next sync tries again.
@@ -100,6 +113,7 @@ export class PolicyEngine {
     this.#listTasks = opts.listTasks;
     this.#log = opts.log ?? (() => undefined);
     this.#fault = opts.fault;
+    this.#testMode = opts.testMode;
     this.#store = new PolicyStore(opts.db, this.#log);
     const stored = this.#store.load();
     for (const p of stored.policies) this.#policies.set(policyId(p), p);
@@ -198,7 +212,9 @@ export class PolicyEngine {
     return compiled.map((rules, i) => {
       const pod = objectId({ namespace: pods[i]!.namespace, name: pods[i]!.pod });
       try {
-        return { taskId: rules.taskId, netns: rules.netns, pod, ...renderTask(rules) };
+        const { text, size, tags } = renderTask(rules, this.#testMode);
+        for (const t of tags) this.#dropTags.remember(t.tag, t.rule);
+        return { taskId: rules.taskId, netns: rules.netns, pod, text, size };
       } catch (err) {
         return { taskId: rules.taskId, netns: rules.netns, pod, error: `cannot render the rules: ${(err as Error).message}` };
       }
@@ -369,11 +385,14 @@ export class PolicyEngine {
     const pods = this.pods();
     const podByIp = new Map(pods.map((p) => [p.ip, objectId({ namespace: p.namespace, name: p.pod })]));
     const pod = (ip: string) => (podByIp.has(ip) ? { pod: podByIp.get(ip)! } : {});
+    const through = (d: DropCount) => this.#dropTags.lookup(d.tag)?.policies ?? null;
     return mapLimited(pods, 4, async (p) => {
       let counts = { ingress: [] as DropCount[], egress: [] as DropCount[] };
+      let error: string | undefined; // said, so that a reader never takes unknown counters for zero
       try {
         if (this.#target.listRuleset) counts = parseDropSets(await this.#target.listRuleset(p.netns));
       } catch (err) {
+        error = (err as Error).message;
         this.#log(`isolation: cannot read the drop counters of task ${p.taskId}`, err);
       }
       return {
@@ -381,8 +400,9 @@ export class PolicyEngine {
         namespace: p.namespace,
         pod: p.pod,
         ip: p.ip,
-        egress: counts.egress.map((d) => ({ to: d.peer, ...pod(d.peer), port: d.port, protocol: d.protocol, packets: d.packets })),
-        ingress: counts.ingress.map((d) => ({ from: d.peer, ...pod(d.peer), port: d.port, protocol: d.protocol, packets: d.packets })),
+        ...(error !== undefined ? { error } : {}),
+        egress: counts.egress.map((d) => ({ to: d.peer, ...pod(d.peer), port: d.port, protocol: d.protocol, packets: d.packets, policies: through(d) })),
+        ingress: counts.ingress.map((d) => ({ from: d.peer, ...pod(d.peer), port: d.port, protocol: d.protocol, packets: d.packets, policies: through(d) })),
       };
     });
   }

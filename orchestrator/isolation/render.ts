@@ -3,9 +3,11 @@
 //   chain input   (ingress: what the task accepts)     hook input,  policy drop when restricted
 //   chain output  (egress: what the task may open)     hook output, policy drop when isolated
 //   chain ingress_drop / egress_drop: count, then drop
-//   sets ingress_drops (source . protocol . port) and egress_drops (destination . protocol . port):
-//     dynamic sets with a counter per element, so GET /v2/starmap/drops can say which side dropped
-//     a blocked connection, from measured packets.
+//   sets ingress_drops (source . protocol . port . tag) and egress_drops (destination . protocol .
+//     port . tag): dynamic sets with a counter per element, so GET /v2/starmap/drops can say which
+//     side dropped a blocked connection, and through which drop site (the tag: drop-tags.ts, set as
+//     the packet's mark just before the drop: the side's default drop under its isolating policies,
+//     or the network-group limit), from measured packets.
 // The transaction declares the table, its sets and chains (a no-op when they exist), flushes the
 // chains and fills them again: the rules change atomically and the drop counters survive the change.
 // Always accepted, both ways: loopback, packets of connections the other side opened (conntrack
@@ -29,13 +31,14 @@
 import { parseCidr, type Cidr } from '../../shared/netpol/validate.ts';
 import type { Protocol } from '../../shared/netpol/types.ts';
 import type { CompiledRule, Direction, PeerMatch, Side, TaskRules } from './compile.ts';
+import { dropTag, WRONG_RULE_POLICIES, type DropRule, type IsolationTestMode } from './drop-tags.ts';
 
 export const TASK_TABLE = 'starmap';
 export const DROP_SETS: Record<Direction, string> = { ingress: 'ingress_drops', egress: 'egress_drops' };
 const DROP_CHAINS: Record<Direction, string> = { ingress: 'ingress_drop', egress: 'egress_drop' };
 const HOOK_CHAINS: Record<Direction, string> = { ingress: 'input', egress: 'output' };
 /** Per-element counters of drops: bounded, and forgotten after 10 minutes without a drop. */
-const DROP_SET_SPEC = 'type ipv4_addr . inet_proto . inet_service; flags dynamic,timeout; timeout 10m; size 16384; counter;';
+const DROP_SET_SPEC = 'type ipv4_addr . inet_proto . inet_service . mark; flags dynamic,timeout; timeout 10m; size 16384; counter;';
 const PROTOCOLS: readonly Protocol[] = ['TCP', 'UDP', 'SCTP'];
 /**
  * Accepts what the open chain accepts anyway; it is there because it reads conntrack. The kernel
@@ -219,14 +222,35 @@ function acceptRules(rules: readonly CompiledRule[], dir: Direction, out: string
   }
 }
 
-function chainBody(side: Side, dir: Direction, gateway: string, size: RulesetSize): { policy: 'accept' | 'drop'; rules: string[] } {
+/** A drop site of a tagged rule: marks the packet with the tag, then counts and drops it (drop-tags.ts). */
+export interface TaggedDrop {
+  tag: number;
+  rule: DropRule;
+}
+
+function chainBody(
+  side: Side,
+  dir: Direction,
+  gateway: string,
+  size: RulesetSize,
+  tags: TaggedDrop[],
+  mode: IsolationTestMode | undefined,
+): { policy: 'accept' | 'drop'; rules: string[] } {
   const restricted = side.isolated || side.limit !== undefined;
   if (!restricted) return { policy: 'accept', rules: [TRACK_FROM_THE_START] };
-  const drop = `goto ${DROP_CHAINS[dir]}`;
+  const goto = (policies: readonly string[]) => {
+    const rule: DropRule = { side: dir, policies: [...(mode === 'wrong-rule' ? WRONG_RULE_POLICIES : policies)].sort() };
+    const tag = dropTag(rule);
+    if (!tags.some((t) => t.tag === tag)) tags.push({ tag, rule });
+    return `meta mark set 0x${tag.toString(16).padStart(8, '0')} goto ${DROP_CHAINS[dir]}`;
+  };
   const rules = [dir === 'ingress' ? 'iif "lo" accept' : 'oif "lo" accept', 'ct state established ct direction reply accept', 'ct state related accept'];
+  // The test switch accept-all: every rule is rendered, and nothing is ever dropped.
+  if (mode === 'accept-all') rules.unshift(`accept ${comment('test switch accept-all: nothing is enforced')}`);
   if (dir === 'ingress') rules.push(`ip saddr ${gateway} accept ${comment('the host = the node: orchestrator and health checks')}`);
   if (side.limit) {
     size.elements += side.limit.ips.length;
+    const drop = goto([side.limit.origin]);
     rules.push(
       side.limit.ips.length > 0 ? `ip saddr != ${set(side.limit.ips)} ${drop} ${comment(side.limit.origin)}` : `${drop} ${comment(side.limit.origin)}`,
     );
@@ -234,19 +258,20 @@ function chainBody(side: Side, dir: Direction, gateway: string, size: RulesetSiz
   if (!side.isolated) rules.push('accept');
   else {
     acceptRules(side.rules, dir, rules, size);
-    rules.push(drop);
+    rules.push(goto(side.isolatedBy ?? []));
   }
   return { policy: 'drop', rules };
 }
 
 /** The task namespace's ruleset, applied in one transaction (see the top of this file). */
-export function renderRuleset(r: TaskRules): string {
-  return renderTask(r).text;
+export function renderRuleset(r: TaskRules, mode?: IsolationTestMode): string {
+  return renderTask(r, mode).text;
 }
 
-/** The ruleset with its size (what RULESET_LIMITS bounds). */
-export function renderTask(r: TaskRules): { text: string; size: RulesetSize } {
+/** The ruleset with its size (what RULESET_LIMITS bounds) and its drop sites' tags; `mode`: the test switch. */
+export function renderTask(r: TaskRules, mode?: IsolationTestMode): { text: string; size: RulesetSize; tags: TaggedDrop[] } {
   const size: RulesetSize = { rules: 0, elements: 0 };
+  const tags: TaggedDrop[] = [];
   const t = TASK_TABLE;
   const dirs: Direction[] = ['ingress', 'egress'];
   const hook = (dir: Direction, policy: string) => `type filter hook ${HOOK_CHAINS[dir]} priority 0; policy ${policy};`;
@@ -260,7 +285,7 @@ export function renderTask(r: TaskRules): { text: string; size: RulesetSize } {
     `table inet ${t} {`,
   ];
   for (const d of dirs) {
-    const body = chainBody(d === 'ingress' ? r.ingress : r.egress, d, r.gateway, size);
+    const body = chainBody(d === 'ingress' ? r.ingress : r.egress, d, r.gateway, size, tags, mode);
     size.rules += body.rules.length;
     // No spreading into push(): a side may have thousands of rules, past the argument limit.
     lines.push(`  chain ${HOOK_CHAINS[d]} {`, `    ${hook(d, body.policy)}`);
@@ -271,11 +296,11 @@ export function renderTask(r: TaskRules): { text: string; size: RulesetSize } {
     const addr = d === 'ingress' ? 'ip saddr' : 'ip daddr';
     lines.push(
       `  chain ${DROP_CHAINS[d]} {`,
-      `    meta l4proto { tcp, udp, sctp } update @${DROP_SETS[d]} { ${addr} . meta l4proto . th dport }`,
+      `    meta l4proto { tcp, udp, sctp } update @${DROP_SETS[d]} { ${addr} . meta l4proto . th dport . meta mark }`,
       '    drop',
       '  }',
     );
   }
   lines.push('}', '');
-  return { text: lines.join('\n'), size };
+  return { text: lines.join('\n'), size, tags };
 }

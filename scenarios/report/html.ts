@@ -10,7 +10,8 @@
 // Size: each cell's reasons are stored once per distinct text in a dictionary; a table cell holds
 // the index and the script builds its tooltip on hover; mismatching cells carry theirs inline.
 import { esc, graphSvg } from './graph.ts';
-import { failureLine, summaryLine } from './results.ts';
+import { failureLine, noPositiveControl, summaryLine } from './results.ts';
+import { evidenceText } from './evidence.ts';
 import type { CellResultDoc, CellStatusName, ScenarioReportDoc, SetReportDoc, StepResultDoc } from './schema.ts';
 import { portGroups, type PortGroup } from './truth-table.ts';
 import { plural } from '../../shared/plural.ts';
@@ -95,6 +96,13 @@ const MISMATCH: { status: CellStatusName; cls: string; title: string; what: stri
     what: 'the policies do not say what the author intended',
   },
   { status: 'computed != observed', cls: 'k2', title: 'Enforcement faults: computed != observed', what: 'the packets did not do what the policies say' },
+  {
+    status: 'dropped by another rule',
+    cls: 'k2',
+    title: 'Enforcement faults: dropped by another rule',
+    what: 'blocked, but the drop counted was not the rule the policies say decides it',
+  },
+  { status: 'not enforced', cls: 'k2', title: 'Enforcement faults: not enforced', what: 'the policies block it, and no drop of it was counted' },
   { status: 'no value', cls: 'k3', title: 'No value', what: 'judged, but nothing was observed in time' },
 ];
 
@@ -231,6 +239,9 @@ function stepSection(s: StepResultDoc, r: ScenarioReportDoc, i: number, pods: re
     ),
     '<p class="why mono" aria-live="polite">Click or tap a cell or an arrow to read its reasons here.</p>',
     mismatches(s, max),
+    noPositiveControl(s).length > 0
+      ? `<p class="muted">no positive control: <span class="mono">${noPositiveControl(s).map(esc).join(', ')}</span> (nothing reached them in this step; a dead server looks exactly like a policy drop)</p>`
+      : '',
     converged.length > 0
       ? `<h4>Convergence</h4><p class="muted">seconds from the step's policies applying to each cell's last flip to the value it ended with (0: it already had it); highlighted: the cells that changed from the previous step</p><div class="grid">${converged.map((g) => convergenceTable(g, pods)).join('')}</div>`
       : '',
@@ -256,7 +267,10 @@ const head = (p: Pod) => `<th${p.short !== p.id ? ` title="${esc(p.id)}"` : ''}>
 function observedText(c: CellResultDoc): string {
   const side = c.droppedBy === 'both' ? 'both sides' : c.droppedBy === 'egress' ? `${c.from}'s egress` : c.droppedBy === 'ingress' ? `${c.to}'s ingress` : null;
   const conv = typeof c.convergedAfterMs === 'number' ? `converged after ${secs(c.convergedAfterMs)}` : null;
-  return [c.observedReason, side ? `dropped by ${side}` : null, conv].filter(Boolean).join('; ') || 'nothing observed';
+  return (
+    [c.observedReason, side ? `dropped by ${side}` : null, c.evidence ? evidenceText(c.evidence, c.observed) : null, conv].filter(Boolean).join('; ') ||
+    'nothing observed'
+  );
 }
 
 function truthTable(g: PortGroup<CellResultDoc>, kind: TableKind, pods: readonly Pod[], dict: Dictionary): string {
@@ -275,7 +289,7 @@ function truthTable(g: PortGroup<CellResultDoc>, kind: TableKind, pods: readonly
         if (c.status === 'intended != computed') bad = 'm1';
       } else {
         m = c.status === 'not run' ? 'r' : c.expected === null && c.observed === null ? 'n' : markOf(c.observed);
-        if (c.status === 'computed != observed') bad = 'm2';
+        if (c.status === 'computed != observed' || c.status === 'dropped by another rule' || c.status === 'not enforced') bad = 'm2';
         else if (c.status === 'no value') bad = 'nv';
       }
       // A mismatching cell carries its whole story inline; the others get theirs on hover.

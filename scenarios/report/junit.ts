@@ -65,9 +65,10 @@ function junitSuite(report: ScenarioReportDoc): { xml: string; tests: number; fa
       );
       continue;
     }
-    const bad = failing(['computed != observed', 'no value']);
+    const observedKinds: CellStatusName[] = ['computed != observed', 'dropped by another rule', 'not enforced', 'no value'];
+    const bad = failing(observedKinds);
     if (bad.length > 0) failures++;
-    const kind = bad.some((c) => c.status === 'computed != observed') ? 'computed != observed' : 'no value';
+    const kind = observedKinds.find((k) => bad.some((c) => c.status === k)) ?? 'no value';
     const failure =
       bad.length > 0
         ? `\n      <failure message="${kind} at ${plural(bad.length, 'cell')}${kind === 'computed != observed' ? ' (an enforcement fault)' : ''}" type="${kind}">${xml(bad.map(failureLine).join('\n'))}\n\n${body}</failure>`

@@ -4,7 +4,8 @@
 // kept apart and named everywhere: "intended != computed" (the policies do not say what the
 // author meant) and "computed != observed" (the packets did not do what the policies say).
 import type { CellExpectation, StepExpectation } from '../model/expect.ts';
-import type { CellResultDoc, CellStatusName, ScenarioReportDoc, StepResultDoc } from './schema.ts';
+import type { CellResultDoc, CellStatusName, EvidenceDoc, ScenarioReportDoc, StepResultDoc } from './schema.ts';
+import { evidenceText, judgedStatus } from './evidence.ts';
 import type { PodSpec } from '../model/resolve.ts';
 import { renderTables, type TableCell } from './truth-table.ts';
 import { plural } from '../../shared/plural.ts';
@@ -31,6 +32,8 @@ export interface StepObservation {
   /** Cell key → ms from the step applying to its last flip to its final value (settle.ts). */
   convergedAfterMs?: ReadonlyMap<string, number>;
   droppedBy: ReadonlyMap<string, 'egress' | 'ingress' | 'both'>;
+  /** Cell key → the evidence of a cell judged blocked (run/evidence.ts); absent: no counters were read. */
+  evidence?: ReadonlyMap<string, EvidenceDoc>;
 }
 
 /**
@@ -54,7 +57,8 @@ export function cellResults(exp: StepExpectation, notRun: ReadonlyMap<string, st
     else if (notRun.has(k) || !obs) status = 'not run';
     else if (c.expected === null) status = 'not judged';
     else if (observed === null) status = 'no value';
-    else status = observed === c.expected ? 'pass' : 'computed != observed';
+    else status = judgedStatus(c.expected, observed, obs?.evidence?.get(k));
+    const evidence = obs?.evidence?.get(k);
     return {
       from: c.cell.from,
       to: c.cell.to,
@@ -75,8 +79,11 @@ export function cellResults(exp: StepExpectation, notRun: ReadonlyMap<string, st
           ? 'not run: the policies do not say what was intended'
           : !fresh && o
             ? `no check since the step applied (last: ${o.reason ?? 'none'})`
-            : (o?.reason ?? null)),
+            : evidence?.verdict === 'counters unreadable'
+              ? `${o?.reason ?? 'blocked'}; the drop counters could not be read, so nothing proves who dropped it`
+              : (o?.reason ?? null)),
       droppedBy: observed === false ? (obs?.droppedBy.get(k) ?? null) : null,
+      ...(evidence ? { evidence } : {}),
       changedAfterMs: obs?.changedAfterMs.get(k) ?? null,
       ...(obs?.convergedAfterMs ? { convergedAfterMs: observed === null ? null : (obs.convergedAfterMs.get(k) ?? null) } : {}),
     };
@@ -95,13 +102,25 @@ export function stepResult(
     pass: count('pass'),
     intendedNotComputed: count('intended != computed'),
     computedNotObserved: count('computed != observed'),
+    otherRule: count('dropped by another rule'),
+    notEnforced: count('not enforced'),
     noValue: count('no value'),
     notRun: count('not run'),
     notJudged: count('not judged'),
     notProven: count('not proven'),
   };
   const failure =
-    counts.intendedNotComputed > 0 ? 'intended != computed' : counts.computedNotObserved > 0 ? 'computed != observed' : counts.noValue > 0 ? 'no value' : null;
+    counts.intendedNotComputed > 0
+      ? 'intended != computed'
+      : counts.computedNotObserved > 0
+        ? 'computed != observed'
+        : counts.otherRule > 0
+          ? 'dropped by another rule'
+          : counts.notEnforced > 0
+            ? 'not enforced'
+            : counts.noValue > 0
+              ? 'no value'
+              : null;
   // Nothing failed but nothing judged could be observed: neither passed nor failed.
   const judged = cells.filter((c) => c.expected !== null);
   // A judged cell that is not proven keeps the step from passing: its verdict is only computed.
@@ -145,6 +164,9 @@ export function stepResult(
   };
 }
 
+/** The statuses that fail a step, in the order their failure kinds are named. */
+export const FAILING: readonly CellStatusName[] = ['intended != computed', 'computed != observed', 'dropped by another rule', 'not enforced', 'no value'];
+
 const word = (v: boolean | null) => (v === true ? 'allowed' : v === false ? 'blocked' : 'no value');
 const cellName = (c: CellResultDoc) => `${c.from} -> ${c.to} ${c.port}/${c.protocol}`;
 
@@ -161,7 +183,14 @@ export function failureLine(c: CellResultDoc): string {
       .join('; ');
     return `computed != observed: ${cellName(c)}: expected ${word(c.expected)}, observed ${word(c.observed)}${why ? ` (${why})` : ''}; ${c.reason}`;
   }
+  if ((c.status === 'dropped by another rule' || c.status === 'not enforced') && c.evidence)
+    return `${c.status}: ${cellName(c)}: ${evidenceText(c.evidence, c.observed)}`;
   return `no value: ${cellName(c)}: expected ${word(c.expected)}, nothing observed (${c.observedReason ?? 'no check'})`;
+}
+
+/** The destinations and ports a step judges blocked that no cell of the step was observed reaching ("pod port/PROTO"). */
+export function noPositiveControl(s: StepResultDoc): string[] {
+  return [...new Set(s.cells.filter((c) => c.evidence && c.evidence.positiveControl === null).map((c) => `${c.to} ${c.port}/${c.protocol}`))].sort();
 }
 
 export function summaryLine(s: StepResultDoc): string {
@@ -169,6 +198,8 @@ export function summaryLine(s: StepResultDoc): string {
   const parts = [`${n.pass} as expected`];
   if (n.intendedNotComputed) parts.push(`${n.intendedNotComputed} intended != computed`);
   if (n.computedNotObserved) parts.push(`${n.computedNotObserved} computed != observed`);
+  if (n.otherRule) parts.push(`${n.otherRule} dropped by another rule`);
+  if (n.notEnforced) parts.push(`${n.notEnforced} not enforced`);
   if (n.noValue) parts.push(`${n.noValue} no value`);
   if (n.notRun) parts.push(`${n.notRun} not run`);
   if (n.notJudged) parts.push(`${n.notJudged} not judged`);
@@ -191,8 +222,8 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
         ? `COMPUTED ONLY: ${plural(s.counts.notProven, 'cell')} the policies block not proven (not enforced here)`
         : s.outcome === 'not run'
           ? 'NOT RUN: nothing it judges could be observed here'
-          : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' ? ' (an enforcement fault)' : ''}`;
-  const failing = s.cells.filter((c) => c.status === 'intended != computed' || c.status === 'computed != observed' || c.status === 'no value');
+          : `FAIL: ${s.failure}${s.failure === 'intended != computed' ? ' (a policy-writing mistake)' : s.failure === 'computed != observed' || s.failure === 'dropped by another rule' || s.failure === 'not enforced' ? ' (an enforcement fault)' : ''}`;
+  const failing = s.cells.filter((c) => FAILING.includes(c.status));
   const lines = failing.slice(0, maxLines).map((c) => `  ${failureLine(c)}`);
   if (failing.length > maxLines) lines.push(`  … and ${failing.length - maxLines} more (see the JSON report)`);
   const flips = s.cells.filter((c) => c.changedAfterMs !== null);
@@ -200,5 +231,10 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
     flips.length > 0
       ? `changes showed after: ${flips.length <= 6 ? flips.map((c) => `${c.from}->${c.to} ${c.port}/${c.protocol} ${secs(c.changedAfterMs!)}`).join(', ') : `${plural(flips.length, 'cell')}, the last after ${secs(Math.max(...flips.map((c) => c.changedAfterMs!)))}`}`
       : '';
+  const uncontrolled = noPositiveControl(s);
+  if (uncontrolled.length > 0)
+    lines.push(
+      `no positive control: ${uncontrolled.join(', ')} (nothing reached ${uncontrolled.length === 1 ? 'it' : 'them'} in this step; a dead server looks exactly like a policy drop)`,
+    );
   return [`step ${s.index + 1}/${total} ${s.name}: ${verdict} (${timing})`, s.tables, summaryLine(s), ...lines, ...(flipText ? [flipText] : [])].join('\n');
 }

@@ -49,11 +49,54 @@ const Side = Type.Union(
   { description: "one side's verdict: the source's egress or the destination's ingress" },
 );
 
+const SideName = Type.Union([Type.Literal('egress'), Type.Literal('ingress')]);
+const DropRule = Type.Object(
+  {
+    side: SideName,
+    pod: Type.String({ description: 'the pod whose side it is (namespace/pod): the source for egress, the destination for ingress' }),
+    policies: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      description: 'the isolating policies whose default drop it is (namespace/name, sorted); null: the orchestrator could not say',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const EvidenceVerdict = Type.Union(
+  [Type.Literal('proven'), Type.Literal('not enforced'), Type.Literal('dropped by another rule'), Type.Literal('counters unreadable')],
+  {
+    description:
+      "proven: the counter of the rule the evaluator says decides the cell went up during the step; 'not enforced': no drop of the cell was counted; 'dropped by another rule': only other rules' counters went up; 'counters unreadable': the orchestrator could not read a side's counters",
+  },
+);
+
+export const Evidence = Type.Object(
+  {
+    verdict: EvidenceVerdict,
+    rule: Type.Union([DropRule, Type.Null()], {
+      description:
+        "the drop the evaluator says decides the cell (the source's egress when it denies, else the destination's ingress); null: the evaluator could not decide (any counted drop is then evidence)",
+    }),
+    drops: Type.Array(
+      Type.Object({ ...DropRule.properties, packets: Type.Integer({ description: "the counter's delta during the step" }) }, { additionalProperties: false }),
+      {
+        description: "the cell's drops counted during the step (GET /v2/starmap/drops before the step's write and after it settled), per side and rule",
+      },
+    ),
+    positiveControl: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'a source pod whose cell to the same destination, port and protocol was observed reachable in the same step (the server answers); null: no positive control (a dead server looks exactly like a policy drop)',
+    }),
+  },
+  { additionalProperties: false, description: 'why a blocked cell counts as blocked by the policies: measured drops of the deciding rule' },
+);
+
 export const CellStatus = Type.Union(
   [
     Type.Literal('pass'),
     Type.Literal('intended != computed'),
     Type.Literal('computed != observed'),
+    Type.Literal('dropped by another rule'),
+    Type.Literal('not enforced'),
     Type.Literal('no value'),
     Type.Literal('not run'),
     Type.Literal('not judged'),
@@ -61,7 +104,7 @@ export const CellStatus = Type.Union(
   ],
   {
     description:
-      "pass; 'intended != computed': the author's verdict is not what the policies say (a policy-writing mistake); 'computed != observed': the packets did not do what the policies say (an enforcement fault); 'no value': judged but not observed in time; 'not run': cannot be observed here (SCTP); 'not judged': the step does not judge it; 'not proven': judged, but the policies block it and are not enforced here (no isolation), so only its computed verdict holds",
+      "pass; 'intended != computed': the author's verdict is not what the policies say (a policy-writing mistake); 'computed != observed': the packets did not do what the policies say (an enforcement fault); 'dropped by another rule': a blocked cell's packets were dropped, but not by the rule the policies say decides it; 'not enforced': on an isolated run, a cell the policies block had no drop counted (nothing enforced it, whatever was observed); 'no value': judged but not observed in time; 'not run': cannot be observed here (SCTP); 'not judged': the step does not judge it; 'not proven': judged, but the policies block it and are not enforced here (no isolation), so only its computed verdict holds",
   },
 );
 
@@ -101,6 +144,12 @@ export const CellResult = Type.Object(
       description:
         'for a blocked observation, the side whose drop rule counted its packets during the step (GET /v2/starmap/drops); null when no drop was counted or counters are not available',
     }),
+    evidence: Type.Optional(
+      Type.Union([Evidence, Type.Null()], {
+        description:
+          'for a cell judged blocked and observed, where the drop counters could be read: the rule that decides it and what was counted; absent otherwise',
+      }),
+    ),
     changedAfterMs: Type.Union([Type.Number(), Type.Null()], {
       description: 'ms from the step applying to this cell showing its new value; null: it did not change',
     }),
@@ -125,6 +174,8 @@ const Counts = Type.Object(
     pass: Type.Integer(),
     intendedNotComputed: Type.Integer({ description: "cells 'intended != computed'" }),
     computedNotObserved: Type.Integer({ description: "cells 'computed != observed'" }),
+    otherRule: Type.Integer({ description: "cells 'dropped by another rule'" }),
+    notEnforced: Type.Integer({ description: "cells 'not enforced'" }),
     noValue: Type.Integer(),
     notRun: Type.Integer(),
     notJudged: Type.Integer(),
@@ -138,13 +189,25 @@ export const StepResult = Type.Object(
     index: Type.Integer(),
     name: Type.String(),
     description: Type.Optional(Type.String()),
-    policies: Type.Array(Type.String(), { description: 'the policies in force: NetworkPolicies as namespace/name, then admin-tier policies as cnp/<name>, anp/<name>, banp/default' }),
+    policies: Type.Array(Type.String(), {
+      description: 'the policies in force: NetworkPolicies as namespace/name, then admin-tier policies as cnp/<name>, anp/<name>, banp/default',
+    }),
     expectation: Type.Union([Type.Literal('computed'), Type.Literal('intended')]),
     outcome: Outcome,
     passed: Type.Boolean({ description: "outcome is 'pass'" }),
-    failure: Type.Union([Type.Literal('intended != computed'), Type.Literal('computed != observed'), Type.Literal('no value'), Type.Null()], {
-      description: 'what kind of failure, the policy-writing one first',
-    }),
+    failure: Type.Union(
+      [
+        Type.Literal('intended != computed'),
+        Type.Literal('computed != observed'),
+        Type.Literal('dropped by another rule'),
+        Type.Literal('not enforced'),
+        Type.Literal('no value'),
+        Type.Null(),
+      ],
+      {
+        description: 'what kind of failure, the policy-writing one first',
+      },
+    ),
     observed: Type.Boolean({ description: 'false when the step was not run (a policy-writing mistake stops the run before anything is deployed)' }),
     settled: Type.Union([Type.Boolean(), Type.Null()]),
     durationMs: Type.Union([Type.Number(), Type.Null()], { description: 'ms from the policies applying to settling (or to the deadline)' }),
@@ -171,6 +234,8 @@ export const ScenarioReport = Type.Object(
     failure: Type.Union([
       Type.Literal('intended != computed'),
       Type.Literal('computed != observed'),
+      Type.Literal('dropped by another rule'),
+      Type.Literal('not enforced'),
       Type.Literal('no value'),
       Type.Literal('error'),
       Type.Null(),
@@ -211,6 +276,8 @@ export const Report = Type.Union([ScenarioReport, SetReport], { $id: 'https://st
 
 export type CellResultDoc = Static<typeof CellResult>;
 export type CellStatusName = Static<typeof CellStatus>;
+export type EvidenceDoc = Static<typeof Evidence>;
+export type DropRuleDoc = Static<typeof DropRule>;
 export type StepResultDoc = Static<typeof StepResult>;
 export type ScenarioReportDoc = Static<typeof ScenarioReport>;
 export type SetReportDoc = Static<typeof SetReport>;

@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import { groupId, planApps, type Programs } from './deploy-plan.ts';
 import { addressMismatches } from '../model/addresses.ts';
 import { deploy } from './deploy.ts';
-import { droppedBy, readDrops } from './drops.ts';
+import { droppedBy, measureStep, readDrops } from './drops.ts';
+import { stepEvidence } from './evidence.ts';
 import { expectStep, type StepExpectation } from '../model/expect.ts';
 import { observe, type Located, type Observation } from './observe.ts';
 import type { OrchestratorClient } from './orchestrator-client.ts';
@@ -208,32 +209,43 @@ async function runSteps(
     log(
       `\napplying step ${i + 1}/${s.steps.length} ${step.name}${step.description ? `: ${step.description}` : ''} (policies: ${exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).join(', ') || 'none'})`,
     );
-    const writeAt = Date.now();
-    // Nothing to apply where nothing enforces (and no pod addresses to fill into ipBlocks there).
-    const applied = policies.enforces ? await policies.apply(desiredState(s, step, ips)) : { applied: 0, unchanged: 0, failed: [] };
-    const appliedAt = Date.now();
-    if (applied.failed.length > 0) {
-      const text = `step ${step.name}: the orchestrator could not apply everything: ${JSON.stringify(applied.failed).slice(0, 300)}`;
-      report.notices.push(text);
-      log(`note: ${text}`);
-    }
-    const before = policies.enforces && opts.isolated ? await readDrops(opts.client) : undefined;
     const notRun = notRunCells(exp, policies.enforces);
     const observable = exp.cells.filter((c) => !notRun.has(c.cell.key));
     const expected = new Map(observable.filter((c) => c.expected !== null).map((c) => [c.cell.key, c.expected!]));
-    const settled = await settle({
-      cells: observable.map((c) => c.cell.key),
-      expected,
-      observe: () => observe(located),
-      appliedAt,
-      deadlineMs: deadlineFor(step),
-      ...(previous ? { previous } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-      onProgress: (st, ms) =>
-        opts.progress?.(`  ${(ms / 1000).toFixed(1)} s: ${st.fresh}/${observable.length} cells checked since, ${st.matching}/${st.judged} as expected`),
-    });
-    if (opts.signal?.aborted) throw new Error('interrupted');
-    const after = before ? await readDrops(opts.client) : undefined;
+    // The drop counters are read before the write and after the step settled (drops.ts says why).
+    const counted = policies.enforces && opts.isolated;
+    const {
+      result: run,
+      before,
+      after,
+    } = await measureStep(
+      () => (counted ? readDrops(opts.client) : Promise.resolve(undefined)),
+      async () => {
+        const writeAt = Date.now();
+        // Nothing to apply where nothing enforces (and no pod addresses to fill into ipBlocks there).
+        const applied = policies.enforces ? await policies.apply(desiredState(s, step, ips)) : { applied: 0, unchanged: 0, failed: [] };
+        const appliedAt = Date.now();
+        if (applied.failed.length > 0) {
+          const text = `step ${step.name}: the orchestrator could not apply everything: ${JSON.stringify(applied.failed).slice(0, 300)}`;
+          report.notices.push(text);
+          log(`note: ${text}`);
+        }
+        const settled = await settle({
+          cells: observable.map((c) => c.cell.key),
+          expected,
+          observe: () => observe(located),
+          appliedAt,
+          deadlineMs: deadlineFor(step),
+          ...(previous ? { previous } : {}),
+          ...(opts.signal ? { signal: opts.signal } : {}),
+          onProgress: (st, ms) =>
+            opts.progress?.(`  ${(ms / 1000).toFixed(1)} s: ${st.fresh}/${observable.length} cells checked since, ${st.matching}/${st.judged} as expected`),
+        });
+        if (opts.signal?.aborted) throw new Error('interrupted');
+        return { writeAt, appliedAt, settled };
+      },
+    );
+    const { writeAt, appliedAt, settled } = run;
     const dropped = new Map<string, 'egress' | 'ingress' | 'both'>();
     if (before && after) {
       for (const c of observable) {
@@ -241,8 +253,10 @@ async function runSteps(
         if (side) dropped.set(c.cell.key, side);
       }
     }
+    const seen = new Map(observable.map((c) => [c.cell.key, settled.fresh.has(c.cell.key) ? (settled.observed.get(c.cell.key)?.allowed ?? null) : null]));
+    const evidence = before && after ? stepEvidence(exp, seen, before, after, ips) : undefined;
     const flips = [...settled.changedAfterMs.values()];
-    const result = stepResult(exp, s.pods, cellResults(exp, notRun, { ...settled, droppedBy: dropped }), {
+    const result = stepResult(exp, s.pods, cellResults(exp, notRun, { ...settled, droppedBy: dropped, ...(evidence ? { evidence } : {}) }), {
       settled: settled.settled,
       durationMs: settled.durationMs,
       budgetMs,

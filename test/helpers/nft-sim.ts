@@ -10,7 +10,7 @@
 // It understands the subset of nft the renderer writes (and says so, loudly, when it meets anything
 // else): iif/oif "lo", ct state, ip/ip6 saddr/daddr [!=] address|prefix|range|{set}, meta l4proto
 // proto|{set}, tcp/udp/sctp dport port|range|{set}, meta l4proto . th dport {proto . port|range, …},
-// update @set {…}, accept, drop, goto, comment.
+// update @set {…}, meta mark set, accept, drop, goto, comment.
 import { compileRules } from '../../orchestrator/isolation/compile.ts';
 import type { PodNet } from '../../orchestrator/isolation/cluster.ts';
 import { renderRuleset } from '../../orchestrator/isolation/render.ts';
@@ -30,6 +30,8 @@ export interface ChainVerdict {
   rule?: string;
   /** A drop that went through the counting chain (what GET /v2/starmap/drops would show). */
   counted: boolean;
+  /** The packet's mark when it was counted: the drop site's tag (orchestrator/isolation/drop-tags.ts). */
+  tag?: number;
 }
 
 interface Chain {
@@ -149,6 +151,7 @@ export function evaluateRuleset(text: string, hook: 'input' | 'output', pkt: Pac
   const base = chains.get(hook);
   if (!base) throw new Error(`nft-sim: no chain ${hook}`);
   const proto = pkt.protocol.toLowerCase();
+  let mark: number | undefined;
   const run = (c: Chain, depth: number): ChainVerdict | undefined => {
     if (depth > 8) throw new Error('nft-sim: goto loop');
     let counted = false;
@@ -187,6 +190,9 @@ export function evaluateRuleset(text: string, hook: 'input' | 'output', pkt: Pac
         } else if ((tok === 'tcp' || tok === 'udp' || tok === 'sctp') && t[i + 1] === 'dport') {
           matched = proto === tok && items(t[i + 2]!).some((it) => portMatches(it, pkt.port));
           i += 3;
+        } else if (tok === 'meta' && t[i + 1] === 'mark' && t[i + 2] === 'set') {
+          mark = Number(t[i + 3]); // a statement: the rule goes on (0x… reads as hex)
+          i += 4;
         } else if (tok === 'update') {
           counted = true; // the drop chain's counting statement (the packet goes on to the next rule)
           i += 3;
@@ -194,7 +200,7 @@ export function evaluateRuleset(text: string, hook: 'input' | 'output', pkt: Pac
           comment = t[i + 1]!.slice(1, -1);
           i += 2;
         } else if (tok === 'accept' || tok === 'drop') {
-          verdict = { verdict: tok, counted };
+          verdict = { verdict: tok, counted, ...(counted && mark !== undefined ? { tag: mark } : {}) };
           i++;
         } else if (tok === 'goto') {
           const target = chains.get(t[i + 1]!);
