@@ -6,6 +6,7 @@ import { verdictText } from '../../shared/netpol/explain.ts';
 import type { Protocol } from '../../shared/netpol/types.ts';
 import { InspectError } from '../errors.ts';
 import { expectStep } from '../model/expect.ts';
+import { EXTERNAL_PREFIX } from '../model/externals.ts';
 import { PodNames } from '../model/matrix.ts';
 import { nearest } from '../model/nearest.ts';
 import type { ResolvedScenario, ResolvedStep } from '../model/resolve.ts';
@@ -41,12 +42,14 @@ export function explainConnection(s: ResolvedScenario, opts: { step: string; fro
   const step = findStep(s, opts.step);
   const from = names.resolve(opts.from);
   if (!from) throw new InspectError(`--from: ${names.unknown(opts.from)}`);
-  const m = /^(.+?)(?::(?:(\d{1,5})\/(tcp|udp|sctp)|([a-z0-9-]+)))?$/i.exec(opts.to);
+  // `external:<name>` (model/externals.ts) holds a colon of its own before any port.
+  const ext = opts.to.startsWith(EXTERNAL_PREFIX) ? EXTERNAL_PREFIX : '';
+  const m = /^(.+?)(?::(?:(\d{1,5})\/(tcp|udp|sctp)|([a-z0-9-]+)))?$/i.exec(opts.to.slice(ext.length));
   if (!m) throw new InspectError(`--to: expected ns/pod[:port/PROTOCOL], got ${JSON.stringify(opts.to)}`);
-  const to = names.resolve(m[1]!);
-  if (!to) throw new InspectError(`--to: ${names.unknown(m[1]!)}`);
+  const to = names.resolve(ext + m[1]!);
+  if (!to) throw new InspectError(`--to: ${names.unknown(ext + m[1]!)}`);
   const exp = expectStep(s, step, parseIps(opts.ips ?? [], names));
-  const pod = (id: string) => exp.cluster.pods.find((p) => `${p.namespace}/${p.name}` === id)!;
+  const pod = (id: string) => exp.cluster.pods[s.pods.findIndex((p) => p.id === id)]!;
   const target = pod(to);
   let conns: { port: number; protocol: Protocol }[];
   if (m[2]) conns = [{ port: Number(m[2]), protocol: m[3]!.toUpperCase() as Protocol }];

@@ -25,7 +25,7 @@ import { DEFAULTS } from '../../orchestrator/config.ts';
 import { runDeployment, stoppedBy, topology } from '../run/runner.ts';
 import { preflight } from '../run/steps.ts';
 import { TerminalLines } from './terminal.ts';
-import { fail, manifestOptions, scenarioRef } from './options.ts';
+import { externalFlags, fail, manifestOptions, scenarioRef } from './options.ts';
 import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
 import { builtinNames } from '../model/builtin.ts';
 
@@ -52,6 +52,8 @@ export interface RunArgs {
   /** Manifests: the namespace of objects that name none, and one pod per replica. */
   namespace?: string;
   replicas?: boolean;
+  /** --external: hosts outside the pod network (model/externals.ts). */
+  external?: string[];
 }
 
 import { RunError } from '../errors.ts';
@@ -117,6 +119,8 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     targets = loadTargets(args.scenario, {
       ...(args.namespace !== undefined ? { namespace: args.namespace } : {}),
       ...(args.replicas ? { replicas: true } : {}),
+      ...(args.external?.length ? { externals: externalFlags(args.external) } : {}),
+      ...(args.netnsSubnet ? { podSubnet: args.netnsSubnet } : {}),
     });
   } catch (err) {
     if (err instanceof ScenarioError) throw new RunError(err.message);

@@ -94,8 +94,10 @@ export function reasonLine(v: Verdict): string {
 
 /** The full account of one connection, several lines. */
 export function verdictText(conn: Connection, v: Verdict, ev?: Evaluator): string {
-  const from = objectId(conn.from);
-  const to = objectId(conn.to);
+  // An external (a host outside the cluster) is in no namespace: `external:<name>`, as scenarios name it.
+  const id = (p: Connection['from']) => (p.external ? `external:${p.name}` : objectId(p));
+  const from = id(conn.from);
+  const to = id(conn.to);
   const verdict = v.allowed === true ? 'allowed' : v.allowed === false ? 'blocked' : 'undecided (depends on addresses not known yet)';
   return [
     `${from} -> ${to} ${conn.port}/${conn.protocol}: ${verdict}`,

@@ -151,7 +151,7 @@ export class TieredEvaluator {
   }
 
   #selects(policy: ClusterPolicy, pod: PodInfo): boolean {
-    if (pod.hostNetwork) return false;
+    if (pod.hostNetwork || pod.external) return false;
     const s = policy.subject;
     return 'namespaces' in s ? selectorMatches(s.namespaces, this.networkPolicies.namespaceLabels(pod.namespace)) : this.#podMatches(s.pods, pod);
   }
@@ -172,8 +172,8 @@ export class TieredEvaluator {
   }
 
   #peerMatches(policy: CompiledPolicy, p: ClusterPeer, direction: Direction, pod: PodInfo): Tri {
-    if ('namespaces' in p) return !pod.hostNetwork && selectorMatches(p.namespaces, this.networkPolicies.namespaceLabels(pod.namespace));
-    if ('pods' in p) return !pod.hostNetwork && this.#podMatches(p.pods, pod);
+    if ('namespaces' in p) return !pod.hostNetwork && !pod.external && selectorMatches(p.namespaces, this.networkPolicies.namespaceLabels(pod.namespace));
+    if ('pods' in p) return !pod.hostNetwork && !pod.external && this.#podMatches(p.pods, pod);
     if ('networks' in p) {
       if (direction !== 'egress') return false;
       const addr = pod.ip === undefined ? undefined : parseAddress(pod.ip);
