@@ -28,6 +28,9 @@ export type { NetworkPolicy, TaskNetInfo } from './policy.ts';
 
 export class IsolationUnavailable extends Error {}
 
+/** The app label that makes a task an external with that address (scenarios/model/externals.ts writes it). */
+export const EXTERNAL_APP_LABEL = 'starmap.external';
+
 export interface IsolationOptions extends TaskNetworkOptions {
   db?: DatabaseSync;
   log?: (msg: string, err?: unknown) => void;
@@ -88,6 +91,13 @@ export class Isolation {
    * it. Throws (and undoes the attachment) when the task's own rules cannot be applied.
    */
   async taskStarting(task: TaskIdentity): Promise<{ netns: string; ip: string; sync: SyncResult; ports?: number[] }> {
+    const external = task.labels[EXTERNAL_APP_LABEL];
+    if (external !== undefined) {
+      // A host outside the cluster (netns.ts): no policy applies to it and no selector sees it, so it
+      // is kept out of the engine's tasks; its own namespace stays open. Nothing is published.
+      const { netns, ip } = await this.network.attachTask(task.taskId, { external });
+      return { netns, ip, sync: { applied: [], unchanged: [], failed: [] } };
+    }
     const { netns, ip } = await this.network.attachTask(task.taskId);
     const named = parseDiscoveryPorts(task.ports);
     this.#tasks.set(task.taskId, { ...task, ports: named, netns, ip });

@@ -343,7 +343,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   const ensureNs = (name: string) => declared.has(name) || declared.set(name, { [NAMESPACE_NAME_LABEL]: name });
   for (const [name, labels] of fromManifests?.set.namespaces ?? []) if (!declared.has(name)) declared.set(name, labels);
   for (const ns of doc.model?.namespaces ?? []) ensureNs(ns);
-  for (const p of pods) ensureNs(p.namespace);
+  for (const p of pods) if (p.external === undefined) ensureNs(p.namespace);
 
   // Policies: manifests by namespace/name, or dialect policies by name.
   const catalog = new Map<string, LoadedPolicy>();
