@@ -47,6 +47,9 @@ apps:
 steps:
   - { name: one, expect: computed }
 `;
+/** BASE with one policy in force in its step. */
+const withPolicy = (extra: string, policy: NetworkPolicyObject) =>
+  `${BASE.replace('{ name: one, expect: computed }', `{ name: one, policies: [shop/${policy.metadata.name}], expect: computed }`)}${extra}policies:\n  - ${JSON.stringify(policy)}\n`;
 
 describe('externals: the model', () => {
   it('--external name=ADDRESS[:port/proto,...]: ports default to none given (80/TCP later), bad text is named', () => {
@@ -79,7 +82,7 @@ describe('externals: the model', () => {
     expect(coverageAddress(b('0.0.0.0/0'), [b('192.0.2.0/24')], SUBNET)).toBe('198.51.100.1');
     expect(coverageAddress(b('192.0.2.0/24'), [b('192.0.2.0/25')], SUBNET)).toBe('192.0.2.128');
     expect(coverageAddress(b('10.0.0.0/8'), [], SUBNET)).toBe('10.0.0.1');
-    expect(coverageAddress(b('10.213.0.0/16'), [b('10.213.1.0/24')], SUBNET)).toBe('10.213.2.1');
+    expect(coverageAddress(b('10.213.0.0/16'), [b('10.213.1.0/24')], SUBNET)).toBe('10.213.2.0'); // a /16's .0 inside it is a host like any other
     expect(coverageAddress(b('10.213.0.0/24'), [], SUBNET)).toBeUndefined(); // the pod subnet itself: the pods are in it
     expect(coverageAddress(b('203.0.113.9/32'), [], SUBNET)).toBe('203.0.113.9');
   });
@@ -112,7 +115,9 @@ describe('externals: the model', () => {
     expect(keys).toContain('external:api-ingress-i1p0>shop/api@9000/TCP');
     expect(keys.some((k) => /^external:[^>]*>external:/.test(k))).toBe(false);
 
-    const off = loadScenario(write(`${BASE}externals: { auto: false, hosts: [{ name: internet, address: 203.0.113.10 }] }\npolicies:\n  - ${JSON.stringify(egress('p', '192.0.2.0/24'))}\n`));
+    const off = loadScenario(write(withPolicy('externals: { auto: false, hosts: [{ name: internet, address: 203.0.113.10 }] }\n', egress('p', '192.0.2.0/24'))));
+    const on = loadScenario(write(withPolicy('externals: [{ name: internet, address: 203.0.113.10 }]\n', egress('p', '192.0.2.0/24'))));
+    expect(on.pods.filter((p) => p.external).map((p) => p.id)).toEqual(['external:internet', 'external:p-e0p0']);
     expect(off.pods.filter((p) => p.external).map((p) => p.id)).toEqual(['external:internet']);
     expect(off.cells.map((c) => c.key)).toEqual(['shop/web>external:internet@80/TCP', 'external:internet>shop/web@9000/TCP']);
   });
@@ -130,12 +135,12 @@ describe('externals: the model', () => {
     // `podSelector: {}` in a namespaceSelector-less peer would match a pod of namespace "external": never an external.
     const all = loadScenario(
       write(
-        `${BASE}externals: [{ name: internet, address: 203.0.113.10 }]\npolicies:\n  - ${JSON.stringify({
+        withPolicy('externals: [{ name: internet, address: 203.0.113.10 }]\n', {
           apiVersion: 'networking.k8s.io/v1',
           kind: 'NetworkPolicy',
           metadata: { name: 'from-all-namespaces', namespace: 'shop' },
           spec: { podSelector: {}, ingress: [{ from: [{ namespaceSelector: {} }] }] },
-        })}\n`,
+        }),
       ),
     );
     const e2 = expectStep(all, all.steps[0]!);
@@ -145,13 +150,13 @@ describe('externals: the model', () => {
   it('bad externals are refused with exit 2, naming the field', () => {
     const inSubnet = scenario(['check', write(`${BASE}externals: [{ name: lan, address: 10.213.0.7 }]\n`)]);
     expect(inSubnet.code).toBe(2);
-    expect(inSubnet.stderr).toMatch(/\/externals\/0\/address: 10\.213\.0\.7 is inside the run's pod subnet 10\.213\.0\.0\/24/);
+    expect(inSubnet.stderr).toMatch(/\/externals\/0\/address \(line \d+\): 10\.213\.0\.7 is inside the run's pod subnet 10\.213\.0\.0\/24/);
     const loop = scenario(['check', write(BASE), '--external', 'lo=127.0.0.1']);
     expect(loop.code).toBe(2);
-    expect(loop.stderr).toMatch(/--external 1\/address: 127\.0\.0\.1 is loopback/);
+    expect(loop.stderr).toMatch(/--external 1\/address( \(line \d+\))?: 127\.0\.0\.1 is loopback/);
     const dup = scenario(['check', write(`${BASE}externals: [{ name: a, address: 203.0.113.1 }, { name: a, address: 203.0.113.1 }]\n`)]);
-    expect(dup.stderr).toMatch(/\/externals\/1\/name: duplicate external "a"/);
-    expect(dup.stderr).toMatch(/\/externals\/1\/address: 203\.0\.113\.1 is also external:a's/);
+    expect(dup.stderr).toMatch(/\/externals\/1\/name( \(line \d+\))?: duplicate external "a"/);
+    expect(dup.stderr).toMatch(/\/externals\/1\/address( \(line \d+\))?: 203\.0\.113\.1 is also external:a's/);
     const flag = scenario(['check', write(BASE), '--external', 'nope']);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain('--external "nope": expected name=ADDRESS[:port/proto,...]');
@@ -160,7 +165,7 @@ describe('externals: the model', () => {
 
 describe('externals: scenario check and explain', () => {
   it('check: a row and a column for each external, egress allowed inside the CIDR, blocked inside the except, ingress from the ipBlock', () => {
-    const r = scenario(['check', EXAMPLE, '--external', 'partner=198.51.100.77:8443']);
+    const r = scenario(['check', EXAMPLE, '--external', 'partner=203.0.113.77:8443']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const table = r.stdout.split('\n');
@@ -174,7 +179,8 @@ describe('externals: scenario check and explain', () => {
     expect(cell('shop/web', 'external:partner')).toBe('X');
     expect(cell('shop/api', 'external:partner')).toBe('.');
     expect(cell('external:api-ingress-i1p0', 'shop/api')).toBe('.');
-    expect(cell('external:partner', 'shop/api')).toBe('.'); // 198.51.100.77 is inside the ingress ipBlock too
+    expect(cell('external:partner', 'shop/api')).toBe('X');
+    expect(cell('external:partner', 'shop/web')).toBe('.');
     expect(cell('external:internet', 'shop/api')).toBe('X');
     expect(cell('external:internet', 'external:partner')).toBe('-');
   });
