@@ -168,6 +168,8 @@ describe('externals: scenario check and explain', () => {
     const r = scenario(['check', EXAMPLE, '--external', 'partner=203.0.113.77:8443']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
+    expect(r.stdout).toContain('external:partner 203.0.113.77 serving 8443/TCP\n');
+    expect(r.stdout).toContain('external:web-egress-e1p0x0 192.0.2.129 serving 80/TCP (automatic, inside shop/web-egress /spec/egress/1/to/0/ipBlock/except/0)\n');
     const table = r.stdout.split('\n');
     const header = table.find((l) => l.trim().startsWith('shop/web') && l.includes('external:internet'))!;
     const cols = header.trim().split(/\s+/);

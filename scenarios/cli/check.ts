@@ -3,6 +3,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { plural } from '../../shared/plural.ts';
 import { expectStep } from '../model/expect.ts';
+import { externalsSummary } from '../model/externals.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { cellResults, failureLine, stepResult } from '../report/results.ts';
 import { LEGEND } from '../report/truth-table.ts';
@@ -11,8 +12,10 @@ import { load, loadOptions, manifestOptions, scenarioPositional, scenarioRef } f
 
 /** Every step's tables and whether intended = computed; `ok` false on a policy-writing mistake. */
 export function checkScenario(s: ResolvedScenario): { ok: boolean; text: string } {
-  // Manifests: what was read, ignored and noted comes first.
-  const out = [...(s.manifests ? [...s.manifests, ''] : []), LEGEND];
+  // Manifests: what was read, ignored and noted comes first; then the hosts outside the cluster.
+  const externals = externalsSummary(s.pods);
+  const head = [...(s.manifests ?? []), ...externals];
+  const out = [...(head.length > 0 ? [...head, ''] : []), LEGEND];
   let ok = true;
   for (const step of s.steps) {
     const exp = expectStep(s, step);

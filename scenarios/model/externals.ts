@@ -313,3 +313,13 @@ export function externalCells(pods: readonly PodSpec[], externals: readonly PodS
   }
   return cells;
 }
+
+/** One line per external for `scenario check`: `external:internet 203.0.113.10 serving 443/TCP (automatic: ns/policy /spec/…)`. */
+export function externalsSummary(pods: readonly PodSpec[]): string[] {
+  return pods
+    .filter((p) => p.external !== undefined)
+    .map(
+      (p) =>
+        `${p.id} ${p.external} serving ${p.ports.map((x) => `${x.port}/${x.protocol}`).join(', ')}${p.covers ? ` (automatic, inside ${p.covers})` : ''}`,
+    );
+}
