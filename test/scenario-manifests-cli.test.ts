@@ -30,7 +30,7 @@ describe('scenario check on manifests', () => {
       'Services: shop/web 80→http=8080/TCP, shop/api 8080→http=8080/TCP, shop-data/postgres 5432→postgres=5432/TCP',
       'ignored 5 objects: 2 ConfigMap, 1 Ingress, 1 Secret, 1 ServiceAccount',
     ]);
-    expect(r.stdout).toContain('step 1/1 as-written: computed (18 cells)');
+    expect(r.stdout).toContain('step 1/1 as-written: computed (28 cells)'); // 18 between pods, 10 with the external standing in shop/api's ipBlock
     // Only the api reaches the database's port; the monitoring namespace only its metrics.
     expect(r.stdout).toMatch(/5432\/TCP\ncomputed\n\s+shop-data\/postgres\nshop\/web\s+X\nshop\/api\s+\.\nmonitoring\/prometheus X\n/);
     expect(r.stdout).toMatch(/9187\/TCP\ncomputed\n\s+shop-data\/postgres\nshop\/web\s+X\nshop\/api\s+X\nmonitoring\/prometheus \.\n/);
@@ -95,7 +95,7 @@ describe('scenario files with manifests', () => {
       'name: s\nmanifests: [chart/]\napps:\n  - { name: outsider, namespace: elsewhere, kind: probe, probes: [shop/web:http, shop-data/postgres:postgres] }\nsteps:\n  - { name: one }\n  - { name: open, policies: [] }\n',
     );
     const s = loadScenario(file);
-    expect(s.pods.map((p) => p.id)).toEqual(['elsewhere/outsider', 'shop/web', 'shop/api', 'shop-data/postgres', 'monitoring/prometheus']);
+    expect(s.pods.map((p) => p.id)).toEqual(['elsewhere/outsider', 'shop/web', 'shop/api', 'shop-data/postgres', 'monitoring/prometheus', 'external:api-e2p0']);
     const at = (step: number, key: string) => expectStep(s, s.steps[step]!).cells.find((c) => c.cell.key === key)?.computed;
     expect(s.steps[0]!.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`)).toEqual(['shop-data/default-deny', 'shop-data/postgres', 'shop/api']);
     expect(at(0, 'elsewhere/outsider>shop-data/postgres@5432/TCP')).toBe(false);

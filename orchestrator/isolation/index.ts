@@ -31,6 +31,8 @@ export class IsolationUnavailable extends Error {}
 
 /** The app label that asks for a task address (honoured when it is a free address of the subnet). */
 export const ADDRESS_LABEL = 'starmap.address';
+/** The app label that makes a task an external with that address (scenarios/model/externals.ts writes it). */
+export const EXTERNAL_APP_LABEL = 'starmap.external';
 
 export interface IsolationOptions extends TaskNetworkOptions {
   db?: DatabaseSync;
@@ -106,9 +108,17 @@ export class Isolation {
    * it. Throws (and undoes the attachment) when the task's own rules cannot be applied.
    */
   async taskStarting(task: TaskIdentity): Promise<{ netns: string; ip: string; sync: SyncResult; ports?: number[] }> {
+    const wanted = task.labels?.[ADDRESS_LABEL];
+    const external = task.labels?.[EXTERNAL_APP_LABEL];
+    if (external !== undefined) {
+      // A host outside the cluster (netns.ts): no policy applies to it and no selector sees it, so it
+      // is kept out of the engine's tasks; its own namespace stays open. Nothing is published.
+      const { netns, ip } = await this.network.attachTask(task.taskId, { external, ...(wanted ? { wantedIp: wanted } : {}) });
+      return { netns, ip, sync: { applied: [], unchanged: [], failed: [] } };
+    }
     // An app may ask for its address (label starmap.address: the scenario runner's deterministic
     // addressing, scenarios/model/addresses.ts); it gets it when free, else the next one.
-    const { netns, ip } = await this.network.attachTask(task.taskId, task.labels?.[ADDRESS_LABEL]);
+    const { netns, ip } = await this.network.attachTask(task.taskId, wanted ? { wantedIp: wanted } : {});
     const named = parseDiscoveryPorts(task.ports);
     this.#tasks.set(task.taskId, { ...task, ports: named, netns, ip });
     const sync = await this.engine.sync();

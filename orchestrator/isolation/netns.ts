@@ -8,11 +8,19 @@
 // - an nftables table `inet <prefix>_guard` that drops anything forwarded into or out of the
 //   bridge, and any packet for the subnet leaving by an interface other than the bridge.
 // ip_forward is never touched. Everything is named with the prefix (names.ts) so cleanupAll finds it.
+//
+// Externals (a scenario's hosts outside the cluster, app label starmap.external=<address>): a task
+// namespace like the others (its names and a subnet address from the IPAM, which the host reaches
+// its API at), whose eth0 also holds the external address as /32, with an on-link route for the
+// subnet whose source is that address; every task namespace gets an on-link /32 route to each
+// external over its own eth0. So pod ↔ external packets go from veth to veth over the bridge: the
+// host never routes them (it has no route for the address), nothing leaves the machine, and once
+// the external is gone they die on the bridge. No policy applies to an external (index.ts).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { GUARD_METRIC, NETNS_ETC, cleanupAll, killNamespacePids, pidAlive, prefixLockFile, prefixOwner, type CleanupReport } from './cleanup.ts';
 import { run, tryRun } from './exec.ts';
-import { Ipam, gatewayOf, ipToInt, parseSubnet, type Subnet } from './ipam.ts';
+import { Ipam, contains, gatewayOf, ipToInt, parseSubnet, type Subnet } from './ipam.ts';
 import { checkPrefix, namesFor, type Names } from './names.ts';
 import { TASK_TABLE } from './render.ts';
 
@@ -44,6 +52,10 @@ export class TaskNetwork {
   readonly #ipam: Ipam;
   readonly #log: (msg: string) => void;
   readonly #attached = new Map<string, TaskAttachment>();
+  /** taskId → the external address of the tasks attached as externals. */
+  readonly #externals = new Map<string, string>();
+  /** The latest hosts entries (writeHosts), also written into externals' namespaces. */
+  #hosts: { ip: string; names: string[] }[] = [];
   #started = false;
 
   constructor(opts: TaskNetworkOptions = {}) {
@@ -157,11 +169,16 @@ export class TaskNetwork {
    * open until a ruleset is applied: apply the policies (PolicyEngine.sync) before starting the task.
    * `wantedIp`: the address asked for (Ipam.allocate), when free.
    */
-  async attachTask(taskId: string, wantedIp?: string): Promise<{ netns: string; ip: string }> {
+  async attachTask(taskId: string, opts: { external?: string; wantedIp?: string } = {}): Promise<{ netns: string; ip: string }> {
     if (!this.#started) throw new Error('isolation network is not started');
     const have = this.#attached.get(taskId);
     if (have) return { netns: have.netns, ip: have.ip };
-    const a = this.#ipam.allocate(taskId, wantedIp);
+    const external = opts.external;
+    if (external !== undefined) {
+      const bad = this.externalProblem(external);
+      if (bad) throw new Error(`task ${taskId}: external address ${bad}`);
+    }
+    const a = this.#ipam.allocate(taskId, opts.wantedIp);
     const ns = this.names.netns(a.index);
     const hostVeth = this.names.hostVeth(a.index);
     const peer = this.names.peerVeth(a.index);
@@ -177,11 +194,25 @@ export class TaskNetwork {
       await run('ip', ['link', 'set', hostVeth, 'master', this.names.bridge]);
       await run('ip', ['link', 'set', hostVeth, 'up']);
       await run('ip', ['-n', ns, 'link', 'set', peer, 'name', 'eth0']);
-      await run('ip', ['-n', ns, 'addr', 'add', `${a.ip}/${this.subnet.prefixLength}`, 'dev', 'eth0']);
+      if (external === undefined) await run('ip', ['-n', ns, 'addr', 'add', `${a.ip}/${this.subnet.prefixLength}`, 'dev', 'eth0']);
+      else {
+        // Its subnet address only for the host to reach it; to the pods it is the external address.
+        await run('ip', ['-n', ns, 'addr', 'add', `${a.ip}/32`, 'dev', 'eth0']);
+        await run('ip', ['-n', ns, 'addr', 'add', `${external}/32`, 'dev', 'eth0']);
+      }
       await run('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
       await run('ip', ['-n', ns, 'link', 'set', 'eth0', 'up']);
-      this.writeHosts(ns, []);
+      if (external === undefined) {
+        for (const address of this.#externals.values()) await run('ip', ['-n', ns, 'route', 'replace', `${address}/32`, 'dev', 'eth0', 'scope', 'link']);
+        this.writeHosts(ns, []);
+      } else {
+        await run('ip', ['-n', ns, 'route', 'add', this.subnet.cidr, 'dev', 'eth0', 'scope', 'link', 'src', external]);
+        for (const t of this.#attached.values())
+          if (!this.#externals.has(t.taskId)) await run('ip', ['-n', t.netns, 'route', 'replace', `${external}/32`, 'dev', 'eth0', 'scope', 'link']);
+        this.#writeHostsFile(ns, this.#hosts);
+      }
     } catch (err) {
+      if (external !== undefined) await this.#dropExternalRoutes(external);
       await tryRun('ip', ['netns', 'del', ns]);
       await tryRun('ip', ['link', 'del', hostVeth]);
       this.#ipam.release(taskId);
@@ -189,13 +220,41 @@ export class TaskNetwork {
     }
     const att: TaskAttachment = { taskId, netns: ns, ip: a.ip, hostVeth };
     this.#attached.set(taskId, att);
+    if (external !== undefined) this.#externals.set(taskId, external);
     return { netns: ns, ip: a.ip };
+  }
+
+  /** Why an address cannot be an external's (inside the subnet, loopback, multicast…, taken), or undefined. */
+  externalProblem(address: string): string | undefined {
+    let n: number;
+    try {
+      n = ipToInt(address);
+    } catch {
+      return `${JSON.stringify(address)} is not an IPv4 address`;
+    }
+    if (contains(this.subnet, address)) return `${address} is inside the task subnet ${this.subnet.cidr}`;
+    const top = n >>> 24;
+    if (top === 0 || top === 127 || top >= 224) return `${address} is not a unicast host address (0/8, loopback, multicast or reserved)`;
+    for (const [id, other] of this.#externals) if (other === address) return `${address} is already task ${id}'s`;
+    return undefined;
+  }
+
+  /** The external address of a task attached as an external. */
+  externalOf(taskId: string): string | undefined {
+    return this.#externals.get(taskId);
+  }
+
+  async #dropExternalRoutes(address: string): Promise<void> {
+    for (const t of this.#attached.values()) if (!this.#externals.has(t.taskId)) await tryRun('ip', ['-n', t.netns, 'route', 'del', `${address}/32`]);
   }
 
   /** Kills what still runs in the task's namespace, removes namespace, veth and hosts file, frees the address. */
   async detachTask(taskId: string): Promise<void> {
     const att = this.#attached.get(taskId);
     if (!att) return;
+    const external = this.#externals.get(taskId);
+    this.#externals.delete(taskId);
+    if (external !== undefined) await this.#dropExternalRoutes(external);
     await killNamespacePids(att.netns);
     await tryRun('ip', ['netns', 'del', att.netns]);
     await tryRun('ip', ['link', 'del', att.hostVeth]);
@@ -221,6 +280,19 @@ export class TaskNetwork {
    * /etc/hosts). Rewritten in place, so running tasks see updates.
    */
   writeHosts(netns: string, entries: { ip: string; names: string[] }[]): void {
+    this.#writeHostsFile(netns, entries);
+    // Externals are no task of the policy engine's, which writes the hosts files: they get the
+    // same names, so that their probes find the pods.
+    if (entries !== this.#hosts && entries.length > 0) {
+      this.#hosts = entries;
+      for (const [id] of this.#externals) {
+        const att = this.#attached.get(id);
+        if (att) this.#writeHostsFile(att.netns, entries);
+      }
+    }
+  }
+
+  #writeHostsFile(netns: string, entries: { ip: string; names: string[] }[]): void {
     const dir = join(NETNS_ETC, netns);
     mkdirSync(dir, { recursive: true });
     const lines = ['127.0.0.1\tlocalhost', '::1\tlocalhost ip6-localhost ip6-loopback'];
@@ -251,6 +323,7 @@ export class TaskNetwork {
     const report = await cleanupAll({ prefix: this.prefix, subnet: this.subnet.cidr });
     for (const a of this.#attached.values()) this.#ipam.release(a.taskId);
     this.#attached.clear();
+    this.#externals.clear();
     return report;
   }
 }

@@ -11,6 +11,7 @@ import { plural } from '../../shared/plural.ts';
 import { subnetFlag } from '../../orchestrator/isolation/flags.ts';
 import { plannedAddresses, RUN_SUBNET } from '../model/addresses.ts';
 import { expectStep } from '../model/expect.ts';
+import { externalsSummary } from '../model/externals.ts';
 import { PodNames } from '../model/matrix.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { REPORT_FORMATS } from '../report/formats.ts';
@@ -44,12 +45,13 @@ const usesIpBlocks = (s: ResolvedScenario) => s.steps.some((st) => st.policies.s
  */
 export function checkScenario(s: ResolvedScenario, opts: { ips?: ReadonlyMap<string, string> } = {}): CheckResult {
   const ips = opts.ips ?? plannedAddresses(s.pods);
-  // Manifests: what was read, ignored and noted comes first.
-  const out = [...(s.manifests ? [...s.manifests, ''] : []), LEGEND];
+  // Manifests: what was read, ignored and noted comes first; then the hosts outside the cluster.
+  const head = [...(s.manifests ?? []), ...externalsSummary(s.pods)];
+  const out = [...(head.length > 0 ? [...head, ''] : []), LEGEND];
   if (usesIpBlocks(s))
     out.push(
       ips.size > 0
-        ? `addresses used for ipBlocks: ${s.pods.map((p) => `${p.id} ${ips.get(p.id) ?? 'not known'}`).join(', ')}`
+        ? `addresses used for ipBlocks: ${s.pods.map((p) => `${p.id} ${p.external ?? ips.get(p.id) ?? 'not known'}`).join(', ')}`
         : 'addresses used for ipBlocks: none (cells that depend on one are undecided)',
     );
   let ok = true;

@@ -8,6 +8,7 @@ import { chainText, type TieredEvaluator } from '../../shared/netpol/tiers.ts';
 import { objectId, type Protocol } from '../../shared/netpol/types.ts';
 import { InspectError } from '../errors.ts';
 import { expectStep } from '../model/expect.ts';
+import { EXTERNAL_PREFIX } from '../model/externals.ts';
 import { PodNames } from '../model/matrix.ts';
 import { nearest } from '../model/nearest.ts';
 import type { ResolvedScenario, ResolvedStep } from '../model/resolve.ts';
@@ -45,8 +46,9 @@ export function parseIps(entries: readonly string[], names: PodNames): Map<strin
  * a bad port, never the one as the other.
  */
 export function parseTo(text: string): { pod: string; port?: { number: number; protocol: Protocol } | { name: string } } {
+  // `external:<name>` (model/externals.ts) holds a colon of its own before any port.
   const at = text.lastIndexOf(':');
-  if (at < 0) return { pod: text };
+  if (at < 0 || (text.startsWith(EXTERNAL_PREFIX) && at === EXTERNAL_PREFIX.length - 1)) return { pod: text };
   const pod = text.slice(0, at);
   const port = text.slice(at + 1);
   const numbered = /^(\d{1,5})\/(tcp|udp|sctp)$/i.exec(port);
@@ -77,7 +79,7 @@ export function explainConnection(
   const ips = opts.addresses === 'unknown' ? new Map<string, string>() : plannedAddresses(s.pods, opts.subnet ?? RUN_SUBNET);
   for (const [id, ip] of parseIps(opts.ips ?? [], names)) ips.set(id, ip);
   const exp = expectStep(s, step, ips);
-  const pod = (id: string) => exp.cluster.pods.find((p) => `${p.namespace}/${p.name}` === id)!;
+  const pod = (id: string) => exp.cluster.pods[s.pods.findIndex((p) => p.id === id)]!;
   const target = pod(to);
   let conns: { port: number; protocol: Protocol }[];
   const port = parsed.port;

@@ -1,5 +1,6 @@
 // What the scenario commands share: how an error is said (exit 2), the manifest options, and
 // loading the scenario a command names.
+import { parseExternalFlag, type ExternalHostDoc } from '../model/externals.ts';
 import { loadScenario, type LoadOptions } from '../model/load.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { ScenarioError } from '../errors.ts';
@@ -27,12 +28,33 @@ export const manifestOptions = {
     default: false,
     describe: 'manifests: as many pods as each workload asks for, named <workload>-<n> (default: one per workload)',
   },
+  external: {
+    type: 'string',
+    array: true,
+    describe:
+      'a host outside the pod network, external:<name> in cells: name=ADDRESS[:port/proto,...] (IPv4 outside the pod subnet; default 80/tcp); repeat for more',
+  },
 } as const;
 
-export const loadOptions = (a: { readonly [flag: string]: unknown }): LoadOptions => ({
-  ...(typeof a.namespace === 'string' ? { namespace: a.namespace } : {}),
-  ...(a.replicas === true ? { replicas: true } : {}),
-});
+/** The --external flags, read; exit 2 naming the flag that is wrong. */
+export function externalFlags(values: unknown): ExternalHostDoc[] {
+  const list = values === undefined ? [] : Array.isArray(values) ? values : [values];
+  return list.map((v) => {
+    const r = parseExternalFlag(String(v));
+    if ('error' in r) fail(r.error);
+    return r;
+  });
+}
+
+export const loadOptions = (a: { readonly [flag: string]: unknown }): LoadOptions => {
+  const externals = externalFlags(a.external);
+  return {
+    ...(typeof a.namespace === 'string' ? { namespace: a.namespace } : {}),
+    ...(a.replicas === true ? { replicas: true } : {}),
+    ...(externals.length > 0 ? { externals } : {}),
+    ...(typeof a.netnsSubnet === 'string' ? { podSubnet: a.netnsSubnet } : {}),
+  };
+};
 
 /** yargs reads a lone `-` (stdin) as an empty string. */
 export const scenarioRef = (v: unknown): string => (v === '' || v === undefined ? '-' : String(v));

@@ -27,7 +27,7 @@ import { notEnforcedReport } from '../run/unenforced.ts';
 import { CNP_CONFORMANCE_VERSION, conformanceReportYaml } from '../report/conformance.ts';
 import { VERSION } from '../../shared/version.ts';
 import { TerminalLines } from './terminal.ts';
-import { EXIT, fail, manifestOptions, scenarioRef } from './options.ts';
+import { EXIT, externalFlags, fail, manifestOptions, scenarioRef } from './options.ts';
 
 export { EXIT };
 import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
@@ -61,6 +61,8 @@ export interface RunArgs {
   replicas?: boolean;
   /** A run that cannot enforce policies exits 0 (not EXIT_COMPUTED_ONLY) when every computed check holds. */
   computedOnly?: boolean;
+  /** --external: hosts outside the pod network (model/externals.ts). */
+  external?: string[];
 }
 
 import { RunError } from '../errors.ts';
@@ -152,6 +154,8 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     targets = loadTargets(args.scenario, {
       ...(args.namespace !== undefined ? { namespace: args.namespace } : {}),
       ...(args.replicas ? { replicas: true } : {}),
+      ...(args.external?.length ? { externals: externalFlags(args.external) } : {}),
+      ...(args.netnsSubnet ? { podSubnet: args.netnsSubnet } : {}),
     });
   } catch (err) {
     if (err instanceof ScenarioError) throw new RunError(err.message);

@@ -50,7 +50,8 @@ export function clusterAt(s: ResolvedScenario, step: ResolvedStep, ips: Readonly
       name: p.name,
       labels: step.podLabels[p.id] ?? p.labels,
       ports: p.ports,
-      ...(ips.has(p.id) ? { ip: ips.get(p.id)! } : {}),
+      // An external's address is its own, known before anything runs (model/externals.ts).
+      ...(p.external !== undefined ? { ip: p.external, external: true } : ips.has(p.id) ? { ip: ips.get(p.id)! } : {}),
     })),
   };
 }
@@ -59,7 +60,7 @@ export function expectStep(s: ResolvedScenario, step: ResolvedStep, ips?: Readon
   const cluster = clusterAt(s, step, ips);
   const tiered = step.clusterPolicies?.length ? new TieredEvaluator(cluster, step.policies, step.clusterPolicies) : undefined;
   const evaluator = tiered?.networkPolicies ?? new Evaluator(cluster, step.policies);
-  const podById = new Map(cluster.pods.map((p) => [`${p.namespace}/${p.name}`, p]));
+  const podById = new Map(cluster.pods.map((p, i) => [s.pods[i]!.id, p]));
   const cells = s.cells.map((cell): CellExpectation => {
     const conn = { from: podById.get(cell.from)!, to: podById.get(cell.to)!, port: cell.port, protocol: cell.protocol };
     const verdict = evaluator.evaluate(conn);

@@ -8,11 +8,15 @@ import { MAX_SCENARIO_BYTES, readScenario, ScenarioError } from './scenario-file
 import { resolveScenario, type ResolvedScenario } from './resolve.ts';
 import { MAX_MANIFEST_VALUES, shapeProblem } from './yaml-bounds.ts';
 import { isManifestDir, readManifestSources, readStdin } from './sources.ts';
+import type { ExternalHostDoc } from './externals.ts';
 
 /** How manifests are read: kubectl's --namespace for objects without one, --replicas. */
 export interface LoadOptions {
   namespace?: string;
   replicas?: boolean;
+  /** --external hosts (model/externals.ts), and the pod subnet they must be outside of. */
+  externals?: ExternalHostDoc[];
+  podSubnet?: string;
 }
 
 /**
@@ -34,6 +38,12 @@ const manifestIo = (opts: LoadOptions) => ({
   manifests: (path: string) => readManifestSources(path),
   ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
   ...(opts.replicas ? { replicas: true } : {}),
+  ...externalIo(opts),
+});
+
+const externalIo = (opts: LoadOptions) => ({
+  ...(opts.externals ? { externals: opts.externals } : {}),
+  ...(opts.podSubnet ? { podSubnet: opts.podSubnet } : {}),
 });
 
 /**
@@ -87,7 +97,7 @@ export function loadScenario(ref: string, opts: LoadOptions = {}): ResolvedScena
       if (text === undefined) throw Object.assign(new Error(`no built-in file ${path}`), { code: 'ENOENT' });
       return text;
     };
-    return resolveScenario(readScenario(readFile(builtin), builtin), { readFile });
+    return resolveScenario(readScenario(readFile(builtin), builtin), { readFile, ...externalIo(opts) });
   }
   if (ref === '-') {
     let text: string;
@@ -121,7 +131,7 @@ export function loadTargets(ref: string, opts: LoadOptions = {}): { set?: string
   const builtins = Object.keys(BUILTIN)
     .filter((n) => n.startsWith(prefix))
     .sort();
-  if (builtins.length > 0) return { set: ref.replace(/\/+$/, ''), scenarios: builtins.map((n) => loadScenario(n)) };
+  if (builtins.length > 0) return { set: ref.replace(/\/+$/, ''), scenarios: builtins.map((n) => loadScenario(n, externalIo(opts))) };
   if (existsSync(ref) && statSync(ref).isDirectory()) {
     const files = readdirSync(ref)
       .filter((f) => /\.(ya?ml|json)$/.test(f))

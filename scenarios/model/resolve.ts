@@ -25,6 +25,7 @@ import {
 } from './cluster-policies.ts';
 import { directoryPolicies, manifestCells, manifestModel, type ManifestIo, type ManifestModel } from './scenario-manifests.ts';
 import { POD_KINDS } from './workloads.ts';
+import { coverageExternals, declaredExternals, DEFAULT_POD_SUBNET, EXTERNAL_NAMESPACE, externalCells, externalPod, externalsOf, type ExternalHostDoc } from './externals.ts';
 import { applyStepManifests } from './step-manifests.ts';
 import { intendedVerdicts, PodNames } from './matrix.ts';
 import { ScenarioError, type ParsedScenario } from './scenario-file.ts';
@@ -63,6 +64,10 @@ export interface PodSpec {
   cmd?: string;
   /** `Kind namespace/name` of the workload a manifest-made pod comes from. */
   workload?: string;
+  /** An external (model/externals.ts): its address outside the pod network; no policy selects it. */
+  external?: string;
+  /** An automatic external: the ipBlock it stands in. */
+  covers?: string;
 }
 
 export interface ResolvedStep {
@@ -100,6 +105,10 @@ export interface ResolvedScenario {
 export interface ResolveIo extends ManifestIo {
   /** Reads a manifest file; `path` is the scenario's directory joined with the `file:` entry. */
   readFile(path: string): string;
+  /** --external flags, after the file's `externals:`. */
+  externals?: ExternalHostDoc[];
+  /** The run's pod subnet (--netns-subnet): externals must be outside it (default DEFAULT_POD_SUBNET). */
+  podSubnet?: string;
 }
 
 const DEFAULT_PORT = { probe: 9000, collector: 9001, app: 8080 } as const;
@@ -171,7 +180,7 @@ function appPod(a: AppDoc): PodSpec {
   };
 }
 
-function checkOf(to: PodSpec, port: number, protocol: Protocol): CheckKind {
+export function checkOf(to: PodSpec, port: number, protocol: Protocol): CheckKind {
   if (protocol === 'SCTP') return 'sctp';
   if (protocol === 'UDP') return 'udp';
   return port === to.apiPort && to.kind !== 'app' ? 'http' : 'tcp';
@@ -327,12 +336,27 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     if (shorts.has(p.short) && shorts.get(p.short) !== p.id) problems.add('/apps', `duplicate short label "${p.short}" (${shorts.get(p.short)} and ${p.id})`);
     shorts.set(p.short, p.id);
   });
+  // Externals: the declared ones now (expectations may name them), automatic ones once the steps' policies are known.
+  const externalDecl = externalsOf(doc.externals);
+  const podSubnet = io.podSubnet ?? DEFAULT_POD_SUBNET;
+  const declaredExt = declaredExternals([...externalDecl.hosts, ...(io.externals ?? []).map((d, i) => ({ doc: d, at: `--external ${i + 1}` }))], podSubnet);
+  for (const p of declaredExt.problems) problems.add(p.at, p.message);
+  const addExternals = (list: typeof declaredExt.externals, at: string) => {
+    const added = list.map(externalPod);
+    for (const e of added)
+      if (pods.some((p) => p.external === undefined && p.namespace === EXTERNAL_NAMESPACE && p.name === e.name))
+        problems.add(at, `external "${e.name}" and pod ${EXTERNAL_NAMESPACE}/${e.name} would be one app: rename one`);
+    pods.push(...added);
+    return added;
+  };
+  const declaredPods = addExternals(declaredExt.externals, '/externals');
   if (pods.length > MAX_PODS) problems.add('/', `${pods.length} pods; at most ${MAX_PODS}`);
   problems.throwIfAny();
   const names = new PodNames(pods);
   const cells = cellsOf(pods, apps, doc.model, names, problems);
   const made = fromManifests?.pods ?? [];
   cells.push(...manifestCells(made));
+  cells.push(...externalCells(pods, declaredPods, checkOf));
   if (cells.length > MAX_CELLS) problems.add('/', `${cells.length} cells; at most ${MAX_CELLS}`);
 
   // Namespaces: declared, the model's, the pods', the policies' (below).
@@ -346,7 +370,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   const ensureNs = (name: string) => declared.has(name) || declared.set(name, { [NAMESPACE_NAME_LABEL]: name });
   for (const [name, labels] of fromManifests?.set.namespaces ?? []) if (!declared.has(name)) declared.set(name, labels);
   for (const ns of doc.model?.namespaces ?? []) ensureNs(ns);
-  for (const p of pods) ensureNs(p.namespace);
+  for (const p of pods) if (p.external === undefined) ensureNs(p.namespace);
 
   // Policies: manifests by namespace/name, or dialect policies by name.
   const catalog = new Map<string, LoadedPolicy>();
@@ -498,6 +522,24 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
       ...(previous.dialect ? { dialect: previous.dialect } : {}),
     };
   });
+  if (externalDecl.auto) {
+    const inForce = [...new Set(steps.flatMap((s) => s.policies))];
+    const auto = addExternals(coverageExternals(inForce, declaredExt.externals, podSubnet), '/externals');
+    if (auto.length > 0) {
+      cells.push(...externalCells(pods, auto, checkOf));
+      if (pods.length > MAX_PODS) problems.add('/', `${pods.length} pods (${auto.length} of them automatic externals: externals: {auto: false} leaves them out); at most ${MAX_PODS}`);
+      // Hand-written expectations read again with the new cells (a `default` judges them too).
+      doc.steps.forEach((s, i) => {
+        if (steps[i]!.intended === null || s.expect === undefined || s.expect === 'computed') return;
+        try {
+          steps[i]!.intended = intendedVerdicts(s.expect, cells, names);
+        } catch {
+          /* said in the first reading */
+        }
+      });
+      if (cells.length > MAX_CELLS) problems.add('/', `${cells.length} cells (with the automatic externals' cells); at most ${MAX_CELLS}`);
+    }
+  }
   const stepNames = new Set<string>();
   steps.forEach((s) => {
     if (stepNames.has(s.name)) problems.add(`/steps/${s.index}/name`, `duplicate step name "${s.name}"`);

@@ -7,6 +7,7 @@
 // cluster: `namespaces` are Namespaces, `apps` (and the `model` shorthand) are Pods with their
 // labels and named container ports, `policies` are NetworkPolicy manifests.
 import { type Static, Type } from '@sinclair/typebox';
+import { Externals } from './externals.ts';
 
 const DNS_LABEL = '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$';
 const Name = Type.String({ pattern: DNS_LABEL, description: 'lowercase letters, digits and dashes, at most 63 (a Kubernetes name and a Marathon id segment)' });
@@ -209,6 +210,7 @@ export const Scenario = Type.Object(
         Type.Record(Name, DialectPolicy, { description: "Starmap's policy dialect, by name" }),
       ]),
     ),
+    externals: Type.Optional(Externals),
     steps: Type.Array(Step, { minItems: 1 }),
   },
   { additionalProperties: false, $id: 'https://starmap.invalid/scenario.schema.json', title: 'Starmap scenario' },

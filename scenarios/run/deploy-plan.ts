@@ -7,7 +7,11 @@
 //   by the orchestrator, like a cluster's service names);
 // - loopback: no isolation; every port of every pod is mapped to its own port on 127.0.0.1, so
 //   that nine pods can all "serve 80". Policies cannot be enforced there.
+// Externals (model/externals.ts) are probes under /starmap/<scenario>/external/<name> with the label
+// starmap.external=<address>, which makes the orchestrator give the task that address outside the
+// pod subnet (orchestrator/isolation/netns.ts); the pods reach them at that address, not by name.
 // Pure: the caller writes the collector's resources file.
+import { EXTERNAL_APP_LABEL } from '../model/externals.ts';
 import type { Cell, PodSpec, ResolvedScenario } from '../model/resolve.ts';
 
 export interface Programs {
@@ -67,7 +71,7 @@ function serveList(p: PodSpec, portOf: (n: number) => number): string[] {
 export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout, resourcesFile: (content: string) => string): PlannedApp[] {
   const byId = new Map(s.pods.map((p) => [p.id, p]));
   const portOf = (p: PodSpec, n: number) => (layout.isolated ? n : (layout.hostPorts?.get(p.id)?.get(n) ?? n));
-  const hostOf = (p: PodSpec) => (layout.isolated ? hostName(p) : '127.0.0.1');
+  const hostOf = (p: PodSpec) => (layout.isolated ? (p.external ?? hostName(p)) : '127.0.0.1');
   const urlOf = (c: Cell): string | undefined => {
     const to = byId.get(c.to)!;
     const where = `${hostOf(to)}:${portOf(to, c.port)}`;
@@ -128,6 +132,7 @@ export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout
       'starmap.namespace': p.namespace,
       'starmap.pod': p.name,
       ...(want ? { 'starmap.address': want } : {}),
+      ...(p.external !== undefined ? { [EXTERNAL_APP_LABEL]: p.external } : {}),
     };
     const marathonId = `${groupId(s)}/${p.namespace}/${p.name}`;
     const definition: Record<string, unknown> = {

@@ -83,7 +83,8 @@ export async function deploy(
           : undefined
         : `http://127.0.0.1:${running.ports[0] ?? app.port}`;
     if (!base) throw new Error(`${app.marathonId} has no running task with an address`);
-    if (ip) ips.set(app.pod.id, ip);
+    // An external is reached at its subnet address (its API) but is, to the pods, its own address.
+    if (ip) ips.set(app.pod.id, app.pod.external ?? ip);
     const published = opts.isolated && running ? publishedPort(app, running) : undefined;
     located.push({ app, base, ...(published ? { published } : {}) });
   }

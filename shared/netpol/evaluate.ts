@@ -239,6 +239,7 @@ export class Evaluator {
 
   #isolating(pod: PodInfo): Record<Direction, CompiledPolicy[]> {
     let found = this.#isolatedBy.get(pod);
+    if (!found && pod.external) found = { ingress: [], egress: [] };
     if (!found) {
       const selecting = this.#policies.filter((p) => p.namespace === pod.namespace && selectorMatches(p.source.spec.podSelector ?? {}, pod.labels));
       found = { ingress: selecting.filter((p) => p.isolates.ingress), egress: selecting.filter((p) => p.isolates.egress) };
@@ -283,6 +284,7 @@ export class Evaluator {
       return v;
     }
     if (!peer.podSelector && !peer.namespaceSelector) return false; // refused by validation; selects nothing
+    if (pod.external) return false; // outside the cluster: in no namespace, a pod of none
     const nsOk = peer.namespaceSelector ? selectorMatches(peer.namespaceSelector, this.namespaceLabels(pod.namespace)) : pod.namespace === policy.namespace;
     return nsOk && (peer.podSelector ? selectorMatches(peer.podSelector, pod.labels) : true);
   }

@@ -124,8 +124,10 @@ export function ipBlockText(c: IpBlockCheck, peerId: string): string {
  * address the address it used and, when excluded, the except that did.
  */
 export function verdictText(conn: Connection, v: Verdict, ev?: Evaluator): string {
-  const from = objectId(conn.from);
-  const to = objectId(conn.to);
+  // An external (a host outside the cluster) is in no namespace: `external:<name>`, as scenarios name it.
+  const id = (p: Connection['from']) => (p.external ? `external:${p.name}` : objectId(p));
+  const from = id(conn.from);
+  const to = id(conn.to);
   const known = ev?.answer(conn);
   const a = known?.answer ?? answerOf(conn, v);
   const said = v.allowed === true ? 'allowed' : v.allowed === false ? 'blocked' : 'undecided';

@@ -170,7 +170,7 @@ export class TieredEvaluator {
   }
 
   #selects(policy: ClusterPolicy, pod: PodInfo): boolean {
-    if (pod.hostNetwork) return false;
+    if (pod.hostNetwork || pod.external) return false;
     const s = policy.subject;
     return 'namespaces' in s ? selectorMatches(s.namespaces, this.networkPolicies.namespaceLabels(pod.namespace)) : this.#podMatches(s.pods, pod);
   }
@@ -196,7 +196,7 @@ export class TieredEvaluator {
       if (!hits) this.#peerHits.set(p, (hits = new Map()));
       let hit = hits.get(pod);
       if (hit === undefined) {
-        hit = !pod.hostNetwork && ('namespaces' in p ? selectorMatches(p.namespaces, this.networkPolicies.namespaceLabels(pod.namespace)) : this.#podMatches(p.pods, pod));
+        hit = !pod.hostNetwork && !pod.external && ('namespaces' in p ? selectorMatches(p.namespaces, this.networkPolicies.namespaceLabels(pod.namespace)) : this.#podMatches(p.pods, pod));
         hits.set(pod, hit);
       }
       return hit;

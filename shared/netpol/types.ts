@@ -105,6 +105,11 @@ export interface PodInfo {
   ports: NamedPort[];
   /** A pod on the host's network: admin-tier subjects and pod peers never include it (tiers.ts). */
   hostNetwork?: boolean;
+  /**
+   * A host outside the cluster (a scenario's `externals:`): no policy selects it, so its own sides
+   * are never isolated, and pod or namespace selectors never match it; only ipBlocks (by its ip) do.
+   */
+  external?: boolean;
 }
 
 /** `namespace/name`, the id a policy or a pod goes by in reports and in the orchestrator's API. */

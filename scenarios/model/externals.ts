@@ -1,0 +1,325 @@
+// Peers outside the cluster (issue 29): hosts that no NetworkPolicy selects but whose addresses
+// the policies' ipBlocks name. Each external is `external:<name>` in cells, tables and reports; on
+// packets it is a namespace of its own with that address, reached only over the run's bridge
+// (orchestrator/isolation/netns.ts). It probes every pod's declared ports (the pods' ingress
+// cells) and serves its own ports, which every probe pod probes (the pods' egress cells).
+//
+// Where they come from:
+// - `externals:` in the scenario (a list, or {auto, hosts}) and `--external name=ADDRESS[:port/proto,...]`;
+// - automatic coverage (unless `externals: {auto: false}`): for each IPv4 ipBlock in force in any
+//   step, one external inside its CIDR and one inside each `except`, so that every ipBlock rule
+//   has a cell that exercises it (addresses chosen below, deterministic).
+// An address inside the pod subnet, loopback, 0/8, multicast or reserved is refused: it would not
+// be "outside" or could not be given to a namespace. Pure (no I/O).
+import { createHash } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
+import { blockContains, parseAddress, parseBlock, type Block } from '../../shared/netpol/cidr.ts';
+import { hasTemplate } from '../../shared/netpol/ip-template.ts';
+import type { NamedPort, NetworkPolicyObject, NetworkPolicyPeer, NetworkPolicyPort, Protocol } from '../../shared/netpol/types.ts';
+import type { Cell, CheckKind, PodSpec } from './resolve.ts';
+
+/** The run's pod subnet when none is given: the bundled orchestrator's default (orchestrator/isolation/netns.ts). */
+export const DEFAULT_POD_SUBNET = '10.213.0.0/24';
+/** Ports an external serves when it names none. */
+export const DEFAULT_EXTERNAL_PORTS: readonly NamedPort[] = [{ name: '', port: 80, protocol: 'TCP' }];
+/** The namespace (Marathon sub-group) externals are deployed under; no pod of the scenario may share one of their ids. */
+export const EXTERNAL_NAMESPACE = 'external';
+export const EXTERNAL_PREFIX = 'external:';
+/** The app label the orchestrator reads an external's address from. */
+export const EXTERNAL_APP_LABEL = 'starmap.external';
+
+const NAME = '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$';
+const IPV4 = '^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$';
+
+export const ExternalHost = Type.Object(
+  {
+    name: Type.String({ pattern: NAME, description: 'lowercase letters, digits and dashes; the peer is external:<name>' }),
+    address: Type.String({ pattern: IPV4, description: 'its IPv4 address: outside the pod subnet, not loopback, multicast or reserved' }),
+    ports: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            port: Type.Integer({ minimum: 1, maximum: 65535 }),
+            protocol: Type.Optional(Type.Union([Type.Literal('TCP'), Type.Literal('UDP')])),
+          },
+          { additionalProperties: false },
+        ),
+        { minItems: 1, maxItems: 16, description: 'ports it serves (the pods probe them: egress cells); default 80/TCP' },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'a host outside the pod network: it probes the pods and is probed by them' },
+);
+
+export const Externals = Type.Union(
+  [
+    Type.Array(ExternalHost, { maxItems: 32 }),
+    Type.Object(
+      {
+        auto: Type.Optional(
+          Type.Boolean({ description: 'add one external inside each ipBlock CIDR and each except in force (default true)' }),
+        ),
+        hosts: Type.Optional(Type.Array(ExternalHost, { maxItems: 32 })),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  {
+    description:
+      'hosts outside the pod network (a list, or {auto, hosts}); without `auto: false` one is also added inside each ipBlock CIDR and except in force',
+  },
+);
+
+export type ExternalHostDoc = Static<typeof ExternalHost>;
+export type ExternalsDoc = Static<typeof Externals>;
+
+export interface ExternalSpec {
+  name: string;
+  address: string;
+  ports: NamedPort[];
+  /** Automatic coverage: the ipBlock it stands in (`ns/policy /spec/egress/0/to/0/ipBlock/cidr`). */
+  covers?: string;
+}
+
+/** What an external's declaration got wrong; `field` is relative to the declaration. */
+export interface ExternalProblem {
+  field: string;
+  message: string;
+}
+
+const RESERVED: { block: string; why: string }[] = [
+  { block: '0.0.0.0/8', why: '"this network" (0/8)' },
+  { block: '127.0.0.0/8', why: 'loopback' },
+  { block: '224.0.0.0/4', why: 'multicast' },
+  { block: '240.0.0.0/4', why: 'reserved (240/4)' },
+];
+
+/** Why an address cannot be an external's, or undefined when it can. */
+export function addressProblem(address: string, podSubnet: string): string | undefined {
+  const a = parseAddress(address);
+  if (!a || a.family !== 4 || address.includes(':')) return `${JSON.stringify(address)} is not an IPv4 address`;
+  for (const r of RESERVED) if (blockContains(parseBlock(r.block)!, a)) return `${address} is ${r.why}, not a host outside the cluster`;
+  const pods = parseBlock(podSubnet);
+  if (pods && blockContains(pods, a)) return `${address} is inside the run's pod subnet ${podSubnet}: an external is outside the pod network`;
+  return undefined;
+}
+
+/** `name=ADDRESS[:port/proto,...]` (proto tcp or udp, default tcp), as --external takes it. */
+export function parseExternalFlag(text: string): ExternalHostDoc | { error: string } {
+  const m = /^([^=]*)=([^:]*)(?::(.*))?$/.exec(text.trim());
+  if (!m) return { error: `--external ${JSON.stringify(text)}: expected name=ADDRESS[:port/proto,...]` };
+  const [, name, address, portList] = m;
+  if (!new RegExp(NAME).test(name!)) return { error: `--external ${JSON.stringify(text)}: the name must be lowercase letters, digits and dashes (at most 63)` };
+  const ports: NonNullable<ExternalHostDoc['ports']> = [];
+  if (portList !== undefined) {
+    for (const item of portList.split(',')) {
+      const p = /^(\d{1,5})(?:\/(tcp|udp))?$/i.exec(item.trim());
+      const n = p ? Number(p[1]) : 0;
+      if (!p || n < 1 || n > 65535) return { error: `--external ${JSON.stringify(text)}: ${JSON.stringify(item)} is not port[/tcp|udp] (1-65535)` };
+      ports.push({ port: n, protocol: (p[2]?.toUpperCase() ?? 'TCP') as 'TCP' | 'UDP' });
+    }
+  }
+  return { name: name!, address: address!, ...(ports.length > 0 ? { ports } : {}) };
+}
+
+/** The declared externals (file first, then flags), checked; problems carry the field they are about. */
+export function declaredExternals(
+  hosts: readonly { doc: ExternalHostDoc; at: string }[],
+  podSubnet: string,
+): { externals: ExternalSpec[]; problems: { at: string; message: string }[] } {
+  const problems: { at: string; message: string }[] = [];
+  const names = new Map<string, string>();
+  const addresses = new Map<string, string>();
+  const externals: ExternalSpec[] = [];
+  for (const { doc, at } of hosts) {
+    const bad = addressProblem(doc.address, podSubnet);
+    if (bad) problems.push({ at: `${at}/address`, message: bad });
+    if (names.has(doc.name)) problems.push({ at: `${at}/name`, message: `duplicate external "${doc.name}" (also ${names.get(doc.name)})` });
+    if (addresses.has(doc.address))
+      problems.push({ at: `${at}/address`, message: `${doc.address} is also external:${addresses.get(doc.address)}'s: one host per address` });
+    names.set(doc.name, at);
+    addresses.set(doc.address, doc.name);
+    const ports = (doc.ports ?? []).map((p) => ({ name: '', port: p.port, protocol: (p.protocol ?? 'TCP') as Protocol }));
+    const unique = [...new Map(ports.map((p) => [`${p.port}/${p.protocol}`, p])).values()];
+    externals.push({ name: doc.name, address: doc.address, ports: unique.length > 0 ? unique : [...DEFAULT_EXTERNAL_PORTS] });
+  }
+  return { externals, problems };
+}
+
+const TEST_NETS = ['192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24'].map((b) => parseBlock(b)!);
+const v4 = (n: bigint) => [24n, 16n, 8n, 0n].map((s) => String((n >> s) & 255n)).join('.');
+
+/**
+ * The address an external standing in a block gets: inside `block`, outside every `avoid` block,
+ * not the network or broadcast address of a block of 30 bits or fewer, and fit for an external
+ * (addressProblem). A documentation address (TEST-NET-1, -2, -3) is preferred when the block
+ * holds one, so that a stand-in for "the internet" is one that can never be a real host; else the
+ * first usable address. Undefined when there is none (say, the block is the pod subnet).
+ */
+export function coverageAddress(block: Block, avoid: readonly Block[], podSubnet: string): string | undefined {
+  if (block.family !== 4) return undefined;
+  const size = 1n << BigInt(32 - block.prefix);
+  const first = block.network + (block.prefix <= 30 ? 1n : 0n);
+  const last = block.network + size - 1n - (block.prefix <= 30 ? 1n : 0n);
+  const fits = (n: bigint) => {
+    const a = { family: 4 as const, value: n };
+    return n >= first && n <= last && !avoid.some((b) => blockContains(b, a)) && addressProblem(v4(n), podSubnet) === undefined;
+  };
+  const ranges: [bigint, bigint][] = [];
+  for (const t of TEST_NETS) {
+    const lo = t.network > first ? t.network + 1n : first;
+    const hi = t.network + 255n < last ? t.network + 254n : last;
+    if (lo <= hi) ranges.push([lo, hi]);
+  }
+  ranges.push([first, last]);
+  // Each blocking range (an except, the pod subnet, a reserved block) is skipped whole, so a /0
+  // with many excepts is still a few steps, not a count through its addresses.
+  const skips = [...avoid, parseBlock(podSubnet), ...RESERVED.map((r) => parseBlock(r.block))].filter((b): b is Block => !!b && b.family === 4);
+  for (const [lo, hi] of ranges) {
+    let n = lo;
+    for (let guard = 0; n <= hi && guard < 10_000; guard++) {
+      if (fits(n)) return v4(n);
+      const a = { family: 4 as const, value: n };
+      let next = n + 1n;
+      for (const b of skips) {
+        const end = b.network + (1n << BigInt(32 - b.prefix));
+        if (blockContains(b, a) && end > next) next = end;
+      }
+      n = next;
+    }
+  }
+  return undefined;
+}
+
+/** A DNS-label name from parts, cut (with a short hash to stay unique) when over 63 characters. */
+function externalName(parts: string[]): string {
+  const full = parts
+    .join('-')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/-+/g, '-')
+    .replace(/^-|-$/g, '');
+  if (full.length <= 63) return full;
+  const hash = createHash('sha256').update(full).digest('hex').slice(0, 6);
+  return `${full.slice(0, 56).replace(/-+$/, '')}-${hash}`;
+}
+
+/** The ports an egress rule allows, as an external standing in its peers should serve them (numbers only). */
+function servedPorts(ports: readonly NetworkPolicyPort[] | undefined): NamedPort[] {
+  const out = new Map<string, NamedPort>();
+  for (const p of ports ?? []) {
+    const protocol = p.protocol ?? 'TCP';
+    if (protocol === 'SCTP' || typeof p.port !== 'number') continue;
+    out.set(`${p.port}/${protocol}`, { name: '', port: p.port, protocol });
+  }
+  return out.size > 0 ? [...out.values()].slice(0, 16) : [...DEFAULT_EXTERNAL_PORTS];
+}
+
+/**
+ * Automatic coverage: for each IPv4 ipBlock of the policies (CIDR and each except; templates, which
+ * name pods, and IPv6 left out), one external with an address inside it, unless an external
+ * (declared or made earlier) already has an address there that the block judges the same way.
+ * Named `<policy>-<e|i><rule>p<peer>[x<except>]` (`web-egress-e1p0x0`: egress rule 1, peer 0, except 0),
+ * with `<namespace>-` before it when that name is taken.
+ */
+export function coverageExternals(policies: readonly NetworkPolicyObject[], existing: readonly ExternalSpec[], podSubnet: string): ExternalSpec[] {
+  const made: ExternalSpec[] = [];
+  const all = () => [...existing, ...made];
+  for (const policy of policies) {
+    const rules = [
+      ...(policy.spec.egress ?? []).map((r, i) => ({ dir: 'e', i, peers: r.to, ports: r.ports, path: `/spec/egress/${i}/to` })),
+      ...(policy.spec.ingress ?? []).map((r, i) => ({ dir: 'i', i, peers: r.from, ports: undefined, path: `/spec/ingress/${i}/from` })),
+    ];
+    for (const rule of rules) {
+      (rule.peers ?? []).forEach((peer: NetworkPolicyPeer, p) => {
+        const ip = peer.ipBlock;
+        if (!ip || hasTemplate(ip.cidr) || (ip.except ?? []).some(hasTemplate)) return;
+        const cidr = parseBlock(ip.cidr.trim());
+        const excepts = (ip.except ?? []).map((e) => parseBlock(e.trim())).filter((b): b is Block => b !== undefined);
+        if (!cidr || cidr.family !== 4) return;
+        const base = [policy.metadata.namespace, policy.metadata.name, `${rule.dir}${rule.i}p${p}`];
+        const where = `${policy.metadata.namespace}/${policy.metadata.name} ${rule.path}/${p}/ipBlock`;
+        const want: { block: Block; avoid: Block[]; suffix: string; covers: string }[] = [
+          { block: cidr, avoid: excepts, suffix: '', covers: `${where}/cidr` },
+          ...excepts.map((e, j) => ({ block: e, avoid: [], suffix: `x${j}`, covers: `${where}/except/${j}` })),
+        ];
+        for (const w of want) {
+          const served = rule.dir === 'e' ? servedPorts(rule.ports) : [...DEFAULT_EXTERNAL_PORTS];
+          const inside = (e: ExternalSpec) => {
+            const a = parseAddress(e.address)!;
+            return blockContains(w.block, a) && !w.avoid.some((b) => blockContains(b, a));
+          };
+          // One already inside stands in for this block too; one made here also serves this rule's ports.
+          const have = made.find(inside) ?? existing.find(inside);
+          if (have) {
+            if (made.includes(have))
+              for (const port of served)
+                if (!have.ports.some((x) => x.port === port.port && x.protocol === port.protocol) && have.ports.length < 16) have.ports.push(port);
+            continue;
+          }
+          const address = coverageAddress(w.block, w.avoid, podSubnet);
+          if (!address || all().some((e) => e.address === address)) continue;
+          // The policy's name and the rule; its namespace too when another external has that name already.
+          const short = externalName([base[1]!, `${base[2]}${w.suffix}`]);
+          const name = all().some((e) => e.name === short) ? externalName([...base.slice(0, 2), `${base[2]}${w.suffix}`]) : short;
+          if (all().some((e) => e.name === name)) continue;
+          made.push({ name, address, ports: served, covers: w.covers });
+        }
+      });
+    }
+  }
+  return made;
+}
+
+/** The declarations a scenario's `externals:` holds, with their JSON pointers, and whether auto coverage is on. */
+export function externalsOf(doc: ExternalsDoc | undefined): { hosts: { doc: ExternalHostDoc; at: string }[]; auto: boolean } {
+  if (doc === undefined) return { hosts: [], auto: true };
+  if (Array.isArray(doc)) return { hosts: doc.map((h, i) => ({ doc: h, at: `/externals/${i}` })), auto: true };
+  return { hosts: (doc.hosts ?? []).map((h, i) => ({ doc: h, at: `/externals/hosts/${i}` })), auto: doc.auto !== false };
+}
+
+/** The pod an external is in the model: a probe with no labels that no policy selects (evaluate.ts: `external`). */
+export function externalPod(e: ExternalSpec): PodSpec {
+  // Its HTTP API (the runner reads its /status there) on a port it does not serve to the pods.
+  let apiPort = 9000;
+  while (e.ports.some((p) => p.port === apiPort)) apiPort++;
+  return {
+    id: `${EXTERNAL_PREFIX}${e.name}`,
+    namespace: EXTERNAL_NAMESPACE,
+    name: e.name,
+    kind: 'probe',
+    short: `${EXTERNAL_PREFIX}${e.name}`,
+    labels: {},
+    apiPort,
+    ports: e.ports,
+    external: e.address,
+    ...(e.covers ? { covers: e.covers } : {}),
+  };
+}
+
+/**
+ * The cells of externals: every probe pod probes every port each external serves (egress cells);
+ * each external probes every port of every pod (ingress cells). Never external to external: both
+ * ends outside the cluster is nothing a NetworkPolicy judges.
+ */
+export function externalCells(pods: readonly PodSpec[], externals: readonly PodSpec[], checkOf: (to: PodSpec, port: number, protocol: Protocol) => CheckKind): Cell[] {
+  const inside = pods.filter((p) => p.external === undefined);
+  const cells: Cell[] = [];
+  const add = (from: PodSpec, to: PodSpec, np: NamedPort) =>
+    cells.push({ key: `${from.id}>${to.id}@${np.port}/${np.protocol}`, from: from.id, to: to.id, port: np.port, protocol: np.protocol, check: checkOf(to, np.port, np.protocol) });
+  for (const e of externals) {
+    for (const p of inside) if (p.kind === 'probe') for (const np of e.ports) add(p, e, np);
+    for (const p of inside) for (const np of p.ports) add(e, p, np);
+  }
+  return cells;
+}
+
+/** One line per external for `scenario check`: `external:internet 203.0.113.10 serving 443/TCP (automatic: ns/policy /spec/…)`. */
+export function externalsSummary(pods: readonly PodSpec[]): string[] {
+  return pods
+    .filter((p) => p.external !== undefined)
+    .map(
+      (p) =>
+        `${p.id} ${p.external} serving ${p.ports.map((x) => `${x.port}/${x.protocol}`).join(', ')}${p.covers ? ` (automatic, inside ${p.covers})` : ''}`,
+    );
+}
