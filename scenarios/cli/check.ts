@@ -7,7 +7,7 @@ import type { ResolvedScenario } from '../model/resolve.ts';
 import { cellResults, failureLine, stepResult } from '../report/results.ts';
 import { LEGEND } from '../report/truth-table.ts';
 import { notRunCells, settleBudgetMs } from '../run/steps.ts';
-import { load, loadOptions, manifestOptions, scenarioPositional, scenarioRef } from './options.ts';
+import { assertOption, loadAsserted, manifestOptions, scenarioPositional, scenarioRef } from './options.ts';
 
 /** Every step's tables and whether intended = computed; `ok` false on a policy-writing mistake. */
 export function checkScenario(s: ResolvedScenario): { ok: boolean; text: string } {
@@ -43,9 +43,9 @@ export const checkCommand: CommandModule = {
   command: 'check <scenario>',
   describe:
     "show every step's computed truth tables (and the intended ones) without deploying anything; exits 1 when the policies do not say what the scenario intends",
-  builder: (y: Argv) => y.positional('scenario', scenarioPositional).options(manifestOptions),
+  builder: (y: Argv) => y.positional('scenario', scenarioPositional).options(manifestOptions).options(assertOption),
   handler: (a) => {
-    const r = checkScenario(load(scenarioRef(a.scenario), loadOptions(a)));
+    const r = checkScenario(loadAsserted(scenarioRef(a.scenario), a));
     process.stdout.write(`${r.text}\n`);
     process.exitCode = r.ok ? 0 : 1;
   },

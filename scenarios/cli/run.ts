@@ -25,7 +25,7 @@ import { DEFAULTS } from '../../orchestrator/config.ts';
 import { runDeployment, stoppedBy, topology } from '../run/runner.ts';
 import { preflight } from '../run/steps.ts';
 import { TerminalLines } from './terminal.ts';
-import { fail, manifestOptions, scenarioRef } from './options.ts';
+import { addAssertFile, assertOption, fail, manifestOptions, scenarioRef } from './options.ts';
 import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
 import { builtinNames } from '../model/builtin.ts';
 
@@ -52,6 +52,8 @@ export interface RunArgs {
   /** Manifests: the namespace of objects that name none, and one pod per replica. */
   namespace?: string;
   replicas?: boolean;
+  /** `--assert FILE`: intents for every step, or by step name. */
+  assert?: string;
 }
 
 import { RunError } from '../errors.ts';
@@ -118,6 +120,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
       ...(args.namespace !== undefined ? { namespace: args.namespace } : {}),
       ...(args.replicas ? { replicas: true } : {}),
     });
+    addAssertFile(targets.scenarios, args.assert);
   } catch (err) {
     if (err instanceof ScenarioError) throw new RunError(err.message);
     throw err;
@@ -329,6 +332,7 @@ export const runCommand: CommandModule = {
         describe: `file, directory of scenario files, Kubernetes manifests (a file, a directory, - for stdin), or a built-in: ${builtinNames()}`,
       })
       .options(manifestOptions)
+      .options(assertOption)
       .option('orchestrator', { type: 'string', describe: 'URL of a running Marathon-compatible orchestrator (default: start the bundled one)' })
       .option('uid', { type: 'string', default: 'admin', describe: 'account to log in with (with --password or $STARMAP_PASSWORD)' })
       .option('password', { type: 'string', describe: 'password for --uid (prefer $STARMAP_PASSWORD)' })

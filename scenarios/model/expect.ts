@@ -49,7 +49,8 @@ export function expectStep(s: ResolvedScenario, step: ResolvedStep, ips?: Readon
   const cells = s.cells.map((cell): CellExpectation => {
     const verdict = evaluator.evaluate({ from: podById.get(cell.from)!, to: podById.get(cell.to)!, port: cell.port, protocol: cell.protocol });
     const intended = step.intended?.get(cell.key) ?? null;
-    return { cell, intended, computed: verdict.allowed, expected: step.intended ? intended : verdict.allowed, verdict, reason: reasonLine(verdict) };
+    const expected = step.intended ? (intended ?? (step.computedRest ? verdict.allowed : null)) : verdict.allowed;
+    return { cell, intended, computed: verdict.allowed, expected, verdict, reason: reasonLine(verdict) };
   });
   const mistakes = cells.filter((c) => c.intended !== null && c.computed !== null && c.intended !== c.computed);
   return { step, evaluator, cluster, cells, mistakes };

@@ -20,6 +20,7 @@ import { applyStepManifests } from './step-manifests.ts';
 import { intendedVerdicts, PodNames } from './matrix.ts';
 import { ScenarioError, type ParsedScenario } from './scenario-file.ts';
 import type { AppDoc, DialectPolicyDoc, ModelDoc, StepDoc } from './schema.ts';
+import { applyAssertions, type StepAssertion } from './assertions.ts';
 
 /** Bounds: each pod is a process on this machine, each cell a check every probe interval. */
 export const MAX_PODS = 100;
@@ -67,6 +68,10 @@ export interface ResolvedStep {
   podLabels: Record<string, Record<string, string>>;
   /** Hand-written verdicts (cell key → allowed); null: `expect: computed`. */
   intended: Map<string, boolean> | null;
+  /** Intents (`assert:`, --assert) with the cells behind each; their verdicts are in `intended`. */
+  assertions?: StepAssertion[];
+  /** Cells `intended` does not judge are judged against the computed verdict (intents with no matrix). */
+  computedRest?: boolean;
   timeoutSeconds?: number;
   /** For --policy-hook: the dialect policies in force, by name, as the file wrote them. */
   dialect?: Record<string, DialectPolicyDoc>;
@@ -419,7 +424,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
         }
       }
     }
-    return {
+    const step: ResolvedStep = {
       index: i,
       name: s.name,
       ...(s.description ? { description: s.description } : {}),
@@ -430,6 +435,9 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
       ...(s.timeoutSeconds ? { timeoutSeconds: s.timeoutSeconds } : {}),
       ...(previous.dialect ? { dialect: previous.dialect } : {}),
     };
+    const statements = (s.assert ?? []).map((doc, j) => ({ doc, where: `${at}/assert/${j}`, source: `steps/${i}/assert/${j}` }));
+    for (const p of applyAssertions({ pods, cells }, step, statements).problems) problems.add(p.input.where, p.message);
+    return step;
   });
   const stepNames = new Set<string>();
   steps.forEach((s) => {
