@@ -5,6 +5,7 @@ import { plural } from '../../shared/plural.ts';
 import { expectStep } from '../model/expect.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { cellResults, failureLine, stepResult } from '../report/results.ts';
+import { assertionLines, ruleLines } from '../report/intents.ts';
 import { LEGEND } from '../report/truth-table.ts';
 import { notRunCells, settleBudgetMs } from '../run/steps.ts';
 import { assertOption, loadAsserted, manifestOptions, scenarioPositional, scenarioRef } from './options.ts';
@@ -34,6 +35,8 @@ export function checkScenario(s: ResolvedScenario): { ok: boolean; text: string 
         `${head}: ${step.intended ? `intended = computed (${plural(judged, 'judged cell')})` : `computed (${plural(exp.cells.length, 'cell')})`}`,
         result.tables,
       );
+    // Intents (a failing one names its cells) and every rule with the cells it allowed, dead ones said.
+    out.push(...assertionLines(result.assertions ?? [], false), ...ruleLines(result.rules ?? []));
   }
   out.push('', ok ? `${s.name}: the policies say what every step intends` : `${s.name}: FAIL: intended != computed (a policy-writing mistake)`);
   return { ok, text: out.join('\n') };

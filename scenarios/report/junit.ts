@@ -47,6 +47,16 @@ function junitSuite(report: ScenarioReportDoc): { xml: string; tests: number; fa
           : '';
       cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: intended = computed" time="0">${failure}\n    </testcase>`);
     }
+    // Each intent is a test case of its own: a reviewer's statement passes or fails by name.
+    for (const a of s.assertions ?? []) {
+      const bad = a.cells.filter((c) => ['intended != computed', 'computed != observed', 'no value'].includes(c.status));
+      if (bad.length > 0) failures++;
+      const failure =
+        bad.length > 0
+          ? `\n      <failure message="${xml(`${a.statement}: ${plural(bad.length, 'cell')} failing`)}" type="${xml(bad[0]!.status)}">${xml(bad.map((c) => `${c.status}: ${c.from} -> ${c.to} ${c.port}/${c.protocol}`).join('\n'))}</failure>`
+          : '';
+      cases.push(`    <testcase classname="${cls}" name="${xml(`${s.name}: assert ${a.statement}`)}" time="0">${failure}\n    </testcase>`);
+    }
     if (!s.observed || s.outcome === 'not run') {
       skipped++;
       const why = !s.observed

@@ -8,6 +8,8 @@ import type { CellResultDoc, CellStatusName, ScenarioReportDoc, StepResultDoc } 
 import type { PodSpec } from '../model/resolve.ts';
 import { renderTables, type TableCell } from './truth-table.ts';
 import { plural } from '../../shared/plural.ts';
+import { ruleCoverage } from '../model/coverage.ts';
+import { assertionLines, assertionResults, ruleResults } from './intents.ts';
 
 export type { CellResultDoc, ScenarioReportDoc, StepResultDoc };
 
@@ -122,6 +124,8 @@ export function stepResult(
     counts,
     cells,
     tables: renderTables(pods, table),
+    ...(exp.step.assertions?.length ? { assertions: assertionResults(exp.step.assertions, cells) } : {}),
+    rules: ruleResults(ruleCoverage(exp)),
   };
 }
 
@@ -177,5 +181,12 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
     flips.length > 0
       ? `changes showed after: ${flips.length <= 6 ? flips.map((c) => `${c.from}->${c.to} ${c.port}/${c.protocol} ${secs(c.changedAfterMs!)}`).join(', ') : `${plural(flips.length, 'cell')}, the last after ${secs(Math.max(...flips.map((c) => c.changedAfterMs!)))}`}`
       : '';
-  return [`step ${s.index + 1}/${total} ${s.name}: ${verdict} (${timing})`, s.tables, summaryLine(s), ...lines, ...(flipText ? [flipText] : [])].join('\n');
+  return [
+    `step ${s.index + 1}/${total} ${s.name}: ${verdict} (${timing})`,
+    s.tables,
+    summaryLine(s),
+    ...lines,
+    ...(flipText ? [flipText] : []),
+    ...assertionLines(s.assertions ?? [], s.observed),
+  ].join('\n');
 }
