@@ -6,6 +6,7 @@
 // intents and no matrix judges its other cells against what the policies compute, as `computed`
 // does. Pure; problems are returned for the caller to say where they are.
 import type { Cell, ResolvedScenario, ResolvedStep } from './resolve.ts';
+import { absentAt } from './step-workloads.ts';
 import { parseStatement, statementCells, StatementError, type StatementWorld } from './statements.ts';
 
 /** One intent of a step, as the reports show it: the statement and the cells behind it. */
@@ -34,8 +35,11 @@ export function externalsOf(cells: readonly Cell[]): string[] {
   return [...names];
 }
 
-export function statementWorld(s: Pick<ResolvedScenario, 'pods' | 'cells'>, step: Pick<ResolvedStep, 'podLabels'>): StatementWorld {
-  return { pods: s.pods, podLabels: step.podLabels, externals: externalsOf(s.cells), cells: s.cells };
+/** What a step's statements resolve against: the pods there at that step (a later step's workloads are not). */
+export function statementWorld(s: Pick<ResolvedScenario, 'pods' | 'cells'>, step: Pick<ResolvedStep, 'podLabels' | 'index'>): StatementWorld {
+  const absent = absentAt(s.pods, step.index);
+  const cells = s.cells.filter((c) => !absent.has(c.from) && !absent.has(c.to));
+  return { pods: s.pods.filter((p) => !absent.has(p.id)), podLabels: step.podLabels, externals: externalsOf(cells), cells };
 }
 
 const cellName = (c: Cell) => `${c.from} -> ${c.to} ${c.port}/${c.protocol}`;

@@ -5,6 +5,7 @@ import { Evaluator, type Cluster, type Verdict } from '../../shared/netpol/evalu
 import { reasonLine } from '../../shared/netpol/explain.ts';
 import type { PodInfo } from '../../shared/netpol/types.ts';
 import type { Cell, ResolvedScenario, ResolvedStep } from './resolve.ts';
+import { absentAt } from './step-workloads.ts';
 
 export interface CellExpectation {
   cell: Cell;
@@ -46,10 +47,13 @@ export function expectStep(s: ResolvedScenario, step: ResolvedStep, ips?: Readon
   const cluster = clusterAt(s, step, ips);
   const evaluator = new Evaluator(cluster, step.policies);
   const podById = new Map(cluster.pods.map((p) => [`${p.namespace}/${p.name}`, p]));
+  // A pod a later step's manifests add is not there yet: its cells are not judged here.
+  const absent = absentAt(s.pods, step.index);
   const cells = s.cells.map((cell): CellExpectation => {
     const verdict = evaluator.evaluate({ from: podById.get(cell.from)!, to: podById.get(cell.to)!, port: cell.port, protocol: cell.protocol });
-    const intended = step.intended?.get(cell.key) ?? null;
-    const expected = step.intended ? (intended ?? (step.computedRest ? verdict.allowed : null)) : verdict.allowed;
+    const here = !absent.has(cell.from) && !absent.has(cell.to);
+    const intended = here ? (step.intended?.get(cell.key) ?? null) : null;
+    const expected = !here ? null : step.intended ? (intended ?? (step.computedRest ? verdict.allowed : null)) : verdict.allowed;
     return { cell, intended, computed: verdict.allowed, expected, verdict, reason: reasonLine(verdict) };
   });
   const mistakes = cells.filter((c) => c.intended !== null && c.computed !== null && c.intended !== c.computed);

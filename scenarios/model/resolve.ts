@@ -17,6 +17,8 @@ import { dialectToNetworkPolicies } from './dialect.ts';
 import { directoryPolicies, manifestCells, manifestModel, type ManifestIo, type ManifestModel } from './scenario-manifests.ts';
 import { POD_KINDS } from './workloads.ts';
 import { applyStepManifests } from './step-manifests.ts';
+import { policiesOfManifests } from './policy-files.ts';
+import { stepWorkloadPods } from './step-workloads.ts';
 import { intendedVerdicts, PodNames } from './matrix.ts';
 import { ScenarioError, type ParsedScenario } from './scenario-file.ts';
 import type { AppDoc, DialectPolicyDoc, ModelDoc, StepDoc } from './schema.ts';
@@ -55,6 +57,8 @@ export interface PodSpec {
   cmd?: string;
   /** `Kind namespace/name` of the workload a manifest-made pod comes from. */
   workload?: string;
+  /** The step whose manifests add it; no cell involving it is judged before (absent: from the start). */
+  fromStep?: number;
 }
 
 export interface ResolvedStep {
@@ -106,6 +110,8 @@ class Problems {
   // Lines are looked up only for the problems that are said: finding one scans the text, and a
   // file of 100,000 duplicate steps would scan it 100,000 times.
   readonly list: { pointer: string; message: string }[] = [];
+  /** What was read and ignored beside the problems (policies: - file: of manifests), said by check and run. */
+  readonly notes: string[] = [];
   readonly parsed: ParsedScenario;
   constructor(parsed: ParsedScenario) {
     this.parsed = parsed;
@@ -245,8 +251,12 @@ function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io
       // yaml throws a ReferenceError for an alias bomb, past the manifest reader's own errors.
       if (err instanceof ReferenceError && /alias/i.test(err.message))
         problems.add(`${pointer}/file`, `${rel}: its aliases (*name) expand too often (an alias bomb?)`);
-      else if (err instanceof ManifestError) problems.add(`${pointer}/file`, err.message);
-      else throw err;
+      else if (err instanceof ManifestError) {
+        // Manifests of every kind (a rendered chart): its policies, the rest ignored and counted.
+        const taken = io.manifests ? policiesOfManifests(text, rel, io.namespace) : undefined;
+        if (taken) return (problems.notes.push(`${pointer.slice(1)}: ${taken.note}`), taken.policies);
+        problems.add(`${pointer}/file`, err.message);
+      } else throw err;
       return [];
     }
   }
@@ -283,6 +293,15 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   // Pods: the model's, then the apps, then the manifests'.
   const modelCount = doc.model ? modelPods(doc.model).length : 0;
   const pods = [...(doc.model ? modelPods(doc.model) : []), ...apps.map(appPod), ...(fromManifests?.pods ?? [])];
+  // Workloads a step's manifests add: deployed with the rest, judged from that step on.
+  let stepPods: PodSpec[] = [];
+  try {
+    stepPods = stepWorkloadPods(doc.steps, parsed.file, io, new Set(pods.flatMap((p) => (p.workload ? [p.workload] : []))), { maxPods: MAX_PODS, maxCells: MAX_CELLS });
+  } catch (err) {
+    if (!(err instanceof ManifestError)) throw err;
+    problems.add('/steps', err.message);
+  }
+  pods.push(...stepPods);
   if (fromManifests && pods.length === 0)
     problems.add(
       '/manifests',
@@ -309,7 +328,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   problems.throwIfAny();
   const names = new PodNames(pods);
   const cells = cellsOf(pods, apps, doc.model, names, problems);
-  const made = fromManifests?.pods ?? [];
+  const made = [...(fromManifests?.pods ?? []), ...stepPods];
   cells.push(...manifestCells(made));
   if (cells.length > MAX_CELLS) problems.add('/', `${cells.length} cells; at most ${MAX_CELLS}`);
 
@@ -455,6 +474,6 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     pods,
     cells,
     steps,
-    ...(fromManifests ? { manifests: fromManifests.summary } : {}),
+    ...(fromManifests || problems.notes.length ? { manifests: [...(fromManifests?.summary ?? []), ...problems.notes] } : {}),
   };
 }

@@ -1,8 +1,9 @@
 // A step's `manifests: { apply: [...], delete: [...] }`, as `kubectl apply -f` and `kubectl delete
 // -f` would change the cluster between two steps: a NetworkPolicy is added, replaced (same
 // namespace and name) or deleted; a workload applied again with other pod-template labels is a
-// rollout (its pods get the new labels); a Namespace applied again gets its new labels. The pods
-// are deployed once for the whole scenario, so a step cannot add or delete a workload or change
+// rollout (its pods get the new labels); a Namespace applied again gets its new labels. A new
+// workload's pods were made before the cells (step-workloads.ts) and are judged from this step on.
+// The pods are deployed once for the whole scenario, so a step cannot delete a workload or change
 // its ports: that is refused, saying so. Pure but for reading the texts (ManifestIo). The state
 // given is changed in place; problems are returned.
 import { objectId, type NetworkPolicyObject } from '../../shared/netpol/types.ts';
