@@ -70,12 +70,21 @@ describe('scenario check on manifests', () => {
     expect(none.stderr).toContain('ignored 1 object: 1 ConfigMap');
   });
 
-  it('too many pods for the machine: said before anything, with the count and the limit', () => {
-    const text = `apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: w }\nspec: { replicas: 500, template: { spec: { containers: [{ name: c, ports: [{ containerPort: 80 }] }] } } }\n`;
-    const r = scenario(['check', '-', '--replicas'], text);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('the manifests make 500 pods (as many as each manifest asks (--replicas)); at most 100');
-  });
+  it('too many pods or cells for the machine: said before anything, with the count and the limit (higher for a computed-only check)', () => {
+    const text = (n: number) =>
+      `apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: w }\nspec: { replicas: ${n}, template: { spec: { containers: [{ name: c, ports: [{ containerPort: 80 }] }] } } }\n`;
+    const run = scenario(['run', '-', '--replicas', '--isolation', 'off'], text(500));
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(
+      'the manifests make 500 pods (as many as each manifest asks (--replicas)); at most 100 for a run on packets: each pod is a process on this machine (scenario check computes up to 1000)',
+    );
+    const cells = scenario(['check', '-', '--replicas'], text(500));
+    expect(cells.code).toBe(2);
+    expect(cells.stderr).toContain('the manifests make 249500 cells (500 pods probing every other pod\'s ports); at most 200000 for scenario check: every cell is evaluated at every step');
+    const pods = scenario(['check', '-', '--replicas'], text(2000));
+    expect(pods.stderr).toContain('the manifests make 2000 pods (as many as each manifest asks (--replicas)); at most 1000 for scenario check');
+  }, 120_000);
 
   it('explain: why one connection between two workloads is allowed or not', () => {
     const r = scenario(['explain', 'examples/shop', '--step', '1', '--from', 'shop/web', '--to', 'shop-data/postgres:postgres']);

@@ -54,9 +54,9 @@ export function addAssertFile(scenarios: readonly ResolvedScenario[], file: unkn
   for (const s of scenarios) applyAssertFile(s, af);
 }
 
-/** load(), then `--assert FILE`, or exit 2 saying why. */
+/** load() with the bounds of a computed-only check, then `--assert FILE`, or exit 2 saying why. */
 export function loadAsserted(ref: string, a: { readonly [flag: string]: unknown }): ResolvedScenario {
-  const s = load(ref, loadOptions(a));
+  const s = load(ref, { ...loadOptions(a), computedOnly: true });
   try {
     addAssertFile([s], a.assert);
   } catch (err) {

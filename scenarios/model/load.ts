@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { isMap, parseAllDocuments } from 'yaml';
 import { BUILTIN, BUILTIN_FILES, builtinNames } from './builtin.ts';
 import { MAX_SCENARIO_BYTES, readScenario, ScenarioError } from './scenario-file.ts';
-import { resolveScenario, type ResolvedScenario } from './resolve.ts';
+import { CHECK_LIMITS, resolveScenario, type ResolvedScenario } from './resolve.ts';
 import { MAX_MANIFEST_VALUES, shapeProblem } from './yaml-bounds.ts';
 import { isManifestDir, readManifestSources, readStdin } from './sources.ts';
 
@@ -13,6 +13,8 @@ import { isManifestDir, readManifestSources, readStdin } from './sources.ts';
 export interface LoadOptions {
   namespace?: string;
   replicas?: boolean;
+  /** Nothing will run on packets (scenario check): the higher bounds on pods and cells. */
+  computedOnly?: boolean;
 }
 
 /**
@@ -34,6 +36,7 @@ const manifestIo = (opts: LoadOptions) => ({
   manifests: (path: string) => readManifestSources(path),
   ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
   ...(opts.replicas ? { replicas: true } : {}),
+  ...(opts.computedOnly ? { limits: CHECK_LIMITS } : {}),
 });
 
 /**

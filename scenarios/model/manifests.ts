@@ -279,15 +279,19 @@ const API_PORT = 9000;
  * caller adds the cells) probes the others. Bounded before anything is made: the pod and the cell
  * counts are computed from the workloads and refused over the limits, with both numbers.
  */
-export function manifestPods(set: ManifestSet, opts: { replicas?: boolean; maxPods: number; maxCells: number }): PodSpec[] {
+export function manifestPods(
+  set: ManifestSet,
+  opts: { replicas?: boolean; maxPods: number; maxCells: number; why?: { pods: string; cells: string } },
+): PodSpec[] {
   const counts = podCounts(set, opts.replicas ?? false);
   const pods = counts.reduce((n, c) => n + c.n, 0);
   const how = opts.replicas ? 'as many as each manifest asks (--replicas)' : 'one per workload';
-  if (pods > opts.maxPods) throw new ManifestError(`the manifests make ${pods} pods (${how}); at most ${opts.maxPods}: each pod is a process on this machine`);
+  if (pods > opts.maxPods)
+    throw new ManifestError(`the manifests make ${pods} pods (${how}); at most ${opts.maxPods}${opts.why ? ` ${opts.why.pods}` : ': each pod is a process on this machine'}`);
   const cells = counts.reduce((n, c) => n + c.n * c.w.ports.length * (pods - 1), 0);
   if (cells > opts.maxCells)
     throw new ManifestError(
-      `the manifests make ${cells} cells (${pods} pods probing every other pod's ports); at most ${opts.maxCells}: each is a check every probe interval`,
+      `the manifests make ${cells} cells (${pods} pods probing every other pod's ports); at most ${opts.maxCells}${opts.why ? ` ${opts.why.cells}` : ': each is a check every probe interval'}`,
     );
   return counts.flatMap(({ w, n }) =>
     Array.from({ length: n }, (_, i) => {

@@ -24,9 +24,32 @@ import { ScenarioError, type ParsedScenario } from './scenario-file.ts';
 import type { AppDoc, DialectPolicyDoc, ModelDoc, StepDoc } from './schema.ts';
 import { applyAssertions, type StepAssertion } from './assertions.ts';
 
-/** Bounds: each pod is a process on this machine, each cell a check every probe interval. */
+/** Bounds of a run on packets: each pod is a process on this machine, each cell a check every probe interval. */
 export const MAX_PODS = 100;
 export const MAX_CELLS = 10_000;
+/** Bounds of a computed-only check (`scenario check`): nothing runs, every cell is evaluated per step. */
+export const MAX_PODS_COMPUTED = 1000;
+export const MAX_CELLS_COMPUTED = 200_000;
+
+export interface Limits {
+  maxPods: number;
+  maxCells: number;
+  /** Why, after the limit: 'for a run on packets …'. */
+  why: { pods: string; cells: string };
+}
+export const RUN_LIMITS: Limits = {
+  maxPods: MAX_PODS,
+  maxCells: MAX_CELLS,
+  why: {
+    pods: `for a run on packets: each pod is a process on this machine (scenario check computes up to ${MAX_PODS_COMPUTED})`,
+    cells: `for a run on packets: each is a check every probe interval (scenario check computes up to ${MAX_CELLS_COMPUTED})`,
+  },
+};
+export const CHECK_LIMITS: Limits = {
+  maxPods: MAX_PODS_COMPUTED,
+  maxCells: MAX_CELLS_COMPUTED,
+  why: { pods: 'for scenario check: every pod is evaluated at every step', cells: 'for scenario check: every cell is evaluated at every step' },
+};
 
 export type CheckKind = 'http' | 'tcp' | 'udp' | 'sctp';
 
@@ -98,6 +121,8 @@ export interface ResolvedScenario {
 export interface ResolveIo extends ManifestIo {
   /** Reads a manifest file; `path` is the scenario's directory joined with the `file:` entry. */
   readFile(path: string): string;
+  /** How many pods and cells it may make (default RUN_LIMITS). */
+  limits?: Limits;
 }
 
 const DEFAULT_PORT = { probe: 9000, collector: 9001, app: 8080 } as const;
@@ -279,11 +304,12 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   const { doc } = parsed;
   const problems = new Problems(parsed);
   const apps = doc.apps ?? [];
+  const limits = io.limits ?? RUN_LIMITS;
   if (!doc.model && apps.length === 0 && !doc.manifests) problems.add('/', 'give apps, a model or both (or manifests)');
   let fromManifests: ManifestModel | undefined;
   if (doc.manifests) {
     try {
-      fromManifests = manifestModel(doc.manifests, parsed.file, io, { maxPods: MAX_PODS, maxCells: MAX_CELLS });
+      fromManifests = manifestModel(doc.manifests, parsed.file, io, limits);
     } catch (err) {
       if (!(err instanceof ManifestError)) throw err;
       problems.add('/manifests', err.message);
@@ -296,7 +322,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   // Workloads a step's manifests add: deployed with the rest, judged from that step on.
   let stepPods: PodSpec[] = [];
   try {
-    stepPods = stepWorkloadPods(doc.steps, parsed.file, io, new Set(pods.flatMap((p) => (p.workload ? [p.workload] : []))), { maxPods: MAX_PODS, maxCells: MAX_CELLS });
+    stepPods = stepWorkloadPods(doc.steps, parsed.file, io, new Set(pods.flatMap((p) => (p.workload ? [p.workload] : []))), limits);
   } catch (err) {
     if (!(err instanceof ManifestError)) throw err;
     problems.add('/steps', err.message);
@@ -324,13 +350,13 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     if (shorts.has(p.short) && shorts.get(p.short) !== p.id) problems.add('/apps', `duplicate short label "${p.short}" (${shorts.get(p.short)} and ${p.id})`);
     shorts.set(p.short, p.id);
   });
-  if (pods.length > MAX_PODS) problems.add('/', `${pods.length} pods; at most ${MAX_PODS}`);
+  if (pods.length > limits.maxPods) problems.add('/', `${pods.length} pods; at most ${limits.maxPods} ${limits.why.pods}`);
   problems.throwIfAny();
   const names = new PodNames(pods);
   const cells = cellsOf(pods, apps, doc.model, names, problems);
   const made = [...(fromManifests?.pods ?? []), ...stepPods];
   cells.push(...manifestCells(made));
-  if (cells.length > MAX_CELLS) problems.add('/', `${cells.length} cells; at most ${MAX_CELLS}`);
+  if (cells.length > limits.maxCells) problems.add('/', `${cells.length} cells; at most ${limits.maxCells} ${limits.why.cells}`);
 
   // Namespaces: declared, the model's, the pods', the policies' (below).
   const declared = new Map<string, Record<string, string>>();

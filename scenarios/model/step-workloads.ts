@@ -13,7 +13,7 @@ export function stepWorkloadPods(
   scenarioFile: string,
   io: ManifestIo,
   known: ReadonlySet<string>,
-  limits: { maxPods: number; maxCells: number },
+  limits: { maxPods: number; maxCells: number; why?: { pods: string; cells: string } },
 ): PodSpec[] {
   if (!io.manifests) return [];
   const seen = new Set(known);
