@@ -2,14 +2,16 @@
 //   scenario run <file, directory, built-in or built-in set> [--orchestrator URL …] [--report-json F] [--report-junit F] [--report-html F]
 //   scenario check <file>      the computed tables, intended = computed, without deploying
 //   scenario explain <file> --step S --from ns/pod --to ns/pod[:port/PROTO]   why one connection is allowed or not
+//   scenario diff <base> <head>   which flows a change opens or closes, and why
 //   scenario list              the built-in scenarios
-//   scenario schema | report-schema   the JSON Schemas of scenario files and reports
+//   scenario schema | report-schema | diff-schema   the JSON Schemas of scenario files and reports
 // The layers below: model/ (reading and meaning), run/ (deploy, apply, observe, settle), report/
 // (results and their formats); docs/scenarios.md is the manual.
 import yargs from 'yargs';
 import { runMain } from '../shared/multicall.ts';
 import { VERSION } from '../shared/version.ts';
 import { checkCommand } from './cli/check.ts';
+import { diffCommandModule, diffSchemaCommand } from './cli/diff.ts';
 import { explainCommand } from './cli/explain.ts';
 import { listCommand } from './cli/list.ts';
 import { fail } from './cli/options.ts';
@@ -29,9 +31,11 @@ export async function main(argv: string[]): Promise<void> {
     .command(listCommand)
     .command(checkCommand)
     .command(explainCommand)
+    .command(diffCommandModule)
     .command(schemaCommand)
     .command(reportSchemaCommand)
-    .demandCommand(1, 'give a command: run, check, explain, list, schema or report-schema')
+    .command(diffSchemaCommand)
+    .demandCommand(1, 'give a command: run, check, explain, diff, list, schema, report-schema or diff-schema')
     .strict()
     .version(VERSION)
     .help()

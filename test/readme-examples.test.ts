@@ -121,3 +121,22 @@ describe.skipIf(tools.length > 0)("the scenarios' documented manifests examples"
     expect(gitStatus()).toBe(before);
   }, 120_000);
 });
+
+describe('the diff example of docs/scenarios.md', () => {
+  it('runs as written and prints what the page shows', async () => {
+    const [block] = shellBlocks('docs/scenarios.md', '## Review a change: `scenario diff`');
+    expect(block).toContain('diff examples/shop-rollout.yaml');
+    const shown = /## Review a change[\s\S]*?```text\n([\s\S]*?)\n {2}\.\.\.\n```/.exec(readFileSync(join(ROOT, 'docs/scenarios.md'), 'utf8'))![1]!;
+    const r = await runToEnd('bash', ['-euo', 'pipefail', '-c', block!], { timeoutMs: 90_000 });
+    expect(r.code, r.output).toBe(0);
+    // Every line the page shows is in the output, in order.
+    const lines = shown.split('\n');
+    const out = r.output.split('\n');
+    let at = 0;
+    for (const line of lines) {
+      const i = out.indexOf(line, at);
+      expect(i, `"${line}" in:\n${r.output}`).toBeGreaterThanOrEqual(0);
+      at = i + 1;
+    }
+  }, 120_000);
+});

@@ -69,8 +69,7 @@ export function explainConnection(s: ResolvedScenario, opts: { step: string; fro
 
 export const explainCommand: CommandModule = {
   command: 'explain <scenario>',
-  describe:
-    'print why one connection is allowed or blocked at a step: both sides, the isolating policies and the rule that allows it (no deployment, no root)',
+  describe: 'print why one connection is allowed or blocked at a step: both sides, the isolating policies and the rule that allows it (no deployment, no root)',
   builder: (y: Argv) =>
     y
       .positional('scenario', scenarioPositional)

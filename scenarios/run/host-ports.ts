@@ -65,4 +65,3 @@ export async function loopbackPorts(s: ResolvedScenario): Promise<Map<string, Ma
   if (free.length < needed) throw new RunError(`could not find ${needed} free ports on 127.0.0.1 for the loopback layout`);
   return assignHostPorts(s.pods, () => free.shift()!);
 }
-

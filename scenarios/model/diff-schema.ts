@@ -1,0 +1,104 @@
+// The diff of two sides (`scenario diff BASE HEAD --report-json FILE`): one TypeBox schema gives
+// the types of model/diff.ts and the published JSON Schema (`scenario diff-schema` prints it;
+// scenarios/model/diff.schema.json is the committed copy), so CI tools can read the report.
+import { type Static, Type } from '@sinclair/typebox';
+
+const Verdict = Type.Union([Type.Boolean(), Type.Null()], { description: 'true allowed, false blocked, null undecided (depends on addresses not known)' });
+
+export const CellSide = Type.Object(
+  { allowed: Verdict, reason: Type.String({ description: 'the deciding rules, e.g. "ingress allowed by shop/allow-web ingress rule 0"' }) },
+  { additionalProperties: false },
+);
+
+export const CauseKind = Type.Union(
+  [
+    'policy added',
+    'policy removed',
+    'policy edited',
+    'pod labels changed',
+    'namespace labels changed',
+    'workload added',
+    'workload removed',
+    'port added',
+    'port removed',
+    'other',
+  ].map((k) => Type.Literal(k)),
+);
+
+export const Cause = Type.Object(
+  {
+    kind: CauseKind,
+    subject: Type.String({ description: 'the policy (ns/name), pod (ns/name), namespace or port (ns/pod:port/PROTOCOL) that changed' }),
+    detail: Type.Array(Type.String(), { description: 'an edited policy: the rules and fields that differ; labels: the keys that differ' }),
+  },
+  { additionalProperties: false },
+);
+
+const CellId = {
+  key: Type.String(),
+  from: Type.String({ description: 'ns/pod' }),
+  to: Type.String({ description: 'ns/pod' }),
+  port: Type.Integer(),
+  protocol: Type.String(),
+};
+
+export const Flip = Type.Object(
+  {
+    ...CellId,
+    before: CellSide,
+    after: CellSide,
+    causes: Type.Array(Type.Integer(), { description: 'indexes into causes; the flip is grouped under the first' }),
+  },
+  { additionalProperties: false },
+);
+
+export const OneSidedCell = Type.Object(
+  { ...CellId, side: CellSide, cause: Type.Integer({ description: 'index into causes: the workload or port added or removed' }) },
+  { additionalProperties: false },
+);
+
+export const Counts = Type.Object(
+  {
+    cells: Type.Integer({ description: 'cells on either side' }),
+    flips: Type.Integer(),
+    opened: Type.Integer({ description: 'flips blocked -> allowed' }),
+    closed: Type.Integer({ description: 'flips allowed -> blocked' }),
+    added: Type.Integer({ description: 'cells of HEAD only' }),
+    removed: Type.Integer({ description: 'cells of BASE only' }),
+    undecided: Type.Integer(),
+  },
+  { additionalProperties: false },
+);
+
+export const Approval = Type.Object(
+  {
+    file: Type.String(),
+    passed: Type.Boolean({ description: 'the flips are exactly the approved ones' }),
+    unapproved: Type.Array(Type.String(), { description: 'keys of flips no statement approves' }),
+    missing: Type.Array(Type.String(), { description: 'approved statements no flip made, as written' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ScenarioDiffSchema = Type.Object(
+  {
+    base: Type.String({ description: 'the BASE side as given (a file, a folder or git:REF:PATH)' }),
+    head: Type.String(),
+    step: Type.Object({ base: Type.String(), head: Type.String() }, { description: 'the step compared on each side', additionalProperties: false }),
+    counts: Counts,
+    causes: Type.Array(Cause, { description: 'every change between the sides, flips or not' }),
+    flips: Type.Array(Flip),
+    added: Type.Array(OneSidedCell),
+    removed: Type.Array(OneSidedCell),
+    undecided: Type.Array(Type.Object({ key: Type.String(), before: CellSide, after: CellSide }, { additionalProperties: false })),
+    approval: Type.Optional(Approval),
+  },
+  { additionalProperties: false, $id: 'https://starmap.invalid/diff.schema.json', title: 'Starmap scenario diff' },
+);
+
+export type ScenarioDiff = Static<typeof ScenarioDiffSchema>;
+export type Cause = Static<typeof Cause>;
+export type CauseKind = Static<typeof CauseKind>;
+export type CellSide = Static<typeof CellSide>;
+export type Flip = Static<typeof Flip>;
+export type OneSidedCell = Static<typeof OneSidedCell>;

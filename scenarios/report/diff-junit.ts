@@ -1,0 +1,32 @@
+// A diff as JUnit XML (`--report-junit FILE`): one test case per flip, failed unless an approval
+// covers it, one per approved statement no flip made (failed), so CI lists each by name.
+import type { ScenarioDiff } from '../model/diff-schema.ts';
+import { causeText, cellName, flipWords } from './diff-words.ts';
+
+const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+export function diffJunit(d: ScenarioDiff): string {
+  const approved = new Set(d.approval ? d.flips.map((f) => f.key).filter((k) => !d.approval!.unapproved.includes(k)) : []);
+  const cases = d.flips.map((f) => {
+    const name = `${cellName(f)}: ${flipWords(f)}`;
+    const body = `${causeText(d.causes[f.causes[0]!]!)}\nbefore: ${f.before.reason}\nafter: ${f.after.reason}`;
+    return approved.has(f.key)
+      ? `    <testcase classname="starmap.diff" name="${xml(name)}" time="0"><system-out>${xml(body)}</system-out></testcase>`
+      : `    <testcase classname="starmap.diff" name="${xml(name)}" time="0"><failure message="${xml(d.approval ? 'unapproved flip' : 'flip')}" type="flip">${xml(body)}</failure></testcase>`;
+  });
+  for (const m of d.approval?.missing ?? [])
+    cases.push(
+      `    <testcase classname="starmap.diff" name="${xml(`approved: ${m}`)}" time="0"><failure message="approved but no such flip" type="missing"/></testcase>`,
+    );
+  if (cases.length === 0) cases.push(`    <testcase classname="starmap.diff" name="no flips" time="0"/>`);
+  const failures = cases.filter((c) => c.includes('<failure')).length;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="starmap diff" tests="${cases.length}" failures="${failures}">`,
+    `  <testsuite name="${xml(`${d.base} -> ${d.head}`)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="0">`,
+    ...cases,
+    '  </testsuite>',
+    '</testsuites>',
+    '',
+  ].join('\n');
+}
