@@ -6,13 +6,13 @@ import { ManifestError, type LoadedPolicy } from '../../shared/netpol/manifests.
 import { plural } from '../../shared/plural.ts';
 import { readManifestSet } from './manifests.ts';
 
-/** The policies of a manifest file and what was ignored, or undefined when it is no manifest set either. */
-export function policiesOfManifests(text: string, file: string, namespace?: string): { policies: LoadedPolicy[]; note: string } | undefined {
+/** The policies of a manifest file and what was ignored, or why it cannot be read as manifests either. */
+export function policiesOfManifests(text: string, file: string, namespace?: string): { policies: LoadedPolicy[]; note: string } | { error: string } {
   let set;
   try {
     set = readManifestSet([{ file, text }], namespace !== undefined ? { namespace } : {});
   } catch (err) {
-    if (err instanceof ManifestError) return undefined;
+    if (err instanceof ManifestError) return { error: err.message };
     throw err;
   }
   const ignored = new Map<string, number>(set.ignored);

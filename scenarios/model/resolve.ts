@@ -279,8 +279,9 @@ function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io
       else if (err instanceof ManifestError) {
         // Manifests of every kind (a rendered chart): its policies, the rest ignored and counted.
         const taken = io.manifests ? policiesOfManifests(text, rel, io.namespace) : undefined;
-        if (taken) return (problems.notes.push(`${pointer.slice(1)}: ${taken.note}`), taken.policies);
-        problems.add(`${pointer}/file`, err.message);
+        if (taken && 'policies' in taken) return (problems.notes.push(`${pointer.slice(1)}: ${taken.note}`), taken.policies);
+        // Read as manifests, the file's own problems (not "a ConfigMap is no NetworkPolicy").
+        problems.add(`${pointer}/file`, taken ? taken.error : err.message);
       } else throw err;
       return [];
     }
