@@ -5,7 +5,8 @@ import { basename, join } from 'node:path';
 import { isMap, parseAllDocuments } from 'yaml';
 import { BUILTIN, BUILTIN_FILES, builtinNames } from './builtin.ts';
 import { MAX_SCENARIO_BYTES, readScenario, ScenarioError } from './scenario-file.ts';
-import { CHECK_LIMITS, resolveScenario, type ResolvedScenario } from './resolve.ts';
+import { CHECK_LIMITS } from './limits.ts';
+import { resolveScenario, type ResolvedScenario } from './resolve.ts';
 import { MAX_MANIFEST_VALUES, shapeProblem } from './yaml-bounds.ts';
 import { isManifestDir, readManifestSources, readStdin } from './sources.ts';
 

@@ -23,33 +23,8 @@ import { intendedVerdicts, PodNames } from './matrix.ts';
 import { ScenarioError, type ParsedScenario } from './scenario-file.ts';
 import type { AppDoc, DialectPolicyDoc, ModelDoc, StepDoc } from './schema.ts';
 import { applyAssertions, type StepAssertion } from './assertions.ts';
-
-/** Bounds of a run on packets: each pod is a process on this machine, each cell a check every probe interval. */
-export const MAX_PODS = 100;
-export const MAX_CELLS = 10_000;
-/** Bounds of a computed-only check (`scenario check`): nothing runs, every cell is evaluated per step. */
-export const MAX_PODS_COMPUTED = 1000;
-export const MAX_CELLS_COMPUTED = 200_000;
-
-export interface Limits {
-  maxPods: number;
-  maxCells: number;
-  /** Why, after the limit: 'for a run on packets …'. */
-  why: { pods: string; cells: string };
-}
-export const RUN_LIMITS: Limits = {
-  maxPods: MAX_PODS,
-  maxCells: MAX_CELLS,
-  why: {
-    pods: `for a run on packets: each pod is a process on this machine (scenario check computes up to ${MAX_PODS_COMPUTED})`,
-    cells: `for a run on packets: each is a check every probe interval (scenario check computes up to ${MAX_CELLS_COMPUTED})`,
-  },
-};
-export const CHECK_LIMITS: Limits = {
-  maxPods: MAX_PODS_COMPUTED,
-  maxCells: MAX_CELLS_COMPUTED,
-  why: { pods: 'for scenario check: every pod is evaluated at every step', cells: 'for scenario check: every cell is evaluated at every step' },
-};
+import { RUN_LIMITS, type Limits } from './limits.ts';
+export { CHECK_LIMITS, MAX_CELLS, MAX_CELLS_COMPUTED, MAX_PODS, MAX_PODS_COMPUTED, RUN_LIMITS, type Limits } from './limits.ts';
 
 export type CheckKind = 'http' | 'tcp' | 'udp' | 'sctp';
 
