@@ -1,26 +1,10 @@
 // The collector's flags: star's (same names and defaults) plus fetch timeout, concurrency and a
 // body size cap. A bad resources file stops start-up naming the file, the entry and the problem.
 import { readFileSync } from 'node:fs';
-import { addressFlag, LOG_LEVELS, numberFlag, parsedFlag, parseFlags, portFlag } from '../shared/cli.ts';
-import { parseDnsServers } from '../shared/resolver.ts';
+import { numberFlag, parsedFlag, parseFlags, type FlagTable, type FlagValues } from '../shared/cli.ts';
+import { DNS_SERVERS_FLAG, listenFlags, LOG_FLAGS } from '../shared/agent-flags.ts';
 import { parseAllowedHosts } from '../shared/web-guard.ts';
 import { ResourceError, validateResource, type Resource } from './resources.ts';
-
-export interface CollectorFlags {
-  httpAddress: string;
-  httpPort: number;
-  /** --allowed-hosts: names answered besides localhost, IP addresses, this machine's name and the listen address (shared/web-guard.ts). */
-  allowedHosts: string[] | undefined;
-  httpRequestSeconds: number;
-  resourcesFile: Resource[] | undefined;
-  timeoutSeconds: number;
-  concurrency: number;
-  maxBodyBytes: number;
-  insecure: boolean;
-  dnsServers: string[] | undefined;
-  logfile: string | undefined;
-  logLevel: string;
-}
 
 /**
  * Reads a resources file: a JSON array of {id, url} (star's format), or the `{"resources": […]}`
@@ -61,8 +45,46 @@ export function loadResourcesFile(path: string): Resource[] {
   });
 }
 
+/** The collector's flags, in --help order (shared/cli.ts: the yargs options, CollectorFlags and the defaults come from it). */
+export const COLLECTOR_FLAGS = {
+  ...listenFlags(9001),
+  /** Names answered besides localhost, IP addresses, this machine's name and the listen address (shared/web-guard.ts). */
+  'allowed-hosts': {
+    type: 'string',
+    describe:
+      "comma-separated host names answered besides localhost, *.localhost, IP addresses, this machine's host name and --http-address (a leading dot admits a whole domain: .example.com); a request with another Host gets 403, a guard against DNS rebinding",
+    coerce: parsedFlag('allowed-hosts', parseAllowedHosts),
+  },
+  'http-request-seconds': {
+    default: 5,
+    describe: 'seconds between fetches of each resource',
+    coerce: numberFlag('http-request-seconds', 0.05, 86_400),
+  },
+  'resources-file': {
+    type: 'string',
+    describe: 'JSON file with the initial resources: an array of {"id": "…", "url": "http://…"}',
+    coerce: parsedFlag('resources-file', loadResourcesFile),
+  },
+  'timeout-seconds': {
+    default: 2,
+    describe: 'deadline of each fetch: connect, headers and the whole body',
+    coerce: numberFlag('timeout-seconds', 0.01, 600),
+  },
+  concurrency: { default: 100, describe: 'most fetches in flight at once', coerce: numberFlag('concurrency', 1, 10_000, true) },
+  'max-body-bytes': {
+    default: 1024 * 1024,
+    describe: 'largest response body kept; a larger one is reported as too-large',
+    coerce: numberFlag('max-body-bytes', 1, 1024 * 1024 * 1024, true),
+  },
+  insecure: { type: 'boolean', default: false, describe: 'do not verify TLS certificates of https resources' },
+  ...DNS_SERVERS_FLAG,
+  ...LOG_FLAGS,
+} as const satisfies FlagTable;
+
+export type CollectorFlags = FlagValues<typeof COLLECTOR_FLAGS>;
+
 export function parseCollectorFlags(argv: string[]): CollectorFlags {
-  return parseFlags<CollectorFlags>(
+  return parseFlags(
     {
       name: 'collector',
       description:
@@ -76,45 +98,7 @@ export function parseCollectorFlags(argv: string[]): CollectorFlags {
       epilogue:
         'Endpoints: GET / (UI, /?example=true for sample data), GET|POST /resources, GET|PUT|DELETE /resources/{id}, ' +
         'GET /responses, GET /responses/{id}, GET /responses/example, GET /healthz, GET /metrics. Docs: docs/collector.md.',
-      options: (y) =>
-        y
-          .option('http-address', { type: 'string', default: '0.0.0.0', describe: 'listen address', coerce: addressFlag('http-address') })
-          .option('http-port', { default: 9001, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
-          .option('allowed-hosts', {
-            type: 'string',
-            describe:
-              "comma-separated host names answered besides localhost, *.localhost, IP addresses, this machine's host name and --http-address (a leading dot admits a whole domain: .example.com); a request with another Host gets 403, a guard against DNS rebinding",
-            coerce: parsedFlag('allowed-hosts', parseAllowedHosts),
-          })
-          .option('http-request-seconds', {
-            default: 5,
-            describe: 'seconds between fetches of each resource',
-            coerce: numberFlag('http-request-seconds', 0.05, 86_400),
-          })
-          .option('resources-file', {
-            type: 'string',
-            describe: 'JSON file with the initial resources: an array of {"id": "…", "url": "http://…"}',
-            coerce: parsedFlag('resources-file', loadResourcesFile),
-          })
-          .option('timeout-seconds', {
-            default: 2,
-            describe: 'deadline of each fetch: connect, headers and the whole body',
-            coerce: numberFlag('timeout-seconds', 0.01, 600),
-          })
-          .option('concurrency', { default: 100, describe: 'most fetches in flight at once', coerce: numberFlag('concurrency', 1, 10_000, true) })
-          .option('max-body-bytes', {
-            default: 1024 * 1024,
-            describe: 'largest response body kept; a larger one is reported as too-large',
-            coerce: numberFlag('max-body-bytes', 1, 1024 * 1024 * 1024, true),
-          })
-          .option('insecure', { type: 'boolean', default: false, describe: 'do not verify TLS certificates of https resources' })
-          .option('dns-servers', {
-            type: 'string',
-            describe: "DNS servers to ask instead of /etc/resolv.conf's, e.g. 10.96.0.10 or 127.0.0.1:5353 (names in /etc/hosts and localhost never need DNS)",
-            coerce: parsedFlag('dns-servers', parseDnsServers),
-          })
-          .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout', coerce: parsedFlag('logfile', (path) => path) })
-          .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'log level' }) as never,
+      flags: COLLECTOR_FLAGS,
     },
     argv,
   );

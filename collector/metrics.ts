@@ -1,6 +1,7 @@
 // Prometheus metrics for the collector. Per-resource series are produced from the current state at
 // scrape time, so a deleted resource leaves no stale series behind.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from '../shared/metrics-client.ts';
+import { Counter, Histogram, type Registry } from '../shared/metrics-client.ts';
+import { agentRegistry, stateGauge } from '../shared/agent-metrics.ts';
 import type { ResponseCache } from './responses.ts';
 
 export interface CollectorMetrics {
@@ -10,47 +11,26 @@ export interface CollectorMetrics {
 }
 
 export function createCollectorMetrics(responses: ResponseCache): CollectorMetrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'starmap_collector_' });
-
-  new Gauge({
+  const registry = agentRegistry('starmap_collector_');
+  stateGauge(registry, {
     name: 'starmap_collector_resource_up',
     help: 'Whether the latest fetch of the resource succeeded (2xx with a JSON body: 1) or not (0); absent before the first fetch.',
     labelNames: ['id', 'url'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [id, e] of responses.entries()) if (!e.pending) this.set({ id, url: e.url }, e.error === null ? 1 : 0);
-    },
+    values: () => responses.entries().flatMap(([id, e]) => (!e.pending ? [[{ id, url: e.url }, e.error === null ? 1 : 0] as const] : [])),
   });
-  new Gauge({
+  stateGauge(registry, {
     name: 'starmap_collector_resource_latency_seconds',
     help: 'Duration of the latest fetch of the resource (connect to end of body, or failure).',
     labelNames: ['id'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [id, e] of responses.entries()) if (e.latencyMs !== null) this.set({ id }, e.latencyMs / 1000);
-    },
+    values: () => responses.entries().flatMap(([id, e]) => (e.latencyMs !== null ? [[{ id }, e.latencyMs / 1000] as const] : [])),
   });
-  new Gauge({
+  stateGauge(registry, {
     name: 'starmap_collector_resource_status_code',
     help: 'HTTP status code of the latest fetch of the resource that got a response.',
     labelNames: ['id'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [id, e] of responses.entries()) if (e.statusCode !== null) this.set({ id }, e.statusCode);
-    },
+    values: () => responses.entries().flatMap(([id, e]) => (e.statusCode !== null ? [[{ id }, e.statusCode] as const] : [])),
   });
-  new Gauge({
-    name: 'starmap_collector_resources',
-    help: 'Number of resources.',
-    registers: [registry],
-    collect() {
-      this.set(responses.entries().length);
-    },
-  });
+  stateGauge(registry, { name: 'starmap_collector_resources', help: 'Number of resources.', values: () => [[{}, responses.entries().length]] });
   const fetches = new Counter({
     name: 'starmap_collector_fetches_total',
     help: 'Fetches made, by outcome (ok or the error reason).',

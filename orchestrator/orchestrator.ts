@@ -1,7 +1,8 @@
-// Assembles the orchestrator: store, scheduler, executor, event bus and the HTTP API. Other parts
-// slot in through the returned handles: the events plugin registers on `app` with `bus`, the auth
-// module adds an onRequest hook and its routes. The web guard (http/web-guard.ts: Host allow-list,
-// cross-site writes, JSON bodies only) is on every route, the API also under /marathon/.
+// Assembles the orchestrator: store, scheduler, executor, event bus and the HTTP API. The routes
+// are in two fastify contexts (http/contexts.ts): the open one (/ping, the login, the JWKS, the
+// home page) and the authenticated one (everything else), where alone the auth hook is. The web
+// guard (http/web-guard.ts: Host allow-list, cross-site writes, JSON bodies only) is on every
+// route, the API also under /marathon/.
 import type { FastifyInstance } from 'fastify';
 import type { DatabaseSync } from 'node:sqlite';
 import Fastify, { LogController } from 'fastify';
@@ -25,6 +26,8 @@ import { installMarathonHttp } from './api/common.ts';
 import { HostAllowList } from '../shared/web-guard.ts';
 import { withoutAdminRouterPrefix } from './http/admin-router.ts';
 import { homePageRoute } from './http/home-page.ts';
+import { registerRouteContexts } from './http/contexts.ts';
+import { pingRoute } from './http/ping.ts';
 import { guardHosts, guardWrites } from './http/web-guard.ts';
 import { holdWritesUntil } from './api/recovery-gate.ts';
 import { AppInfoService } from './api/app-info.ts';
@@ -176,29 +179,35 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
     frameworkId,
     features: config.features,
   };
-  // Always built, so that --auth=off is logged as a warning; its hook then lets everything through.
+  // Always built, so that --auth=off is logged as a warning; the app then has no token hook.
   const authModule = await createAuth({ db, dataDir: config.dataDir, logger, ...config.auth });
   const auth: Auth | undefined = authModule.enabled ? authModule : undefined;
-  if (auth) {
-    app.addHook('onRequest', auth.hook);
-    await app.register(auth.plugin);
-  }
-  homePageRoute(app, { authEnabled: auth !== undefined });
-  registerEvents(app, { bus, db, logger, eventSubscriber: config.events.subscriber, httpEndpoints: config.events.httpEndpoints });
   const parseDefaults = config.apps;
   // Each resource is given the parts it reads, and the scheduler only as the Deployer of its changes.
   const { groups, tasks, deployments, launcher } = scheduler;
   const appInfo = new AppInfoService(tasks, deployments);
   const deployer: Deployer = scheduler;
-  await app.register(appsApi, { groups, tasks, info: appInfo, deployer, events: scheduler.events, parseDefaults });
-  await app.register(groupsApi, { groups, info: appInfo, deployer, parseDefaults });
-  await app.register(tasksApi, { groups, tasks, info: appInfo, deployer });
-  await app.register(deploymentsApi, { deployments, deployer });
-  await app.register(queueApi, { groups, tasks, deployments, launcher, deployer });
-  await app.register(miscApi, { sources: { groups, tasks, deployments, stats: scheduler.stats }, config: info, leadership, metrics });
-  // /v2/starmap/policies and /v2/starmap/network (behind the auth hook like every API route).
-  if (isolation) await app.register(policyPlugin, { engine: isolation.engine });
-  else await app.register(noPolicyPlugin);
+  await registerRouteContexts(app, {
+    authenticate: auth?.authenticate,
+    open: async (open) => {
+      pingRoute(open);
+      homePageRoute(open, { authenticate: auth?.authenticate });
+      if (auth) await open.register(auth.publicRoutes);
+    },
+    authenticated: async (guarded) => {
+      if (auth) await guarded.register(auth.accountRoutes);
+      registerEvents(guarded, { bus, db, logger, eventSubscriber: config.events.subscriber, httpEndpoints: config.events.httpEndpoints });
+      await guarded.register(appsApi, { groups, tasks, info: appInfo, deployer, events: scheduler.events, parseDefaults });
+      await guarded.register(groupsApi, { groups, info: appInfo, deployer, parseDefaults });
+      await guarded.register(tasksApi, { groups, tasks, info: appInfo, deployer });
+      await guarded.register(deploymentsApi, { deployments, deployer });
+      await guarded.register(queueApi, { groups, tasks, deployments, launcher, deployer });
+      await guarded.register(miscApi, { sources: { groups, tasks, deployments, stats: scheduler.stats }, config: info, leadership, metrics });
+      // /v2/starmap/policies and /v2/starmap/network.
+      if (isolation) await guarded.register(policyPlugin, { engine: isolation.engine });
+      else await guarded.register(noPolicyPlugin);
+    },
+  });
   let closed = false;
   return {
     app,

@@ -1,26 +1,10 @@
 // The probe's flags: star's (same names and defaults) plus timeout, concurrency and status rules.
 import { readFileSync } from 'node:fs';
-import { addressFlag, LOG_LEVELS, numberFlag, parsedFlag, parseFlags, portFlag } from '../shared/cli.ts';
+import { numberFlag, parsedFlag, parseFlags, type FlagTable, type FlagValues } from '../shared/cli.ts';
+import { DNS_SERVERS_FLAG, listenFlags, LOG_FLAGS } from '../shared/agent-flags.ts';
 import { parseStatusRule } from '../shared/checks.ts';
-import { parseDnsServers } from '../shared/resolver.ts';
 import { parseTargetList, type Target } from '../shared/targets.ts';
-import { parseServeList, type ServedPort } from './serve.ts';
-
-export interface ProbeFlags {
-  urls: Target[] | undefined;
-  urlsFile: Target[] | undefined;
-  httpAddress: string;
-  httpPort: number;
-  httpProbeSeconds: number;
-  timeoutSeconds: number;
-  concurrency: number;
-  expectStatus: ((code: number) => boolean) | undefined;
-  insecure: boolean;
-  serve: ServedPort[] | undefined;
-  dnsServers: string[] | undefined;
-  logfile: string | undefined;
-  logLevel: string;
-}
+import { parseServeList } from './serve.ts';
 
 /** Reads a --urls-file: targets separated by commas or new lines; `#` starts a comment. */
 export function readTargetsFile(path: string): Target[] {
@@ -42,8 +26,49 @@ export function readTargetsFile(path: string): Target[] {
   }
 }
 
+/** The probe's flags, in --help order (shared/cli.ts: the yargs options, ProbeFlags and the defaults come from it). */
+export const PROBE_FLAGS = {
+  urls: {
+    type: 'string',
+    describe: 'comma-delimited list of targets: host:port, tcp://host:port, udp://host:port, [v6]:port, http(s)://… (required unless --urls-file)',
+    coerce: parsedFlag('urls', parseTargetList),
+  },
+  'urls-file': {
+    type: 'string',
+    describe: 'read the targets from this file instead (separated by commas or new lines; # starts a comment); for lists too long for a command line',
+    coerce: parsedFlag('urls-file', readTargetsFile),
+  },
+  ...listenFlags(9000),
+  'http-probe-seconds': {
+    default: 5,
+    describe: 'seconds between checks of each target',
+    coerce: numberFlag('http-probe-seconds', 0.05, 86_400),
+  },
+  'timeout-seconds': {
+    default: 1,
+    describe: 'deadline of each check (connect, TLS and response headers)',
+    coerce: numberFlag('timeout-seconds', 0.01, 600),
+  },
+  concurrency: { default: 1000, describe: 'most checks in flight at once', coerce: numberFlag('concurrency', 1, 100_000, true) },
+  'expect-status': {
+    type: 'string',
+    describe: 'HTTP status codes that count as reachable, e.g. 200-399 (default: any response, as star)',
+    coerce: parsedFlag('expect-status', parseStatusRule),
+  },
+  insecure: { type: 'boolean', default: false, describe: 'do not verify TLS certificates of https targets' },
+  serve: {
+    type: 'string',
+    describe: 'also serve these ports on --http-address, e.g. 80/tcp,80/udp: TCP accepts and closes, UDP echoes, so other probes can check this one',
+    coerce: parsedFlag('serve', parseServeList),
+  },
+  ...DNS_SERVERS_FLAG,
+  ...LOG_FLAGS,
+} as const satisfies FlagTable;
+
+export type ProbeFlags = FlagValues<typeof PROBE_FLAGS>;
+
 export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[] } {
-  const flags = parseFlags<ProbeFlags>(
+  const flags = parseFlags(
     {
       name: 'probe',
       description:
@@ -57,55 +82,13 @@ export function parseProbeFlags(argv: string[]): ProbeFlags & { targets: Target[
         ['probe --urls=udp://backend:53,backend:80 --serve=80/tcp,80/udp', 'UDP and TCP targets; answers on port 80 itself'],
       ],
       epilogue: 'Endpoints: GET /status, GET /healthz, GET /metrics (Prometheus). Docs: docs/probe.md.',
-      options: (y) =>
-        y
-          .option('urls', {
-            type: 'string',
-            describe: 'comma-delimited list of targets: host:port, tcp://host:port, udp://host:port, [v6]:port, http(s)://… (required unless --urls-file)',
-            coerce: parsedFlag('urls', parseTargetList),
-          })
-          .option('urls-file', {
-            type: 'string',
-            describe: 'read the targets from this file instead (separated by commas or new lines; # starts a comment); for lists too long for a command line',
-            coerce: parsedFlag('urls-file', readTargetsFile),
-          })
-          .conflicts('urls', 'urls-file')
-          .check((argv) => {
-            if (argv.urls === undefined && argv['urls-file'] === undefined)
-              throw new Error('missing targets: give --urls=host:port,http://host:port/path,… (or --urls-file)');
-            return true;
-          })
-          .option('http-address', { type: 'string', default: '0.0.0.0', describe: 'listen address', coerce: addressFlag('http-address') })
-          .option('http-port', { default: 9000, describe: 'listen port (0 picks a free one)', coerce: portFlag('http-port') })
-          .option('http-probe-seconds', {
-            default: 5,
-            describe: 'seconds between checks of each target',
-            coerce: numberFlag('http-probe-seconds', 0.05, 86_400),
-          })
-          .option('timeout-seconds', {
-            default: 1,
-            describe: 'deadline of each check (connect, TLS and response headers)',
-            coerce: numberFlag('timeout-seconds', 0.01, 600),
-          })
-          .option('concurrency', { default: 1000, describe: 'most checks in flight at once', coerce: numberFlag('concurrency', 1, 100_000, true) })
-          .option('expect-status', {
-            type: 'string',
-            describe: 'HTTP status codes that count as reachable, e.g. 200-399 (default: any response, as star)',
-            coerce: parsedFlag('expect-status', parseStatusRule),
-          })
-          .option('insecure', { type: 'boolean', default: false, describe: 'do not verify TLS certificates of https targets' })
-          .option('serve', {
-            type: 'string',
-            describe: 'also serve these ports on --http-address, e.g. 80/tcp,80/udp: TCP accepts and closes, UDP echoes, so other probes can check this one',
-            coerce: parsedFlag('serve', parseServeList),
-          })
-          .option('dns-servers', {
-            type: 'string',
-            describe: "DNS servers to ask instead of /etc/resolv.conf's, e.g. 10.96.0.10 or 127.0.0.1:5353 (names in /etc/hosts and localhost never need DNS)",
-            coerce: parsedFlag('dns-servers', parseDnsServers),
-          })
-          .option('logfile', { type: 'string', describe: 'write logs to this file instead of stdout', coerce: parsedFlag('logfile', (path) => path) })
-          .option('log-level', { type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'log level' }) as never,
+      flags: PROBE_FLAGS,
+      refine: (y) =>
+        y.conflicts('urls', 'urls-file').check((argv) => {
+          if (argv.urls === undefined && argv['urls-file'] === undefined)
+            throw new Error('missing targets: give --urls=host:port,http://host:port/path,… (or --urls-file)');
+          return true;
+        }),
     },
     argv,
   );

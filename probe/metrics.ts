@@ -1,6 +1,7 @@
 // Prometheus metrics for the probe. Per-target series are produced from the current state at
 // scrape time, so a target that is no longer configured has no series left behind (no stale series).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from '../shared/metrics-client.ts';
+import { Counter, Histogram, type Registry } from '../shared/metrics-client.ts';
+import { agentRegistry, stateGauge } from '../shared/agent-metrics.ts';
 import type { Reason } from '../shared/checks.ts';
 import type { DatagramOutcome } from './serve.ts';
 import type { ProbeState } from './state.ts';
@@ -13,49 +14,26 @@ export interface ProbeMetrics {
 }
 
 export function createProbeMetrics(state: ProbeState): ProbeMetrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'starmap_probe_' });
-
-  new Gauge({
+  const registry = agentRegistry('starmap_probe_');
+  stateGauge(registry, {
     name: 'starmap_probe_target_reachable',
     help: 'Whether the latest check of the target succeeded (1) or not (0); absent before the first check.',
     labelNames: ['target', 'kind'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      state.statuses().forEach((s, i) => {
-        if (s.checkedAt !== null) this.set({ target: s.url, kind: state.targets[i]!.kind }, s.reachable ? 1 : 0);
-      });
-    },
+    values: () => state.statuses().flatMap((s, i) => (s.checkedAt !== null ? [[{ target: s.url, kind: state.targets[i]!.kind }, s.reachable ? 1 : 0] as const] : [])),
   });
-  new Gauge({
+  stateGauge(registry, {
     name: 'starmap_probe_target_latency_seconds',
     help: 'Duration of the latest check of the target, until connect (tcp) or response headers (http) or failure.',
     labelNames: ['target'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const s of state.statuses()) if (s.latencyMs !== null) this.set({ target: s.url }, s.latencyMs / 1000);
-    },
+    values: () => state.statuses().flatMap((s) => (s.latencyMs !== null ? [[{ target: s.url }, s.latencyMs / 1000] as const] : [])),
   });
-  new Gauge({
+  stateGauge(registry, {
     name: 'starmap_probe_target_status_code',
     help: 'HTTP status code of the latest check of an http target that got a response.',
     labelNames: ['target'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const s of state.statuses()) if (s.statusCode !== null) this.set({ target: s.url }, s.statusCode);
-    },
+    values: () => state.statuses().flatMap((s) => (s.statusCode !== null ? [[{ target: s.url }, s.statusCode] as const] : [])),
   });
-  new Gauge({
-    name: 'starmap_probe_targets',
-    help: 'Number of configured targets.',
-    registers: [registry],
-    collect() {
-      this.set(state.targets.length);
-    },
-  });
+  stateGauge(registry, { name: 'starmap_probe_targets', help: 'Number of configured targets.', values: () => [[{}, state.targets.length]] });
   const checks = new Counter({
     name: 'starmap_probe_checks_total',
     help: 'Checks made, by outcome reason.',

@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
 // Shared setup for the orchestrator auth tests: a real fastify server on loopback with the
-// Marathon HTTP conventions, the auth hook and routes, one protected route, a controllable
+// Marathon HTTP conventions, the auth routes in the orchestrator's two contexts (open and
+// authenticated: orchestrator/http/contexts.ts), one protected route, a controllable
 // clock, and a pino logger whose output is captured so tests can grep it for secrets.
 import { Writable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -9,6 +10,7 @@ import { REDACT_PATHS } from '../shared/logger.ts';
 import { installMarathonHttp } from '../orchestrator/api/common.ts';
 import { openDatabase } from '../orchestrator/state/db.ts';
 import { createAuth, type Auth, type AuthOptions } from '../orchestrator/auth/routes.ts';
+import { registerRouteContexts } from '../orchestrator/http/contexts.ts';
 import { tempDir } from './helpers/process.ts';
 
 export interface AuthServer {
@@ -56,10 +58,17 @@ export async function startAuthServer(opts: Partial<AuthOptions> & { dataDir?: s
     ...(opts.https ? { https: opts.https } : {}),
   }) as unknown as FastifyInstance;
   installMarathonHttp(app);
-  app.addHook('onRequest', auth.hook);
-  await app.register(auth.plugin);
-  app.get('/ping', async (_req, reply) => reply.type('text/plain').send('pong'));
-  app.get('/v2/apps', async (req) => ({ apps: [], who: auth.uidOf(req) ?? null }));
+  await registerRouteContexts(app, {
+    authenticate: auth.enabled ? auth.authenticate : undefined,
+    open: async (open) => {
+      await open.register(auth.publicRoutes);
+      open.get('/ping', async (_req, reply) => reply.type('text/plain').send('pong'));
+    },
+    authenticated: async (guarded) => {
+      await guarded.register(auth.accountRoutes);
+      guarded.get('/v2/apps', async (req) => ({ apps: [], who: auth.uidOf(req) ?? null }));
+    },
+  });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   const call: AuthServer['call'] = async (method, path, body, headers = {}) => {
     const init: RequestInit = { method, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } };

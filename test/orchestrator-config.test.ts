@@ -10,16 +10,16 @@ describe('orchestrator configuration', () => {
     expect(c).toMatchObject({
       dataDir: defaultDataDir(),
       http: { address: DEFAULTS.httpAddress, port: DEFAULTS.httpPort, allowedHosts: [] },
-      servicePorts: DEFAULTS.servicePorts,
-      taskPorts: DEFAULTS.taskPorts,
+      servicePorts: { min: DEFAULTS.localPortMin, max: DEFAULTS.localPortMax },
+      taskPorts: { min: DEFAULTS.taskPortMin, max: DEFAULTS.taskPortMax },
       envVarsPrefix: undefined,
       apps: { defaultNetworkName: undefined, defaultAcceptedResourceRoles: undefined },
-      auth: { enabled: true, adminPassword: undefined, tokenLifetimeSeconds: DEFAULTS.tokenLifetimeSeconds },
+      auth: { enabled: true, adminPassword: undefined, tokenLifetimeSeconds: DEFAULTS.tokenLifetime },
       events: { subscriber: undefined, httpEndpoints: [] },
       features: [],
       isolation: undefined,
       log: { file: undefined, level: DEFAULTS.logLevel },
-      tasks: { defaultUser: undefined, stopGracePeriodSeconds: DEFAULTS.stopGracePeriodSeconds },
+      tasks: { defaultUser: undefined, stopGracePeriodSeconds: DEFAULTS.stopGracePeriod },
       tickMs: DEFAULTS.tickMs,
     });
     expect(typeof c.hostname).toBe('string');

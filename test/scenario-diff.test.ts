@@ -111,6 +111,18 @@ describe('scenario diff: the cause of each flip', () => {
     ]);
   });
 
+  it('an admin-tier policy added and edited: named by id, with the chain before and after', () => {
+    const denyWeb = (priority: number) =>
+      `apiVersion: policy.networking.k8s.io/v1alpha2\nkind: ClusterNetworkPolicy\nmetadata: { name: no-web }\nspec:\n  tier: Admin\n  priority: ${priority}\n  subject: { pods: { namespaceSelector: {}, podSelector: { matchLabels: { app: api } } } }\n  ingress:\n    - { name: web, action: Deny, from: [{ pods: { namespaceSelector: {}, podSelector: { matchLabels: { app: web } } } }] }\n`;
+    const added = diff(base(), side([...BASE_DOCS, denyWeb(10)]));
+    expect(added.causes).toEqual([{ kind: 'policy added', subject: 'cnp/no-web', detail: [] }]);
+    expect(added.flips.map((f) => [f.key, f.after.allowed])).toEqual([['shop/web>shop/api@8080/TCP', false]]);
+    expect(added.flips[0]!.after.reason).toContain('cnp/no-web');
+    const edited = diff(side([...BASE_DOCS, denyWeb(10)]), side([...BASE_DOCS, denyWeb(20)]));
+    expect(edited.causes).toEqual([{ kind: 'policy edited', subject: 'cnp/no-web', detail: ['priority'] }]);
+    expect(edited.flips).toEqual([]);
+  });
+
   it('no-op changes flip nothing: reordered YAML, one file split in two, a renamed identical policy', () => {
     const reordered = `apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nspec:\n  ingress:\n    - ports: [{ port: 8080 }]\n      from: [{ podSelector: { matchLabels: { app: web } } }]\n  podSelector: { matchLabels: { app: api } }\nmetadata: { namespace: shop, name: allow-web }\n`;
     expect(diff(base(), side([...BASE_DOCS.slice(0, 4), reordered])).causes).toEqual([]);

@@ -1,4 +1,4 @@
-// /v2/info, /v2/leader, /ping, /metrics, /help, /logging.
+// /v2/info, /v2/leader, /metrics, /help, /logging (/ping is open: http/ping.ts).
 import type { FastifyInstance } from 'fastify';
 import type { GroupManager } from '../state/group-manager.ts';
 import type { TaskTracker } from '../tasks/tracker.ts';
@@ -168,14 +168,6 @@ export async function miscApi(
     if (!leadership.elected) throw new NotFound('There is no leader');
     leadership.abdicate();
     return { message: 'Leadership abdicated' };
-  });
-
-  app.get('/ping', async (req, reply) => {
-    const accept = (req.headers.accept ?? '*/*').toLowerCase();
-    if (accept.includes('text/plain') || accept.includes('text/*') || accept.includes('*/*') || accept.includes('text/html') || accept === '')
-      return reply.type('text/plain').send('pong');
-    if (accept.includes('application/json')) return reply.type('application/json').send('"pong"');
-    return reply.code(204).send();
   });
 
   app.get('/metrics', async () => {

@@ -1,10 +1,11 @@
 // GET / for a browser: the address the demo prints looks like a web login, and a browser got a raw
 // 401 there. A request that accepts text/html gets a small page saying what this is, how to log in
-// with curl and where the UI is; it is open (the auth hook lets it through: auth/routes.ts) and so
-// shows nothing a token guards: no state, no version, no path, no password. What it shows of the
-// request (the Host, for the examples) is escaped. Every other client gets what it got before:
-// 401 with auth on (the hook answers first), else Marathon's 404 for a path no route serves.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+// with curl and where the UI is; it is in the open context (contexts.ts) and so shows nothing a
+// token guards: no state, no version, no path, no password. What it shows of the request (the
+// Host, for the examples) is escaped. Every other client gets what it got before: 401 with auth
+// on (the route's own hook requires the token of any request that does not accept HTML), else
+// Marathon's 404 for a path no route serves.
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { parseHost } from '../../shared/web-guard.ts';
 import { uriNotFound } from './errors.ts';
 
@@ -62,14 +63,23 @@ and its ports:</p>
 `;
 }
 
-export function homePageRoute(app: FastifyInstance, opts: { authEnabled: boolean }): void {
-  app.get('/', async (req, reply) => {
+/** `authenticate`: the token hook with auth on (undefined with --auth=off). */
+export function homePageRoute(app: FastifyInstance, opts: { authenticate: onRequestAsyncHookHandler | undefined }): void {
+  const { authenticate } = opts;
+  const onRequest: onRequestAsyncHookHandler[] = authenticate
+    ? [
+        async function tokenUnlessBrowser(req, reply) {
+          if (!acceptsHtml(req.headers.accept)) return authenticate.call(this, req, reply);
+        },
+      ]
+    : [];
+  app.get('/', { onRequest }, async (req, reply) => {
     if (!acceptsHtml(req.headers.accept)) throw uriNotFound(req);
     return reply
       .type('text/html; charset=utf-8')
       .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'no-referrer')
-      .send(homePage(baseUrl(req), opts.authEnabled));
+      .send(homePage(baseUrl(req), authenticate !== undefined));
   });
 }

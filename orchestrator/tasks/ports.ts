@@ -54,8 +54,8 @@ export class HostPortAllocator {
   readonly #random: () => number;
 
   constructor(opts: HostPortAllocatorOptions = {}) {
-    this.min = opts.min ?? DEFAULTS.taskPorts.min;
-    this.max = opts.max ?? DEFAULTS.taskPorts.max;
+    this.min = opts.min ?? DEFAULTS.taskPortMin;
+    this.max = opts.max ?? DEFAULTS.taskPortMax;
     if (!(Number.isInteger(this.min) && Number.isInteger(this.max) && this.min >= 1 && this.max <= 65535 && this.min <= this.max)) {
       throw new Error(`invalid host port range ${this.min}-${this.max}`);
     }

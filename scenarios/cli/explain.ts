@@ -2,8 +2,10 @@
 // one connection (or each port the scenario checks between the two), both sides, without
 // deploying anything (no root needed). Pure apart from the command's own output.
 import type { Argv, CommandModule } from 'yargs';
-import { verdictText } from '../../shared/netpol/explain.ts';
-import type { Protocol } from '../../shared/netpol/types.ts';
+import { reasonLine, verdictText } from '../../shared/netpol/explain.ts';
+import type { Connection } from '../../shared/netpol/evaluate.ts';
+import { chainText, type TieredEvaluator } from '../../shared/netpol/tiers.ts';
+import { objectId, type Protocol } from '../../shared/netpol/types.ts';
 import { InspectError } from '../errors.ts';
 import { expectStep } from '../model/expect.ts';
 import { PodNames } from '../model/matrix.ts';
@@ -58,13 +60,30 @@ export function explainConnection(s: ResolvedScenario, opts: { step: string; fro
     const checked = s.cells.filter((c) => c.from === from && c.to === to);
     conns = checked.length > 0 ? checked : target.ports;
   }
-  const policies = exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
+  const policies = [...exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`), ...(exp.step.clusterPolicies ?? []).map((p) => p.id)];
   const head = `step ${step.index + 1} ${step.name}: policies in force: ${policies.join(', ') || 'none'}`;
   const body = conns.map(({ port, protocol }) => {
     const conn = { from: pod(from), to: target, port, protocol };
-    return verdictText(conn, exp.evaluator.evaluate(conn), exp.evaluator);
+    return exp.tiered ? tieredText(conn, exp.tiered) : verdictText(conn, exp.evaluator.evaluate(conn), exp.evaluator);
   });
   return [head, ...body].join('\n');
+}
+
+/**
+ * One connection with admin-tier policies in force: the verdict, then each side's chain (Admin tier
+ * -> NetworkPolicy -> Baseline tier -> default), then what the NetworkPolicy tier alone says.
+ */
+export function tieredText(conn: Connection, tiered: TieredEvaluator): string {
+  const v = tiered.evaluate(conn);
+  const word = v.allowed === true ? 'allowed' : v.allowed === false ? 'blocked' : 'undecided (depends on addresses not known yet)';
+  const order = [...new Set([...(v.egress.orderDependsOn ?? []), ...(v.ingress.orderDependsOn ?? [])])];
+  return [
+    `${objectId(conn.from)} -> ${objectId(conn.to)} ${conn.port}/${conn.protocol}: ${word}`,
+    `  egress of ${objectId(conn.from)}: ${chainText('egress', conn.from, v.egress)}`,
+    `  ingress of ${objectId(conn.to)}: ${chainText('ingress', conn.to, v.ingress)}`,
+    `  the NetworkPolicy tier alone: ${reasonLine(tiered.networkPolicies.evaluate(conn))}`,
+    ...(order.length > 0 ? [`  note: the verdict depends on the order of ${order.join(', ')}: same tier and priority, which upstream leaves undefined`] : []),
+  ].join('\n');
 }
 
 export const explainCommand: CommandModule = {

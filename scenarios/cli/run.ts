@@ -24,6 +24,9 @@ import type { ResolvedScenario } from '../model/resolve.ts';
 import { DEFAULTS } from '../../orchestrator/config.ts';
 import { runDeployment, stoppedBy, topology } from '../run/runner.ts';
 import { preflight } from '../run/steps.ts';
+import { notEnforcedReport } from '../run/unenforced.ts';
+import { CNP_CONFORMANCE_VERSION, conformanceReportYaml } from '../report/conformance.ts';
+import { VERSION } from '../../shared/version.ts';
 import { TerminalLines } from './terminal.ts';
 import { addAssertFile, assertOption, fail, manifestOptions, scenarioRef } from './options.ts';
 import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
@@ -40,6 +43,7 @@ export interface RunArgs {
   reportJson?: string;
   reportJunit?: string;
   reportHtml?: string;
+  reportConformance?: string;
   stepTimeout?: number;
   pause: number;
   keep: boolean;
@@ -130,6 +134,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     ['--report-json', args.reportJson],
     ['--report-junit', args.reportJunit],
     ['--report-html', args.reportHtml],
+    ['--report-conformance', args.reportConformance],
   ] as const)
     if (file && !existsSync(join(file, '..'))) throw new RunError(`${flag}: no directory ${join(file, '..')}`);
   const terminal = new TerminalLines(process.stdout);
@@ -137,11 +142,19 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
   const startedAt = new Date().toISOString();
   // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
   const reports = new Map<ResolvedScenario, ScenarioReportDoc>();
+  // Scenarios with admin-tier policies: not deployed (run/unenforced.ts), and the run exits 1.
+  const notEnforced = new Set<ResolvedScenario>();
   for (const s of targets.scenarios) {
     if (targets.set) log(`\n== ${s.name}: checking that the policies say what it intends`);
     for (const line of s.manifests ?? []) log(line);
     const refused = preflight(s, args.isolation !== 'off', args.isolation !== 'off' || !!args.policyHook, log);
     if (refused) reports.set(s, refused);
+    const unenforced = refused ? undefined : notEnforcedReport(s, args.isolation !== 'off');
+    if (unenforced) {
+      log(`${s.name}: ${unenforced.error}`);
+      reports.set(s, unenforced);
+      notEnforced.add(s);
+    }
   }
   const runnable = targets.scenarios.filter((s) => !reports.has(s));
   const ac = new AbortController();
@@ -149,7 +162,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
 
   const ordered = targets.scenarios.map((s) => reports.get(s)!);
   const doc: ScenarioReportDoc | SetReportDoc = targets.set
-    ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered }
+    ? { set: targets.set, startedAt, finishedAt: new Date().toISOString(), passed: notEnforced.size === 0 && ordered.every((r) => r.outcome !== 'fail'), scenarios: ordered }
     : ordered[0]!;
   for (const [file, format] of [
     [args.reportJson, 'json'],
@@ -157,6 +170,11 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     [args.reportJunit, 'junit'],
   ] as const)
     if (file) writeFileSync(file, REPORT_FORMATS[format](doc));
+  if (args.reportConformance)
+    writeFileSync(
+      args.reportConformance,
+      conformanceReportYaml(ordered, { mode: 'run', date: new Date().toISOString(), version: VERSION, apiVersion: CNP_CONFORMANCE_VERSION }),
+    );
   log('');
   for (const [i, r] of ordered.entries()) log(summary(r, targets.scenarios[i]!.steps.length));
   if (targets.set) {
@@ -173,8 +191,9 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     const cutShort = ordered.some((r) => /^(not run: )?stopped /.test(r.error ?? ''));
     if (!args.hold || cutShort) return by === 'SIGTERM' ? 143 : 130;
   }
-  // Not run is no failure (SCTP here, as upstream skips it without the feature), nor a pass.
-  return ordered.some((r) => r.outcome === 'fail') ? 1 : 0;
+  // Not run is no failure (SCTP here, as upstream skips it without the feature), nor a pass; but
+  // policies this orchestrator cannot enforce at all are a run that could not do what was asked.
+  return ordered.some((r) => r.outcome === 'fail') || notEnforced.size > 0 ? 1 : 0;
 }
 
 async function runAll(
@@ -345,6 +364,11 @@ export const runCommand: CommandModule = {
       .option('policy-hook', { type: 'string', describe: "command that applies a step's policies on another orchestrator; gets the path of a JSON file" })
       .option('report-json', { type: 'string', describe: 'write the JSON report here' })
       .option('report-junit', { type: 'string', describe: 'write a JUnit XML report here' })
+      .option('report-conformance', {
+        type: 'string',
+        describe:
+          'write the ConformanceReport YAML of upstream’s ClusterNetworkPolicy suite (the set cnp-conformance) here; only checks observed on packets count as passed',
+      })
       .option('report-html', {
         type: 'string',
         describe:

@@ -8,6 +8,8 @@
 // added, removed or edited, then label changes of the cell's two pods and their namespaces. A flip
 // no change explains (an ipBlock's address moved, say) is kept under "other".
 import type { SideVerdict, Verdict } from '../../shared/netpol/evaluate.ts';
+import type { ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
+import type { TieredSide } from '../../shared/netpol/tiers.ts';
 import type { NetworkPolicyObject } from '../../shared/netpol/types.ts';
 import type { CellExpectation, StepExpectation } from './expect.ts';
 import type { Cause, CauseKind, CellSide, Flip, OneSidedCell, ScenarioDiff } from './diff-schema.ts';
@@ -73,10 +75,29 @@ function sidePolicies(side: SideVerdict): string[] {
   }
 }
 
-/** Every policy a verdict's decision names (either side); a verdict of another shape names none. */
-export function decidingPolicies(v: Verdict): string[] {
-  if (!v.egress || !v.ingress) return [];
+/** The policies a side's chain through the tiers names: the admin-tier rules it followed and the NetworkPolicy tier's. */
+function chainPolicies(side: TieredSide): string[] {
+  return side.chain.flatMap((step) => ('verdict' in step ? sidePolicies(step.verdict) : [step.policy]));
+}
+
+/** Every policy a cell's decision names (either side), through the tiers when admin-tier policies are in force. */
+export function decidingPolicies(c: Pick<CellExpectation, 'verdict' | 'tiered'>): string[] {
+  if (c.tiered) return [...new Set([...chainPolicies(c.tiered.egress), ...chainPolicies(c.tiered.ingress)])];
+  const v: Verdict = c.verdict;
   return [...new Set([...sidePolicies(v.egress), ...sidePolicies(v.ingress)])];
+}
+
+/** The rules of two versions of one admin-tier policy that differ, and the other fields that do. */
+function editedClusterParts(a: ClusterPolicy, b: ClusterPolicy): string[] {
+  const out: string[] = [];
+  for (const field of ['tier', 'priority', 'subject'] as const) if (canonical(a[field]) !== canonical(b[field])) out.push(field);
+  for (const dir of ['ingress', 'egress'] as const)
+    for (let i = 0; i < Math.max(a[dir].length, b[dir].length); i++) {
+      if (i >= a[dir].length) out.push(`${dir} rule ${i} added`);
+      else if (i >= b[dir].length) out.push(`${dir} rule ${i} removed`);
+      else if (canonical(a[dir][i]) !== canonical(b[dir][i])) out.push(`${dir} rule ${i}`);
+    }
+  return out;
 }
 
 const sideOf = (c: CellExpectation): CellSide => ({ allowed: c.computed, reason: c.reason });
@@ -104,6 +125,15 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
     else if (canonical(p.spec) !== canonical(q.spec)) policyCause.set(id, cause('policy edited', id, editedParts(p, q)));
   }
   for (const id of after.keys()) if (!before.has(id)) policyCause.set(id, cause('policy added', id));
+  // Admin-tier policies (cluster-scoped, by id: cnp/x, anp/x, banp/default) the same way.
+  const cpBefore = new Map((base.expectation.step.clusterPolicies ?? []).map((p) => [p.id, p]));
+  const cpAfter = new Map((head.expectation.step.clusterPolicies ?? []).map((p) => [p.id, p]));
+  for (const [id, p] of cpBefore) {
+    const q = cpAfter.get(id);
+    if (!q) policyCause.set(id, cause('policy removed', id));
+    else if (canonical({ ...p, id: '' }) !== canonical({ ...q, id: '' })) policyCause.set(id, cause('policy edited', id, editedClusterParts(p, q)));
+  }
+  for (const id of cpAfter.keys()) if (!cpBefore.has(id)) policyCause.set(id, cause('policy added', id));
 
   // Labels in force at the compared step, of pods and namespaces on both sides.
   const podLabels = (s: DiffSide) => new Map(s.expectation.cluster.pods.map((p) => [`${p.namespace}/${p.name}`, p.labels]));
@@ -151,7 +181,7 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
       continue;
     }
     if (a.computed === b.computed) continue;
-    const named = [...new Set([...decidingPolicies(a.verdict), ...decidingPolicies(b.verdict)])];
+    const named = [...new Set([...decidingPolicies(a), ...decidingPolicies(b)])];
     const found = [
       ...named.flatMap((p) => (policyCause.has(p) ? [policyCause.get(p)!] : [])),
       ...[a.cell.from, a.cell.to].flatMap((p) => (labelCause.has(p) ? [labelCause.get(p)!] : [])),

@@ -1,8 +1,12 @@
 // What a step's policies say, cell by cell: the evaluator's verdict and reasons beside the
 // author's intended verdict, and where the two disagree (a policy-writing mistake, found before
 // anything is deployed). Pure; the runner, `scenario explain` and the reports read this.
+// With admin-tier policies in force (ClusterNetworkPolicy and the v1alpha1 kinds) the verdict is
+// the tiered evaluator's (shared/netpol/tiers.ts) and the reason is the chain it followed per side;
+// a cell whose verdict rests on an order upstream leaves undefined (same tier and priority) says so.
 import { Evaluator, type Cluster, type Verdict } from '../../shared/netpol/evaluate.ts';
 import { reasonLine } from '../../shared/netpol/explain.ts';
+import { chainText, TieredEvaluator, type TieredVerdict } from '../../shared/netpol/tiers.ts';
 import type { PodInfo } from '../../shared/netpol/types.ts';
 import type { Cell, ResolvedScenario, ResolvedStep } from './resolve.ts';
 import { absentAt } from './step-workloads.ts';
@@ -18,11 +22,20 @@ export interface CellExpectation {
   verdict: Verdict;
   /** The verdict's reasons in one line. */
   reason: string;
+  /** With admin-tier policies in force: each side's chain in words (`Admin cnp/x egress rule 2 Pass -> …`). */
+  chain?: { egress: string; ingress: string };
+  /** The policies (same tier and priority) whose undefined order upstream this cell's verdict depends on. */
+  orderDependsOn?: string[];
+  /** With admin-tier policies in force: the tiered verdict the chain was written from. */
+  tiered?: TieredVerdict;
 }
 
 export interface StepExpectation {
   step: ResolvedStep;
+  /** The NetworkPolicy evaluator (with admin tiers, the tier between them). */
   evaluator: Evaluator;
+  /** Present when admin-tier policies are in force. */
+  tiered?: TieredEvaluator;
   cluster: Cluster;
   cells: CellExpectation[];
   /** Cells where the intended verdict is not what the policies say: policy-writing mistakes. */
@@ -45,17 +58,33 @@ export function clusterAt(s: ResolvedScenario, step: ResolvedStep, ips: Readonly
 
 export function expectStep(s: ResolvedScenario, step: ResolvedStep, ips?: ReadonlyMap<string, string>): StepExpectation {
   const cluster = clusterAt(s, step, ips);
-  const evaluator = new Evaluator(cluster, step.policies);
+  const tiered = step.clusterPolicies?.length ? new TieredEvaluator(cluster, step.policies, step.clusterPolicies) : undefined;
+  const evaluator = tiered?.networkPolicies ?? new Evaluator(cluster, step.policies);
   const podById = new Map(cluster.pods.map((p) => [`${p.namespace}/${p.name}`, p]));
   // A pod a later step's manifests add is not there yet: its cells are not judged here.
   const absent = absentAt(s.pods, step.index);
   const cells = s.cells.map((cell): CellExpectation => {
-    const verdict = evaluator.evaluate({ from: podById.get(cell.from)!, to: podById.get(cell.to)!, port: cell.port, protocol: cell.protocol });
+    const conn = { from: podById.get(cell.from)!, to: podById.get(cell.to)!, port: cell.port, protocol: cell.protocol };
+    const verdict = evaluator.evaluate(conn);
     const here = !absent.has(cell.from) && !absent.has(cell.to);
     const intended = here ? (step.intended?.get(cell.key) ?? null) : null;
-    const expected = !here ? null : step.intended ? (intended ?? (step.computedRest ? verdict.allowed : null)) : verdict.allowed;
-    return { cell, intended, computed: verdict.allowed, expected, verdict, reason: reasonLine(verdict) };
+    const judge = (computed: boolean | null) => (!here ? null : step.intended ? (intended ?? (step.computedRest ? computed : null)) : computed);
+    if (!tiered) return { cell, intended, computed: verdict.allowed, expected: judge(verdict.allowed), verdict, reason: reasonLine(verdict) };
+    const t = tiered.evaluate(conn);
+    const chain = { egress: chainText('egress', conn.from, t.egress), ingress: chainText('ingress', conn.to, t.ingress) };
+    const order = [...new Set([...(t.egress.orderDependsOn ?? []), ...(t.ingress.orderDependsOn ?? [])])];
+    return {
+      cell,
+      intended,
+      computed: t.allowed,
+      expected: judge(t.allowed),
+      verdict,
+      reason: `egress: ${chain.egress}; ingress: ${chain.ingress}`,
+      chain,
+      ...(order.length > 0 ? { orderDependsOn: order } : {}),
+      tiered: t,
+    };
   });
   const mistakes = cells.filter((c) => c.intended !== null && c.computed !== null && c.intended !== c.computed);
-  return { step, evaluator, cluster, cells, mistakes };
+  return { step, evaluator, ...(tiered ? { tiered } : {}), cluster, cells, mistakes };
 }

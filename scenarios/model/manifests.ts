@@ -5,6 +5,8 @@
 //   same verdicts), or with `replicas` as many as the manifest asks, named `<workload>-<n>`;
 // - the namespaces (Namespace objects' labels; every namespace has kubernetes.io/metadata.name);
 // - the NetworkPolicies, validated as the API server does (shared/netpol/);
+// - the admin-tier policies (ClusterNetworkPolicy, AdminNetworkPolicy, BaselineAdminNetworkPolicy),
+//   validated against their upstream CRDs (cluster-policies.ts);
 // - the Services, for their targetPort names.
 // Everything else is ignored and counted; what changes what a policy means (hostNetwork, multus
 // networks, no container ports) is said per object. Problems name the file, the document (1-based,
@@ -18,6 +20,7 @@ import { dns1123LabelErrors, labelKeyErrors, labelValueErrors } from '../../shar
 import { NAMESPACE_NAME_LABEL, type NamedPort } from '../../shared/netpol/types.ts';
 import { pointerKey } from '../../shared/netpol/validate.ts';
 import type { PodSpec } from './resolve.ts';
+import { isClusterPolicyKind, readClusterPolicy, type LoadedClusterPolicy } from './cluster-policies.ts';
 import { groupOf, makesPods, POD_KINDS, readWorkload, type Workload } from './workloads.ts';
 
 export { ManifestError };
@@ -57,6 +60,8 @@ export interface ManifestSet {
   namespaces: Map<string, Record<string, string>>;
   workloads: SourcedWorkload[];
   policies: LoadedPolicy[];
+  /** The admin-tier policies (cluster-scoped, by id). */
+  clusterPolicies: LoadedClusterPolicy[];
   services: Service[];
   /** Kind (with its apiVersion when that is not the usual one) → count. */
   ignored: Map<string, number>;
@@ -70,7 +75,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /** Reads every object of every source; throws one ManifestError listing every problem. */
 export function readManifestSet(sources: readonly ManifestSource[], opts: { namespace?: string } = {}): ManifestSet {
   const defaultNs = opts.namespace ?? 'default';
-  const set: ManifestSet = { files: sources.length, namespaces: new Map(), workloads: [], policies: [], services: [], ignored: new Map(), notes: [] };
+  const set: ManifestSet = { files: sources.length, namespaces: new Map(), workloads: [], policies: [], clusterPolicies: [], services: [], ignored: new Map(), notes: [] };
   const problems: string[] = [];
   const seen = new Map<string, string>();
   let objects = 0;
@@ -129,7 +134,8 @@ export function readManifestSet(sources: readonly ManifestSource[], opts: { name
     if (typeof apiVersion !== 'string' || apiVersion === '') return report(kind, '/apiVersion', 'Required value: apiVersion');
     const meta = isObj(value.metadata) ? value.metadata : {};
     const ns = typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : defaultNs;
-    const subject = `${kind} ${typeof meta.name === 'string' ? (kind === 'Namespace' ? meta.name : `${ns}/${meta.name}`) : '(no name)'}`;
+    const clusterScoped = kind === 'Namespace' || isClusterPolicyKind(apiVersion, kind);
+    const subject = `${kind} ${typeof meta.name === 'string' ? (clusterScoped ? meta.name : `${ns}/${meta.name}`) : '(no name)'}`;
     const once = (id: string) => {
       if (seen.has(id)) return void report(subject, '/metadata/name', `Duplicate value: ${kind} ${id.split(' ')[1]} is also ${seen.get(id)}`);
       seen.set(id, at);
@@ -156,6 +162,10 @@ export function readManifestSet(sources: readonly ManifestSource[], opts: { name
       if ('errors' in r) return void problems.push(...fieldErrorLines(r.errors, line, `${at}: ${subject}: `));
       if (!once(`${kind} ${r.policy.metadata.namespace}/${r.policy.metadata.name}`)) return;
       set.policies.push({ policy: r.policy, origin: at });
+    } else if (isClusterPolicyKind(apiVersion, kind)) {
+      const cp = readClusterPolicy(value, {}, (p, m) => report(subject, p, m), (w) => set.notes.push(`${at}: ${subject}: ${w}`));
+      if (!cp || !once(`${kind} ${cp.name}`)) return;
+      set.clusterPolicies.push({ policy: cp, origin: at });
     } else if (kind === 'Namespace' && group === '') {
       const name = meta.name;
       if (typeof name !== 'string' || name === '') return report(subject, '/metadata/name', 'Required value: name');
@@ -320,7 +330,7 @@ export function manifestSummary(set: ManifestSet, pods: readonly PodSpec[]): str
   const ignoredTotal = ignored.reduce((n, [, c]) => n + c, 0);
   const namespaces = new Set([...set.namespaces.keys(), ...pods.map((p) => p.namespace), ...set.policies.map((p) => p.policy.metadata.namespace)]);
   return [
-    `manifests: ${plural(set.files, 'file')}: ${plural(set.workloads.length, 'workload')}${byKind ? ` (${byKind})` : ''} making ${plural(pods.length, 'pod')}, ${plural(set.policies.length, 'NetworkPolicy', 'NetworkPolicies')}, ${plural(set.services.length, 'Service')}, ${plural(namespaces.size, 'namespace')}`,
+    `manifests: ${plural(set.files, 'file')}: ${plural(set.workloads.length, 'workload')}${byKind ? ` (${byKind})` : ''} making ${plural(pods.length, 'pod')}, ${plural(set.policies.length, 'NetworkPolicy', 'NetworkPolicies')}${set.clusterPolicies.length > 0 ? `, ${plural(set.clusterPolicies.length, 'admin-tier policy', 'admin-tier policies')} (${set.clusterPolicies.map((c) => c.policy.id).join(', ')})` : ''}, ${plural(set.services.length, 'Service')}, ${plural(namespaces.size, 'namespace')}`,
     ...(set.services.length > 0 ? [`Services: ${serviceTargets(set).join(', ')}`] : []),
     ...(ignoredTotal > 0 ? [`ignored ${plural(ignoredTotal, 'object')}: ${ignored.map(([k, c]) => `${c} ${k}`).join(', ')}`] : []),
     ...set.notes,

@@ -14,6 +14,15 @@ import { checkPolicy, loadManifests, ManifestError, type LoadedPolicy } from '..
 import { NAMESPACE_NAME_LABEL, objectId, type NamedPort, type NamespaceInfo, type NetworkPolicyObject, type Protocol } from '../../shared/netpol/types.ts';
 import { labelKeyErrors, labelValueErrors } from '../../shared/netpol/names.ts';
 import { dialectToNetworkPolicies } from './dialect.ts';
+import type { ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
+import {
+  clusterCatalogAdd,
+  clusterEntry,
+  clusterTemplateProblems,
+  isClusterPolicyKind,
+  readClusterPolicy,
+  type LoadedClusterPolicy,
+} from './cluster-policies.ts';
 import { directoryPolicies, manifestCells, manifestModel, type ManifestIo, type ManifestModel } from './scenario-manifests.ts';
 import { POD_KINDS } from './workloads.ts';
 import { applyStepManifests } from './step-manifests.ts';
@@ -65,6 +74,8 @@ export interface ResolvedStep {
   description?: string;
   /** The policies in force; ipBlocks may hold {{ip ns/pod}}. */
   policies: NetworkPolicyObject[];
+  /** The admin-tier policies in force (absent: none); networks may hold {{ip ns/pod}}. */
+  clusterPolicies?: ClusterPolicy[];
   /** Labels in force per namespace (with the name label) and per pod. */
   namespaceLabels: Record<string, Record<string, string>>;
   podLabels: Record<string, Record<string, string>>;
@@ -225,7 +236,14 @@ function cellsOf(pods: PodSpec[], apps: AppDoc[], model: ModelDoc | undefined, n
 }
 
 /** Manifests of one `policies` entry (a file, a List, or one policy), checked, with problems reported. */
-function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io: ResolveIo, problems: Problems): LoadedPolicy[] {
+function manifestsOf(
+  entry: unknown,
+  pointer: string,
+  parsed: ParsedScenario,
+  io: ResolveIo,
+  problems: Problems,
+  cluster: LoadedClusterPolicy[] = [],
+): LoadedPolicy[] {
   if (entry && typeof entry === 'object' && 'file' in entry) {
     const rel = String((entry as { file: unknown }).file);
     const path = isAbsolute(rel) ? rel : normalize(join(dirname(parsed.file), rel));
@@ -235,7 +253,7 @@ function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EISDIR' && io.manifests) {
         try {
-          return directoryPolicies(path, io);
+          return directoryPolicies(path, io, cluster);
         } catch (e) {
           if (!(e instanceof ManifestError)) throw e;
           problems.add(`${pointer}/file`, e.message);
@@ -246,7 +264,7 @@ function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io
       return [];
     }
     try {
-      return loadManifests(text, rel, { templates: true });
+      return loadManifests(text, rel, { templates: true, other: clusterEntry(rel, cluster) });
     } catch (err) {
       // yaml throws a ReferenceError for an alias bomb, past the manifest reader's own errors.
       if (err instanceof ReferenceError && /alias/i.test(err.message))
@@ -268,7 +286,16 @@ function manifestsOf(entry: unknown, pointer: string, parsed: ParsedScenario, io
   (items ?? [entry]).forEach((value, i) => {
     const at = items ? `${pointer}/items/${i}` : pointer;
     const k = (value as { kind?: unknown } | null)?.kind;
-    if (k !== 'NetworkPolicy') return problems.add(at, `kind ${JSON.stringify(k ?? null)} is not a NetworkPolicy (networking.k8s.io/v1)`);
+    if (isClusterPolicyKind((value as { apiVersion?: unknown } | null)?.apiVersion, k)) {
+      const cp = readClusterPolicy(value, { templates: true }, (path, m) => problems.add(`${at}${path === '/' ? '' : path}`, m));
+      if (cp) cluster.push({ policy: cp, origin: `${parsed.file} ${at}` });
+      return;
+    }
+    if (k !== 'NetworkPolicy')
+      return problems.add(
+        at,
+        `kind ${JSON.stringify(k ?? null)} is not a NetworkPolicy (networking.k8s.io/v1), a ClusterNetworkPolicy (policy.networking.k8s.io/v1alpha2) or an AdminNetworkPolicy / BaselineAdminNetworkPolicy (policy.networking.k8s.io/v1alpha1)`,
+      );
     const r = checkPolicy(value, { templates: true });
     if ('errors' in r) for (const e of r.errors) for (const m of e.errors) problems.add(`${at}${e.path === '/' ? '' : e.path}`, m);
     else out.push({ policy: r.policy, origin: `${parsed.file} ${at}` });
@@ -349,6 +376,10 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
 
   // Policies: manifests by namespace/name, or dialect policies by name.
   const catalog = new Map<string, LoadedPolicy>();
+  const clusterCatalog = new Map<string, LoadedClusterPolicy>();
+  const checkClusterTemplates = (lc: LoadedClusterPolicy, at: string) => {
+    for (const m of clusterTemplateProblems(lc.policy, (ref) => seen.has(ref))) problems.add(at, m);
+  };
   const dialect = doc.policies && !Array.isArray(doc.policies) ? doc.policies : undefined;
   const checkTemplates = (lp: LoadedPolicy, at: string) => {
     for (const c of cidrTexts(lp.policy))
@@ -357,7 +388,14 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   };
   if (Array.isArray(doc.policies)) {
     doc.policies.forEach((entry, i) => {
-      for (const lp of manifestsOf(entry, `/policies/${i}`, parsed, io, problems)) {
+      const cluster: LoadedClusterPolicy[] = [];
+      const nps = manifestsOf(entry, `/policies/${i}`, parsed, io, problems, cluster);
+      for (const lc of cluster) {
+        const dup = clusterCatalogAdd(clusterCatalog, lc, catalog.has(lc.policy.id));
+        if (dup) problems.add(`/policies/${i}`, dup);
+        checkClusterTemplates(lc, `/policies/${i}`);
+      }
+      for (const lp of nps) {
         const id = objectId(lp.policy.metadata);
         if (catalog.has(id)) problems.add(`/policies/${i}`, `policy ${id} is defined twice (also ${catalog.get(id)!.origin})`);
         catalog.set(id, lp);
@@ -365,6 +403,10 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
         ensureNs(lp.policy.metadata.namespace);
       }
     });
+  }
+  for (const lc of fromManifests?.set.clusterPolicies ?? []) {
+    const dup = clusterCatalogAdd(clusterCatalog, lc, catalog.has(lc.policy.id));
+    if (dup) problems.add('/manifests', dup);
   }
   for (const lp of fromManifests?.policies ?? []) {
     const id = objectId(lp.policy.metadata);
@@ -380,13 +422,19 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   const nsLabels: Record<string, Record<string, string>> = Object.fromEntries(declared);
   const podLabels: Record<string, Record<string, string>> = Object.fromEntries(pods.map((p) => [p.id, p.labels]));
   // The manifests' policies are in force until a step says otherwise.
-  let previous: { policies: NetworkPolicyObject[]; dialect?: Record<string, DialectPolicyDoc> } = {
+  let previous: { policies: NetworkPolicyObject[]; clusterPolicies: ClusterPolicy[]; dialect?: Record<string, DialectPolicyDoc> } = {
     policies: (fromManifests?.policies ?? []).map((lp) => lp.policy),
+    clusterPolicies: (fromManifests?.set.clusterPolicies ?? []).map((lc) => lc.policy),
   };
   const steps = doc.steps.map((s: StepDoc, i): ResolvedStep => {
     const at = `/steps/${i}`;
     if (s.policies) {
       const inForce = new Map<string, NetworkPolicyObject>();
+      const clusterInForce = new Map<string, ClusterPolicy>();
+      const putCluster = (p: ClusterPolicy, where: string) => {
+        if (clusterInForce.has(p.id)) problems.add(where, `policy ${p.id} is in force twice in this step`);
+        clusterInForce.set(p.id, p);
+      };
       const usedDialect: Record<string, DialectPolicyDoc> = {};
       const put = (p: NetworkPolicyObject, where: string) => {
         const id = objectId(p.metadata);
@@ -396,7 +444,14 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
       s.policies.forEach((ref, j) => {
         const where = `${at}/policies/${j}`;
         if (typeof ref !== 'string') {
-          for (const lp of manifestsOf(ref, where, parsed, io, problems)) {
+          const cluster: LoadedClusterPolicy[] = [];
+          const nps = manifestsOf(ref, where, parsed, io, problems, cluster);
+          for (const lc of cluster) {
+            checkClusterTemplates(lc, where);
+            clusterInForce.delete(lc.policy.id); // a step's own manifest replaces one of the same name
+            putCluster(lc.policy, where);
+          }
+          for (const lp of nps) {
             checkTemplates(lp, where);
             ensureNs(lp.policy.metadata.namespace);
             const id = objectId(lp.policy.metadata);
@@ -407,14 +462,25 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
           usedDialect[ref] = dialect[ref];
           for (const p of fromDialect(ref)) put(p, where);
         } else if (catalog.has(ref)) put(catalog.get(ref)!.policy, where);
-        else problems.add(where, `unknown policy "${ref}" (known: ${[...(dialect ? Object.keys(dialect) : catalog.keys())].join(', ') || 'none'})`);
+        else if (clusterCatalog.has(ref)) putCluster(clusterCatalog.get(ref)!.policy, where);
+        else
+          problems.add(
+            where,
+            `unknown policy "${ref}" (known: ${[...(dialect ? Object.keys(dialect) : [...catalog.keys(), ...clusterCatalog.keys()])].join(', ') || 'none'})`,
+          );
       });
-      previous = { policies: [...inForce.values()], ...(dialect ? { dialect: usedDialect } : {}) };
+      previous = { policies: [...inForce.values()], clusterPolicies: [...clusterInForce.values()], ...(dialect ? { dialect: usedDialect } : {}) };
     }
     if (s.manifests) {
-      const state = { policies: new Map(previous.policies.map((p) => [objectId(p.metadata), p])), pods, podLabels, namespaceLabels: nsLabels };
+      const state = {
+        policies: new Map(previous.policies.map((p) => [objectId(p.metadata), p])),
+        clusterPolicies: new Map(previous.clusterPolicies.map((p) => [p.id, p])),
+        pods,
+        podLabels,
+        namespaceLabels: nsLabels,
+      };
       for (const [where, message] of applyStepManifests(s.manifests, parsed.file, io, state)) problems.add(`${at}/manifests${where}`, message);
-      previous = { ...previous, policies: [...state.policies.values()] };
+      previous = { ...previous, policies: [...state.policies.values()], clusterPolicies: [...state.clusterPolicies.values()] };
     }
     for (const [ns, labels] of Object.entries(s.labels?.namespaces ?? {})) {
       if (!declared.has(ns)) problems.add(`${at}/labels/namespaces/${ns}`, `unknown namespace "${ns}" (known: ${nsNames.join(', ')})`);
@@ -450,6 +516,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
       name: s.name,
       ...(s.description ? { description: s.description } : {}),
       policies: previous.policies,
+      ...(previous.clusterPolicies.length > 0 ? { clusterPolicies: previous.clusterPolicies } : {}),
       namespaceLabels: { ...nsLabels },
       podLabels: { ...podLabels },
       intended,

@@ -3,6 +3,7 @@
 // directories recursively, `-` for stdin), as one set, made into pods. Throws ManifestError.
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import type { LoadedPolicy } from '../../shared/netpol/manifests.ts';
+import type { LoadedClusterPolicy } from './cluster-policies.ts';
 import { cellKey, type Cell, type PodSpec } from './resolve.ts';
 import { manifestPods, manifestSummary, readManifestSet, type ManifestSet, type ManifestSource } from './manifests.ts';
 
@@ -60,8 +61,10 @@ export function manifestCells(pods: readonly PodSpec[]): Cell[] {
   );
 }
 
-/** The NetworkPolicies of a directory of manifests (`policies: - file: DIR`; everything else is ignored). */
-export function directoryPolicies(path: string, io: ManifestIo): LoadedPolicy[] {
+/** The NetworkPolicies of a directory of manifests (`policies: - file: DIR`; the admin-tier ones go to `cluster`; everything else is ignored). */
+export function directoryPolicies(path: string, io: ManifestIo, cluster: LoadedClusterPolicy[] = []): LoadedPolicy[] {
   if (!io.manifests) throw new Error('directoryPolicies: no manifest reader');
-  return readManifestSet(io.manifests(path), io.namespace !== undefined ? { namespace: io.namespace } : {}).policies;
+  const set = readManifestSet(io.manifests(path), io.namespace !== undefined ? { namespace: io.namespace } : {});
+  cluster.push(...set.clusterPolicies);
+  return set.policies;
 }

@@ -1,11 +1,13 @@
 // A step's `manifests: { apply: [...], delete: [...] }`, as `kubectl apply -f` and `kubectl delete
 // -f` would change the cluster between two steps: a NetworkPolicy is added, replaced (same
-// namespace and name) or deleted; a workload applied again with other pod-template labels is a
-// rollout (its pods get the new labels); a Namespace applied again gets its new labels. A new
-// workload's pods were made before the cells (step-workloads.ts) and are judged from this step on.
-// The pods are deployed once for the whole scenario, so a step cannot delete a workload or change
+// namespace and name) or deleted, and so is an admin-tier policy (same kind and name); a workload
+// applied again with other pod-template labels is a rollout (its pods get the new labels); a
+// Namespace applied again gets its new labels. A new workload's pods were made before the cells
+// (step-workloads.ts) and are judged from this step on. The pods are deployed once for the whole
+// scenario, so a step cannot delete a workload or change
 // its ports: that is refused, saying so. Pure but for reading the texts (ManifestIo). The state
 // given is changed in place; problems are returned.
+import type { ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
 import { objectId, type NetworkPolicyObject } from '../../shared/netpol/types.ts';
 import type { PodSpec } from './resolve.ts';
 import { ManifestError, readManifestSet, type ManifestSet } from './manifests.ts';
@@ -19,6 +21,8 @@ export interface StepManifestsDoc {
 export interface ClusterState {
   /** The policies in force, by namespace/name. */
   policies: Map<string, NetworkPolicyObject>;
+  /** The admin-tier policies in force, by id (cnp/<name>). */
+  clusterPolicies: Map<string, ClusterPolicy>;
   pods: readonly PodSpec[];
   podLabels: Record<string, Record<string, string>>;
   namespaceLabels: Record<string, Record<string, string>>;
@@ -68,6 +72,11 @@ export function applyStepManifests(change: StepManifestsDoc, scenarioFile: strin
       const id = objectId(lp.policy.metadata);
       if (op === 'apply') state.policies.set(id, lp.policy);
       else if (!state.policies.delete(id)) problems.push([`/${op}`, `${lp.origin}: NetworkPolicy ${id} is not in force at this step (nothing to delete)`]);
+    }
+    for (const lc of set.clusterPolicies) {
+      const id = lc.policy.id;
+      if (op === 'apply') state.clusterPolicies.set(id, lc.policy);
+      else if (!state.clusterPolicies.delete(id)) problems.push([`/${op}`, `${lc.origin}: ${lc.policy.kind} ${lc.policy.name} is not in force at this step (nothing to delete)`]);
     }
     for (const [name, labels] of set.namespaces) {
       if (!state.namespaceLabels[name]) problems.push([`/${op}`, `Namespace ${name} is not one of the scenario's namespaces`]);

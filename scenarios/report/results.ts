@@ -60,6 +60,8 @@ export function cellResults(exp: StepExpectation, notRun: ReadonlyMap<string, st
       computed: c.computed,
       status,
       evaluation: { egress: c.verdict.egress, ingress: c.verdict.ingress },
+      ...(c.chain ? { chain: c.chain } : {}),
+      ...(c.orderDependsOn ? { orderDependsOn: c.orderDependsOn } : {}),
       observedReason:
         notRun.get(k) ??
         (!obs
@@ -110,7 +112,7 @@ export function stepResult(
     index: exp.step.index,
     name: exp.step.name,
     ...(exp.step.description ? { description: exp.step.description } : {}),
-    policies: exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`),
+    policies: [...exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`), ...(exp.step.clusterPolicies ?? []).map((p) => p.id)],
     expectation: hand ? 'intended' : 'computed',
     outcome,
     passed: outcome === 'pass',

@@ -80,6 +80,22 @@ export const CellResult = Type.Object(
     computed: Type.Union([Type.Boolean(), Type.Null()], { description: "the evaluator's verdict; null: undecided" }),
     status: CellStatus,
     evaluation: Type.Object({ egress: Side, ingress: Side }, { additionalProperties: false }),
+    chain: Type.Optional(
+      Type.Object(
+        { egress: Type.String(), ingress: Type.String() },
+        {
+          additionalProperties: false,
+          description:
+            "with admin-tier policies in force (ClusterNetworkPolicy, AdminNetworkPolicy, BaselineAdminNetworkPolicy): each side's chain of decisions, Admin tier -> NetworkPolicy -> Baseline tier -> default; `evaluation` then holds the NetworkPolicy tier's own answer",
+        },
+      ),
+    ),
+    orderDependsOn: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          'the admin-tier policies of one tier and priority that matched this cell with different actions: upstream leaves their order undefined, so the verdict depends on it (taken here by name)',
+      }),
+    ),
     observedReason: Type.Union([Type.String(), Type.Null()], { description: "the probe's reason: ok, timeout, refused, …; or why not observed" }),
     droppedBy: Type.Union([Type.Literal('egress'), Type.Literal('ingress'), Type.Literal('both'), Type.Null()], {
       description:
@@ -121,7 +137,7 @@ export const StepResult = Type.Object(
     index: Type.Integer(),
     name: Type.String(),
     description: Type.Optional(Type.String()),
-    policies: Type.Array(Type.String(), { description: 'the policies in force (namespace/name)' }),
+    policies: Type.Array(Type.String(), { description: 'the policies in force: NetworkPolicies as namespace/name, then admin-tier policies as cnp/<name>, anp/<name>, banp/default' }),
     expectation: Type.Union([Type.Literal('computed'), Type.Literal('intended')]),
     outcome: Outcome,
     passed: Type.Boolean({ description: "outcome is 'pass'" }),

@@ -136,8 +136,13 @@ export class LiveExpectations {
       egress: c.verdict.egress,
       ingress: c.verdict.ingress,
     }));
+    const chains = new Map(exp.cells.flatMap((c) => (c.chain ? [[c.cell.key, c.chain] as const] : [])));
     const reasons = (c: CellLike) => {
-      const r = [sideText('egress', c.from, c.egress, exp.evaluator), sideText('ingress', c.to, c.ingress, exp.evaluator)];
+      // With admin tiers in force, each side's chain (Admin -> NetworkPolicy -> Baseline -> default).
+      const chain = chains.get(c.key);
+      const r = chain
+        ? [`egress of ${c.from}: ${chain.egress}`, `ingress of ${c.to}: ${chain.ingress}`]
+        : [sideText('egress', c.from, c.egress, exp.evaluator), sideText('ingress', c.to, c.ingress, exp.evaluator)];
       this.#reasons.set(keyOf(c), r);
       return r;
     };
@@ -149,7 +154,7 @@ export class LiveExpectations {
         name: step.name,
         total,
         ...(step.description ? { description: step.description } : {}),
-        policies: step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`),
+        policies: [...step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`), ...(step.clusterPolicies ?? []).map((p) => p.id)],
       },
       phase: 'applying',
       collector: { id: this.#naming.self.id, label: this.#naming.self.label },

@@ -14,6 +14,7 @@ import adminCrd from './crd/adminnetworkpolicies.v1alpha1.json' with { type: 'js
 import baselineCrd from './crd/baselineadminnetworkpolicies.v1alpha1.json' with { type: 'json' };
 import clusterCrd from './crd/clusternetworkpolicies.v1alpha2.json' with { type: 'json' };
 import { validateStructural, type StructuralSchema } from './crd-schema.ts';
+import { hasTemplate, placeholderFor } from './ip-template.ts';
 import { dns1123SubdomainErrors, labelKeyErrors, labelValueErrors } from './names.ts';
 import type { LabelSelector, Protocol } from './types.ts';
 import { pointerKey, type FieldErrors } from './validate.ts';
@@ -245,4 +246,62 @@ export function validateClusterPolicy(doc: unknown): ClusterPolicyValidation {
     },
     warnings,
   };
+}
+
+/**
+ * validateClusterPolicy with `{{ip ns/pod}}` allowed in `networks` entries (Starmap's address
+ * templates, as in NetworkPolicy ipBlocks: ip-template.ts): each is validated with its own stand-in
+ * address (distinct, so that the list's set semantics still see two templates as two entries) and
+ * kept as written in the policy, for the evaluator to substitute once the address is known.
+ */
+export function checkClusterPolicy(doc: unknown, opts: { templates?: boolean } = {}): ClusterPolicyValidation {
+  if (!opts.templates) return validateClusterPolicy(doc);
+  const written = new Map<string, string>();
+  const copy = structuredClone(doc);
+  let n = 0;
+  for (const [dir, key] of [
+    ['egress', 'to'],
+    ['ingress', 'from'],
+  ] as const) {
+    arr(obj(obj(copy).spec)[dir]).forEach((rule, r) =>
+      arr(obj(rule)[key]).forEach((p, j) => {
+        const nets = obj(p).networks;
+        if (!Array.isArray(nets)) return;
+        nets.forEach((text: unknown, k) => {
+          if (typeof text !== 'string' || !hasTemplate(text)) return;
+          written.set(`/spec/${dir}/${r}/${key}/${j}/networks/${k}`, text);
+          const i = n++;
+          const standIn = placeholderFor(text).startsWith('2001:db8::')
+            ? `2001:db8::${(i + 1).toString(16)}`
+            : `192.0.${2 + Math.floor(i / 254)}.${(i % 254) + 1}`;
+          nets[k] = text.replace(/^.*?(\/\d+\s*)?$/, (_m, prefix: string | undefined) => `${standIn}${prefix ?? ''}`);
+        });
+      }),
+    );
+  }
+  const r = validateClusterPolicy(copy);
+  if ('errors' in r || written.size === 0) return r;
+  const policy = structuredClone(r.policy);
+  for (const dir of ['egress', 'ingress'] as const)
+    policy[dir].forEach((rule, i) =>
+      rule.peers.forEach((p, j) => {
+        if ('networks' in p) p.networks = p.networks.map((t, k) => written.get(`/spec/${dir}/${i}/${dir === 'egress' ? 'to' : 'from'}/${j}/networks/${k}`) ?? t);
+      }),
+    );
+  return { policy, warnings: r.warnings };
+}
+
+/** The `{{ip ns/pod}}` references of a policy's networks, with their JSON pointers. */
+export function clusterPolicyTemplates(policy: ClusterPolicy): { path: string; text: string }[] {
+  const out: { path: string; text: string }[] = [];
+  for (const dir of ['egress', 'ingress'] as const)
+    policy[dir].forEach((rule, i) =>
+      rule.peers.forEach((p, j) => {
+        if ('networks' in p)
+          p.networks.forEach((t, k) => {
+            if (hasTemplate(t)) out.push({ path: `/spec/${dir}/${i}/${dir === 'egress' ? 'to' : 'from'}/${j}/networks/${k}`, text: t });
+          });
+      }),
+    );
+  return out;
 }

@@ -120,7 +120,15 @@ export function fieldErrorLines(errors: FieldErrors[], line: (pointer: string) =
  * Every NetworkPolicy of one manifest file. Throws a ManifestError naming the file, the document
  * (1-based, with its line) and the kind or field at fault; all problems of the file at once.
  */
-export function loadManifests(text: string, file: string, opts: { templates?: boolean } = {}): LoadedPolicy[] {
+export function loadManifests(
+  text: string,
+  file: string,
+  opts: {
+    templates?: boolean;
+    /** Takes an object of another kind (true: it is the caller's; its problems go to `problems`), e.g. the admin-tier kinds. */
+    other?: (value: Record<string, unknown>, where: string, line: (pointer: string) => number | undefined, problems: string[]) => boolean;
+  } = {},
+): LoadedPolicy[] {
   if (Buffer.byteLength(text) > MAX_MANIFEST_BYTES) throw new ManifestError(`${file}: larger than ${MAX_MANIFEST_BYTES / 1024 / 1024} MiB`);
   const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true });
   if (!Array.isArray(docs)) throw new ManifestError(`${file}: not valid YAML/JSON`);
@@ -142,12 +150,16 @@ export function loadManifests(text: string, file: string, opts: { templates?: bo
       const at = `${where}${pointer ? ` ${pointer}` : ''}`;
       if (typeof v !== 'object' || v === null || Array.isArray(v))
         return void problems.push(`${at}: not a Kubernetes object (expected a networking.k8s.io/v1 NetworkPolicy)`);
+      if ((kind !== 'NetworkPolicy' || apiVersion !== 'networking.k8s.io/v1') && opts.other) {
+        const line = (p: string) => lineOf(doc, text, `${pointer}${p === '/' ? '' : p}`);
+        if (opts.other(v as Record<string, unknown>, at, line, problems)) return;
+      }
       if (kind !== 'NetworkPolicy' || apiVersion !== 'networking.k8s.io/v1') {
         return void problems.push(
           `${at}: kind ${JSON.stringify(kind ?? null)}${apiVersion !== undefined ? ` (apiVersion ${JSON.stringify(apiVersion)})` : ''} is not a NetworkPolicy (networking.k8s.io/v1); only NetworkPolicy objects, a List or a NetworkPolicyList of them are read`,
         );
       }
-      const r = checkPolicy(v, opts);
+      const r = checkPolicy(v, opts.templates ? { templates: true } : {});
       if ('errors' in r) problems.push(...fieldErrorLines(r.errors, (p) => lineOf(doc, text, `${pointer}${p === '/' ? '' : p}`), `${at}: `));
       else out.push({ policy: r.policy, origin: `${file} ${at}` });
     };

@@ -18,9 +18,11 @@
 // Peers: `namespaces` and `pods` match pods (never host-network ones); `networks` match an
 // endpoint's address (pod-to-pod traffic too, as upstream says); `nodes` and `domainNames` match
 // only endpoints that are nodes or named external hosts, which the model does not have yet, so
-// today they match nothing (and an address not known yet leaves a `networks` rule undecided).
+// today they match nothing (and an address not known yet, the peer's or a `{{ip ns/pod}}` template's
+// in the rule, leaves a `networks` rule undecided).
 import { blockContains, parseAddress, parseBlock, type Block } from './cidr.ts';
 import type { Action, ClusterPeer, ClusterPolicy, ClusterProtocol, ClusterRule, NamespacedPodSelector, Tier } from './cluster-policy.ts';
+import { hasTemplate, substitute } from './ip-template.ts';
 import { Evaluator, type Cluster, type Connection, type Direction, type SideVerdict } from './evaluate.ts';
 import { selectorMatches } from './selector.ts';
 import { objectId, type NetworkPolicyObject, type PodInfo } from './types.ts';
@@ -48,7 +50,8 @@ export interface TieredVerdict {
 
 interface CompiledPolicy {
   source: ClusterPolicy;
-  networks: Map<ClusterPeer, (Block | undefined)[]>;
+  /** Per `networks` peer, its blocks; 'unknown': a `{{ip ns/pod}}` whose address is not known yet. */
+  networks: Map<ClusterPeer, (Block | undefined | 'unknown')[]>;
 }
 
 type Tri = boolean | null;
@@ -56,20 +59,28 @@ type Tri = boolean | null;
 export class TieredEvaluator {
   readonly networkPolicies: Evaluator;
   readonly #tiers: Record<Tier, CompiledPolicy[]>;
+  // Per pod, the policies of each tier whose subject selects it, and per pod peer the pods it
+  // matches: labels do not change within one evaluator, and a model asks each pod many times.
+  readonly #subjects = new Map<PodInfo, Record<Tier, CompiledPolicy[]>>();
+  readonly #peerHits = new Map<ClusterPeer, Map<PodInfo, boolean>>();
+  readonly #addresses = new Map<PodInfo, ReturnType<typeof parseAddress>>();
 
   constructor(cluster: Cluster, policies: readonly NetworkPolicyObject[], clusterPolicies: readonly ClusterPolicy[]) {
     this.networkPolicies = new Evaluator(cluster, policies);
+    const ips = new Map(cluster.pods.filter((p) => p.ip !== undefined).map((p) => [objectId(p), p.ip!]));
+    const block = (text: string): Block | undefined | 'unknown' => {
+      if (!hasTemplate(text)) return parseBlock(text.trim());
+      const resolved = substitute(text, (ref) => ips.get(ref));
+      return resolved === undefined ? 'unknown' : parseBlock(resolved.trim());
+    };
     const compiled = [...clusterPolicies]
       .sort((a, b) => a.priority - b.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       .map((source) => {
-        const networks = new Map<ClusterPeer, (Block | undefined)[]>();
+        const networks = new Map<ClusterPeer, (Block | undefined | 'unknown')[]>();
         for (const rule of [...source.ingress, ...source.egress])
           for (const p of rule.peers)
             if ('networks' in p)
-              networks.set(
-                p,
-                p.networks.map((n) => parseBlock(n.trim())),
-              );
+              networks.set(p, p.networks.map(block));
         return { source, networks };
       });
     this.#tiers = { Admin: compiled.filter((p) => p.source.tier === 'Admin'), Baseline: compiled.filter((p) => p.source.tier === 'Baseline') };
@@ -127,9 +138,8 @@ export class TieredEvaluator {
     orderDependsOn: string[],
   ): Extract<ChainStep, { action: Action }> | 'undecided' | undefined {
     let found: Extract<ChainStep, { action: Action }> | undefined;
-    for (const p of this.#tiers[tier]) {
+    for (const p of this.#subjectOf(subject)[tier]) {
       if (found && p.source.priority !== found.priority) break;
-      if (!this.#selects(p.source, subject)) continue;
       const rules: ClusterRule[] = p.source[direction];
       for (const [r, rule] of rules.entries()) {
         const m = this.#ruleMatches(p, rule, direction, peer, conn);
@@ -148,6 +158,15 @@ export class TieredEvaluator {
       }
     }
     return found;
+  }
+
+  #subjectOf(pod: PodInfo): Record<Tier, CompiledPolicy[]> {
+    let s = this.#subjects.get(pod);
+    if (!s) {
+      s = { Admin: this.#tiers.Admin.filter((p) => this.#selects(p.source, pod)), Baseline: this.#tiers.Baseline.filter((p) => this.#selects(p.source, pod)) };
+      this.#subjects.set(pod, s);
+    }
+    return s;
   }
 
   #selects(policy: ClusterPolicy, pod: PodInfo): boolean {
@@ -172,13 +191,24 @@ export class TieredEvaluator {
   }
 
   #peerMatches(policy: CompiledPolicy, p: ClusterPeer, direction: Direction, pod: PodInfo): Tri {
-    if ('namespaces' in p) return !pod.hostNetwork && selectorMatches(p.namespaces, this.networkPolicies.namespaceLabels(pod.namespace));
-    if ('pods' in p) return !pod.hostNetwork && this.#podMatches(p.pods, pod);
+    if ('namespaces' in p || 'pods' in p) {
+      let hits = this.#peerHits.get(p);
+      if (!hits) this.#peerHits.set(p, (hits = new Map()));
+      let hit = hits.get(pod);
+      if (hit === undefined) {
+        hit = !pod.hostNetwork && ('namespaces' in p ? selectorMatches(p.namespaces, this.networkPolicies.namespaceLabels(pod.namespace)) : this.#podMatches(p.pods, pod));
+        hits.set(pod, hit);
+      }
+      return hit;
+    }
     if ('networks' in p) {
       if (direction !== 'egress') return false;
-      const addr = pod.ip === undefined ? undefined : parseAddress(pod.ip);
+      let addr = this.#addresses.get(pod);
+      if (addr === undefined && !this.#addresses.has(pod)) this.#addresses.set(pod, (addr = pod.ip === undefined ? undefined : parseAddress(pod.ip)));
       if (!addr) return null;
-      return policy.networks.get(p)!.some((b) => b !== undefined && blockContains(b, addr));
+      const blocks = policy.networks.get(p)!;
+      if (blocks.some((b) => b !== undefined && b !== 'unknown' && blockContains(b, addr))) return true;
+      return blocks.includes('unknown') ? null : false;
     }
     return false; // nodes, domainNames: no such endpoints in the model yet (see the top)
   }
