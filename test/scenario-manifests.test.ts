@@ -6,6 +6,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ruleCoverage } from '../scenarios/model/coverage.ts';
 import { expectStep } from '../scenarios/model/expect.ts';
 import { loadScenario } from '../scenarios/model/load.ts';
 import { manifestPods, manifestSummary, readManifestSet, type ManifestSet } from '../scenarios/model/manifests.ts';
@@ -336,5 +337,23 @@ namespaces: { shop: { labels: { team: shop } } }
       'data/db-0',
       'kube-system/dns-0',
     ]);
+  });
+
+  it('the same intents judge the same cells, and the same rules are exercised or dead', () => {
+    const dir = tempDir('starmap-manifests-');
+    writeFileSync(join(dir, 'policies.yaml'), POLICIES);
+    writeFileSync(join(dir, 'workloads.yaml'), WORKLOADS);
+    const assert = 'assert: [{ deny: "* -> data/db:pg", except: [app=api] }, { allow: "shop/* -> namespace=kube-system:53/UDP" }]';
+    writeFileSync(
+      join(dir, 'apps.yaml'),
+      `name: apps\n${APPS}policies: [{ file: policies.yaml }]\nsteps: [{ name: s, policies: [data/db-from-api, shop/api-egress], ${assert} }]\n`,
+    );
+    writeFileSync(join(dir, 'from-manifests.yaml'), `name: from-manifests\nmanifests: [workloads.yaml, policies.yaml]\nsteps: [{ name: s, ${assert} }]\n`);
+    const [fromApps, fromManifests] = [loadScenario(join(dir, 'apps.yaml')), loadScenario(join(dir, 'from-manifests.yaml'))];
+    expect(fromManifests.steps[0]!.assertions).toEqual(fromApps.steps[0]!.assertions);
+    expect(fromApps.steps[0]!.assertions!.map((a) => a.cells)).toEqual([['kube-system/dns>data/db@5432/TCP'], ['shop/api>kube-system/dns@53/UDP']]);
+    const coverage = (s: ResolvedScenario) => ruleCoverage(expectStep(s, s.steps[0]!));
+    expect(coverage(fromManifests)).toEqual(coverage(fromApps));
+    expect(expectStep(fromApps, fromApps.steps[0]!).mistakes).toEqual([]);
   });
 });

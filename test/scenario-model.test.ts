@@ -162,12 +162,16 @@ describe('policies', () => {
     expect(s.steps[1]!.policies).toHaveLength(4);
   });
 
-  it('refuses a file that is not a NetworkPolicy with the file, the document and the kind', () => {
+  it('a file of other kinds too: its NetworkPolicies taken, the rest ignored and counted; a bad policy or a missing file refused', () => {
+    const s = resolveText(`name: p\n${MODEL}\npolicies:\n  - file: mixed.yaml\nsteps:\n  - { name: s }\n`, {
+      'mixed.yaml': `${deny('x')}\n---\n{ apiVersion: v1, kind: ConfigMap, metadata: { name: c } }\n`,
+    });
+    expect(s.manifests).toEqual(['policies/0: mixed.yaml: 1 NetworkPolicy taken; ignored 1 object: 1 ConfigMap']);
     expect(() =>
       resolveText(`name: p\n${MODEL}\npolicies:\n  - file: bad.yaml\nsteps:\n  - { name: s }\n`, {
-        'bad.yaml': `${deny('x')}\n---\n{ apiVersion: v1, kind: ConfigMap, metadata: { name: c } }\n`,
+        'bad.yaml': `${deny('x').replace('podSelector: {}', 'podSelector: { matchLabels: { "a b": c } }')}\n---\n{ apiVersion: v1, kind: ConfigMap, metadata: { name: c } }\n`,
       }),
-    ).toThrow(/\/policies\/0\/file \(line 4\): bad\.yaml: document 2 \(line 3\): kind "ConfigMap"/);
+    ).toThrow(/\/policies\/0\/file \(line 4\): bad\.yaml: document 1 \(line 1\): NetworkPolicy x\/deny-all: \/spec\/podSelector\/matchLabels\/a b/);
     expect(() => resolveText(`name: p\n${MODEL}\npolicies:\n  - file: missing.yaml\nsteps:\n  - { name: s }\n`)).toThrow(/cannot read missing\.yaml: ENOENT/);
   });
 

@@ -16,6 +16,7 @@ import { PodNames } from '../model/matrix.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { REPORT_FORMATS } from '../report/formats.ts';
 import { cellResults, failureLine, stepResult } from '../report/results.ts';
+import { assertionLines, ruleLines } from '../report/intents.ts';
 import { LEGEND } from '../report/truth-table.ts';
 import { CNP_CONFORMANCE_VERSION, conformanceReportYaml } from '../report/conformance.ts';
 import type { ScenarioReportDoc } from '../report/schema.ts';
@@ -24,7 +25,7 @@ import { loadTargets } from '../model/load.ts';
 import { VERSION } from '../../shared/version.ts';
 import { InspectError, ScenarioError } from '../errors.ts';
 import { parseIps } from './explain.ts';
-import { EXIT, fail, loadOptions, manifestOptions, scenarioPositional, scenarioRef } from './options.ts';
+import { addAssertFile, assertOption, EXIT, fail, loadOptions, manifestOptions, scenarioPositional, scenarioRef } from './options.ts';
 
 export interface CheckResult {
   /** false: a policy-writing mistake (intended != computed). */
@@ -100,6 +101,8 @@ export function checkScenario(s: ResolvedScenario, opts: { ips?: ReadonlyMap<str
         ...openLines,
         ...orderLines,
       );
+    // Intents (a failing one names its cells) and every rule with the cells it allowed, dead ones said.
+    out.push(...assertionLines(result.assertions ?? [], false), ...ruleLines(result.rules ?? []));
   }
   out.push(
     '',
@@ -137,6 +140,7 @@ export const checkCommand: CommandModule = {
         describe: `${scenarioPositional.describe}, or a set (a built-in folder such as cnp-conformance, a directory)`,
       })
       .options(manifestOptions)
+      .options(assertOption)
       .option('addresses', {
         choices: ['run', 'unknown'] as const,
         default: 'run' as const,
@@ -159,7 +163,8 @@ export const checkCommand: CommandModule = {
   handler: (a) => {
     let targets: { set?: string; scenarios: ResolvedScenario[] };
     try {
-      targets = loadTargets(scenarioRef(a.scenario), loadOptions(a));
+      targets = loadTargets(scenarioRef(a.scenario), { ...loadOptions(a), computedOnly: true });
+      addAssertFile(targets.scenarios, a.assert);
     } catch (err) {
       if (err instanceof ScenarioError) fail(err.message);
       throw err;

@@ -1,6 +1,7 @@
 // What the scenario commands share: how an error is said (exit 2), the manifest options, and
 // loading the scenario a command names.
 import { parseExternalFlag, type ExternalHostDoc } from '../model/externals.ts';
+import { applyAssertFile, readAssertFile } from '../model/assert-file.ts';
 import { loadScenario, type LoadOptions } from '../model/load.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { ScenarioError } from '../errors.ts';
@@ -67,6 +68,33 @@ export function load(ref: string, opts: LoadOptions = {}): ResolvedScenario {
     if (err instanceof ScenarioError) fail(err.message);
     throw err;
   }
+}
+
+/** `--assert FILE` of check and run. */
+export const assertOption = {
+  assert: {
+    type: 'string',
+    describe: 'a YAML file of intents (allow:/deny: SOURCE -> DEST[:port]): a list for every step, or a map from step names to lists',
+  },
+} as const;
+
+/** Adds `--assert FILE`'s intents to the scenarios; throws ScenarioError. */
+export function addAssertFile(scenarios: readonly ResolvedScenario[], file: unknown): void {
+  if (typeof file !== 'string') return;
+  const af = readAssertFile(file);
+  for (const s of scenarios) applyAssertFile(s, af);
+}
+
+/** load() with the bounds of a computed-only check, then `--assert FILE`, or exit 2 saying why. */
+export function loadAsserted(ref: string, a: { readonly [flag: string]: unknown }): ResolvedScenario {
+  const s = load(ref, { ...loadOptions(a), computedOnly: true });
+  try {
+    addAssertFile([s], a.assert);
+  } catch (err) {
+    if (err instanceof ScenarioError) fail(err.message);
+    throw err;
+  }
+  return s;
 }
 
 /** The positional scenario of check and explain. */

@@ -27,7 +27,7 @@ import { notEnforcedReport } from '../run/unenforced.ts';
 import { CNP_CONFORMANCE_VERSION, conformanceReportYaml } from '../report/conformance.ts';
 import { VERSION } from '../../shared/version.ts';
 import { TerminalLines } from './terminal.ts';
-import { EXIT, externalFlags, fail, manifestOptions, scenarioRef } from './options.ts';
+import { addAssertFile, assertOption, EXIT, externalFlags, fail, manifestOptions, scenarioRef } from './options.ts';
 
 export { EXIT };
 import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
@@ -63,6 +63,8 @@ export interface RunArgs {
   computedOnly?: boolean;
   /** --external: hosts outside the pod network (model/externals.ts). */
   external?: string[];
+  /** `--assert FILE`: intents for every step, or by step name. */
+  assert?: string;
 }
 
 import { RunError } from '../errors.ts';
@@ -157,6 +159,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
       ...(args.external?.length ? { externals: externalFlags(args.external) } : {}),
       ...(args.netnsSubnet ? { podSubnet: args.netnsSubnet } : {}),
     });
+    addAssertFile(targets.scenarios, args.assert);
   } catch (err) {
     if (err instanceof ScenarioError) throw new RunError(err.message);
     throw err;
@@ -398,6 +401,7 @@ export const runCommand: CommandModule = {
         describe: `file, directory of scenario files, Kubernetes manifests (a file, a directory, - for stdin), or a built-in: ${builtinNames()}`,
       })
       .options(manifestOptions)
+      .options(assertOption)
       .option('orchestrator', { type: 'string', describe: 'URL of a running Marathon-compatible orchestrator (default: start the bundled one)' })
       .option('uid', { type: 'string', default: 'admin', describe: 'account to log in with (with --password or $STARMAP_PASSWORD)' })
       .option('password', { type: 'string', describe: 'password for --uid (prefer $STARMAP_PASSWORD)' })

@@ -56,9 +56,7 @@ export const Externals = Type.Union(
     Type.Array(ExternalHost, { maxItems: 32 }),
     Type.Object(
       {
-        auto: Type.Optional(
-          Type.Boolean({ description: 'add one external inside each ipBlock CIDR and each except in force (default true)' }),
-        ),
+        auto: Type.Optional(Type.Boolean({ description: 'add one external inside each ipBlock CIDR and each except in force (default true)' })),
         hosts: Type.Optional(Type.Array(ExternalHost, { maxItems: 32 })),
       },
       { additionalProperties: false },
@@ -302,11 +300,22 @@ export function externalPod(e: ExternalSpec): PodSpec {
  * each external probes every port of every pod (ingress cells). Never external to external: both
  * ends outside the cluster is nothing a NetworkPolicy judges.
  */
-export function externalCells(pods: readonly PodSpec[], externals: readonly PodSpec[], checkOf: (to: PodSpec, port: number, protocol: Protocol) => CheckKind): Cell[] {
+export function externalCells(
+  pods: readonly PodSpec[],
+  externals: readonly PodSpec[],
+  checkOf: (to: PodSpec, port: number, protocol: Protocol) => CheckKind,
+): Cell[] {
   const inside = pods.filter((p) => p.external === undefined);
   const cells: Cell[] = [];
   const add = (from: PodSpec, to: PodSpec, np: NamedPort) =>
-    cells.push({ key: `${from.id}>${to.id}@${np.port}/${np.protocol}`, from: from.id, to: to.id, port: np.port, protocol: np.protocol, check: checkOf(to, np.port, np.protocol) });
+    cells.push({
+      key: `${from.id}>${to.id}@${np.port}/${np.protocol}`,
+      from: from.id,
+      to: to.id,
+      port: np.port,
+      protocol: np.protocol,
+      check: checkOf(to, np.port, np.protocol),
+    });
   for (const e of externals) {
     for (const p of inside) if (p.kind === 'probe') for (const np of e.ports) add(p, e, np);
     for (const p of inside) for (const np of p.ports) add(e, p, np);
@@ -319,7 +328,6 @@ export function externalsSummary(pods: readonly PodSpec[]): string[] {
   return pods
     .filter((p) => p.external !== undefined)
     .map(
-      (p) =>
-        `${p.id} ${p.external} serving ${p.ports.map((x) => `${x.port}/${x.protocol}`).join(', ')}${p.covers ? ` (automatic, inside ${p.covers})` : ''}`,
+      (p) => `${p.id} ${p.external} serving ${p.ports.map((x) => `${x.port}/${x.protocol}`).join(', ')}${p.covers ? ` (automatic, inside ${p.covers})` : ''}`,
     );
 }

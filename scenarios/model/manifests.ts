@@ -75,7 +75,16 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /** Reads every object of every source; throws one ManifestError listing every problem. */
 export function readManifestSet(sources: readonly ManifestSource[], opts: { namespace?: string } = {}): ManifestSet {
   const defaultNs = opts.namespace ?? 'default';
-  const set: ManifestSet = { files: sources.length, namespaces: new Map(), workloads: [], policies: [], clusterPolicies: [], services: [], ignored: new Map(), notes: [] };
+  const set: ManifestSet = {
+    files: sources.length,
+    namespaces: new Map(),
+    workloads: [],
+    policies: [],
+    clusterPolicies: [],
+    services: [],
+    ignored: new Map(),
+    notes: [],
+  };
   const problems: string[] = [];
   const seen = new Map<string, string>();
   let objects = 0;
@@ -163,7 +172,12 @@ export function readManifestSet(sources: readonly ManifestSource[], opts: { name
       if (!once(`${kind} ${r.policy.metadata.namespace}/${r.policy.metadata.name}`)) return;
       set.policies.push({ policy: r.policy, origin: at });
     } else if (isClusterPolicyKind(apiVersion, kind)) {
-      const cp = readClusterPolicy(value, {}, (p, m) => report(subject, p, m), (w) => set.notes.push(`${at}: ${subject}: ${w}`));
+      const cp = readClusterPolicy(
+        value,
+        {},
+        (p, m) => report(subject, p, m),
+        (w) => set.notes.push(`${at}: ${subject}: ${w}`),
+      );
       if (!cp || !once(`${kind} ${cp.name}`)) return;
       set.clusterPolicies.push({ policy: cp, origin: at });
     } else if (kind === 'Namespace' && group === '') {
@@ -289,15 +303,21 @@ const API_PORT = 9000;
  * caller adds the cells) probes the others. Bounded before anything is made: the pod and the cell
  * counts are computed from the workloads and refused over the limits, with both numbers.
  */
-export function manifestPods(set: ManifestSet, opts: { replicas?: boolean; maxPods: number; maxCells: number }): PodSpec[] {
+export function manifestPods(
+  set: ManifestSet,
+  opts: { replicas?: boolean; maxPods: number; maxCells: number; why?: { pods: string; cells: string } },
+): PodSpec[] {
   const counts = podCounts(set, opts.replicas ?? false);
   const pods = counts.reduce((n, c) => n + c.n, 0);
   const how = opts.replicas ? 'as many as each manifest asks (--replicas)' : 'one per workload';
-  if (pods > opts.maxPods) throw new ManifestError(`the manifests make ${pods} pods (${how}); at most ${opts.maxPods}: each pod is a process on this machine`);
+  if (pods > opts.maxPods)
+    throw new ManifestError(
+      `the manifests make ${pods} pods (${how}); at most ${opts.maxPods}${opts.why ? ` ${opts.why.pods}` : ': each pod is a process on this machine'}`,
+    );
   const cells = counts.reduce((n, c) => n + c.n * c.w.ports.length * (pods - 1), 0);
   if (cells > opts.maxCells)
     throw new ManifestError(
-      `the manifests make ${cells} cells (${pods} pods probing every other pod's ports); at most ${opts.maxCells}: each is a check every probe interval`,
+      `the manifests make ${cells} cells (${pods} pods probing every other pod's ports); at most ${opts.maxCells}${opts.why ? ` ${opts.why.cells}` : ': each is a check every probe interval'}`,
     );
   return counts.flatMap(({ w, n }) =>
     Array.from({ length: n }, (_, i) => {

@@ -25,15 +25,25 @@ import {
 } from './cluster-policies.ts';
 import { directoryPolicies, manifestCells, manifestModel, type ManifestIo, type ManifestModel } from './scenario-manifests.ts';
 import { POD_KINDS } from './workloads.ts';
-import { coverageExternals, declaredExternals, DEFAULT_POD_SUBNET, EXTERNAL_NAMESPACE, externalCells, externalPod, externalsOf, type ExternalHostDoc } from './externals.ts';
+import {
+  coverageExternals,
+  declaredExternals,
+  DEFAULT_POD_SUBNET,
+  EXTERNAL_NAMESPACE,
+  externalCells,
+  externalPod,
+  externalsOf,
+  type ExternalHostDoc,
+} from './externals.ts';
 import { applyStepManifests } from './step-manifests.ts';
+import { policiesOfManifests } from './policy-files.ts';
+import { stepWorkloadPods } from './step-workloads.ts';
 import { intendedVerdicts, PodNames } from './matrix.ts';
 import { ScenarioError, type ParsedScenario } from './scenario-file.ts';
 import type { AppDoc, DialectPolicyDoc, ModelDoc, StepDoc } from './schema.ts';
-
-/** Bounds: each pod is a process on this machine, each cell a check every probe interval. */
-export const MAX_PODS = 100;
-export const MAX_CELLS = 10_000;
+import { applyAssertions, type StepAssertion } from './assertions.ts';
+import { RUN_LIMITS, type Limits } from './limits.ts';
+export { CHECK_LIMITS, MAX_CELLS, MAX_CELLS_COMPUTED, MAX_PODS, MAX_PODS_COMPUTED, RUN_LIMITS, type Limits } from './limits.ts';
 
 export type CheckKind = 'http' | 'tcp' | 'udp' | 'sctp';
 
@@ -68,6 +78,8 @@ export interface PodSpec {
   external?: string;
   /** An automatic external: the ipBlock it stands in. */
   covers?: string;
+  /** The step whose manifests add it; no cell involving it is judged before (absent: from the start). */
+  fromStep?: number;
 }
 
 export interface ResolvedStep {
@@ -83,6 +95,10 @@ export interface ResolvedStep {
   podLabels: Record<string, Record<string, string>>;
   /** Hand-written verdicts (cell key → allowed); null: `expect: computed`. */
   intended: Map<string, boolean> | null;
+  /** Intents (`assert:`, --assert) with the cells behind each; their verdicts are in `intended`. */
+  assertions?: StepAssertion[];
+  /** Cells `intended` does not judge are judged against the computed verdict (intents with no matrix). */
+  computedRest?: boolean;
   timeoutSeconds?: number;
   /** For --policy-hook: the dialect policies in force, by name, as the file wrote them. */
   dialect?: Record<string, DialectPolicyDoc>;
@@ -109,6 +125,8 @@ export interface ResolveIo extends ManifestIo {
   externals?: ExternalHostDoc[];
   /** The run's pod subnet (--netns-subnet): externals must be outside it (default DEFAULT_POD_SUBNET). */
   podSubnet?: string;
+  /** How many pods and cells it may make (default RUN_LIMITS). */
+  limits?: Limits;
 }
 
 const DEFAULT_PORT = { probe: 9000, collector: 9001, app: 8080 } as const;
@@ -121,6 +139,8 @@ class Problems {
   // Lines are looked up only for the problems that are said: finding one scans the text, and a
   // file of 100,000 duplicate steps would scan it 100,000 times.
   readonly list: { pointer: string; message: string }[] = [];
+  /** What was read and ignored beside the problems (policies: - file: of manifests), said by check and run. */
+  readonly notes: string[] = [];
   readonly parsed: ParsedScenario;
   constructor(parsed: ParsedScenario) {
     this.parsed = parsed;
@@ -267,8 +287,13 @@ function manifestsOf(
       // yaml throws a ReferenceError for an alias bomb, past the manifest reader's own errors.
       if (err instanceof ReferenceError && /alias/i.test(err.message))
         problems.add(`${pointer}/file`, `${rel}: its aliases (*name) expand too often (an alias bomb?)`);
-      else if (err instanceof ManifestError) problems.add(`${pointer}/file`, err.message);
-      else throw err;
+      else if (err instanceof ManifestError) {
+        // Manifests of every kind (a rendered chart): its policies, the rest ignored and counted.
+        const taken = io.manifests ? policiesOfManifests(text, rel, io.namespace) : undefined;
+        if (taken && 'policies' in taken) return (problems.notes.push(`${pointer.slice(1)}: ${taken.note}`), taken.policies);
+        // Read as manifests, the file's own problems (not "a ConfigMap is no NetworkPolicy").
+        problems.add(`${pointer}/file`, taken ? taken.error : err.message);
+      } else throw err;
       return [];
     }
   }
@@ -300,11 +325,12 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   const { doc } = parsed;
   const problems = new Problems(parsed);
   const apps = doc.apps ?? [];
+  const limits = io.limits ?? RUN_LIMITS;
   if (!doc.model && apps.length === 0 && !doc.manifests) problems.add('/', 'give apps, a model or both (or manifests)');
   let fromManifests: ManifestModel | undefined;
   if (doc.manifests) {
     try {
-      fromManifests = manifestModel(doc.manifests, parsed.file, io, { maxPods: MAX_PODS, maxCells: MAX_CELLS });
+      fromManifests = manifestModel(doc.manifests, parsed.file, io, limits);
     } catch (err) {
       if (!(err instanceof ManifestError)) throw err;
       problems.add('/manifests', err.message);
@@ -314,6 +340,15 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   // Pods: the model's, then the apps, then the manifests'.
   const modelCount = doc.model ? modelPods(doc.model).length : 0;
   const pods = [...(doc.model ? modelPods(doc.model) : []), ...apps.map(appPod), ...(fromManifests?.pods ?? [])];
+  // Workloads a step's manifests add: deployed with the rest, judged from that step on.
+  let stepPods: PodSpec[] = [];
+  try {
+    stepPods = stepWorkloadPods(doc.steps, parsed.file, io, new Set(pods.flatMap((p) => (p.workload ? [p.workload] : []))), limits);
+  } catch (err) {
+    if (!(err instanceof ManifestError)) throw err;
+    problems.add('/steps', err.message);
+  }
+  pods.push(...stepPods);
   if (fromManifests && pods.length === 0)
     problems.add(
       '/manifests',
@@ -350,14 +385,14 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     return added;
   };
   const declaredPods = addExternals(declaredExt.externals, '/externals');
-  if (pods.length > MAX_PODS) problems.add('/', `${pods.length} pods; at most ${MAX_PODS}`);
+  if (pods.length > limits.maxPods) problems.add('/', `${pods.length} pods; at most ${limits.maxPods} ${limits.why.pods}`);
   problems.throwIfAny();
   const names = new PodNames(pods);
   const cells = cellsOf(pods, apps, doc.model, names, problems);
-  const made = fromManifests?.pods ?? [];
+  const made = [...(fromManifests?.pods ?? []), ...stepPods];
   cells.push(...manifestCells(made));
   cells.push(...externalCells(pods, declaredPods, checkOf));
-  if (cells.length > MAX_CELLS) problems.add('/', `${cells.length} cells; at most ${MAX_CELLS}`);
+  if (cells.length > limits.maxCells) problems.add('/', `${cells.length} cells; at most ${limits.maxCells} ${limits.why.cells}`);
 
   // Namespaces: declared, the model's, the pods', the policies' (below).
   const declared = new Map<string, Record<string, string>>();
@@ -509,7 +544,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
         }
       }
     }
-    return {
+    const step: ResolvedStep = {
       index: i,
       name: s.name,
       ...(s.description ? { description: s.description } : {}),
@@ -521,13 +556,18 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
       ...(s.timeoutSeconds ? { timeoutSeconds: s.timeoutSeconds } : {}),
       ...(previous.dialect ? { dialect: previous.dialect } : {}),
     };
+    return step;
   });
   if (externalDecl.auto) {
     const inForce = [...new Set(steps.flatMap((s) => s.policies))];
     const auto = addExternals(coverageExternals(inForce, declaredExt.externals, podSubnet), '/externals');
     if (auto.length > 0) {
       cells.push(...externalCells(pods, auto, checkOf));
-      if (pods.length > MAX_PODS) problems.add('/', `${pods.length} pods (${auto.length} of them automatic externals: externals: {auto: false} leaves them out); at most ${MAX_PODS}`);
+      if (pods.length > limits.maxPods)
+        problems.add(
+          '/',
+          `${pods.length} pods (${auto.length} of them automatic externals: externals: {auto: false} leaves them out); at most ${limits.maxPods} ${limits.why.pods}`,
+        );
       // Hand-written expectations read again with the new cells (a `default` judges them too).
       doc.steps.forEach((s, i) => {
         if (steps[i]!.intended === null || s.expect === undefined || s.expect === 'computed') return;
@@ -537,9 +577,15 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
           /* said in the first reading */
         }
       });
-      if (cells.length > MAX_CELLS) problems.add('/', `${cells.length} cells (with the automatic externals' cells); at most ${MAX_CELLS}`);
+      if (cells.length > limits.maxCells)
+        problems.add('/', `${cells.length} cells (with the automatic externals' cells); at most ${limits.maxCells} ${limits.why.cells}`);
     }
   }
+  // Intents last: they may name the automatic externals, and the matrices above were read again with their cells.
+  doc.steps.forEach((s, i) => {
+    const statements = (s.assert ?? []).map((doc, j) => ({ doc, where: `/steps/${i}/assert/${j}`, source: `steps/${i}/assert/${j}` }));
+    for (const p of applyAssertions({ pods, cells }, steps[i]!, statements).problems) problems.add(p.input.where, p.message);
+  });
   const stepNames = new Set<string>();
   steps.forEach((s) => {
     if (stepNames.has(s.name)) problems.add(`/steps/${s.index}/name`, `duplicate step name "${s.name}"`);
@@ -556,6 +602,6 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     pods,
     cells,
     steps,
-    ...(fromManifests ? { manifests: fromManifests.summary } : {}),
+    ...(fromManifests || problems.notes.length ? { manifests: [...(fromManifests?.summary ?? []), ...problems.notes] } : {}),
   };
 }

@@ -29,7 +29,12 @@ export function manifestPath(entry: string, scenarioFile: string): string {
   return entry === '-' || isAbsolute(entry) ? entry : normalize(join(dirname(scenarioFile), entry));
 }
 
-export function manifestModel(entries: readonly string[], scenarioFile: string, io: ManifestIo, limits: { maxPods: number; maxCells: number }): ManifestModel {
+export function manifestModel(
+  entries: readonly string[],
+  scenarioFile: string,
+  io: ManifestIo,
+  limits: { maxPods: number; maxCells: number; why?: { pods: string; cells: string } },
+): ManifestModel {
   if (!io.manifests) throw new Error('manifests: this scenario cannot read manifest files (a built-in names none)');
   const sources = entries.flatMap((e) => io.manifests!(manifestPath(e, scenarioFile)));
   const set = readManifestSet(sources, io.namespace !== undefined ? { namespace: io.namespace } : {});

@@ -146,6 +146,20 @@ const HandWritten = Type.Intersect(
 );
 export const Expectation = Type.Union([Type.Literal('computed', { description: "the evaluator's verdict for every cell is the expectation" }), HandWritten]);
 
+export const Statement = Type.Object(
+  {
+    allow: Type.Optional(Type.String({ minLength: 1 })),
+    deny: Type.Optional(Type.String({ minLength: 1 })),
+    except: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 64 })),
+  },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description:
+      "an intent: allow: or deny: 'SOURCE -> DESTINATION[:port]'; sets are *, ns/*, a pod, a label selector (namespace=shop,app=web) or external:<name>; except: sets taken out of both sides",
+  },
+);
+
 const LabelChanges = Type.Object(
   {
     namespaces: Type.Optional(Type.Record(Name, Type.Union([Labels, Type.Null()]))),
@@ -182,6 +196,7 @@ export const Step = Type.Object(
       ),
     ),
     expect: Type.Optional(Expectation),
+    assert: Type.Optional(Type.Array(Statement, { maxItems: 256, description: 'intents judged like a matrix (docs/scenarios.md "Intents")' })),
     timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600 })),
   },
   { additionalProperties: false },

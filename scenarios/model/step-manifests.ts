@@ -1,8 +1,10 @@
 // A step's `manifests: { apply: [...], delete: [...] }`, as `kubectl apply -f` and `kubectl delete
 // -f` would change the cluster between two steps: a NetworkPolicy is added, replaced (same
-// namespace and name) or deleted, and so is an admin-tier policy (same kind and name); a workload applied again with other pod-template labels is a
-// rollout (its pods get the new labels); a Namespace applied again gets its new labels. The pods
-// are deployed once for the whole scenario, so a step cannot add or delete a workload or change
+// namespace and name) or deleted, and so is an admin-tier policy (same kind and name); a workload
+// applied again with other pod-template labels is a rollout (its pods get the new labels); a
+// Namespace applied again gets its new labels. A new workload's pods were made before the cells
+// (step-workloads.ts) and are judged from this step on. The pods are deployed once for the whole
+// scenario, so a step cannot delete a workload or change
 // its ports: that is refused, saying so. Pure but for reading the texts (ManifestIo). The state
 // given is changed in place; problems are returned.
 import type { ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
@@ -74,7 +76,8 @@ export function applyStepManifests(change: StepManifestsDoc, scenarioFile: strin
     for (const lc of set.clusterPolicies) {
       const id = lc.policy.id;
       if (op === 'apply') state.clusterPolicies.set(id, lc.policy);
-      else if (!state.clusterPolicies.delete(id)) problems.push([`/${op}`, `${lc.origin}: ${lc.policy.kind} ${lc.policy.name} is not in force at this step (nothing to delete)`]);
+      else if (!state.clusterPolicies.delete(id))
+        problems.push([`/${op}`, `${lc.origin}: ${lc.policy.kind} ${lc.policy.name} is not in force at this step (nothing to delete)`]);
     }
     for (const [name, labels] of set.namespaces) {
       if (!state.namespaceLabels[name]) problems.push([`/${op}`, `Namespace ${name} is not one of the scenario's namespaces`]);

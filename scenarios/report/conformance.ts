@@ -61,7 +61,10 @@ export function conformanceTestResult(r: ScenarioReportDoc): ConformanceTestResu
   let note: string;
   if (computedDisagree > 0 || observedFail > 0) {
     result = 'Failed';
-    note = observedFail > 0 ? `${observedFail} of ${checks} checks observed otherwise than upstream expects` : `${computedDisagree} of ${checks} checks compute otherwise than upstream expects`;
+    note =
+      observedFail > 0
+        ? `${observedFail} of ${checks} checks observed otherwise than upstream expects`
+        : `${computedDisagree} of ${checks} checks compute otherwise than upstream expects`;
   } else if (observedPass === checks && checks > 0) {
     result = 'Passed';
     note = `all ${checks} checks observed on packets as upstream expects`;

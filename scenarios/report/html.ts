@@ -10,6 +10,7 @@
 // Size: each cell's reasons are stored once per distinct text in a dictionary; a table cell holds
 // the index and the script builds its tooltip on hover; mismatching cells carry theirs inline.
 import { esc, graphSvg } from './graph.ts';
+import { intentsHtml, rulesHtml } from './intents-html.ts';
 import { failureLine, noPositiveControl, summaryLine } from './results.ts';
 import { evidenceText } from './evidence.ts';
 import type { CellResultDoc, CellStatusName, ScenarioReportDoc, SetReportDoc, StepResultDoc } from './schema.ts';
@@ -60,7 +61,7 @@ td.a{background:#d7f0dc}td.b{background:#f6d5d5}td.n{background:#f3f4f6;color:#9
 td.m1{outline:2px solid #d97706;outline-offset:-2px;font-weight:700}td.m2{outline:2px solid #c1121f;outline-offset:-2px;font-weight:700}td.nv{outline:2px dashed #a16207;outline-offset:-2px}
 table.conv td{width:auto;min-width:2.2rem;padding:0 .2rem;background:#f7f8fa}table.conv td.flip{background:#e7e0fa;font-weight:700}
 .why{white-space:pre-wrap;background:#f3f6fa;border-radius:.3rem;padding:.3rem .6rem;color:#44505c}
-.mm{margin:.3rem 0 .3rem 1.2rem;padding:0}.mm li{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:.78rem;margin:.15rem 0;white-space:pre-wrap;word-break:break-word}
+.rules li.dead b,.assertion[data-outcome=fail] b{color:#b3261e}.mm{margin:.3rem 0 .3rem 1.2rem;padding:0}.mm li{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:.78rem;margin:.15rem 0;white-space:pre-wrap;word-break:break-word}
 .k1{color:#9a4b00}.k2{color:#9b1c1c}.k3{color:#7a5a00}
 svg.graph{max-width:100%;height:auto;border:1px solid #eef0f3;border-radius:.4rem;background:#fcfcfd}
 .g-pod circle{fill:#eaf1fb;stroke:#3f6ea8;stroke-width:1.5}.g-pod text{font:12px ui-monospace,"DejaVu Sans Mono",monospace;fill:#1d2329}
@@ -242,6 +243,8 @@ function stepSection(s: StepResultDoc, r: ScenarioReportDoc, i: number, pods: re
     noPositiveControl(s).length > 0
       ? `<p class="muted">no positive control: <span class="mono">${noPositiveControl(s).map(esc).join(', ')}</span> (nothing reached them in this step; a dead server looks exactly like a policy drop)</p>`
       : '',
+    intentsHtml(s),
+    rulesHtml(s),
     converged.length > 0
       ? `<h4>Convergence</h4><p class="muted">seconds from the step's policies applying to each cell's last flip to the value it ended with (0: it already had it); highlighted: the cells that changed from the previous step</p><div class="grid">${converged.map((g) => convergenceTable(g, pods)).join('')}</div>`
       : '',

@@ -1,7 +1,7 @@
 // The JUnit XML report (`--report-junit`): per step, policy-writing mistakes and enforcement
 // faults as separate test cases, one test suite per scenario.
 import { plural } from '../../shared/plural.ts';
-import { failureLine, summaryLine } from './results.ts';
+import { FAILING, failureLine, summaryLine } from './results.ts';
 import { scenariosOf, type CellStatusName, type ReportDoc, type ScenarioReportDoc } from './schema.ts';
 import { LEGEND } from './truth-table.ts';
 
@@ -46,6 +46,16 @@ function junitSuite(report: ScenarioReportDoc): { xml: string; tests: number; fa
           ? `\n      <failure message="intended != computed at ${plural(bad.length, 'cell')} (a policy-writing mistake)" type="intended != computed">${xml(bad.map(failureLine).join('\n'))}</failure>`
           : '';
       cases.push(`    <testcase classname="${cls}" name="${xml(s.name)}: intended = computed" time="0">${failure}\n    </testcase>`);
+    }
+    // Each intent is a test case of its own: a reviewer's statement passes or fails by name.
+    for (const a of s.assertions ?? []) {
+      const bad = a.cells.filter((c) => FAILING.includes(c.status as CellStatusName));
+      if (bad.length > 0) failures++;
+      const failure =
+        bad.length > 0
+          ? `\n      <failure message="${xml(`${a.statement}: ${plural(bad.length, 'cell')} failing`)}" type="${xml(bad[0]!.status)}">${xml(bad.map((c) => `${c.status}: ${c.from} -> ${c.to} ${c.port}/${c.protocol}`).join('\n'))}</failure>`
+          : '';
+      cases.push(`    <testcase classname="${cls}" name="${xml(`${s.name}: assert ${a.statement}`)}" time="0">${failure}\n    </testcase>`);
     }
     if (!s.observed || s.outcome === 'not run' || s.outcome === 'computed only') {
       skipped++;

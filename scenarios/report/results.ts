@@ -9,6 +9,8 @@ import { evidenceText, judgedStatus } from './evidence.ts';
 import type { PodSpec } from '../model/resolve.ts';
 import { renderTables, type TableCell } from './truth-table.ts';
 import { plural } from '../../shared/plural.ts';
+import { ruleCoverage } from '../model/coverage.ts';
+import { assertionLines, assertionResults, ruleResults } from './intents.ts';
 
 export type { CellResultDoc, ScenarioReportDoc, StepResultDoc };
 
@@ -161,6 +163,8 @@ export function stepResult(
     counts,
     cells,
     tables: renderTables(pods, table),
+    ...(exp.step.assertions?.length ? { assertions: assertionResults(exp.step.assertions, cells) } : {}),
+    rules: ruleResults(ruleCoverage(exp)),
   };
 }
 
@@ -236,5 +240,12 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
     lines.push(
       `no positive control: ${uncontrolled.join(', ')} (nothing reached ${uncontrolled.length === 1 ? 'it' : 'them'} in this step; a dead server looks exactly like a policy drop)`,
     );
-  return [`step ${s.index + 1}/${total} ${s.name}: ${verdict} (${timing})`, s.tables, summaryLine(s), ...lines, ...(flipText ? [flipText] : [])].join('\n');
+  return [
+    `step ${s.index + 1}/${total} ${s.name}: ${verdict} (${timing})`,
+    s.tables,
+    summaryLine(s),
+    ...lines,
+    ...(flipText ? [flipText] : []),
+    ...assertionLines(s.assertions ?? [], s.observed),
+  ].join('\n');
 }

@@ -4,6 +4,7 @@
 // (`scenario report-schema` prints it; scenarios/report/report.schema.json is the committed copy), so
 // other tools can read the report.
 import { type Static, Type } from '@sinclair/typebox';
+import { AssertionResult, RuleCoverageResult } from './intent-schema.ts';
 
 const Protocol = Type.Union([Type.Literal('TCP'), Type.Literal('UDP'), Type.Literal('SCTP')]);
 
@@ -217,6 +218,8 @@ export const StepResult = Type.Object(
     counts: Counts,
     cells: Type.Array(CellResult),
     tables: Type.String({ description: 'the truth tables as text' }),
+    assertions: Type.Optional(Type.Array(AssertionResult, { description: "the step's intents (assert:, --assert), each with the cells behind it" })),
+    rules: Type.Optional(Type.Array(RuleCoverageResult, { description: 'every rule of every policy in force, with the cells it allowed; dead rules named' })),
   },
   { additionalProperties: false },
 );

@@ -32,7 +32,9 @@ export function desiredState(s: ResolvedScenario, step: ResolvedStep, ips: Reado
     policies: step.policies.map((p) => resolvePolicy(p, (ref) => ips.get(ref))),
     namespaces: step.namespaceLabels,
     // Externals are no pods of the orchestrator's (model/externals.ts): no labels to replace.
-    podLabels: Object.fromEntries(s.pods.filter((p) => p.external === undefined).map((p) => [p.id, same(step.podLabels[p.id] ?? p.labels, p.labels) ? null : step.podLabels[p.id]!])),
+    podLabels: Object.fromEntries(
+      s.pods.filter((p) => p.external === undefined).map((p) => [p.id, same(step.podLabels[p.id] ?? p.labels, p.labels) ? null : step.podLabels[p.id]!]),
+    ),
     ...(step.dialect ? { dialect: step.dialect } : {}),
   };
 }

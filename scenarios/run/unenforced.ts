@@ -25,7 +25,13 @@ export function notEnforcedReport(s: ResolvedScenario, isolated: boolean): Scena
   report.steps = s.steps.map((st) => {
     const exp = expectStep(s, st);
     const notRun = new Map(exp.cells.map((c) => [c.cell.key, why]));
-    return stepResult(exp, s.pods, cellResults(exp, notRun), { settled: null, durationMs: null, budgetMs: settleBudgetMs(s), lastFlipMs: null, observed: false });
+    return stepResult(exp, s.pods, cellResults(exp, notRun), {
+      settled: null,
+      durationMs: null,
+      budgetMs: settleBudgetMs(s),
+      lastFlipMs: null,
+      observed: false,
+    });
   });
   report.outcome = 'not run';
   report.error = why;
