@@ -192,6 +192,34 @@ it('scenarios/model/diff.schema.json is the schema the diff is written to (scena
   expect(JSON.parse(readFileSync(join(ROOT, 'scenarios', 'model', 'diff.schema.json'), 'utf8'))).toEqual(JSON.parse(scenario(['diff-schema']).stdout));
 });
 
+describe('scenario diff --approve', () => {
+  it('passes when the flips are exactly the approved ones; names the unapproved and the missing ones; bad statements are bad input', () => {
+    const a = base();
+    const b = side([...BASE_DOCS.slice(0, 4), allowWeb('allow-web', 9090)]);
+    const file = (text: string) => {
+      const f = join(tempDir('starmap-approve-'), 'approved-flips.yaml');
+      writeFileSync(f, text);
+      return f;
+    };
+    const exact = scenario(['diff', a, b, '--approve', file('- deny: shop/web -> shop/api:8080\n')]);
+    expect(exact.stderr).toBe('');
+    expect(exact.code).toBe(0);
+    expect(exact.stdout).toMatch(/approved: the flips are exactly those of .*approved-flips\.yaml$/m);
+    // A statement over several cells approves the flips among them that went its way.
+    expect(diffCommand({ base: a, head: b, approve: file('- deny: "* -> shop/*"\n') }).approval).toMatchObject({ passed: true });
+    const wrong = scenario(['diff', a, b, '--approve', file('- allow: shop/web -> shop/api:8080\n')]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stdout).toContain(
+      '  unapproved flip: shop/web -> shop/api 8080/TCP  allowed -> blocked\n  approved but no such flip: allow: shop/web -> shop/api:8080',
+    );
+    const d = diffCommand({ base: a, head: b, approve: file('- deny: shop/web -> shop/api\n- deny: shop/api -> shop/web\n') });
+    expect(d.approval).toMatchObject({ passed: false, unapproved: [], missing: ['deny: shop/api -> shop/web'] });
+    const bad = scenario(['diff', a, b, '--approve', file('- deny: shop/nope -> shop/api\n')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^scenario: error: .*approved-flips\.yaml: #1 \(line 1\): .*shop\/nope/);
+  });
+});
+
 describe('scenario diff git:REF:PATH', () => {
   it('reads each side from the repository’s history, without a checkout, and names git paths in errors', () => {
     const repo = tempDir('starmap-diff-git-');
@@ -227,5 +255,37 @@ describe('scenario diff git:REF:PATH', () => {
       'scenario: error: git:--output=x:deploy/: "--output=x" is not a git revision\n',
     );
     expect(scenario(['diff', 'git:main:nothing/', 'git:main:deploy/'], repo).stderr).toMatch(/no such file or folder with YAML or JSON files at main/);
+  }, 60_000); // seven runs of the command
+});
+
+describe('the CI recipe of docs/scenarios.md', () => {
+  it('its diff command line, as written, in a pull request’s clone with an origin: the comment written, the approved flips passing', () => {
+    const text = readFileSync(join(ROOT, 'docs', 'scenarios.md'), 'utf8');
+    const recipe = /### In CI[\s\S]*?```yaml\n([\s\S]*?)```/.exec(text)![1]!;
+    const line = /run: (\.\/scenario diff .*)$/m.exec(recipe)![1]!;
+    expect(line).toBe('./scenario diff git:origin/main:deploy/ git:HEAD:deploy/ --report-md diff.md --approve approved-flips.yaml');
+    const origin = tempDir('starmap-ci-origin-');
+    const clone = tempDir('starmap-ci-clone-');
+    const git = (cwd: string, ...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd, encoding: 'utf8' });
+    git(origin, 'init', '-q', '--bare', '-b', 'main');
+    git(clone, 'init', '-q', '-b', 'main');
+    mkdirSync(join(clone, 'deploy'));
+    writeFileSync(join(clone, 'deploy', 'all.yaml'), BASE_DOCS.join('---\n'));
+    git(clone, 'add', '.');
+    git(clone, 'commit', '-q', '-m', 'base');
+    git(clone, 'remote', 'add', 'origin', origin);
+    git(clone, 'push', '-q', 'origin', 'main');
+    // The pull request: allow-web moves to 9090, and the author approves the one flip it makes.
+    git(clone, 'checkout', '-q', '-b', 'pr');
+    writeFileSync(join(clone, 'deploy', 'all.yaml'), [...BASE_DOCS.slice(0, 4), allowWeb('allow-web', 9090)].join('---\n'));
+    writeFileSync(join(clone, 'approved-flips.yaml'), '- deny: shop/web -> shop/api:8080\n');
+    git(clone, 'add', '.');
+    git(clone, 'commit', '-q', '-m', 'move allow-web');
+    const [, ...args] = line.split(' ');
+    const r = scenario(args, clone);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(clone, 'diff.md'), 'utf8')).toContain('✅ the flips are exactly those approved in `approved-flips.yaml`');
   });
 });

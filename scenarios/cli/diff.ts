@@ -7,6 +7,8 @@
 import { writeFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
 import { ScenarioError } from '../errors.ts';
+import { approveFlips } from '../model/approval.ts';
+import { readAssertFile } from '../model/assert-file.ts';
 import { diffSides, type DiffSide } from '../model/diff.ts';
 import { ScenarioDiffSchema, type ScenarioDiff } from '../model/diff-schema.ts';
 import { expectStep } from '../model/expect.ts';
@@ -46,6 +48,7 @@ export interface DiffArgs {
   reportJson?: string;
   reportJunit?: string;
   reportHtml?: string;
+  approve?: string;
   namespace?: string;
   replicas?: boolean;
 }
@@ -72,7 +75,9 @@ export function diffView(a: DiffArgs): DiffView {
       entry[which] = { allowed: c.computed, reason: c.reason };
       cells.set(key, entry);
     }
-  return { diff: diffSides(base, head), cells: [...cells.values()] };
+  const diff = diffSides(base, head);
+  if (a.approve !== undefined) diff.approval = approveFlips(diff, readAssertFile(a.approve), head);
+  return { diff, cells: [...cells.values()] };
 }
 
 export const diffCommandModule: CommandModule = {
@@ -94,6 +99,10 @@ export const diffCommandModule: CommandModule = {
       .option('report-md', { type: 'string', describe: 'write a pull-request comment (Markdown, bounded in size) here' })
       .option('report-json', { type: 'string', describe: 'write the whole diff as JSON here (schema: scenario diff-schema)' })
       .option('report-junit', { type: 'string', describe: 'write JUnit XML here: one test case per flip' })
+      .option('approve', {
+        type: 'string',
+        describe: 'a YAML list of the flips meant (allow: / deny: statements, as --assert): passes (exit 0) when the flips are exactly those',
+      })
       .option('report-html', {
         type: 'string',
         describe: 'write a self-contained HTML page here: the two matrices side by side, flips marked, reasons on hover',

@@ -74,7 +74,7 @@ export const Approval = Type.Object(
   {
     file: Type.String(),
     passed: Type.Boolean({ description: 'the flips are exactly the approved ones' }),
-    unapproved: Type.Array(Type.String(), { description: 'keys of flips no statement approves' }),
+    unapproved: Type.Array(Type.String(), { description: 'the keys of the flips no statement approves' }),
     missing: Type.Array(Type.String(), { description: 'approved statements no flip made, as written' }),
   },
   { additionalProperties: false },

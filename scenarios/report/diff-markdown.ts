@@ -5,7 +5,7 @@
 // reason is escaped: they come from the manifests.
 import type { ScenarioDiff } from '../model/diff-schema.ts';
 import { flipsByCause } from '../model/diff.ts';
-import { causeText, flipWords, oneSidedByCause, summaryText } from './diff-words.ts';
+import { causeText, cellName, flipWords, oneSidedByCause, summaryText } from './diff-words.ts';
 
 /** Text safe in a Markdown table cell: no HTML, no cell breaks, no emphasis or links. */
 export function mdText(s: string): string {
@@ -63,7 +63,8 @@ export function diffMarkdown(d: ScenarioDiff, opts: MarkdownOptions = {}): strin
         `- ${title}, ${mdText(causeText(cause))}: ${list.length} (${list.filter((c) => c.side.allowed === true).length} allowed, ${list.filter((c) => c.side.allowed === false).length} blocked)`,
       );
   if (d.approval) {
-    for (const k of d.approval.unapproved) oneSided.push(`- unapproved flip: ${mdText(k)}`);
+    const byKey = new Map(d.flips.map((f) => [f.key, f]));
+    for (const k of d.approval.unapproved) oneSided.push(`- unapproved flip: ${mdText(cellName(byKey.get(k)!))} ${flipWords(byKey.get(k)!)}`);
     for (const m of d.approval.missing) oneSided.push(`- approved but no such flip: ${mdText(m)}`);
   }
   // Filled in order until the budget is spent; what did not fit is counted.

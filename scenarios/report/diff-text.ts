@@ -37,7 +37,8 @@ export function diffText(d: ScenarioDiff, maxFlips = 100): string {
   if (d.approval) {
     const a = d.approval;
     out.push('', a.passed ? `approved: the flips are exactly those of ${a.file}` : `NOT APPROVED (${a.file}):`);
-    for (const k of a.unapproved.slice(0, 50)) out.push(`  unapproved flip: ${k}`);
+    const byKey = new Map(d.flips.map((f) => [f.key, f]));
+    for (const k of a.unapproved.slice(0, 50)) out.push(`  unapproved flip: ${cellName(byKey.get(k)!)}  ${flipWords(byKey.get(k)!)}`);
     if (a.unapproved.length > 50) out.push(`  ... and ${a.unapproved.length - 50} more unapproved flips`);
     for (const m of a.missing) out.push(`  approved but no such flip: ${m}`);
   }
