@@ -20,11 +20,17 @@ function clusterPolicies(seed: number, n: number): ClusterPolicy[] {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const sel = () => (r() < 0.3 ? {} : { matchLabels: { [pick(['app', 'tier', 'env'])]: pick(VALUES) } });
   const peer = (egress: boolean) =>
-    egress && r() < 0.2 ? { networks: [pick(['10.0.0.0/8', '192.168.0.0/16', '0.0.0.0/0'])] } : r() < 0.5 ? { namespaces: sel() } : { pods: { namespaceSelector: sel(), podSelector: sel() } };
+    egress && r() < 0.2
+      ? { networks: [pick(['10.0.0.0/8', '192.168.0.0/16', '0.0.0.0/0'])] }
+      : r() < 0.5
+        ? { namespaces: sel() }
+        : { pods: { namespaceSelector: sel(), podSelector: sel() } };
   const rule = (egress: boolean, tier: string) => ({
     action: pick(tier === 'Admin' ? ['Accept', 'Deny', 'Pass'] : ['Accept', 'Deny']),
     [egress ? 'to' : 'from']: [peer(egress), peer(egress)],
-    ...(r() < 0.5 ? { protocols: [{ [pick(['tcp', 'udp'])]: { destinationPort: r() < 0.5 ? { number: pick(PORTS) } : { range: { start: 80, end: 81 } } } }] } : {}),
+    ...(r() < 0.5
+      ? { protocols: [{ [pick(['tcp', 'udp'])]: { destinationPort: r() < 0.5 ? { number: pick(PORTS) } : { range: { start: 80, end: 81 } } } }] }
+      : {}),
   });
   return Array.from({ length: n }, (_, i) => {
     const tier = i % 2 === 0 ? 'Admin' : 'Baseline';
@@ -102,15 +108,13 @@ for (const [namespaces, pods] of [
 // one per step. Median of 100 rounds (15 for 100 pods) after 3 warm-up rounds.
 writeResults(
   'Tiered evaluator: admin-tier policies in force',
-  rows.map(
-    (r): ResultRow => ({
-      measure: `cells/s, ${r[0]}, ${r[2]} cluster policies (${r[1]} cells, ${r[3]})`,
-      value: String(r[4]),
-      baseline: `${r[5]} (NetworkPolicy only)`,
-      ratio: ratio(Number(String(r[4]).replace(/,/g, '')), Number(String(r[5]).replace(/,/g, ''))),
-      goal: '-',
-      met: '-',
-    }),
-  ),
+  rows.map((r): ResultRow => ({
+    measure: `cells/s, ${r[0]}, ${r[2]} cluster policies (${r[1]} cells, ${r[3]})`,
+    value: String(r[4]),
+    baseline: `${r[5]} (NetworkPolicy only)`,
+    ratio: ratio(Number(String(r[4]).replace(/,/g, '')), Number(String(r[5]).replace(/,/g, ''))),
+    goal: '-',
+    met: '-',
+  })),
   { limitingFactor: 'per cell, every admin-tier rule of the policies selecting either pod is matched in order; no classes of identical pods yet' },
 );

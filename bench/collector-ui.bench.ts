@@ -123,7 +123,14 @@ try {
         goal: '-',
         met: '-',
       },
-      { measure: `model build per poll of /responses (${(docBytes / 1024).toFixed(0)} KiB), ${w}×${h} @${dpr}x`, value: `${build.toFixed(1)} ms`, baseline: '-', ratio: '-', goal: '-', met: '-' },
+      {
+        measure: `model build per poll of /responses (${(docBytes / 1024).toFixed(0)} KiB), ${w}×${h} @${dpr}x`,
+        value: `${build.toFixed(1)} ms`,
+        baseline: '-',
+        ratio: '-',
+        goal: '-',
+        met: '-',
+      },
     );
     await context.close();
   }

@@ -213,8 +213,22 @@ async function main(): Promise<void> {
   const delay = (name: string, label: string): ResultRow[] => {
     const d = results[name]!;
     return [
-      { measure: `${label}: median delay`, value: `${fmt(median(d))} ms`, baseline: `bare node:http: ${fmt(median(base))} ms`, ratio: ratio(median(d), median(base)), goal: '-', met: '-' },
-      { measure: `${label}: p99 delay`, value: `${fmt(percentile(d, 99))} ms`, baseline: `${fmt(percentile(base, 99))} ms`, ratio: ratio(percentile(d, 99), percentile(base, 99)), goal: '-', met: '-' },
+      {
+        measure: `${label}: median delay`,
+        value: `${fmt(median(d))} ms`,
+        baseline: `bare node:http: ${fmt(median(base))} ms`,
+        ratio: ratio(median(d), median(base)),
+        goal: '-',
+        met: '-',
+      },
+      {
+        measure: `${label}: p99 delay`,
+        value: `${fmt(percentile(d, 99))} ms`,
+        baseline: `${fmt(percentile(base, 99))} ms`,
+        ratio: ratio(percentile(d, 99), percentile(base, 99)),
+        goal: '-',
+        met: '-',
+      },
     ];
   };
   writeResults('Orchestrator events', [

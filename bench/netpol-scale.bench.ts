@@ -204,7 +204,9 @@ function main(): void {
   writeResults(
     'NetworkPolicy evaluator at cluster scale',
     rows.map(([m = '', v = '', b = '', r = '', gl = '', mt = '']) => ({ measure: m, value: v, baseline: b, ratio: r, goal: gl, met: mt })),
-    { limitingFactor: `CPU in the class loop, one verdict per class pair and port cell (${best.classes} classes); the diff expands ipBlock-split cells to pod pairs` },
+    {
+      limitingFactor: `CPU in the class loop, one verdict per class pair and port cell (${best.classes} classes); the diff expands ipBlock-split cells to pod pairs`,
+    },
   );
   console.log(body);
 }

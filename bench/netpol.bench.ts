@@ -144,7 +144,10 @@ function runnerFigures(): Figures {
       met: met(st.passed),
     })),
     plain('netpol-3x3: steps per minute (change + settle)', (60_000 / (totalMs / perStep.length)).toFixed(1)),
-    plain('netpol-3x3: cells observed per second while settling', Math.round(steps.reduce((a, st) => a + st.counts.cells, 0) / (totalMs / 1000)).toLocaleString('en')),
+    plain(
+      'netpol-3x3: cells observed per second while settling',
+      Math.round(steps.reduce((a, st) => a + st.counts.cells, 0) / (totalMs / 1000)).toLocaleString('en'),
+    ),
     plain('netpol-3x3: whole run (start, deploy 9 pods, 4 steps, clean up)', `${(wall / 1000).toFixed(1)} s`),
   ];
   const md = [

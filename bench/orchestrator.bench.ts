@@ -151,10 +151,30 @@ async function main(): Promise<void> {
     console.log(md);
     const row = (measure: string, value: string, baseline: string, r: string): ResultRow => ({ measure, value, baseline, ratio: r, goal: '-', met: '-' });
     writeResults('Orchestrator', [
-      row(`${N_TASKS} × \`sleep 1000\`: POST /v2/apps → all TASK_RUNNING (from source, auth on)`, `${toRunning.toFixed(0)} ms`, `spawn directly: ${direct.toFixed(0)} ms`, ratio(toRunning, direct, 1)),
-      row(`GET /v2/apps, ${N_APPS} apps (${(bytes / 1024).toFixed(0)} KiB), median`, `${median(lat).toFixed(1)} ms`, `bare fastify, same bytes: ${median(bareLat).toFixed(1)} ms`, ratio(median(lat), median(bareLat), 1)),
-      row(`GET /v2/apps, ${N_APPS} apps, p95`, `${percentile(lat, 95).toFixed(1)} ms`, `${percentile(bareLat, 95).toFixed(1)} ms`, ratio(percentile(lat, 95), percentile(bareLat, 95), 1)),
-      row(`POST /v2/apps (instances 0), ${CONCURRENCY} clients`, `${postRate.toFixed(0)} req/s`, `bare fastify echo: ${barePostRate.toFixed(0)} req/s`, ratio(postRate, barePostRate)),
+      row(
+        `${N_TASKS} × \`sleep 1000\`: POST /v2/apps → all TASK_RUNNING (from source, auth on)`,
+        `${toRunning.toFixed(0)} ms`,
+        `spawn directly: ${direct.toFixed(0)} ms`,
+        ratio(toRunning, direct, 1),
+      ),
+      row(
+        `GET /v2/apps, ${N_APPS} apps (${(bytes / 1024).toFixed(0)} KiB), median`,
+        `${median(lat).toFixed(1)} ms`,
+        `bare fastify, same bytes: ${median(bareLat).toFixed(1)} ms`,
+        ratio(median(lat), median(bareLat), 1),
+      ),
+      row(
+        `GET /v2/apps, ${N_APPS} apps, p95`,
+        `${percentile(lat, 95).toFixed(1)} ms`,
+        `${percentile(bareLat, 95).toFixed(1)} ms`,
+        ratio(percentile(lat, 95), percentile(bareLat, 95), 1),
+      ),
+      row(
+        `POST /v2/apps (instances 0), ${CONCURRENCY} clients`,
+        `${postRate.toFixed(0)} req/s`,
+        `bare fastify echo: ${barePostRate.toFixed(0)} req/s`,
+        ratio(postRate, barePostRate),
+      ),
       row('PUT /v2/apps/{id} scale 0 → 1', `${putRate.toFixed(0)} req/s`, `bare fastify: ${barePutRate.toFixed(0)} req/s`, ratio(putRate, barePutRate)),
     ]);
   } finally {

@@ -95,7 +95,9 @@ async function main(): Promise<void> {
     return;
   }
   await cleanupAll({ prefix: PREFIX, subnet: SUBNET });
-  const o = await startOrchestrator(['--auth=off', '--isolation=netns', `--netns-prefix=${PREFIX}`, `--netns-subnet=${SUBNET}`], { dataDir: tempDir('starmap-bench-') });
+  const o = await startOrchestrator(['--auth=off', '--isolation=netns', `--netns-prefix=${PREFIX}`, `--netns-subnet=${SUBNET}`], {
+    dataDir: tempDir('starmap-bench-'),
+  });
   const pid = o.proc.child.pid!;
   try {
     for (let ns = 0; ns < NAMESPACES; ns++) {
@@ -202,7 +204,14 @@ async function main(): Promise<void> {
         goal: 'only the namespaces it affects',
         met: met(changedNs.length === 1 && changedNs[0] === 'n3' && one.body.applied === changed.length),
       },
-      { measure: `orchestrator peak RSS (VmHWM) with ${pods} tasks, before any policy`, value: `${rssBefore.toFixed(0)} MiB`, baseline: '-', ratio: '-', goal: '-', met: '-' },
+      {
+        measure: `orchestrator peak RSS (VmHWM) with ${pods} tasks, before any policy`,
+        value: `${rssBefore.toFixed(0)} MiB`,
+        baseline: '-',
+        ratio: '-',
+        goal: '-',
+        met: '-',
+      },
     ];
     writeResults('Policies applied on packets', rows, {
       limitingFactor: `one nft process per task namespace (${files.length}, 4 at a time): those runs alone, one after another, take ${(baseMs / 1000).toFixed(1)} s here`,

@@ -151,7 +151,14 @@ async function main(): Promise<void> {
     }
     const mib = rssOf(p.child.pid!);
     rssRows.push([n, `${mib.toFixed(0)} MiB`]);
-    rss.push({ measure: `RSS of dist/bin/probe, ${n} targets, after 3 cycles`, value: `${mib.toFixed(0)} MiB`, baseline: '-', ratio: '-', goal: '-', met: '-' });
+    rss.push({
+      measure: `RSS of dist/bin/probe, ${n} targets, after 3 cycles`,
+      value: `${mib.toFixed(0)} MiB`,
+      baseline: '-',
+      ratio: '-',
+      goal: '-',
+      met: '-',
+    });
   }
 
   for (const p of procs) await p.stop();

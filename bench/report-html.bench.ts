@@ -109,7 +109,14 @@ async function main(): Promise<void> {
       }
       const name = v.short;
       results.push(
-        { measure: `${name}: HTML (gzipped)`, value: `${mb(html.length)} (${kb(gzipSync(html).length)})`, baseline: `JSON report: ${mb(json.length)}`, ratio: ratio(html.length, json.length), goal: '-', met: '-' },
+        {
+          measure: `${name}: HTML (gzipped)`,
+          value: `${mb(html.length)} (${kb(gzipSync(html).length)})`,
+          baseline: `JSON report: ${mb(json.length)}`,
+          ratio: ratio(html.length, json.length),
+          goal: '-',
+          met: '-',
+        },
         { measure: `${name}: render (median of 15)`, value: `${median(times).toFixed(0)} ms`, baseline: '-', ratio: '-', goal: '-', met: '-' },
         { measure: `${name}: open in chromium to first frame (median of 5)`, value: open, baseline: '-', ratio: '-', goal: '-', met: '-' },
       );

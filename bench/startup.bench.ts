@@ -248,7 +248,14 @@ async function main(): Promise<void> {
     });
     const fr = median(floors);
     rssRows.push(['bench/lib/fastify-floor.ts as an executable, after one request', `${fr.toFixed(1)} MiB`, `${(fr / br).toFixed(2)}×`]);
-    results.push({ measure: 'idle RSS: bare fastify executable, after one request', value: `${fr.toFixed(1)} MiB`, baseline: `${br.toFixed(1)} MiB`, ratio: ratio(fr, br), goal: '-', met: '-' });
+    results.push({
+      measure: 'idle RSS: bare fastify executable, after one request',
+      value: `${fr.toFixed(1)} MiB`,
+      baseline: `${br.toFixed(1)} MiB`,
+      ratio: ratio(fr, br),
+      goal: '-',
+      met: '-',
+    });
     console.log(`idle RSS: bare fastify executable ${fr.toFixed(1)} MiB`);
     rssRows.push(['`node -e` http server after one request (baseline)', `${br.toFixed(1)} MiB`, '1.00×']);
   }

@@ -127,8 +127,7 @@ export const ORCHESTRATOR_FLAGS = {
   'stop-grace-period': {
     type: 'number',
     default: 5,
-    describe:
-      "at the orchestrator's stop, the longest a task is given between SIGTERM and SIGKILL, in seconds (its own killGracePeriodSeconds when shorter)",
+    describe: "at the orchestrator's stop, the longest a task is given between SIGTERM and SIGKILL, in seconds (its own killGracePeriodSeconds when shorter)",
     coerce: numberFlag('stop-grace-period', 0, 300),
   },
   master: { type: 'string', describe: 'accepted for compatibility with Marathon command lines; ignored (no Mesos)' },
@@ -167,10 +166,7 @@ export function configFrom(f: OrchestratorFlags) {
     mesosRole: f.mesosRole,
     features: f.enableFeatures ?? [],
     /** --isolation=netns: the task network's namespace prefix and subnet, and where tasks' ports are published (none when absent); undefined when off. */
-    isolation:
-      f.isolation === 'netns'
-        ? { prefix: f.netnsPrefix, subnet: f.netnsSubnet, publishAddress: publishAddressOf(f.publishAddress) }
-        : undefined,
+    isolation: f.isolation === 'netns' ? { prefix: f.netnsPrefix, subnet: f.netnsSubnet, publishAddress: publishAddressOf(f.publishAddress) } : undefined,
     log: { file: f.logfile, level: f.logLevel },
     /**
      * Task processes: the user tasks of apps without `user` run as (--mesos-user; undefined: the

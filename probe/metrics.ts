@@ -19,7 +19,8 @@ export function createProbeMetrics(state: ProbeState): ProbeMetrics {
     name: 'starmap_probe_target_reachable',
     help: 'Whether the latest check of the target succeeded (1) or not (0); absent before the first check.',
     labelNames: ['target', 'kind'],
-    values: () => state.statuses().flatMap((s, i) => (s.checkedAt !== null ? [[{ target: s.url, kind: state.targets[i]!.kind }, s.reachable ? 1 : 0] as const] : [])),
+    values: () =>
+      state.statuses().flatMap((s, i) => (s.checkedAt !== null ? [[{ target: s.url, kind: state.targets[i]!.kind }, s.reachable ? 1 : 0] as const] : [])),
   });
   stateGauge(registry, {
     name: 'starmap_probe_target_latency_seconds',

@@ -16,7 +16,12 @@ const RULE = '| --- | --- | --- | --- | --- | --- |';
 
 describe('bench/lib/results.ts', () => {
   it('writes a section as the header line, the six-column table and the limiting factor', () => {
-    const text = renderSection('Serving', [row], { date: '2026-12-02T01:00:00.000Z', machine: '2 × cpu, 24 GiB', load: [0.5, 1, 1.25], limitingFactor: 'the copy into the socket' });
+    const text = renderSection('Serving', [row], {
+      date: '2026-12-02T01:00:00.000Z',
+      machine: '2 × cpu, 24 GiB',
+      load: [0.5, 1, 1.25],
+      limitingFactor: 'the copy into the socket',
+    });
     expect(text.split('\n')).toEqual([
       '## Serving',
       '',
@@ -76,7 +81,11 @@ describe('bench/RESULTS.md', () => {
 
   it('is in the generated shape only: each section a header line, one table, at most a limiting factor', () => {
     expect(text.startsWith(FILE_HEADER)).toBe(true);
-    const sections = text.slice(FILE_HEADER.length).split(/\n(?=## )/).map((s) => s.trim()).filter(Boolean);
+    const sections = text
+      .slice(FILE_HEADER.length)
+      .split(/\n(?=## )/)
+      .map((s) => s.trim())
+      .filter(Boolean);
     expect(sections.length).toBeGreaterThanOrEqual(10);
     for (const section of sections) {
       const [title, blank1, header, blank2, head, rule, ...rest] = section.split('\n');

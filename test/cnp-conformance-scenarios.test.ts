@@ -70,13 +70,19 @@ describe('the built-in set cnp-conformance', () => {
 
   it('check --report-conformance writes upstream’s ConformanceReport with computed results as skipped, never passed', async () => {
     const file = join(tempDir('starmap-cnp-conf-'), 'report.yaml');
-    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'check', 'cnp-conformance', ...ipFlags, `--report-conformance=${file}`], { timeoutMs: 60_000 });
+    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'check', 'cnp-conformance', ...ipFlags, `--report-conformance=${file}`], {
+      timeoutMs: 60_000,
+    });
     expect(code, output).toBe(0);
     expect(output).toContain('cnp-conformance: 24 of 24 scenarios say what they intend');
     const doc = parse(readFileSync(file, 'utf8')) as {
       kind: string;
       apiVersion: string;
-      profiles: { name: string; standard: { result: string; statistics: object; skippedTests: string[]; summary: string }; experimental: Record<string, unknown> }[];
+      profiles: {
+        name: string;
+        standard: { result: string; statistics: object; skippedTests: string[]; summary: string };
+        experimental: Record<string, unknown>;
+      }[];
     };
     expect(doc).toMatchObject({ kind: 'ConformanceReport', apiVersion: 'policy.networking.k8s.io/v1alpha1' });
     const p = doc.profiles[0]!;

@@ -114,7 +114,15 @@ EOF`,
     const json = join(tempDir('starmap-ext-iso-'), 'report.json');
     const { code, output } = await runToEnd(
       NODE,
-      ['scenarios/main.ts', 'run', 'examples/externals/scenario.yaml', '--isolation=netns', `--netns-prefix=${RUN_PREFIX}`, `--netns-subnet=${RUN_SUBNET}`, `--report-json=${json}`],
+      [
+        'scenarios/main.ts',
+        'run',
+        'examples/externals/scenario.yaml',
+        '--isolation=netns',
+        `--netns-prefix=${RUN_PREFIX}`,
+        `--netns-subnet=${RUN_SUBNET}`,
+        `--report-json=${json}`,
+      ],
       { timeoutMs: 200_000 },
     );
     expect(output, output).toMatch(/externals: PASS: 1 of 1 steps as expected/);

@@ -177,18 +177,24 @@ steps:
   });
 
   it('refuses what the API server refuses, naming the file, the field and its line, and accepts what it accepts', () => {
-    const bad = SCENARIO.replace('priority: 10\n      subject: {namespaces: {}}\n      ingress:\n        - {name: pass-db', 'priority: 1001\n      subject: {namespaces: {}}\n      ingress:\n        - {name: pass-db').replace(
-      'action: Deny',
-      'action: Allow',
+    const bad = SCENARIO.replace(
+      'priority: 10\n      subject: {namespaces: {}}\n      ingress:\n        - {name: pass-db',
+      'priority: 1001\n      subject: {namespaces: {}}\n      ingress:\n        - {name: pass-db',
+    ).replace('action: Deny', 'action: Allow');
+    expect(() => load(bad)).toThrow(
+      /cnp\.yaml: invalid scenario:\n {2}\/policies\/0\/spec\/priority \(line 11\): Invalid value: 1001: spec\.priority in body should be less than or equal to 1000/,
     );
-    expect(() => load(bad)).toThrow(/cnp\.yaml: invalid scenario:\n {2}\/policies\/0\/spec\/priority \(line 11\): Invalid value: 1001: spec\.priority in body should be less than or equal to 1000/);
-    expect(() => load(bad)).toThrow(/\/policies\/1\/spec\/ingress\/0\/action \(line 24\): Unsupported value: "Allow": supported values: "Accept", "Deny", "Pass"/);
+    expect(() => load(bad)).toThrow(
+      /\/policies\/1\/spec\/ingress\/0\/action \(line 24\): Unsupported value: "Allow": supported values: "Accept", "Deny", "Pass"/,
+    );
     // networks is an egress peer only: the CRD has no such ingress field.
-    const ingressNetworks = SCENARIO.replace("[{name: pass-db, action: Pass, from: [{namespaces: {}}]}]", '').replace(
+    const ingressNetworks = SCENARIO.replace('[{name: pass-db, action: Pass, from: [{namespaces: {}}]}]', '').replace(
       '- {name: pass-db, action: Pass, from: [{namespaces: {}}]}',
       '- {action: Pass, from: [{networks: [10.0.0.0/8]}]}',
     );
-    expect(() => load(ingressNetworks)).toThrow(/\/policies\/0\/spec\/ingress\/0\/from\/0\/networks \(line 14\): unknown field "spec\.ingress\[0\]\.from\[0\]\.networks"/);
+    expect(() => load(ingressNetworks)).toThrow(
+      /\/policies\/0\/spec\/ingress\/0\/from\/0\/networks \(line 14\): unknown field "spec\.ingress\[0\]\.from\[0\]\.networks"/,
+    );
     // Each of the upstream fixtures of the three kinds is accepted (the API server takes them).
     const anp = {
       apiVersion: 'policy.networking.k8s.io/v1alpha1',
@@ -293,7 +299,10 @@ describe('the chain in the live UI', () => {
     expect(doc.step.policies).toContain('cnp/deny-all');
     const fb = doc.cells.find((c) => c.from === 'frontend' && c.to === 'backend')!;
     expect(fb).toMatchObject({ expected: false });
-    expect(fb.reasons).toEqual(['egress of stars/frontend: no NetworkPolicy isolates stars/frontend for egress -> default: allowed', 'ingress of stars/backend: Admin cnp/deny-all ingress rule 0 Deny']);
+    expect(fb.reasons).toEqual([
+      'egress of stars/frontend: no NetworkPolicy isolates stars/frontend for egress -> default: allowed',
+      'ingress of stars/backend: Admin cnp/deny-all ingress rule 0 Deny',
+    ]);
     return live.flush();
   });
 });
@@ -304,7 +313,9 @@ describe('scenario run with admin-tier policies', () => {
     writeFileSync(join(dir, 'cnp.yaml'), SCENARIO);
     const json = join(dir, 'r.json');
     const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', join(dir, 'cnp.yaml'), '--isolation=off', `--report-json=${json}`]);
-    expect(output).toContain('cnp: not run: ClusterNetworkPolicy is not enforced by this orchestrator (admin-tier policies in force at steps 1, 2, 3); nothing was deployed');
+    expect(output).toContain(
+      'cnp: not run: ClusterNetworkPolicy is not enforced by this orchestrator (admin-tier policies in force at steps 1, 2, 3); nothing was deployed',
+    );
     expect(output).not.toContain('starting the orchestrator');
     expect(output).not.toContain('PASS');
     expect(code).toBe(1);

@@ -13,7 +13,8 @@ afterAll(removeTempDirs);
 
 const deployment = (name: string, port: number) =>
   `apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: ${name}, namespace: x }\nspec: { template: { metadata: { labels: { app: ${name} } }, spec: { containers: [{ name: c, image: i, ports: [{ name: p, containerPort: ${port} }] }] } } }\n`;
-const policy = (name: string, spec: string) => `apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: { name: ${name}, namespace: x }\nspec: ${spec}\n`;
+const policy = (name: string, spec: string) =>
+  `apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: { name: ${name}, namespace: x }\nspec: ${spec}\n`;
 
 function coverage() {
   const dir = tempDir('starmap-coverage-');
@@ -41,7 +42,12 @@ describe('rule coverage', () => {
   const all = coverage();
   const rule = (policy: string, r: number) => all.find((c) => c.policy === policy && c.direction === 'ingress' && c.rule === r)!;
   it('lists every rule with the cells it allowed, each peer with its own, a peer behind an earlier one included', () => {
-    expect(all.map((c) => `${c.policy} ${c.direction}[${c.rule}]`)).toEqual(['x/to-c ingress[0]', 'x/to-c ingress[1]', 'x/to-c ingress[2]', 'x/nothing ingress[0]']);
+    expect(all.map((c) => `${c.policy} ${c.direction}[${c.rule}]`)).toEqual([
+      'x/to-c ingress[0]',
+      'x/to-c ingress[1]',
+      'x/to-c ingress[2]',
+      'x/nothing ingress[0]',
+    ]);
     expect(rule('x/to-c', 0)).toMatchObject({
       cells: ['x/a>x/c@80/TCP', 'x/b>x/c@80/TCP'],
       peers: [

@@ -115,7 +115,9 @@ describe('externals: the model', () => {
     expect(keys).toContain('external:api-ingress-i1p0>shop/api@9000/TCP');
     expect(keys.some((k) => /^external:[^>]*>external:/.test(k))).toBe(false);
 
-    const off = loadScenario(write(withPolicy('externals: { auto: false, hosts: [{ name: internet, address: 203.0.113.10 }] }\n', egress('p', '192.0.2.0/24'))));
+    const off = loadScenario(
+      write(withPolicy('externals: { auto: false, hosts: [{ name: internet, address: 203.0.113.10 }] }\n', egress('p', '192.0.2.0/24'))),
+    );
     const on = loadScenario(write(withPolicy('externals: [{ name: internet, address: 203.0.113.10 }]\n', egress('p', '192.0.2.0/24'))));
     expect(on.pods.filter((p) => p.external).map((p) => p.id)).toEqual(['external:internet', 'external:p-e0p0']);
     expect(off.pods.filter((p) => p.external).map((p) => p.id)).toEqual(['external:internet']);
@@ -126,11 +128,20 @@ describe('externals: the model', () => {
     const s = loadScenario(EXAMPLE);
     const exp = expectStep(s, s.steps[0]!);
     const at = (key: string) => exp.cells.find((c) => c.cell.key === key)!;
-    expect(at('shop/web>external:web-egress-e1p0@80/TCP')).toMatchObject({ computed: true, reason: expect.stringContaining('egress allowed by shop/web-egress egress rule 1') });
-    expect(at('shop/web>external:web-egress-e1p0x0@80/TCP')).toMatchObject({ computed: false, reason: 'egress isolated by shop/web-egress, no rule allows it' });
+    expect(at('shop/web>external:web-egress-e1p0@80/TCP')).toMatchObject({
+      computed: true,
+      reason: expect.stringContaining('egress allowed by shop/web-egress egress rule 1'),
+    });
+    expect(at('shop/web>external:web-egress-e1p0x0@80/TCP')).toMatchObject({
+      computed: false,
+      reason: 'egress isolated by shop/web-egress, no rule allows it',
+    });
     expect(at('shop/web>external:internet@443/TCP').computed).toBe(false);
     expect(at('shop/api>external:internet@443/TCP')).toMatchObject({ computed: true, reason: 'egress not isolated; ingress not isolated' });
-    expect(at('external:api-ingress-i1p0>shop/api@9000/TCP')).toMatchObject({ computed: true, reason: expect.stringContaining('ingress allowed by shop/api-ingress ingress rule 1') });
+    expect(at('external:api-ingress-i1p0>shop/api@9000/TCP')).toMatchObject({
+      computed: true,
+      reason: expect.stringContaining('ingress allowed by shop/api-ingress ingress rule 1'),
+    });
     expect(at('external:internet>shop/api@9000/TCP')).toMatchObject({ computed: false, reason: 'ingress isolated by shop/api-ingress, no rule allows it' });
     // `podSelector: {}` in a namespaceSelector-less peer would match a pod of namespace "external": never an external.
     const all = loadScenario(
@@ -151,7 +162,9 @@ describe('externals: the model', () => {
     const dup = write(`${BASE}externals: [{ name: a, address: 203.0.113.1 }, { name: a, address: 203.0.113.1 }]\n`);
     expect(() => loadScenario(dup)).toThrow(/\/externals\/1\/name( \(line \d+\))?: duplicate external "a"/);
     expect(() => loadScenario(dup)).toThrow(/\/externals\/1\/address( \(line \d+\))?: 203\.0\.113\.1 is also external:a's/);
-    expect(() => loadScenario(write(BASE), { externals: [{ name: 'lo', address: '127.0.0.1' }] })).toThrow(/--external 1\/address( \(line \d+\))?: 127\.0\.0\.1 is loopback/);
+    expect(() => loadScenario(write(BASE), { externals: [{ name: 'lo', address: '127.0.0.1' }] })).toThrow(
+      /--external 1\/address( \(line \d+\))?: 127\.0\.0\.1 is loopback/,
+    );
     // The run's own subnet decides what is inside it.
     const lan = write(`${BASE}externals: [{ name: lan, address: 10.214.6.7 }]\n`);
     expect(() => loadScenario(lan)).not.toThrow();
@@ -171,12 +184,19 @@ describe('externals: scenario check and explain', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('external:partner 203.0.113.77 serving 8443/TCP\n');
-    expect(r.stdout).toContain('external:web-egress-e1p0x0 192.0.2.129 serving 80/TCP (automatic, inside shop/web-egress /spec/egress/1/to/0/ipBlock/except/0)\n');
+    expect(r.stdout).toContain(
+      'external:web-egress-e1p0x0 192.0.2.129 serving 80/TCP (automatic, inside shop/web-egress /spec/egress/1/to/0/ipBlock/except/0)\n',
+    );
     const table = r.stdout.split('\n');
     const header = table.find((l) => l.trim().startsWith('shop/web') && l.includes('external:internet'))!;
     const cols = header.trim().split(/\s+/);
     const rows = table.slice(table.indexOf(header) + 1);
-    const row = (name: string) => rows.find((l) => l.startsWith(`${name} `))!.trim().split(/\s+/).slice(1);
+    const row = (name: string) =>
+      rows
+        .find((l) => l.startsWith(`${name} `))!
+        .trim()
+        .split(/\s+/)
+        .slice(1);
     const cell = (from: string, to: string) => row(from)[cols.indexOf(to)];
     expect(cols).toContain('external:partner');
     expect(cell('shop/web', 'external:web-egress-e1p0')).toBe('.');

@@ -51,7 +51,10 @@ describe('scenario check --assert', () => {
   });
 
   it('an intent that matches no cell, or names a pod or external that is not there: exit 2 naming the file, entry and line', () => {
-    const asserts = file('a.yaml', '- allow: shop/web -> shop/api:http\n- allow: shop-data/postgres -> shop/web:5432\n- deny: shop/* -> external:internet\n- allow: shop/wbe -> shop/api\n');
+    const asserts = file(
+      'a.yaml',
+      '- allow: shop/web -> shop/api:http\n- allow: shop-data/postgres -> shop/web:5432\n- deny: shop/* -> external:internet\n- allow: shop/wbe -> shop/api\n',
+    );
     const r = scenario(['check', 'examples/shop', '--assert', asserts]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
@@ -75,16 +78,24 @@ describe('assert: in a step', () => {
     const s = loadScenario(
       file(
         's.yaml',
-        SCENARIO(
-          '      - deny: shop/web -> shop-data/postgres',
-          '    expect:\n      "8080/TCP": |\n        -        shop/api\n        shop/web .\n',
-        ),
+        SCENARIO('      - deny: shop/web -> shop-data/postgres', '    expect:\n      "8080/TCP": |\n        -        shop/api\n        shop/web .\n'),
       ),
     );
     const step = s.steps[0]!;
-    expect(step.intended).toEqual(new Map([['shop/web>shop/api@8080/TCP', true], ['shop/web>shop-data/postgres@5432/TCP', false], ['shop/web>shop-data/postgres@9187/TCP', false]]));
+    expect(step.intended).toEqual(
+      new Map([
+        ['shop/web>shop/api@8080/TCP', true],
+        ['shop/web>shop-data/postgres@5432/TCP', false],
+        ['shop/web>shop-data/postgres@9187/TCP', false],
+      ]),
+    );
     expect(step.assertions).toEqual([
-      { statement: 'deny: shop/web -> shop-data/postgres', source: 'steps/0/assert/0', verdict: 'deny', cells: ['shop/web>shop-data/postgres@5432/TCP', 'shop/web>shop-data/postgres@9187/TCP'] },
+      {
+        statement: 'deny: shop/web -> shop-data/postgres',
+        source: 'steps/0/assert/0',
+        verdict: 'deny',
+        cells: ['shop/web>shop-data/postgres@5432/TCP', 'shop/web>shop-data/postgres@9187/TCP'],
+      },
     ]);
     expect(checkScenario(s).ok).toBe(true);
     const alone = loadScenario(file('s.yaml', SCENARIO('      - allow: shop/web -> shop-data/postgres')));
@@ -108,7 +119,9 @@ describe('assert: in a step', () => {
     expect(() => applyAssertFile(s, parseAssertFile('as-rendered:\n  - deny: shop/web -> shop/api\n', 'a.yaml'))).toThrow(
       /a\.yaml: as-rendered #1 \(line 2\): "deny: shop\/web -> shop\/api" intends shop\/web -> shop\/api 8080\/TCP blocked, but "allow: shop\/\* -> shop\/api:http" \(steps\/0\/assert\/0\) intends it allowed/,
     );
-    expect(() => applyAssertFile(s, parseAssertFile('as-rendred:\n  - deny: shop/web -> shop/api\n', 'a.yaml'))).toThrow(/as-rendred: no step of that name in intents \(nearest: as-rendered\)/);
+    expect(() => applyAssertFile(s, parseAssertFile('as-rendred:\n  - deny: shop/web -> shop/api\n', 'a.yaml'))).toThrow(
+      /as-rendred: no step of that name in intents \(nearest: as-rendered\)/,
+    );
   });
 
   it('the JUnit report has a test case per intent; the HTML report shows each with its cells, and the dead rules', () => {

@@ -81,7 +81,9 @@ describe('scenario check on manifests', () => {
     );
     const cells = scenario(['check', '-', '--replicas'], text(500));
     expect(cells.code).toBe(2);
-    expect(cells.stderr).toContain('the manifests make 249500 cells (500 pods probing every other pod\'s ports); at most 200000 for scenario check: every cell is evaluated at every step');
+    expect(cells.stderr).toContain(
+      "the manifests make 249500 cells (500 pods probing every other pod's ports); at most 200000 for scenario check: every cell is evaluated at every step",
+    );
     const pods = scenario(['check', '-', '--replicas'], text(2000));
     expect(pods.stderr).toContain('the manifests make 2000 pods (as many as each manifest asks (--replicas)); at most 1000 for scenario check');
   }, 120_000);

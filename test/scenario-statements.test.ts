@@ -16,7 +16,8 @@ const text = [
 ].join('---\n');
 const pods = manifestPods(readManifestSet([{ file: 'm.yaml', text }], {}), { replicas: false, maxPods: MAX_PODS, maxCells: MAX_CELLS });
 const world: StatementWorld = { pods, cells: manifestCells(pods) };
-const keys = (doc: unknown, w: StatementWorld = world) => statementCells(parseStatement(doc, 'test'), w).map((c) => `${c.key} ${c.intended ? 'allow' : 'deny'}`);
+const keys = (doc: unknown, w: StatementWorld = world) =>
+  statementCells(parseStatement(doc, 'test'), w).map((c) => `${c.key} ${c.intended ? 'allow' : 'deny'}`);
 
 describe('parsing', () => {
   it('reads the verb, both sides, the port and except, and says it back', () => {
@@ -69,7 +70,10 @@ describe('cells', () => {
     const withExternal: StatementWorld = {
       ...world,
       externals: ['internet'],
-      cells: [...world.cells, { key: 'shop/web>external:internet@443/TCP', from: 'shop/web', to: 'external:internet', port: 443, protocol: 'TCP', check: 'tcp' }],
+      cells: [
+        ...world.cells,
+        { key: 'shop/web>external:internet@443/TCP', from: 'shop/web', to: 'external:internet', port: 443, protocol: 'TCP', check: 'tcp' },
+      ],
     };
     expect(keys({ deny: 'shop/* -> external:internet' }, withExternal)).toEqual(['shop/web>external:internet@443/TCP deny']);
   });

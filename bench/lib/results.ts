@@ -46,7 +46,10 @@ export interface SectionMeta {
 }
 
 export function machine(): string {
-  const model = (cpus()[0]?.model ?? 'cpu').replace(/\((R|TM)\)/g, '').replace(/\s+/g, ' ').trim();
+  const model = (cpus()[0]?.model ?? 'cpu')
+    .replace(/\((R|TM)\)/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return `${cpus().length} × ${model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
 }
 

@@ -285,7 +285,8 @@ export function checkClusterPolicy(doc: unknown, opts: { templates?: boolean } =
   for (const dir of ['egress', 'ingress'] as const)
     policy[dir].forEach((rule, i) =>
       rule.peers.forEach((p, j) => {
-        if ('networks' in p) p.networks = p.networks.map((t, k) => written.get(`/spec/${dir}/${i}/${dir === 'egress' ? 'to' : 'from'}/${j}/networks/${k}`) ?? t);
+        if ('networks' in p)
+          p.networks = p.networks.map((t, k) => written.get(`/spec/${dir}/${i}/${dir === 'egress' ? 'to' : 'from'}/${j}/networks/${k}`) ?? t);
       }),
     );
   return { policy, warnings: r.warnings };

@@ -77,10 +77,7 @@ export class TieredEvaluator {
       .sort((a, b) => a.priority - b.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       .map((source) => {
         const networks = new Map<ClusterPeer, (Block | undefined | 'unknown')[]>();
-        for (const rule of [...source.ingress, ...source.egress])
-          for (const p of rule.peers)
-            if ('networks' in p)
-              networks.set(p, p.networks.map(block));
+        for (const rule of [...source.ingress, ...source.egress]) for (const p of rule.peers) if ('networks' in p) networks.set(p, p.networks.map(block));
         return { source, networks };
       });
     this.#tiers = { Admin: compiled.filter((p) => p.source.tier === 'Admin'), Baseline: compiled.filter((p) => p.source.tier === 'Baseline') };
@@ -196,7 +193,10 @@ export class TieredEvaluator {
       if (!hits) this.#peerHits.set(p, (hits = new Map()));
       let hit = hits.get(pod);
       if (hit === undefined) {
-        hit = !pod.hostNetwork && !pod.external && ('namespaces' in p ? selectorMatches(p.namespaces, this.networkPolicies.namespaceLabels(pod.namespace)) : this.#podMatches(p.pods, pod));
+        hit =
+          !pod.hostNetwork &&
+          !pod.external &&
+          ('namespaces' in p ? selectorMatches(p.namespaces, this.networkPolicies.namespaceLabels(pod.namespace)) : this.#podMatches(p.pods, pod));
         hits.set(pod, hit);
       }
       return hit;

@@ -18,7 +18,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { conformanceCluster, CONFORMANCE_DIR, loadConformanceTests, upstreamDocuments, type Change, type Check, type ConformanceTest } from './cnp-conformance.ts';
+import {
+  conformanceCluster,
+  CONFORMANCE_DIR,
+  loadConformanceTests,
+  upstreamDocuments,
+  type Change,
+  type Check,
+  type ConformanceTest,
+} from './cnp-conformance.ts';
 import { NAMESPACE_NAME_LABEL, objectId, type Protocol } from '../../shared/netpol/types.ts';
 
 type Doc = Record<string, unknown>;
@@ -71,7 +79,8 @@ export function conformanceScenario(test: ConformanceTest): Doc {
   const apply = (c: Change) => {
     if ('apply' in c) docs.set(docKey(c.apply), c.apply);
     else if ('delete' in c) {
-      if (!docs.delete(docKey({ kind: c.delete.kind, metadata: c.delete }))) throw new Error(`${test.shortName}: delete of a missing ${c.delete.kind} ${c.delete.name}`);
+      if (!docs.delete(docKey({ kind: c.delete.kind, metadata: c.delete })))
+        throw new Error(`${test.shortName}: delete of a missing ${c.delete.kind} ${c.delete.name}`);
     } else nsLabels.set(c.namespaceLabels.namespace, { ...c.namespaceLabels.labels, [NAMESPACE_NAME_LABEL]: c.namespaceLabels.namespace });
   };
 
