@@ -8,6 +8,8 @@
 // RULESET_LIMITS, and once it is stored never throws (a ruleset that cannot be rendered or applied
 // is a failed task in the result). Each task namespace has its own queue of `nft -f` runs, so a
 // slow namespace delays only the writes that change its rules, not those of other tenants.
+// About 410 lines on purpose: the state, its check before storing, and the per-namespace queues
+// change together on every write; split, each part would need the others' invariants restated.
 import type { DatabaseSync } from 'node:sqlite';
 import { objectId, type NamespaceInfo, type NetworkPolicyObject } from '../../shared/netpol/types.ts';
 import { namespacesOf, podOf, type PodNet } from './cluster.ts';

@@ -4,9 +4,9 @@
 // on one deployment), writes the reports and says how it went.
 import { isIP } from 'node:net';
 import type { Argv, CommandModule } from 'yargs';
-import { accessSync, constants, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, delimiter, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { startBundled, type Bundled } from '../run/bundled-orchestrator.ts';
 import { groupId } from '../run/deploy-plan.ts';
 import { loopbackPorts, uiAddress } from '../run/host-ports.ts';
@@ -22,17 +22,18 @@ import type { ScenarioReportDoc, StepResultDoc } from '../report/results.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { DEFAULTS } from '../../orchestrator/config.ts';
 import { runDeployment, stoppedBy, topology } from '../run/runner.ts';
-import { preflight } from '../run/steps.ts';
+import { notRunReport, preflight } from '../run/steps.ts';
+import { findCommand, isolationGap, isolationMissing } from '../run/enforcement.ts';
+import { scenarioSummaryLine } from '../report/results.ts';
 import { notEnforcedReport } from '../run/unenforced.ts';
 import { CNP_CONFORMANCE_VERSION, conformanceReportYaml } from '../report/conformance.ts';
 import { VERSION } from '../../shared/version.ts';
 import { TerminalLines } from './terminal.ts';
 import { addAssertFile, assertOption, EXIT, externalFlags, fail, manifestOptions, scenarioRef } from './options.ts';
 
-export { EXIT };
+export { EXIT, findCommand, isolationGap, isolationMissing };
 import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
 import { builtinNames } from '../model/builtin.ts';
-import { plural } from '../../shared/plural.ts';
 import { plannedAddresses, RUN_SUBNET } from '../model/addresses.ts';
 
 export interface RunArgs {
@@ -71,46 +72,6 @@ import { RunError } from '../errors.ts';
 
 export { RunError };
 
-/** Where a command is found: the PATH, then where Debian puts administration tools (off an ordinary user's PATH). */
-export function findCommand(cmd: string, path = process.env.PATH ?? ''): string | undefined {
-  const dirs = [...path.split(delimiter).filter(Boolean), '/usr/local/sbin', '/usr/sbin', '/sbin'];
-  for (const dir of dirs) {
-    const file = join(dir, cmd);
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      /* not here */
-    }
-  }
-  return undefined;
-}
-
-/** Why this machine cannot isolate tasks, or undefined when it can; `fix` is the one command that would. */
-export function isolationMissing(opts: { uid?: number; path?: string } = {}): string | undefined {
-  return isolationGap(opts)?.why;
-}
-
-export function isolationGap(opts: { uid?: number; path?: string } = {}): { why: string; fix: string } | undefined {
-  const missing = ['ip', 'nft'].filter((cmd) => findCommand(cmd, opts.path) === undefined);
-  const packages = missing.map((m) => (m === 'ip' ? 'iproute2' : 'nftables'));
-  const install = `sudo apt-get install ${packages.join(' ')}`;
-  if ((opts.uid ?? process.getuid?.()) !== 0)
-    return {
-      why: `it needs root${missing.length > 0 ? ` and ${packages.join(' and ')}` : ''}`,
-      fix: missing.length > 0 ? `${install}, then ${rootCommand()}` : rootCommand(),
-    };
-  if (missing.length > 0)
-    return { why: `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (apt-get install ${packages.join(' ')})`, fix: install };
-  return undefined;
-}
-
-/** The command line that runs this again as root: `sudo npm start` under npm start. */
-function rootCommand(): string {
-  if (process.env.npm_lifecycle_event === 'start') return 'sudo npm start';
-  return `sudo ${[process.execPath, ...process.argv.slice(1)].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`)).join(' ')}`;
-}
-
 /** A Marathon id segment for a set's deployment, from its folder name. */
 function deploymentName(set: string, index: number, count: number): string {
   const base =
@@ -120,28 +81,6 @@ function deploymentName(set: string, index: number, count: number): string {
       .replace(/^-+|-+$/g, '')
       .slice(0, 28) || 'set';
   return count > 1 ? `${base}-${index + 1}` : base;
-}
-
-function summary(r: ScenarioReportDoc, total: number): string {
-  const passed = r.failure === 'intended != computed' ? 0 : r.steps.filter((s) => s.passed).length;
-  // A stopped run is no failure of what it checks: say how far it got (and a failure it saw).
-  if (r.error?.startsWith('stopped ')) {
-    const ran = r.steps.length;
-    if (r.outcome === 'fail') return `${r.scenario}: FAIL: ${passed} of ${ran} steps run as expected (${r.failure}); then ${r.error}`;
-    return `${r.scenario}: ${r.error}${ran === 0 ? '' : passed === ran ? ` (${ran === 1 ? 'it' : 'all'} as expected)` : ` (${passed} as expected)`}`;
-  }
-  if (r.error?.startsWith('not run: stopped ')) return `${r.scenario}: ${r.error.replace(/^not run: /, '')}, not run`;
-  const notRun = r.steps.filter((s) => s.observed && s.outcome === 'not run').length;
-  const why =
-    r.failure === 'intended != computed'
-      ? ' (intended != computed: a policy-writing mistake, nothing observed)'
-      : r.failure === 'computed != observed'
-        ? ' (computed != observed: an enforcement fault)'
-        : '';
-  const word = r.outcome === 'pass' ? 'PASS' : r.outcome === 'not run' ? 'NOT RUN' : r.outcome === 'computed only' ? 'COMPUTED ONLY' : 'FAIL';
-  const notProven = r.steps.reduce((n, st) => n + st.counts.notProven, 0);
-  const computedOnly = r.steps.filter((st) => st.outcome === 'computed only').length;
-  return `${r.scenario}: ${word}: ${passed} of ${total} steps as expected${computedOnly ? `, ${computedOnly} computed only` : ''}${notRun ? `, ${notRun} not run (nothing they judge could be observed here)` : ''}${why}${r.error ? ` (${r.error})` : ''}${notProven ? `; ${plural(notProven, 'cell')} the policies block not proven: policies are not enforced here (no isolation); a run as root with nftables would prove them` : ''}`;
 }
 
 /** For callers that run scenarios in process (npm start, live views): when the pods are up, and each finished step with its cells and reasons. */
@@ -221,7 +160,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
       conformanceReportYaml(ordered, { mode: 'run', date: new Date().toISOString(), version: VERSION, apiVersion: CNP_CONFORMANCE_VERSION }),
     );
   log('');
-  for (const [i, r] of ordered.entries()) log(summary(r, targets.scenarios[i]!.steps.length));
+  for (const [i, r] of ordered.entries()) log(scenarioSummaryLine(r, targets.scenarios[i]!.steps.length));
   if (targets.set) {
     const notRun = ordered.filter((r) => r.outcome === 'not run').length;
     log(
@@ -371,23 +310,6 @@ async function runAll(
             : { ...notRunReport(s), error: 'not run: the run was stopped' },
         );
   }
-}
-
-function notRunReport(s: ResolvedScenario): ScenarioReportDoc {
-  const now = new Date().toISOString();
-  return {
-    scenario: s.name,
-    isolated: false,
-    enforced: false,
-    startedAt: now,
-    finishedAt: now,
-    outcome: 'fail',
-    passed: false,
-    failure: 'error',
-    notices: [],
-    pods: [],
-    steps: [],
-  };
 }
 
 export const runCommand: CommandModule = {

@@ -249,3 +249,26 @@ export function stepText(s: StepResultDoc, total: number, maxLines = 20): string
     ...assertionLines(s.assertions ?? [], s.observed),
   ].join('\n');
 }
+
+/** A scenario's one-line summary: its outcome, how many steps went as expected, and why not. */
+export function scenarioSummaryLine(r: ScenarioReportDoc, total: number): string {
+  const passed = r.failure === 'intended != computed' ? 0 : r.steps.filter((s) => s.passed).length;
+  // A stopped run is no failure of what it checks: say how far it got (and a failure it saw).
+  if (r.error?.startsWith('stopped ')) {
+    const ran = r.steps.length;
+    if (r.outcome === 'fail') return `${r.scenario}: FAIL: ${passed} of ${ran} steps run as expected (${r.failure}); then ${r.error}`;
+    return `${r.scenario}: ${r.error}${ran === 0 ? '' : passed === ran ? ` (${ran === 1 ? 'it' : 'all'} as expected)` : ` (${passed} as expected)`}`;
+  }
+  if (r.error?.startsWith('not run: stopped ')) return `${r.scenario}: ${r.error.replace(/^not run: /, '')}, not run`;
+  const notRun = r.steps.filter((s) => s.observed && s.outcome === 'not run').length;
+  const why =
+    r.failure === 'intended != computed'
+      ? ' (intended != computed: a policy-writing mistake, nothing observed)'
+      : r.failure === 'computed != observed' || r.failure === 'dropped by another rule' || r.failure === 'not enforced'
+        ? ` (${r.failure}: an enforcement fault)`
+        : '';
+  const word = r.outcome === 'pass' ? 'PASS' : r.outcome === 'not run' ? 'NOT RUN' : r.outcome === 'computed only' ? 'COMPUTED ONLY' : 'FAIL';
+  const notProven = r.steps.reduce((n, st) => n + st.counts.notProven, 0);
+  const computedOnly = r.steps.filter((st) => st.outcome === 'computed only').length;
+  return `${r.scenario}: ${word}: ${passed} of ${total} steps as expected${computedOnly ? `, ${computedOnly} computed only` : ''}${notRun ? `, ${notRun} not run (nothing they judge could be observed here)` : ''}${why}${r.error ? ` (${r.error})` : ''}${notProven ? `; ${plural(notProven, 'cell')} the policies block not proven: policies are not enforced here (no isolation); a run as root with nftables would prove them` : ''}`;
+}

@@ -154,3 +154,21 @@ export function checkedReport(s: ResolvedScenario, ips: ReadonlyMap<string, stri
   report.failure = report.steps.find((st) => st.failure)?.failure ?? null;
   return report;
 }
+
+/** The report of a scenario that could not be run at all (an error before its first step). */
+export function notRunReport(s: ResolvedScenario): ScenarioReportDoc {
+  const now = new Date().toISOString();
+  return {
+    scenario: s.name,
+    isolated: false,
+    enforced: false,
+    startedAt: now,
+    finishedAt: now,
+    outcome: 'fail',
+    passed: false,
+    failure: 'error',
+    notices: [],
+    pods: [],
+    steps: [],
+  };
+}
