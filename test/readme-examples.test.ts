@@ -116,7 +116,7 @@ describe.skipIf(tools.length > 0)("the scenarios' documented manifests examples"
     expect(r.output).toContain('making 7 pods'); // --replicas from stdin
     expect(r.output).toContain('shop-rollout: the policies say what every step intends');
     // --assert examples/shop-asserts.yaml: every intent passes; the rules nothing exercises are named.
-    expect(r.output).toContain('  assert PASS: deny: * -> shop-data/postgres:postgres except shop/api (2 cells; examples/shop-asserts.yaml #2)');
+    expect(r.output).toContain('  assert PASS: deny: * -> shop-data/postgres:postgres except shop/api (3 cells; examples/shop-asserts.yaml #2)');
     expect(r.output).toContain('  shop/api egress[1]: dead: no pod or external matches its peers');
     expect(gitStatus()).toBe(before);
   }, 120_000);

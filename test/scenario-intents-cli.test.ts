@@ -31,12 +31,13 @@ describe('scenario check --assert', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('  assert PASS: allow: shop/web -> shop/api:http (1 cell; examples/shop-asserts.yaml #1)');
-    expect(r.stdout).toContain('  assert PASS: deny: * -> shop-data/postgres:postgres except shop/api (2 cells; examples/shop-asserts.yaml #2)');
-    expect(r.stdout).toContain('rules: 7 rules, 2 dead');
+    expect(r.stdout).toContain('  assert PASS: deny: * -> shop-data/postgres:postgres except shop/api (3 cells; examples/shop-asserts.yaml #2)');
+    expect(r.stdout).toContain('rules: 7 rules, 1 dead');
     expect(r.stdout).toContain('  shop/api ingress[0]: 1 cell (shop/web -> shop/api 8080/TCP)');
     // DNS to kube-system (no pod there) and the payment range (no external here).
     expect(r.stdout).toContain('  shop/api egress[1]: dead: no pod or external matches its peers');
-    expect(r.stdout).toContain('  shop/api egress[2]: dead: no pod or external matches its peers');
+    // The egress to 203.0.113.0/24 is exercised by its automatic external.
+    expect(r.stdout).toContain('  shop/api egress[2]: 1 cell (shop/api -> external:api-e2p0 443/TCP)');
   });
 
   it('a failing intent: exit 1, named with its failing cells and the reason', () => {
@@ -46,7 +47,7 @@ describe('scenario check --assert', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`  assert FAIL: allow: shop/web -> shop-data/postgres (2 cells, 2 failing; ${asserts} #1)`);
     expect(r.stdout).toContain('    intended != computed: shop/web -> shop-data/postgres 5432/TCP');
-    expect(r.stdout).toContain(`  assert FAIL: deny: * -> shop/api:http (3 cells, 1 failing; ${asserts} #2)`);
+    expect(r.stdout).toContain(`  assert FAIL: deny: * -> shop/api:http (4 cells, 1 failing; ${asserts} #2)`);
     expect(r.stdout).toMatch(/intended != computed: shop\/web -> shop\/api 8080\/TCP: intended blocked, the policies say allowed \(.*shop\/api ingress rule 0/);
   });
 
@@ -60,7 +61,7 @@ describe('scenario check --assert', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain(`${asserts}: #2 (line 2): "allow: shop-data/postgres -> shop/web:5432" matches no cell`);
     expect(r.stderr).toContain('an intent that checks nothing is not a pass');
-    expect(r.stderr).toContain(`${asserts}: #3 (line 3): unknown external "internet" (this scenario declares no externals)`);
+    expect(r.stderr).toContain(`${asserts}: #3 (line 3): unknown external "internet" (known: api-e2p0)`);
     expect(r.stderr).toContain(`${asserts}: #4 (line 4): unknown pod "shop/wbe" (nearest: shop/web)`);
   });
 });
@@ -135,7 +136,7 @@ describe('assert: in a step', () => {
     expect(html).toContain('<h4>Intents</h4>');
     expect(html).toContain('<b>FAIL</b> <span class="mono">allow: shop/web -&gt; shop-data/postgres</span>');
     expect(html).toContain('<li>shop/web -&gt; shop-data/postgres 5432/TCP: intended != computed</li>');
-    expect(html).toContain('<h4>Rules (7, 2 dead)</h4>');
+    expect(html).toContain('<h4>Rules (7, 1 dead)</h4>');
     expect(html).toContain('<span class="mono">shop/api egress[1]</span>: <b>dead: no pod or external matches its peers</b>');
   });
 });
