@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TaskNetwork } from '../orchestrator/isolation/netns.ts';
 import type { ScenarioReportDoc } from '../scenarios/report/results.ts';
-import { isolationSkip } from './helpers/isolation.ts';
+import { isolationSkip, isolationLeftovers } from './helpers/isolation.ts';
 import { NODE, runToEnd, start, stopAll, tempDir, type Running } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -27,23 +27,6 @@ afterAll(stopAll);
 const sh = (cmd: string) => execFileSync('sh', ['-c', cmd], { encoding: 'utf8' });
 
 /** Namespaces, links, nft tables and routes of a prefix or a subnet still on the machine. */
-function leftovers(prefix: string, subnet: string): string[] {
-  const net = subnet.replace(/\.0\/24$/, '.');
-  return [
-    ...sh('ip netns list')
-      .split('\n')
-      .filter((l) => l.startsWith(`${prefix}-`)),
-    ...sh('ip -o link show')
-      .split('\n')
-      .filter((l) => l.includes(` ${prefix}-`)),
-    ...sh('nft list tables')
-      .split('\n')
-      .filter((l) => l.includes(` ${prefix}_`)),
-    ...sh('ip -4 route show table all')
-      .split('\n')
-      .filter((l) => l.includes(net) || l.includes(EXTERNAL)),
-  ];
-}
 
 // Replies with the address it sees the connection come from.
 const SERVER = `const net=require('net');net.createServer(s=>s.end(s.remoteAddress)).listen(+process.argv[1],'0.0.0.0',()=>console.log('listening'))`;
@@ -107,7 +90,7 @@ EOF`,
     } finally {
       await net.stop();
     }
-    expect(leftovers(NET_PREFIX, NET_SUBNET)).toEqual([]);
+    expect(isolationLeftovers(NET_PREFIX, [NET_SUBNET.replace(/\.0\/24$/, '.'), EXTERNAL])).toEqual([]);
   }, 60_000);
 
   it('scenario run examples/externals --isolation=netns: egress ipBlock with an except, ingress ipBlock, every external cell observed as computed', async () => {
@@ -139,6 +122,6 @@ EOF`,
     expect(seen('external:api-ingress-i1p0', 'shop/api')).toBe(true); // from the ingress ipBlock
     expect(seen('external:internet', 'shop/api')).toBe(false);
     expect(report.pods.find((p) => p.id === 'external:internet')?.ip).toBe('203.0.113.10');
-    expect(leftovers(RUN_PREFIX, RUN_SUBNET)).toEqual([]);
+    expect(isolationLeftovers(RUN_PREFIX, [RUN_SUBNET.replace(/\.0\/24$/, '.'), EXTERNAL])).toEqual([]);
   }, 240_000);
 });

@@ -4,13 +4,12 @@
 // STARMAP_ISOLATION_TEST_MODE breaks it: accept-all (rules rendered, nothing dropped) must fail every
 // blocked cell with "not enforced", wrong-rule (every drop counted under a rule no policy has) with
 // "dropped by another rule". Root + nftables; namespaces prefixed sme4 on 10.214.4.0/24.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ScenarioReport, type CellResultDoc, type ScenarioReportDoc } from '../scenarios/report/schema.ts';
-import { isolationSkip } from './helpers/isolation.ts';
+import { isolationSkip, isolationLeftovers } from './helpers/isolation.ts';
 import { NODE, ROOT, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 
 const skipReason = isolationSkip('scenario evidence');
@@ -19,18 +18,6 @@ const SUBNET = '10.214.4.0/24';
 const SCENARIO = join(ROOT, 'test', 'fixtures', 'evidence.yaml');
 
 afterAll(stopAll);
-
-function leftovers(): string[] {
-  const sh = (cmd: string) => execFileSync('sh', ['-c', cmd], { encoding: 'utf8' });
-  return [
-    ...sh('ip netns list')
-      .split('\n')
-      .filter((l) => l.startsWith(`${PREFIX}-`)),
-    ...sh('ip -o link')
-      .split('\n')
-      .filter((l) => l.includes(` ${PREFIX}-`)),
-  ];
-}
 
 async function run(mode?: string): Promise<{ code: number | string; output: string; report: ScenarioReportDoc }> {
   const json = join(tempDir('starmap-evidence-'), 'report.json');
@@ -77,7 +64,7 @@ describe.skipIf(skipReason !== undefined)('evidence per blocked cell, on packets
     expect(deny!.get('default/b>default/a')!.evidence!.positiveControl).toBeNull();
     expect(deny!.get('default/a>default/c')!.evidence!.positiveControl).toBeNull();
     expect(output).toMatch(/no positive control: default\/a 8080\/TCP, default\/c 8080\/TCP/);
-    expect(leftovers()).toEqual([]);
+    expect(isolationLeftovers(PREFIX, [SUBNET])).toEqual([]);
   }, 240_000);
 
   it('accept-all (rules rendered, nothing dropped): every blocked cell fails "not enforced" and the run exits non-zero', async () => {
@@ -90,7 +77,7 @@ describe.skipIf(skipReason !== undefined)('evidence per blocked cell, on packets
     expect(output).toMatch(
       /not enforced: default\/a -> default\/c 8080\/TCP: computed: dropped by default\/deny-all ingress of default\/c; observed: allowed, no drop counted/,
     );
-    expect(leftovers()).toEqual([]);
+    expect(isolationLeftovers(PREFIX, [SUBNET])).toEqual([]);
   }, 240_000);
 
   it('wrong-rule (drops counted under a rule no policy has): every blocked cell fails "dropped by another rule", not computed != observed', async () => {
@@ -104,6 +91,6 @@ describe.skipIf(skipReason !== undefined)('evidence per blocked cell, on packets
     expect(output).toMatch(
       /dropped by another rule: default\/a -> default\/c 8080\/TCP: computed: dropped by default\/a-egress-to-b egress of default\/a; observed: dropped by \(test switch: wrong-rule\) egress of default\/a \(\d+ packets?\)/,
     );
-    expect(leftovers()).toEqual([]);
+    expect(isolationLeftovers(PREFIX, [SUBNET])).toEqual([]);
   }, 240_000);
 });

@@ -3,7 +3,6 @@
 // intended = computed = observed; the 3 x 3 model (288 cells, TCP and UDP) passes with the drop
 // side measured; and a renderer broken on purpose (the fault switch) is reported as
 // "computed != observed" at exactly the cells its missing rule governs, naming that rule.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
@@ -12,7 +11,7 @@ import { expectStep } from '../scenarios/model/expect.ts';
 import { loadScenario } from '../scenarios/model/load.ts';
 import { ScenarioReport } from '../scenarios/report/schema.ts';
 import type { ScenarioReportDoc } from '../scenarios/report/results.ts';
-import { isolationSkip } from './helpers/isolation.ts';
+import { isolationSkip, isolationLeftovers } from './helpers/isolation.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 
 const skipReason = isolationSkip('isolated scenario');
@@ -20,31 +19,6 @@ const skipReason = isolationSkip('isolated scenario');
 afterAll(stopAll);
 
 /** Everything the bundled orchestrator creates carries the default prefix "smap". */
-function leftovers(): string[] {
-  const out: string[] = [];
-  const sh = (cmd: string) => execFileSync('sh', ['-c', cmd], { encoding: 'utf8' });
-  out.push(
-    ...sh('ip netns list')
-      .split('\n')
-      .filter((l) => l.startsWith('smap-')),
-  );
-  out.push(
-    ...sh('ip -o link')
-      .split('\n')
-      .filter((l) => / smap-/.test(l)),
-  );
-  out.push(
-    ...sh('nft list tables')
-      .split('\n')
-      .filter((l) => /smap_/.test(l)),
-  );
-  out.push(
-    ...sh('ip route show table all')
-      .split('\n')
-      .filter((l) => l.includes('10.213.0.0/24')),
-  );
-  return out;
-}
 
 async function run(name: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | string; output: string; report: ScenarioReportDoc }> {
   const json = join(tempDir('starmap-iso-'), 'report.json');
@@ -73,7 +47,7 @@ describe.skipIf(skipReason !== undefined)('scenarios with real isolation', () =>
       const blocked = report.steps.flatMap((s) => s.cells.filter((c) => c.observed === false));
       expect(blocked.length).toBeGreaterThan(0);
       expect(new Set(blocked.map((c) => c.droppedBy))).toEqual(new Set(['ingress']));
-      expect(leftovers()).toEqual([]);
+      expect(isolationLeftovers('smap', ['10.213.0.0/24'])).toEqual([]);
     },
     300_000,
   );
@@ -95,7 +69,7 @@ describe.skipIf(skipReason !== undefined)('scenarios with real isolation', () =>
       observed: false,
       droppedBy: 'ingress',
     });
-    expect(leftovers()).toEqual([]);
+    expect(isolationLeftovers('smap', ['10.213.0.0/24'])).toEqual([]);
   }, 300_000);
 
   it('a renderer that leaves one rule out is caught: computed != observed at exactly the cells that rule governs, naming it', async () => {
@@ -133,6 +107,6 @@ describe.skipIf(skipReason !== undefined)('scenarios with real isolation', () =>
     expect(output).toContain(
       `computed != observed: stars/frontend -> stars/backend 6379/TCP: expected allowed, observed blocked (timeout; dropped by stars/backend's ingress); egress not isolated; ingress allowed by ${rule.policy} ingress rule 0 peer 0 port 0`,
     );
-    expect(leftovers()).toEqual([]);
+    expect(isolationLeftovers('smap', ['10.213.0.0/24'])).toEqual([]);
   }, 300_000);
 });

@@ -3,12 +3,11 @@
 // NetworkPolicies and passes with computed = observed; a scenario whose step is a rollout (new
 // pod-template labels, then new policies) passes too. Root only (CI runs as root); its own
 // namespace prefix and subnet, so it runs beside the other isolated tests.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ScenarioReportDoc } from '../scenarios/report/results.ts';
-import { isolationSkip } from './helpers/isolation.ts';
+import { isolationSkip, isolationLeftovers } from './helpers/isolation.ts';
 import { NODE, runToEnd, stopAll, tempDir } from './helpers/process.ts';
 
 const skipReason = isolationSkip('isolated manifests scenario');
@@ -16,18 +15,6 @@ const PREFIX = 'smmf';
 const SUBNET = '10.213.171.0/24';
 
 afterAll(stopAll);
-
-function leftovers(): string[] {
-  const sh = (cmd: string) => execFileSync('sh', ['-c', cmd], { encoding: 'utf8' });
-  return [
-    ...sh('ip netns list')
-      .split('\n')
-      .filter((l) => l.startsWith(`${PREFIX}-`)),
-    ...sh('nft list tables')
-      .split('\n')
-      .filter((l) => l.includes(`${PREFIX}_`)),
-  ];
-}
 
 async function run(target: string): Promise<{ code: number | string; output: string; report: ScenarioReportDoc }> {
   const json = join(tempDir('starmap-mf-iso-'), 'report.json');
@@ -50,7 +37,7 @@ describe.skipIf(skipReason !== undefined)('manifests on packets', () => {
     expect(cells).toHaveLength(28); // 18 between pods, 10 with the external standing in shop/api's ipBlock (model/externals.ts)
     expect(cells.filter((c) => c.observed === false).length).toBeGreaterThan(0);
     expect(cells.every((c) => c.observed === c.expected)).toBe(true);
-    expect(leftovers()).toEqual([]);
+    expect(isolationLeftovers(PREFIX, [SUBNET])).toEqual([]);
   }, 240_000);
 
   it('examples/shop-rollout.yaml: the relabelled api is cut off its database, then let in again by the new policies', async () => {
@@ -59,6 +46,6 @@ describe.skipIf(skipReason !== undefined)('manifests on packets', () => {
     expect(code).toBe(0);
     const db = (step: number) => report.steps[step]!.cells.find((c) => c.from === 'shop/api' && c.to === 'shop-data/postgres' && c.port === 5432);
     expect([0, 1, 2].map((i) => db(i)?.observed)).toEqual([true, false, true]);
-    expect(leftovers()).toEqual([]);
+    expect(isolationLeftovers(PREFIX, [SUBNET])).toEqual([]);
   }, 240_000);
 });

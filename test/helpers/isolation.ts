@@ -24,3 +24,18 @@ export function isolationSkip(file: string): string | undefined {
   if (reason) console.warn(`${file} tests skipped: ${reason} (they need root, iproute2 and nftables; CI runs them)`);
   return reason;
 }
+
+/**
+ * What an isolated run with names under `prefix` left behind: network namespaces, links, nftables
+ * tables, and routes that mention one of `routes` (a subnet, an external's address). Empty when it
+ * cleaned up.
+ */
+export function isolationLeftovers(prefix: string, routes: readonly string[] = []): string[] {
+  const lines = (cmd: string) => execFileSync('sh', ['-c', cmd], { encoding: 'utf8' }).split('\n');
+  return [
+    ...lines('ip netns list').filter((l) => l.startsWith(`${prefix}-`)),
+    ...lines('ip -o link show').filter((l) => l.includes(` ${prefix}-`)),
+    ...lines('nft list tables').filter((l) => l.includes(` ${prefix}_`)),
+    ...(routes.length > 0 ? lines('ip -4 route show table all').filter((l) => routes.some((r) => l.includes(r))) : []),
+  ];
+}
