@@ -284,11 +284,14 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy on real packets (root)'
       egress: { to: string; pod?: string; port: number; protocol: string; packets: number }[];
       ingress: { from: string; pod?: string; port: number; protocol: string; packets: number }[];
     }[];
+    // One peer, port and protocol has an entry per set of isolating policies that dropped it (an
+    // earlier test's policies among them): the packets of a cell are their sum.
     const counts = async () => {
       const m = new Map<string, number>();
+      const add = (k: string, n: number) => m.set(k, (m.get(k) ?? 0) + n);
       for (const t of (await call('GET', '/v2/starmap/drops')).body.tasks as Drops) {
-        for (const e of t.egress) m.set(`${t.namespace}/${t.pod} egress to ${e.pod ?? e.to} ${e.port}/${e.protocol}`, e.packets);
-        for (const e of t.ingress) m.set(`${t.namespace}/${t.pod} ingress from ${e.pod ?? e.from} ${e.port}/${e.protocol}`, e.packets);
+        for (const e of t.egress) add(`${t.namespace}/${t.pod} egress to ${e.pod ?? e.to} ${e.port}/${e.protocol}`, e.packets);
+        for (const e of t.ingress) add(`${t.namespace}/${t.pod} ingress from ${e.pod ?? e.from} ${e.port}/${e.protocol}`, e.packets);
       }
       return m;
     };
