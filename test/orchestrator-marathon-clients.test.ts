@@ -1,7 +1,7 @@
 // What Marathon's own clients send and read, on the wire (issue 13): go-marathon's partial updates
 // with null fields, a second kill of a task already being killed with scale=true, the group
 // listing's key, POST /v2/groups with Marathon's documented root example. The event stream's 405
-// is in orchestrator-events-stream.test.ts.
+// is in test/orchestrator/events/events-stream.test.ts.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killPids, pidsMatching, stopAll } from './helpers/process.ts';

@@ -41,7 +41,7 @@ export function deploymentJson(d: StoredDeployment, readinessOf: (appId: string)
     // Marathon 1.4 names the results readinessCheckResults; document 1 names them readinessChecks, so
     // both are there on purpose. A client that refuses unknown keys fails on the second one
     // (marathon-python 0.13's MarathonDeploymentAction takes no readiness_checks argument): the
-    // docs say so (orchestrator-groups.test.ts checks both keys).
+    // docs say so (test/orchestrator/api/groups.test.ts checks both keys).
     currentActions: (step?.actions ?? []).map((a) => {
       const results = a.action === 'StopApplication' ? [] : readinessOf(a.app);
       return { action: a.action, app: a.app, readinessCheckResults: results, readinessChecks: results };

@@ -1,4 +1,4 @@
-// Normalising recorded orchestrator answers (test/orchestrator-wire-recording.test.ts): only the
+// Normalising recorded orchestrator answers (test/orchestrator/api/wire-recording.test.ts): only the
 // values that vary from run to run are replaced, each found by its field's place in the JSON (the
 // documented list below), never by a pattern over the whole body. Everything else, the key order
 // and the bytes between the values included, is compared as sent.
