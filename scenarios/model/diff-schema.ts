@@ -91,6 +91,13 @@ export const ScenarioDiffSchema = Type.Object(
     added: Type.Array(OneSidedCell),
     removed: Type.Array(OneSidedCell),
     undecided: Type.Array(Type.Object({ key: Type.String(), before: CellSide, after: CellSide }, { additionalProperties: false })),
+    deadRules: Type.Array(
+      Type.Object({ rule: Type.String({ description: 'ns/policy ingress[i] or egress[i]' }), why: Type.String() }, { additionalProperties: false }),
+      {
+        description:
+          'rules no cell exercises on HEAD that some cell exercised on BASE, or that a new or edited policy brings: a change can flip nothing and still leave a rule dead',
+      },
+    ),
     approval: Type.Optional(Approval),
   },
   { additionalProperties: false, $id: 'https://starmap.invalid/diff.schema.json', title: 'Starmap scenario diff' },

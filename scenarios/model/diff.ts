@@ -11,6 +11,7 @@ import type { SideVerdict, Verdict } from '../../shared/netpol/evaluate.ts';
 import type { ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
 import type { TieredSide } from '../../shared/netpol/tiers.ts';
 import type { NetworkPolicyObject } from '../../shared/netpol/types.ts';
+import { ruleCoverage, ruleName } from './coverage.ts';
 import type { CellExpectation, StepExpectation } from './expect.ts';
 import type { Cause, CauseKind, CellSide, Flip, OneSidedCell, ScenarioDiff } from './diff-schema.ts';
 import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
@@ -201,6 +202,11 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
   }
   for (const [key, b] of cellsB) if (!cellsA.has(key)) added.push(oneSided(b, false));
 
+  // Rules dead on HEAD that were alive on BASE, or that BASE did not have as they are now.
+  const baseRules = new Map(ruleCoverage(base.expectation).map((r) => [ruleName(r), r]));
+  const deadRules = ruleCoverage(head.expectation)
+    .filter((r) => r.dead !== undefined && (baseRules.get(ruleName(r))?.dead === undefined || policyCause.has(r.policy)))
+    .map((r) => ({ rule: ruleName(r), why: r.dead! }));
   const opened = flips.filter((f) => f.after.allowed === true).length;
   return {
     base: base.label,
@@ -211,6 +217,7 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
     added,
     removed,
     undecided,
+    deadRules,
     counts: {
       cells: new Set([...cellsA.keys(), ...cellsB.keys()]).size,
       flips: flips.length,

@@ -62,6 +62,7 @@ export function diffMarkdown(d: ScenarioDiff, opts: MarkdownOptions = {}): strin
       oneSided.push(
         `- ${title}, ${mdText(causeText(cause))}: ${list.length} (${list.filter((c) => c.side.allowed === true).length} allowed, ${list.filter((c) => c.side.allowed === false).length} blocked)`,
       );
+  for (const r of d.deadRules) oneSided.push(`- rule left dead: ${mdText(r.rule)}: ${mdText(r.why)}`);
   if (d.approval) {
     const byKey = new Map(d.flips.map((f) => [f.key, f]));
     for (const k of d.approval.unapproved) oneSided.push(`- unapproved flip: ${mdText(cellName(byKey.get(k)!))} ${flipWords(byKey.get(k)!)}`);

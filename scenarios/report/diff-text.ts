@@ -33,6 +33,7 @@ export function diffText(d: ScenarioDiff, maxFlips = 100): string {
     (_, i) => !d.flips.some((f) => f.causes.includes(i)) && !d.added.some((c) => c.cause === i) && !d.removed.some((c) => c.cause === i),
   );
   if (quiet.length > 0) out.push('', 'changes that flip nothing:', ...quiet.map((c) => `  ${causeText(c)}`));
+  if (d.deadRules.length > 0) out.push('', 'rules the change leaves dead (no cell exercises them):', ...d.deadRules.map((r) => `  ${r.rule}: ${r.why}`));
   if (d.undecided.length > 0) out.push('', `${d.undecided.length} cells undecided on a side (addresses not known): never counted as flips`);
   if (d.approval) {
     const a = d.approval;

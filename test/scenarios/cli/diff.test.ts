@@ -123,6 +123,16 @@ describe('scenario diff: the cause of each flip', () => {
     expect(edited.flips).toEqual([]);
   });
 
+  it('a change that flips nothing but leaves a rule dead says so', () => {
+    const allowAll =
+      'apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: { name: all-to-api, namespace: shop }\nspec:\n  podSelector: { matchLabels: { app: api } }\n  ingress: [{ ports: [{ port: 8080 }] }]\n';
+    const d = diff(side([...BASE_DOCS, allowAll]), side([BASE_DOCS[0]!, deploy('web', { app: 'frontend' }, [80]), ...BASE_DOCS.slice(2), allowAll]));
+    expect(d.flips).toEqual([]);
+    expect(d.causes).toEqual([{ kind: 'pod labels changed', subject: 'shop/web', detail: ['app'] }]);
+    expect(d.deadRules).toEqual([{ rule: 'shop/allow-web ingress[0]', why: 'dead: no pod or external matches its peers' }]);
+    expect(diffMarkdown(d)).toContain('- rule left dead: shop/allow-web ingress\\[0\\]: dead: no pod or external matches its peers');
+  });
+
   it('no-op changes flip nothing: reordered YAML, one file split in two, a renamed identical policy', () => {
     const reordered = `apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nspec:\n  ingress:\n    - ports: [{ port: 8080 }]\n      from: [{ podSelector: { matchLabels: { app: web } } }]\n  podSelector: { matchLabels: { app: api } }\nmetadata: { namespace: shop, name: allow-web }\n`;
     expect(diff(base(), side([...BASE_DOCS.slice(0, 4), reordered])).causes).toEqual([]);
