@@ -11,6 +11,7 @@ import { approveFlips } from '../model/approval.ts';
 import { readAssertFile } from '../model/assert-file.ts';
 import { diffSides, type DiffSide } from '../model/diff.ts';
 import { ScenarioDiffSchema, type ScenarioDiff } from '../model/diff-schema.ts';
+import { plannedAddresses } from '../model/addresses.ts';
 import { expectStep } from '../model/expect.ts';
 import { checkoutGitPath, parseGitRef } from '../model/git-sources.ts';
 import { loadScenario, type LoadOptions } from '../model/load.ts';
@@ -35,7 +36,14 @@ export function diffSide(label: string, step: string | undefined, opts: LoadOpti
     }
   } else scenario = loadScenario(label, opts);
   const at = step === undefined ? scenario.steps[scenario.steps.length - 1]! : findStep(scenario, step);
-  return { label, scenario, step: at, expectation: expectStep(scenario, at) };
+  // Address-dependent cells (ipBlocks) are decided with the addresses a run would assign, as check does.
+  let ips = new Map<string, string>();
+  try {
+    ips = plannedAddresses(scenario.pods);
+  } catch {
+    /* more pods than the run's subnet holds: those cells stay undecided, and are counted */
+  }
+  return { label, scenario, step: at, expectation: expectStep(scenario, at, ips) };
 }
 
 export interface DiffArgs {
@@ -61,7 +69,8 @@ export function diffCommand(a: DiffArgs): ScenarioDiff {
 /** The diff and every cell of both sides (for the HTML page). */
 export function diffView(a: DiffArgs): DiffView {
   if (a.base === '-' && a.head === '-') throw new ScenarioError('only one side can be read from stdin (-)');
-  const opts = loadOptions(a as unknown as Record<string, unknown>);
+  // Computed only: the higher bounds of `scenario check` on pods and cells.
+  const opts = { ...loadOptions(a as unknown as Record<string, unknown>), computedOnly: true };
   const base = diffSide(a.base, a.baseStep ?? a.step, opts);
   const head = diffSide(a.head, a.headStep ?? a.step, opts);
   const cells = new Map<string, DiffView['cells'][number]>();

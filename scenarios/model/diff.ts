@@ -203,8 +203,9 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
   for (const [key, b] of cellsB) if (!cellsA.has(key)) added.push(oneSided(b, false));
 
   // Rules dead on HEAD that were alive on BASE, or that BASE did not have as they are now.
-  const baseRules = new Map(ruleCoverage(base.expectation).map((r) => [ruleName(r), r]));
-  const deadRules = ruleCoverage(head.expectation)
+  // (Rule coverage evaluates every rule's peers alone: skipped when nothing changed.)
+  const baseRules = causes.length === 0 ? new Map() : new Map(ruleCoverage(base.expectation).map((r) => [ruleName(r), r]));
+  const deadRules = (causes.length === 0 ? [] : ruleCoverage(head.expectation))
     .filter((r) => r.dead !== undefined && (baseRules.get(ruleName(r))?.dead === undefined || policyCause.has(r.policy)))
     .map((r) => ({ rule: ruleName(r), why: r.dead! }));
   const opened = flips.filter((f) => f.after.allowed === true).length;
