@@ -137,7 +137,8 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
   for (const id of cpAfter.keys()) if (!cpBefore.has(id)) policyCause.set(id, cause('policy added', id));
 
   // Labels in force at the compared step, of pods and namespaces on both sides.
-  const podLabels = (s: DiffSide) => new Map(s.expectation.cluster.pods.map((p) => [`${p.namespace}/${p.name}`, p.labels]));
+  // By the scenario's pod ids (`ns/pod`, `external:<name>`), which the cluster's pods follow in order.
+  const podLabels = (s: DiffSide) => new Map(s.expectation.cluster.pods.map((p, i) => [s.scenario.pods[i]!.id, p.labels]));
   const nsLabels = (s: DiffSide) => new Map(s.expectation.cluster.namespaces.map((n) => [n.name, n.labels]));
   const [podsA, podsB, nsA, nsB] = [podLabels(base), podLabels(head), nsLabels(base), nsLabels(head)];
   const labelCause = new Map<string, number>();
@@ -168,7 +169,9 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
     const pods = gone ? podsB : podsA;
     // The pod that is missing on the other side, else the port that is.
     const missing = [from, to].find((p) => !pods.has(p));
-    const why = missing ? labelCause.get(missing)! : cause(gone ? 'port removed' : 'port added', `${to}:${port}/${protocol}`);
+    const why = missing
+      ? (labelCause.get(missing) ?? cause(gone ? 'workload removed' : 'workload added', missing))
+      : cause(gone ? 'port removed' : 'port added', `${to}:${port}/${protocol}`);
     return { key, from, to, port, protocol, side: sideOf(c), cause: why };
   };
   for (const [key, a] of cellsA) {
@@ -178,7 +181,7 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
       continue;
     }
     if (a.computed === null || b.computed === null) {
-      if (a.computed !== b.computed || a.computed === null) undecided.push({ key, before: sideOf(a), after: sideOf(b) });
+      undecided.push({ key, before: sideOf(a), after: sideOf(b) });
       continue;
     }
     if (a.computed === b.computed) continue;

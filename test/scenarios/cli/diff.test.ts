@@ -133,6 +133,20 @@ describe('scenario diff: the cause of each flip', () => {
     expect(diffMarkdown(d)).toContain('- rule left dead: shop/allow-web ingress\\[0\\]: dead: no pod or external matches its peers');
   });
 
+  it('an external added: its cells are of HEAD only, under the external added', () => {
+    const withExternal = side([...BASE_DOCS]);
+    const scenarioFile = join(tempDir('starmap-diff-ext-'), 's.yaml');
+    writeFileSync(
+      scenarioFile,
+      `name: ext\nmanifests: [${withExternal}]\nexternals: [{ name: internet, address: 203.0.113.10 }]\nsteps: [{ name: s, expect: computed }]\n`,
+    );
+    const d = diff(base(), scenarioFile);
+    expect(d.causes.map((c) => `${c.kind} ${c.subject}`)).toEqual(['workload added external:internet']);
+    expect(d.added.length).toBeGreaterThan(0);
+    expect(d.added.every((c) => c.cause === 0)).toBe(true);
+    expect([...Value.Errors(ScenarioDiffSchema, d)]).toEqual([]);
+  });
+
   it('no-op changes flip nothing: reordered YAML, one file split in two, a renamed identical policy', () => {
     const reordered = `apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nspec:\n  ingress:\n    - ports: [{ port: 8080 }]\n      from: [{ podSelector: { matchLabels: { app: web } } }]\n  podSelector: { matchLabels: { app: api } }\nmetadata: { namespace: shop, name: allow-web }\n`;
     expect(diff(base(), side([...BASE_DOCS.slice(0, 4), reordered])).causes).toEqual([]);
