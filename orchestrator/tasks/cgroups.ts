@@ -183,6 +183,32 @@ export class TaskCgroup {
     } catch {
       return false;
     }
+    this.#removeParents();
+    return true;
+  }
+
+  /**
+   * remove(), retried while the kernel still counts the cgroup as busy: right after its last member
+   * exits, rmdir can fail with EBUSY for a moment (CI saw a scope left behind that way). Bounded.
+   */
+  async removeWhenEmpty(timeoutMs = 2000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        rmdirSync(this.path);
+        break;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') return false;
+        if (code !== 'EBUSY' || this.members().length > 0 || Date.now() >= deadline) return false;
+        await sleep(20);
+      }
+    }
+    this.#removeParents();
+    return true;
+  }
+
+  #removeParents(): void {
     for (const dir of [join(this.path, '..'), join(this.path, '..', '..')]) {
       try {
         rmdirSync(dir);
@@ -190,7 +216,6 @@ export class TaskCgroup {
         break; // other tasks (or scopes) still there
       }
     }
-    return true;
   }
 }
 

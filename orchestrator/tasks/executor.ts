@@ -495,7 +495,7 @@ export class ProcessExecutor implements Executor {
     else for (const p of extraPids(run)) signalPid(p, 'SIGKILL');
     if (run.cgroup) {
       await run.cgroup.kill();
-      run.cgroup.remove();
+      await run.cgroup.removeWhenEmpty();
     }
     if (run.sigkillTimer) clearTimeout(run.sigkillTimer);
     if (spec.docker) await removeContainer(this.#podman(), this.#opts.podmanArgs ?? [], containerName(spec.taskId), this.#podmanEnv());
@@ -621,7 +621,7 @@ export class ProcessExecutor implements Executor {
     await Promise.all(runs.map((r) => r.done));
     this.#scan.stop();
     // Cgroups of tasks that ended are removed as they end; an empty one left by a failed removal goes here.
-    if (this.#cgroups) for (const cg of this.#cgroups.all().values()) if (cg.members().length === 0) cg.remove();
+    if (this.#cgroups) await Promise.all([...this.#cgroups.all().values()].filter((cg) => cg.members().length === 0).map((cg) => cg.removeWhenEmpty()));
     this.#cgroups?.close();
     this.#spawner?.close();
   }
