@@ -2,6 +2,8 @@
 // `GET /starmap/expectations`) say, turned into nodes, edges and the reachability matrix. Pure: no
 // DOM, no network, no clock (callers pass `now`), so it loads in Node and is unit tested there
 // (test/collector-ui-model-unit.test.ts); app.js feeds it and draws what it returns.
+// About 400 lines on purpose: nodes, edges and the matrix are read from the same responses and
+// expectations in one pass, and each needs the others' verdicts (an edge's state is its cells').
 
 /** star's Mesosphere palette plus Calico's two additions, brightened a little for a dark screen. */
 export const PALETTE = ['#8e7cc3', '#4fb3d9', '#e06c9f', '#f0a14a', '#5cc9a7', '#e3d26f', '#7aa6ff', '#c678dd', '#56d4dd'];
