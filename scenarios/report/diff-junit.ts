@@ -2,8 +2,7 @@
 // covers it, one per approved statement no flip made (failed), so CI lists each by name.
 import type { ScenarioDiff } from '../model/diff-schema.ts';
 import { causeText, cellName, flipWords } from './diff-words.ts';
-
-const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+import { xml } from './junit.ts';
 
 export function diffJunit(d: ScenarioDiff): string {
   const approved = new Set(d.approval ? d.flips.map((f) => f.key).filter((k) => !d.approval!.unapproved.includes(k)) : []);

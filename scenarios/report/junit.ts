@@ -5,7 +5,8 @@ import { FAILING, failureLine, summaryLine } from './results.ts';
 import { scenariosOf, type CellStatusName, type ReportDoc, type ScenarioReportDoc } from './schema.ts';
 import { LEGEND } from './truth-table.ts';
 
-const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+/** Text safe in an XML attribute or element (JUnit reports). */
+export const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /**
  * JUnit XML: per step one test case "<step>: observed = expected" and, when the step is
