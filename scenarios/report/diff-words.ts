@@ -45,7 +45,8 @@ const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 export function observedWords(f: Flip): string | undefined {
   const o = f.observed;
   if (!o) return undefined;
-  const conv = o.convergedAfterMs === null ? '' : `, converged after ${secs(o.convergedAfterMs)}`;
+  // A convergence time is the flip's only where the packets made it.
+  const conv = o.convergedAfterMs === null || o.status !== 'as computed' ? '' : `, converged after ${secs(o.convergedAfterMs)}`;
   return `observed ${verdictWord(o.before).replace('undecided', 'nothing')} -> ${verdictWord(o.after).replace('undecided', 'nothing')} (${o.status}${conv})`;
 }
 
