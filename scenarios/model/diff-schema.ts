@@ -50,7 +50,7 @@ export const FlipObservationStatus = Type.Union(
   ['as computed', 'not made', 'not as computed', 'not observed'].map((k) => Type.Literal(k)),
   {
     description:
-      "as computed: observed before and after as the policies say, each blocked side dropped by the rule that decides it; not made: the packets did not flip (an enforcement fault); not as computed: observed otherwise, or dropped by another rule, or nothing observed in time (an enforcement fault); not observed: the cell cannot be observed here (SCTP), never counted as proven",
+      'as computed: observed before and after as the policies say, each blocked side dropped by the rule that decides it; not made: the packets did not flip (an enforcement fault); not as computed: observed otherwise, or dropped by another rule, or nothing observed in time (an enforcement fault); not observed: the cell cannot be observed here (SCTP), never counted as proven',
   },
 );
 
@@ -60,7 +60,8 @@ export const FlipObservation = Type.Object(
     after: Observed,
     status: FlipObservationStatus,
     convergedAfterMs: Type.Union([Type.Number(), Type.Null()], {
-      description: "the cell's convergence time: ms from HEAD's policies and labels applying to its last flip to the value observed at the end; null: not observed",
+      description:
+        "the cell's convergence time: ms from HEAD's policies and labels applying to its last flip to the value observed at the end; null: not observed",
     }),
   },
   { additionalProperties: false },
@@ -108,12 +109,18 @@ export const Approval = Type.Object(
 export const ObservationFault = Type.Object(
   {
     ...CellId,
-    kind: Type.Union(['flip not made', 'flip not computed', 'not as computed'].map((k) => Type.Literal(k)), {
-      description:
-        'flip not made: the policies flip the cell, the packets did not; flip not computed: the packets flipped, the policies do not; not as computed: at one side the packets did not do what the policies say (or were dropped by another rule)',
-    }),
+    kind: Type.Union(
+      ['flip not made', 'flip not computed', 'not as computed'].map((k) => Type.Literal(k)),
+      {
+        description:
+          'flip not made: the policies flip the cell, the packets did not; flip not computed: the packets flipped, the policies do not; not as computed: at one side the packets did not do what the policies say (or were dropped by another rule)',
+      },
+    ),
     side: Type.Union([Type.Literal('base'), Type.Literal('head'), Type.Literal('both')]),
-    computed: Type.Object({ before: Verdict, after: Verdict }, { additionalProperties: false, description: 'null: the side has no such cell, or it is undecided' }),
+    computed: Type.Object(
+      { before: Verdict, after: Verdict },
+      { additionalProperties: false, description: 'null: the side has no such cell, or it is undecided' },
+    ),
     observed: Type.Object({ before: Observed, after: Observed }, { additionalProperties: false }),
     text: Type.String({ description: 'the fault in one line, with the evidence the run found' }),
   },

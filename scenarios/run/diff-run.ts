@@ -91,7 +91,13 @@ export function inPlaceScenario(base: InPlaceSide, head: InPlaceSide): ResolvedS
 /** The in-place scenario with each step judging its side's cells at their computed verdicts (undecided ones: not judged). */
 export function withIntents(s: ResolvedScenario, base: StepExpectation, head: StepExpectation): ResolvedScenario {
   const intents = (e: StepExpectation) => new Map(e.cells.flatMap((c) => (c.computed === null ? [] : [[c.cell.key, c.computed] as const])));
-  return { ...s, steps: [{ ...s.steps[0]!, intended: intents(base) }, { ...s.steps[1]!, intended: intents(head) }] };
+  return {
+    ...s,
+    steps: [
+      { ...s.steps[0]!, intended: intents(base) },
+      { ...s.steps[1]!, intended: intents(head) },
+    ],
+  };
 }
 
 const word = (v: boolean | null) => (v === true ? 'allowed' : v === false ? 'blocked' : 'nothing');
@@ -107,10 +113,7 @@ function flipObservation(c1: CellResultDoc, c2: CellResultDoc): FlipObservation 
 
 /** The failing side of a cell at the two steps, in words: `at HEAD: dropped by another rule: …`. */
 function sideFailures(c1: CellResultDoc | undefined, c2: CellResultDoc | undefined): { side: ObservationFault['side']; text: string } | undefined {
-  const bad = [
-    ...(c1 && FAILING.includes(c1.status) ? [['base', c1] as const] : []),
-    ...(c2 && FAILING.includes(c2.status) ? [['head', c2] as const] : []),
-  ];
+  const bad = [...(c1 && FAILING.includes(c1.status) ? [['base', c1] as const] : []), ...(c2 && FAILING.includes(c2.status) ? [['head', c2] as const] : [])];
   if (bad.length === 0) return undefined;
   return { side: bad.length === 2 ? 'both' : bad[0]![0], text: bad.map(([side, c]) => `at ${side.toUpperCase()}: ${failureLine(c)}`).join('; ') };
 }
@@ -128,7 +131,11 @@ export function withObservation(diff: ScenarioDiff, s: ResolvedScenario, report:
   });
   const [first, second] = report.steps;
   if (!first?.observed || !second?.observed) {
-    const why = report.error ?? (report.failure === 'intended != computed' ? 'the two sides as one scenario compute differently from the sides alone (a fault of scenario diff)' : 'not run');
+    const why =
+      report.error ??
+      (report.failure === 'intended != computed'
+        ? 'the two sides as one scenario compute differently from the sides alone (a fault of scenario diff)'
+        : 'not run');
     return observed(`BASE and HEAD were not both observed: ${why}`, report.outcome === 'not run' && !report.error ? 'not proven' : 'fail');
   }
   const faults: ObservationFault[] = [];

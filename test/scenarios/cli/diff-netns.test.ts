@@ -5,6 +5,7 @@
 // and the orchestrator's test switch breaking the data plane (accept-all: nothing dropped, so no
 // flip is made; wrong-rule: drops counted under a rule no policy has) failing the command, naming
 // the cells. Root + nftables; namespaces prefixed smdn on 10.214.30.0/24.
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
@@ -55,12 +56,27 @@ describe.skipIf(skipReason !== undefined)('scenario diff --isolation=netns, on p
   it('a change that closes a -> b and opens a -> c: both flips observed as computed, each with its convergence time; approved, exit 0', async () => {
     const { code, output, report, md, junit, html } = await diff('head.yaml');
     expect(code, output).toBe(0);
-    expect(report.observation).toMatchObject({ isolation: 'netns', outcome: 'pass', counts: { flips: 2, asComputed: 2, notObserved: 0, faults: 0 }, faults: [] });
+    expect(report.observation).toMatchObject({
+      isolation: 'netns',
+      outcome: 'pass',
+      counts: { flips: 2, asComputed: 2, notObserved: 0, faults: 0 },
+      faults: [],
+    });
     const flips = new Map(report.flips.map((f) => [`${f.from}>${f.to}`, f]));
-    expect(flips.get('default/a>default/b')).toMatchObject({ before: { allowed: true }, after: { allowed: false }, observed: { before: true, after: false, status: 'as computed' } });
-    expect(flips.get('default/a>default/c')).toMatchObject({ before: { allowed: false }, after: { allowed: true }, observed: { before: false, after: true, status: 'as computed' } });
+    expect(flips.get('default/a>default/b')).toMatchObject({
+      before: { allowed: true },
+      after: { allowed: false },
+      observed: { before: true, after: false, status: 'as computed' },
+    });
+    expect(flips.get('default/a>default/c')).toMatchObject({
+      before: { allowed: false },
+      after: { allowed: true },
+      observed: { before: false, after: true, status: 'as computed' },
+    });
     for (const f of report.flips) expect(f.observed!.convergedAfterMs, f.key).toBeGreaterThanOrEqual(0);
-    expect(output).toMatch(/default\/a -> default\/b 8080\/TCP {2}allowed -> blocked\n.*\n.*\n {4}observed allowed -> blocked \(as computed, converged after \d+\.\d s\)/);
+    expect(output).toMatch(
+      /default\/a -> default\/b 8080\/TCP {2}allowed -> blocked\n.*\n.*\n {4}observed allowed -> blocked \(as computed, converged after \d+\.\d s\)/,
+    );
     expect(output).toMatch(/on packets \(isolation netns, HEAD applied in place\): PASS: 2 of 2 flips observed as computed, no enforcement fault/);
     expect(md).toMatch(/\| from \| to \| port \| change \| before \| after \| observed \|/);
     expect(md).toMatch(/observed blocked -&gt; allowed \(as computed, converged after \d+\.\d s\)/);
@@ -84,11 +100,21 @@ describe.skipIf(skipReason !== undefined)('scenario diff --isolation=netns, on p
     expect(code, output).toBe(1);
     expect(report.observation!.outcome).toBe('fail');
     const faults = new Map(report.observation!.faults.map((f) => [`${f.from}>${f.to}`, f]));
-    expect(faults.get('default/a>default/b')).toMatchObject({ kind: 'flip not made', computed: { before: true, after: false }, observed: { before: true, after: true } });
-    expect(faults.get('default/a>default/c')).toMatchObject({ kind: 'flip not made', computed: { before: false, after: true }, observed: { before: true, after: true } });
+    expect(faults.get('default/a>default/b')).toMatchObject({
+      kind: 'flip not made',
+      computed: { before: true, after: false },
+      observed: { before: true, after: true },
+    });
+    expect(faults.get('default/a>default/c')).toMatchObject({
+      kind: 'flip not made',
+      computed: { before: false, after: true },
+      observed: { before: true, after: true },
+    });
     // Cells blocked on both sides were allowed on both: not as computed, but no flip either way.
     expect(faults.get('default/b>default/a')).toMatchObject({ kind: 'not as computed', side: 'both' });
-    expect(output).toMatch(/flip not made: default\/a -> default\/b 8080\/TCP: the policies say allowed -> blocked, the packets were allowed at BASE and allowed at HEAD/);
+    expect(output).toMatch(
+      /flip not made: default\/a -> default\/b 8080\/TCP: the policies say allowed -> blocked, the packets were allowed at BASE and allowed at HEAD/,
+    );
     expect(output).toMatch(/on packets .*: FAIL: 0 of 2 flips observed as computed/);
     expect(junit).toMatch(/<failure message="flip not made" type="enforcement fault">/);
     expect(isolationLeftovers(PREFIX, [SUBNET])).toEqual([]);
@@ -107,4 +133,27 @@ describe.skipIf(skipReason !== undefined)('scenario diff --isolation=netns, on p
     );
     expect(isolationLeftovers(PREFIX, [SUBNET])).toEqual([]);
   }, 240_000);
+});
+
+describe('scenario diff --isolation=netns, bad input', () => {
+  it('a pod that is another workload on HEAD cannot be applied in place: exit 2 naming the pod, nothing deployed', () => {
+    const head = join(tempDir('starmap-diff-netns-'), 'head.yaml');
+    writeFileSync(
+      head,
+      readFileSync(fixture('head.yaml'), 'utf8').replace(
+        /\{ name: b, kind: probe.*\}/,
+        "{ name: b, kind: app, labels: { pod: b }, port: 8080, cmd: 'sleep 600' }",
+      ),
+    );
+    const r = spawnSync(NODE, ['scenarios/main.ts', 'diff', fixture('base.yaml'), head, '--isolation=netns', `--netns-prefix=${PREFIX}`], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(
+      /--isolation=netns: pod default\/b has kind "probe" on BASE and "app" on HEAD: a different workload, which cannot be applied in place/,
+    );
+    expect(r.stdout).not.toMatch(/starting the orchestrator/);
+  });
 });
