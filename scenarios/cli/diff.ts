@@ -6,7 +6,8 @@
 // (run/diff-run.ts), and each flip's observation and every enforcement fault is in the report.
 // Exit codes for CI: 0 no flips (or exactly the approved ones with --approve), 1 flips (or not as
 // approved, or an enforcement fault), 2 bad input.
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { ScenarioError } from '../errors.ts';
 import { approveFlips } from '../model/approval.ts';
@@ -114,7 +115,7 @@ function viewOf(base: DiffSide, head: DiffSide, approve: string | undefined): Di
  * bundled orchestrator with isolation. Throws ScenarioError/InspectError (bad input) or RunError
  * (cannot run here).
  */
-export async function observedDiffView(a: DiffArgs): Promise<DiffView> {
+export async function observedDiffView(a: DiffArgs): Promise<DiffView & { stoppedExit?: number }> {
   if (a.base === '-' && a.head === '-') throw new ScenarioError('only one side can be read from stdin (-)');
   const opts = loadOptions(a as unknown as Record<string, unknown>);
   const sides = [
@@ -135,7 +136,7 @@ export async function observedDiffView(a: DiffArgs): Promise<DiffView> {
   const view = viewOf(base!, head!, a.approve);
   const scenario = withIntents(combined, base!.expectation, head!.expectation);
   let report: ScenarioReportDoc | undefined;
-  await runLoaded(
+  const code = await runLoaded(
     {
       scenario: scenario.name,
       uid: 'admin',
@@ -153,7 +154,8 @@ export async function observedDiffView(a: DiffArgs): Promise<DiffView> {
     { onReports: (reports) => (report = reports[0]) },
   );
   if (!report) throw new RunError('the run of BASE and HEAD gave no report');
-  return { ...view, diff: withObservation(view.diff, scenario, report) };
+  // Stopped by a signal (130 Ctrl-C, 143 SIGTERM): the command exits so, as scenario run does.
+  return { ...view, diff: withObservation(view.diff, scenario, report), ...(code >= 128 ? { stoppedExit: code } : {}) };
 }
 
 /** 0 no flips (or exactly the approved ones), 1 otherwise or on an enforcement fault. */
@@ -211,8 +213,17 @@ export const diffCommandModule: CommandModule = {
         return true;
       }),
   handler: async (a) => {
-    let view: DiffView;
+    let view: DiffView & { stoppedExit?: number };
     const args = { ...(a as unknown as DiffArgs), base: scenarioRef(a.base), head: scenarioRef(a.head) };
+    // A report that cannot be written is said before a run on packets, not after it.
+    if (args.isolation === 'netns')
+      for (const [flag, file] of Object.entries({
+        '--report-md': a.reportMd,
+        '--report-json': a.reportJson,
+        '--report-junit': a.reportJunit,
+        '--report-html': a.reportHtml,
+      }))
+        if (typeof file === 'string' && !existsSync(dirname(file))) fail(`${flag}: no directory ${dirname(file)}`);
     try {
       view = args.isolation === 'netns' ? await observedDiffView(args) : diffView(args);
     } catch (err) {
@@ -234,7 +245,7 @@ export const diffCommandModule: CommandModule = {
       }
     const d = view.diff;
     process.stdout.write(`${DIFF_FORMATS.text(view)}\n`);
-    process.exitCode = diffExitCode(d);
+    process.exitCode = view.stoppedExit ?? diffExitCode(d);
   },
 };
 

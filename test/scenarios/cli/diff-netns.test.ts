@@ -145,15 +145,44 @@ describe('scenario diff --isolation=netns, bad input', () => {
         "{ name: b, kind: app, labels: { pod: b }, port: 8080, cmd: 'sleep 600' }",
       ),
     );
-    const r = spawnSync(NODE, ['scenarios/main.ts', 'diff', fixture('base.yaml'), head, '--isolation=netns', `--netns-prefix=${PREFIX}`], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const r = spawnSync(
+      NODE,
+      ['scenarios/main.ts', 'diff', fixture('base.yaml'), head, '--isolation=netns', `--netns-prefix=${PREFIX}`, `--netns-subnet=${SUBNET}`],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr).toMatch(
       /--isolation=netns: pod default\/b has kind "probe" on BASE and "app" on HEAD: a different workload, which cannot be applied in place/,
     );
+    expect(r.stdout).not.toMatch(/starting the orchestrator/);
+  });
+
+  it('a report that cannot be written is said before anything is deployed: exit 2 naming the flag', () => {
+    const missing = join(tempDir('starmap-diff-netns-'), 'no-such-dir', 'diff.md');
+    const r = spawnSync(
+      NODE,
+      [
+        'scenarios/main.ts',
+        'diff',
+        fixture('base.yaml'),
+        fixture('head.yaml'),
+        '--isolation=netns',
+        `--netns-prefix=${PREFIX}`,
+        `--netns-subnet=${SUBNET}`,
+        `--report-md=${missing}`,
+      ],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/--report-md: no directory .*no-such-dir/);
     expect(r.stdout).not.toMatch(/starting the orchestrator/);
   });
 });
