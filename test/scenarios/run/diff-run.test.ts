@@ -89,6 +89,22 @@ describe('inPlaceScenario: BASE then HEAD in place, as one scenario', () => {
     expect([...first!.mistakes, ...second!.mistakes]).toEqual([]);
   });
 
+  it("relabels namespaces in place: each step has its side's namespace labels; a namespace of HEAD only is added", () => {
+    const base = side('base.yaml');
+    const head = side('head.yaml');
+    const relabelled: InPlaceSide = {
+      ...head,
+      scenario: { ...head.scenario, namespaces: [...head.scenario.namespaces, { name: 'extra', labels: { 'kubernetes.io/metadata.name': 'extra' } }] },
+      step: { ...head.step, namespaceLabels: { default: { 'kubernetes.io/metadata.name': 'default', team: 'web' } } },
+    };
+    const s = inPlaceScenario(base, relabelled);
+    expect(s.namespaces.map((n) => n.name)).toEqual(['default', 'extra']);
+    expect(s.steps.map((st) => st.namespaceLabels)).toEqual([
+      { default: { 'kubernetes.io/metadata.name': 'default' } },
+      { default: { 'kubernetes.io/metadata.name': 'default', team: 'web' }, extra: { 'kubernetes.io/metadata.name': 'extra' } },
+    ]);
+  });
+
   it('adds the ports HEAD adds to a pod; a pod that is another workload on HEAD, or a renamed port, is refused (bad input)', () => {
     const base = side('base.yaml');
     const head = side('head.yaml');
