@@ -3,7 +3,7 @@
 // reconcile pass may make), and launching: a task's record and launch spec are made in the pass,
 // written, then started, inside its own network namespace when the app has ipAddress and
 // --isolation=netns is on. A terminal task's host ports, sandbox and namespace are released here.
-// One piece on purpose (about 450 lines): launching and releasing hold the same resources (host
+// One piece on purpose (about 460 lines): launching and releasing hold the same resources (host
 // ports, sandbox, namespace, published ports), and keeping them side by side is what shows that
 // every one taken at launch is given back.
 import { join } from 'node:path';
