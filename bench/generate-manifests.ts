@@ -54,7 +54,9 @@ function main(): void {
     if (v === undefined && fallback !== undefined) return fallback;
     const n = Number(v);
     if (v === undefined || !Number.isInteger(n) || n < min) {
-      process.stderr.write(`generate-manifests: --${flag}: ${v === undefined ? 'missing' : `${JSON.stringify(v)} is not a whole number`} (at least ${min})\n${usage}\n`);
+      process.stderr.write(
+        `generate-manifests: --${flag}: ${v === undefined ? 'missing' : `${JSON.stringify(v)} is not a whole number`} (at least ${min})\n${usage}\n`,
+      );
       process.exit(2);
     }
     return n;
@@ -67,7 +69,9 @@ function main(): void {
     process.exit(2);
   }
   const r = generateManifests(values.out, seed, size);
-  process.stdout.write(`${values.out}: ${r.files} files, ${r.namespaces} namespaces, ${r.pods} pods (with --replicas), ${r.policies} NetworkPolicies (seed ${seed})\n`);
+  process.stdout.write(
+    `${values.out}: ${r.files} files, ${r.namespaces} namespaces, ${r.pods} pods (with --replicas), ${r.policies} NetworkPolicies (seed ${seed})\n`,
+  );
 }
 
 if (import.meta.filename === process.argv[1]) main();

@@ -15,7 +15,7 @@ import { plannedAddresses, RUN_SUBNET } from '../model/addresses.ts';
 import { BUILTIN } from '../model/builtin.ts';
 import { MAX_CELLS_COMPUTED, MAX_PODS_COMPUTED, SCALE_CHECK_LIMITS } from '../model/limits.ts';
 import { isScenarioText } from '../model/load.ts';
-import { manifestSummary, type ManifestSet } from '../model/manifests.ts';
+import { ManifestError, manifestSummary, type ManifestSet } from '../model/manifests.ts';
 import { PodNames } from '../model/matrix.ts';
 import type { PodSpec } from '../model/resolve.ts';
 import { manifestModel } from '../model/scenario-manifests.ts';
@@ -44,14 +44,17 @@ export interface ScaleCheck {
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/;
 
+/** isScenarioText, parsing only a text that has a `steps` key somewhere (manifests seldom do; a 10,000-pod set is 500 files). */
+const scenarioText = (text: string) => text.includes('steps') && isScenarioText(text);
+
 /** Whether `ref` is manifests with no scenario file (a directory without scenario files, or a manifest file), as loadTargets reads it. */
 export function isManifestRef(ref: string): boolean {
   if (BUILTIN[ref]) return false;
   try {
-    if (ref === '-') return !isScenarioText(readStdin());
+    if (ref === '-') return !scenarioText(readStdin());
     if (isManifestDir(ref))
-      return !readdirSync(ref).some((f) => MANIFEST_FILE.test(f) && statSync(join(ref, f)).isFile() && isScenarioText(readFileSync(join(ref, f), 'utf8')));
-    return statSync(ref).isFile() && !isScenarioText(readFileSync(ref, 'utf8'));
+      return !readdirSync(ref).some((f) => MANIFEST_FILE.test(f) && statSync(join(ref, f)).isFile() && scenarioText(readFileSync(join(ref, f), 'utf8')));
+    return statSync(ref).isFile() && !scenarioText(readFileSync(ref, 'utf8'));
   } catch {
     return false; // the per-cell path says what is wrong with it
   }
@@ -59,8 +62,7 @@ export function isManifestRef(ref: string): boolean {
 
 /** The name manifestScenario gives a set of manifests. */
 const setName = (ref: string) =>
-  (ref === '-' ? 'manifests' : basename(ref.replace(/\/+$/, ''))
-    .replace(/\.(ya?ml|json)$/, ''))
+  (ref === '-' ? 'manifests' : basename(ref.replace(/\/+$/, '')).replace(/\.(ya?ml|json)$/, ''))
     .toLowerCase()
     .replace(/[^a-z0-9-]+/g, '-')
     .replace(/^-+|-+$/g, '')
@@ -114,7 +116,9 @@ export function scaleCheck(ref: string, opts: ScaleCheckOptions): ScaleCheck | n
   try {
     model = manifestModel([file === '-' ? '-' : basename(file)], file, io, SCALE_CHECK_LIMITS);
   } catch (err) {
-    throw new ScenarioError(`${file}: ${(err as Error).message}`);
+    // The manifests' own messages, as they are (as model/load.ts's manifestScenario says them).
+    if (err instanceof ManifestError) throw new ScenarioError(err.message);
+    throw err;
   }
   const { set, pods } = model;
   if (!wantsSummary(pods.length, cellCount(pods), opts.summary === true || opts.cellsFile !== undefined)) return null;
@@ -138,7 +142,13 @@ export function scaleCheck(ref: string, opts: ScaleCheckOptions): ScaleCheck | n
   }
   const cluster: Cluster = {
     namespaces: namespacesOf(set, pods),
-    pods: pods.map((p): PodInfo => ({ namespace: p.namespace, name: p.name, labels: p.labels, ports: p.ports, ...(ips.has(p.id) ? { ip: ips.get(p.id)! } : {}) })),
+    pods: pods.map((p): PodInfo => ({
+      namespace: p.namespace,
+      name: p.name,
+      labels: p.labels,
+      ports: p.ports,
+      ...(ips.has(p.id) ? { ip: ips.get(p.id)! } : {}),
+    })),
   };
   const bound = classCells(cluster.pods);
   if (bound.cells > SCALE_CHECK_LIMITS.maxClassCells)

@@ -159,7 +159,10 @@ export const checkCommand: CommandModule = {
       .option('ip', { type: 'string', array: true, default: [] as string[], describe: 'ns/pod=address: the address of a pod for ipBlocks (over --addresses)' })
       .option('allow-undecided', { type: 'boolean', default: false, describe: `exit 0 rather than ${EXIT.computedOnly} when cells are left undecided` })
       .option('report-html', { type: 'string', describe: 'write the HTML report of a run here, computed only (nothing is observed)' })
-      .option('report-json', { type: 'string', describe: 'write the JSON report here (report-schema), computed only; past the per-cell bound, the summary by workload' })
+      .option('report-json', {
+        type: 'string',
+        describe: 'write the JSON report here (report-schema), computed only; past the per-cell bound, the summary by workload',
+      })
       .option('summary', {
         type: 'boolean',
         default: false,
@@ -253,8 +256,13 @@ function checkSummary(a: { readonly [flag: string]: unknown }): boolean {
     return false;
   }
   const refuse = () => {
-    const with_ = [a.assert !== undefined && '--assert', a.reportConformance !== undefined && '--report-conformance', a.external !== undefined && '--external'].filter(Boolean);
-    if (with_.length > 0) fail(`${with_.join(', ')}: not in the summary form of scenario check (past ${MAX_PODS_COMPUTED} pods or ${MAX_CELLS_COMPUTED} cells, or --summary)`);
+    const with_ = [
+      a.assert !== undefined && '--assert',
+      a.reportConformance !== undefined && '--report-conformance',
+      a.external !== undefined && '--external',
+    ].filter(Boolean);
+    if (with_.length > 0)
+      fail(`${with_.join(', ')}: not in the summary form of scenario check (past ${MAX_PODS_COMPUTED} pods or ${MAX_CELLS_COMPUTED} cells, or --summary)`);
   };
   if (asked) refuse();
   let sc: ReturnType<typeof scaleCheck>;

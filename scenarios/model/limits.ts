@@ -29,8 +29,8 @@ export const RUN_LIMITS: Limits = {
   maxPods: MAX_PODS,
   maxCells: MAX_CELLS,
   why: {
-    pods: `for a run on packets: each pod is a process on this machine (scenario check computes up to ${MAX_PODS_COMPUTED}, manifests alone up to ${MAX_PODS_SUMMARY})`,
-    cells: `for a run on packets: each is a check every probe interval (scenario check computes up to ${MAX_CELLS_COMPUTED}, manifests alone past that by workload)`,
+    pods: `for a run on packets: each pod is a process on this machine (scenario check computes up to ${MAX_PODS_COMPUTED})`,
+    cells: `for a run on packets: each is a check every probe interval (scenario check computes up to ${MAX_CELLS_COMPUTED})`,
   },
 };
 export const CHECK_LIMITS: Limits = {
@@ -38,7 +38,8 @@ export const CHECK_LIMITS: Limits = {
   maxCells: MAX_CELLS_COMPUTED,
   why: {
     pods: `for scenario check of a scenario file: every pod is evaluated at every step (manifests alone, with no scenario file, are checked up to ${MAX_PODS_SUMMARY} pods)`,
-    cells: 'for scenario check of a scenario file: every cell is evaluated at every step (manifests alone, with no scenario file, are checked past that by workload)',
+    cells:
+      'for scenario check of a scenario file: every cell is evaluated at every step (manifests alone, with no scenario file, are checked past that by workload)',
   },
 };
 export const SCALE_CHECK_LIMITS: Limits & { maxClassCells: number; why: Limits['why'] & { classCells: string } } = {

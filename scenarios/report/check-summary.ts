@@ -129,19 +129,22 @@ export function summariseMatrix(matrix: VerdictMatrix, pods: readonly SummaryPod
       }
     }
     totals[k]! += cells;
-    if (k === 2 && cells > 0 && undecided.length < bounds.undecided) {
-      const f = from.find((p) => to.some((t) => t !== p))!;
-      undecided.push({ from: f, to: to.find((t) => t !== f)!, cell, verdict });
-    }
+    // The first undecided cells met, pod by pod, up to the bound.
+    if (k === 2)
+      for (let a = 0; a < from.length && undecided.length < bounds.undecided; a++)
+        for (let b = 0; b < to.length && undecided.length < bounds.undecided; b++)
+          if (from[a] !== to[b]) undecided.push({ from: from[a]!, to: to[b]!, cell, verdict });
   });
 
   const reason = reasonCache(bounds.reasonChars);
   const byName = (a: number, b: number) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : 0);
   const rows = Array.from({ length: W }, (_, w) => w).sort(byName);
-  const workloads = rows.slice(0, bounds.workloads).map(
-    (w): SummaryWorkloadDoc => ({ workload: names[w]!, namespace: namespaces[w]!, pods: sizes[w]!, out: tally(out, w * 3), in: tally(into, w * 3) }),
+  const workloads = rows
+    .slice(0, bounds.workloads)
+    .map((w): SummaryWorkloadDoc => ({ workload: names[w]!, namespace: namespaces[w]!, pods: sizes[w]!, out: tally(out, w * 3), in: tally(into, w * 3) }));
+  const listed = [...pairs.values()].sort(
+    (a, b) => byName(a.from, b.from) || byName(a.to, b.to) || a.cell.port - b.cell.port || (a.cell.protocol < b.cell.protocol ? -1 : 1),
   );
-  const listed = [...pairs.values()].sort((a, b) => byName(a.from, b.from) || byName(a.to, b.to) || a.cell.port - b.cell.port || (a.cell.protocol < b.cell.protocol ? -1 : 1));
   const word = ['allowed', 'denied', 'undecided'] as const;
   return {
     counts: {
@@ -153,17 +156,15 @@ export function summariseMatrix(matrix: VerdictMatrix, pods: readonly SummaryPod
     },
     workloads,
     workloadsOmitted: W - workloads.length,
-    pairs: listed.map(
-      (p): SummaryPairDoc => ({
-        from: names[p.from]!,
-        to: names[p.to]!,
-        port: p.cell.port,
-        protocol: p.cell.protocol,
-        verdict: p.mixed && p.tally.filter((n) => n > 0).length > 1 ? 'mixed' : word[verdictIndex(p.verdict)]!,
-        cells: tally(p.tally),
-        reason: p.mixed ? null : reason(p.verdict),
-      }),
-    ),
+    pairs: listed.map((p): SummaryPairDoc => ({
+      from: names[p.from]!,
+      to: names[p.to]!,
+      port: p.cell.port,
+      protocol: p.cell.protocol,
+      verdict: p.mixed && p.tally.filter((n) => n > 0).length > 1 ? 'mixed' : word[verdictIndex(p.verdict)]!,
+      cells: tally(p.tally),
+      reason: p.mixed ? null : reason(p.verdict),
+    })),
     cellsNotInPairs,
     undecided: undecided.map((u) => ({
       from: pods[u.from]!.id,
@@ -199,8 +200,13 @@ export function summaryText(doc: SummaryReportDoc, rows = 30): string {
     `cells: ${n(c.cells)} (${tallyText(c)})`,
     '',
     `${'workload'.padEnd(width)}  ${'pods'.padStart(6)}  from its pods / to its pods`,
-    ...shown.map((w) => `${w.workload.length > width ? `${w.workload.slice(0, width - 1)}…` : w.workload.padEnd(width)}  ${String(w.pods).padStart(6)}  ${tallyText(w.out)} / ${tallyText(w.in)}`),
-    ...(more > 0 ? [`… and ${plural(more, 'more workload')} (--report-json, --report-html list up to ${n(doc.workloads.length)}; --report-cells every cell)`] : []),
+    ...shown.map(
+      (w) =>
+        `${w.workload.length > width ? `${w.workload.slice(0, width - 1)}…` : w.workload.padEnd(width)}  ${String(w.pods).padStart(6)}  ${tallyText(w.out)} / ${tallyText(w.in)}`,
+    ),
+    ...(more > 0
+      ? [`… and ${plural(more, 'more workload')} (--report-json, --report-html list up to ${n(doc.workloads.length)}; --report-cells every cell)`]
+      : []),
     ...(doc.undecided.length > 0
       ? [
           '',

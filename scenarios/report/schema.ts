@@ -276,7 +276,10 @@ export const SetReport = Type.Object(
 );
 
 /** What `--report-json` writes: one scenario's report, or a set's; `scenario check` past its per-cell bound, a summary. */
-export const Report = Type.Union([ScenarioReport, SetReport, SummaryReport], { $id: 'https://starmap.invalid/report.schema.json', title: 'Starmap scenario report' });
+export const Report = Type.Union([ScenarioReport, SetReport, SummaryReport], {
+  $id: 'https://starmap.invalid/report.schema.json',
+  title: 'Starmap scenario report',
+});
 
 export type CellResultDoc = Static<typeof CellResult>;
 export type CellStatusName = Static<typeof CellStatus>;

@@ -12,7 +12,8 @@ const TALLY_HEAD = '<th>allowed</th><th>denied</th><th>undecided</th>';
 
 export function summaryHtml(doc: SummaryReportDoc): string {
   const c = doc.counts;
-  const more = (count: number, what: string) => (count > 0 ? `<p class="more">… and ${n(count)} ${what} not listed here (--report-cells writes every cell).</p>` : '');
+  const more = (count: number, what: string) =>
+    count > 0 ? `<p class="more">… and ${n(count)} ${what} not listed here (--report-cells writes every cell).</p>` : '';
   return [
     '<!doctype html>',
     '<html lang="en"><head><meta charset="utf-8">',
