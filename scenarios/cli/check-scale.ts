@@ -8,7 +8,8 @@
 // a set with them is refused past the bound with a message saying so.
 import { closeSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { Cluster } from '../../shared/netpol/evaluate.ts';
+import type { Cluster, Verdict } from '../../shared/netpol/evaluate.ts';
+import { reasonLine } from '../../shared/netpol/explain.ts';
 import { VerdictMatrix } from '../../shared/netpol/matrix.ts';
 import { objectId, type PodInfo } from '../../shared/netpol/types.ts';
 import { plannedAddresses, RUN_SUBNET } from '../model/addresses.ts';
@@ -20,7 +21,7 @@ import { PodNames } from '../model/matrix.ts';
 import type { PodSpec } from '../model/resolve.ts';
 import { manifestModel } from '../model/scenario-manifests.ts';
 import { isManifestDir, readManifestSources, readStdin } from '../model/sources.ts';
-import { cellLine, reasonCache, summariseMatrix, summaryText } from '../report/check-summary.ts';
+import { cellLine, reasonDefinition, summariseMatrix, summaryText } from '../report/check-summary.ts';
 import type { SummaryReportDoc } from '../report/summary-schema.ts';
 import { ScenarioError } from '../errors.ts';
 import { parseIps } from './explain.ts';
@@ -191,7 +192,7 @@ export function scaleCheck(ref: string, opts: ScaleCheckOptions): ScaleCheck | n
   return { doc, text: summaryText(doc) };
 }
 
-/** Every cell to `file` as NDJSON, a pod's row at a time through a 1 MiB buffer: never the whole list in memory. */
+/** Every cell to `file` as NDJSON (report/check-summary.ts's cellLine, each reason defined once before its first cell), a pod's row at a time through a 1 MiB buffer: never the whole list in memory. */
 export function writeCells(file: string, matrix: VerdictMatrix): void {
   let fd: number;
   try {
@@ -199,7 +200,7 @@ export function writeCells(file: string, matrix: VerdictMatrix): void {
   } catch (err) {
     throw new ScenarioError(`--report-cells: ${(err as Error).message}`);
   }
-  const reason = reasonCache(Number.MAX_SAFE_INTEGER);
+  const reasons = new Map<Verdict, number>();
   const ids = new Map(matrix.pods.map((p) => [p, objectId(p)]));
   let chunk: string[] = [];
   let size = 0;
@@ -212,7 +213,13 @@ export function writeCells(file: string, matrix: VerdictMatrix): void {
     for (const from of matrix.pods) {
       const id = ids.get(from)!;
       matrix.row(from, (to, cell, verdict) => {
-        const line = `${cellLine(id, ids.get(to)!, cell, verdict.allowed, reason(verdict))}\n`;
+        let reason = reasons.get(verdict);
+        let line = '';
+        if (reason === undefined) {
+          reasons.set(verdict, (reason = reasons.size));
+          line = `${reasonDefinition(reason, reasonLine(verdict))}\n`;
+        }
+        line += `${cellLine(id, ids.get(to)!, cell, verdict.allowed, reason)}\n`;
         chunk.push(line);
         size += line.length;
         if (size >= 1 << 20) flush();

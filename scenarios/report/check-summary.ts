@@ -177,10 +177,17 @@ export function summariseMatrix(matrix: VerdictMatrix, pods: readonly SummaryPod
   };
 }
 
-/** One cell of the full list (--report-cells): one JSON object on one line. */
-export function cellLine(from: string, to: string, cell: PortCell, allowed: boolean | null, reason: string): string {
+/**
+ * One cell of the full list (--report-cells): one JSON object on one line. Its reason is a number:
+ * the line `{"reason":N,"text":"…"}` (reasonLine) that came before it, written once per distinct
+ * verdict, so that the file is not its reasons hundreds of millions of times over.
+ */
+export function cellLine(from: string, to: string, cell: PortCell, allowed: boolean | null, reason: number): string {
   return JSON.stringify({ from, to, port: cell.port, protocol: cell.protocol, allowed, reason });
 }
+
+/** The line that says what reason N of the cell lines is. */
+export const reasonDefinition = (reason: number, text: string): string => JSON.stringify({ reason, text });
 
 const n = (x: number) => x.toLocaleString('en');
 const tallyText = (t: TallyDoc) => `${n(t.allowed)} allowed, ${n(t.denied)} denied${t.undecided > 0 ? `, ${n(t.undecided)} undecided` : ''}`;

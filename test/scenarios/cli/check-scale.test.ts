@@ -32,11 +32,23 @@ interface CellLine {
   reason: string;
 }
 
-const cellsOf = (file: string): CellLine[] =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as CellLine);
+/** The cells of an NDJSON file, each reason number replaced by the text defined for it on an earlier line. */
+function cellsOf(file: string): CellLine[] {
+  const reasons = new Map<number, string>();
+  const out: CellLine[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line === '') continue;
+    const o = JSON.parse(line) as (Omit<CellLine, 'reason'> & { reason: number }) | { reason: number; text: string };
+    if ('text' in o) {
+      expect(reasons.has(o.reason)).toBe(false);
+      reasons.set(o.reason, o.text);
+    } else {
+      expect(reasons.has(o.reason), line).toBe(true);
+      out.push({ ...o, reason: reasons.get(o.reason)! });
+    }
+  }
+  return out;
+}
 
 const word = (v: boolean | null) => (v === true ? 'allowed' : v === false ? 'denied' : 'undecided');
 
