@@ -5,8 +5,8 @@
 export const MAX_PODS = 100;
 export const MAX_CELLS = 10_000;
 /**
- * Bounds of a computed-only check cell by cell (`scenario check` of a scenario file, and of
- * manifests up to this size): every cell is evaluated and reported at every step.
+ * Bounds of a computed-only check cell by cell (`scenario check` and `scenario explain` of a
+ * scenario file, and of manifests up to this size): every cell is evaluated at every step.
  */
 export const MAX_PODS_COMPUTED = 1000;
 export const MAX_CELLS_COMPUTED = 200_000;
@@ -37,9 +37,9 @@ export const CHECK_LIMITS: Limits = {
   maxPods: MAX_PODS_COMPUTED,
   maxCells: MAX_CELLS_COMPUTED,
   why: {
-    pods: `for scenario check of a scenario file: every pod is evaluated at every step (manifests alone, with no scenario file, are checked up to ${MAX_PODS_SUMMARY} pods)`,
+    pods: `for scenario check and explain: every pod is evaluated at every step (scenario check of manifests alone, with no scenario file, takes up to ${MAX_PODS_SUMMARY} pods, summarised by workload)`,
     cells:
-      'for scenario check of a scenario file: every cell is evaluated at every step (manifests alone, with no scenario file, are checked past that by workload)',
+      'for scenario check and explain: every cell is evaluated at every step (scenario check of manifests alone, with no scenario file, takes more, summarised by workload)',
   },
 };
 export const SCALE_CHECK_LIMITS: Limits & { maxClassCells: number; why: Limits['why'] & { classCells: string } } = {
