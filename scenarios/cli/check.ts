@@ -3,6 +3,8 @@
 // depend on pod addresses (ipBlock) are decided with the addresses an isolated run assigns
 // (model/addresses.ts) or those given with --ip; a cell left undecided is listed and makes the
 // check exit 3 unless --allow-undecided (issue 32).
+// Manifests past the per-cell bound (or with --summary) are checked by classes and reported by
+// workload instead (cli/check-scale.ts).
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';

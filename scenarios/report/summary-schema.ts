@@ -33,7 +33,9 @@ export const SummaryPair = Type.Object(
       description: "every cell's verdict when they agree; mixed: they differ (by address, or by pod)",
     }),
     cells: Tally,
-    reason: Type.Union([Type.String(), Type.Null()], { description: "the cells' reason in one line when they share one verdict; null: mixed" }),
+    reason: Type.Union([Type.String(), Type.Null()], {
+      description: "the cells' reason in one line (cut at 300 characters) when they share one verdict object; null: their reasons differ",
+    }),
   },
   { additionalProperties: false },
 );

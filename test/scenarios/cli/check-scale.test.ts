@@ -204,6 +204,17 @@ describe('scenario check in the summary form', () => {
     expect(readFileSync(html, 'utf8')).toContain('computed, summarised by workload');
   }, 120_000);
 
+  it('what the summary form does not do is refused, exit 2, saying so', () => {
+    const run = (args: string[]) => spawnSync(NODE, ['scenarios/main.ts', 'check', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const file = run(['examples/shop-rollout.yaml', '--summary']);
+    expect(file.status).toBe(2);
+    expect(file.stderr).toContain('--summary and --report-cells are for manifests with no scenario file');
+    const assert = run(['examples/shop', '--summary', '--assert', 'examples/shop-asserts.yaml']);
+    expect(assert.status).toBe(2);
+    expect(assert.stderr).toContain('--assert: not in the summary form of scenario check');
+    expect(assert.stdout).toBe('');
+  }, 120_000);
+
   it('the HTML page escapes what the manifests name', () => {
     const doc: SummaryReportDoc = {
       scenario: '<s>',
