@@ -6,7 +6,7 @@
 // evaluator's verdicts (expect.ts), which name every rule that allows a side; a peer that is not
 // the first to match is found by evaluating that peer alone. Pure.
 import { Evaluator, type Direction, type Verdict } from '../../shared/netpol/evaluate.ts';
-import { objectId, type NetworkPolicyObject, type NetworkPolicyPeer, type PodInfo } from '../../shared/netpol/types.ts';
+import { objectId, type NetworkPolicyObject, type NetworkPolicyPeer } from '../../shared/netpol/types.ts';
 import { clusterRuleCoverage, podLookup } from './cluster-coverage.ts';
 import type { CellExpectation, StepExpectation } from './expect.ts';
 
