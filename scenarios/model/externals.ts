@@ -55,7 +55,11 @@ export const Externals = Type.Union(
     Type.Array(ExternalHost, { maxItems: 32 }),
     Type.Object(
       {
-        auto: Type.Optional(Type.Boolean({ description: 'add one external inside each ipBlock CIDR and each except in force (default true)' })),
+        auto: Type.Optional(
+          Type.Boolean({
+            description: 'add one external inside each ipBlock CIDR and each except, and each admin-tier egress network, in force (default true)',
+          }),
+        ),
         hosts: Type.Optional(Type.Array(ExternalHost, { maxItems: 32 })),
       },
       { additionalProperties: false },
@@ -63,7 +67,7 @@ export const Externals = Type.Union(
   ],
   {
     description:
-      'hosts outside the pod network (a list, or {auto, hosts}); without `auto: false` one is also added inside each ipBlock CIDR and except in force',
+      'hosts outside the pod network (a list, or {auto, hosts}); without `auto: false` one is also added inside each ipBlock CIDR and except, and each admin-tier egress network, in force',
   },
 );
 
