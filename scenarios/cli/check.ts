@@ -71,7 +71,8 @@ export function checkScenario(s: ResolvedScenario, opts: { ips?: ReadonlyMap<str
     report.steps.push(result);
     const judged = exp.cells.filter((c) => c.intended !== null).length;
     const head = `step ${step.index + 1}/${s.steps.length} ${step.name}`;
-    const pod = (id: string) => exp.cluster.pods.find((p) => `${p.namespace}/${p.name}` === id)!;
+    // By index: an external is `external:<name>` in cells but `external/<name>` in the cluster.
+    const pod = (id: string) => exp.cluster.pods[s.pods.findIndex((p) => p.id === id)]!;
     const open = exp.cells
       .filter((c) => c.computed === null)
       .map((c) => {

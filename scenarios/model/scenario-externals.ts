@@ -2,7 +2,8 @@
 // added before the cells are made (expectations may name them), and the automatic ones, added
 // once the steps' policies are known, with their cells and the hand-written matrices read again.
 import type { ExternalSpec } from './externals.ts';
-import { coverageExternals, declaredExternals, DEFAULT_POD_SUBNET, EXTERNAL_NAMESPACE, externalCells, externalPod, externalsOf } from './externals.ts';
+import { coverageExternals } from './coverage-externals.ts';
+import { declaredExternals, DEFAULT_POD_SUBNET, EXTERNAL_NAMESPACE, externalCells, externalPod, externalsOf } from './externals.ts';
 import type { Limits } from './limits.ts';
 import { intendedVerdicts, type PodNames } from './matrix.ts';
 import type { Problems } from './problems.ts';
@@ -55,7 +56,8 @@ export function addAutomaticExternals(inputs: AutomaticInputs): void {
   const { doc, problems, limits, pods, cells, names, steps, externals } = inputs;
   if (!externals.auto) return;
   const inForce = [...new Set(steps.flatMap((s) => s.policies))];
-  const auto = addExternals(pods, coverageExternals(inForce, externals.declared, externals.podSubnet), '/externals', problems);
+  const clusterInForce = [...new Set(steps.flatMap((s) => s.clusterPolicies ?? []))];
+  const auto = addExternals(pods, coverageExternals(inForce, externals.declared, externals.podSubnet, clusterInForce), '/externals', problems);
   if (auto.length > 0) {
     cells.push(...externalCells(pods, auto, checkOf));
     if (pods.length > limits.maxPods)

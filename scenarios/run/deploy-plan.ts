@@ -10,8 +10,10 @@
 // Externals (model/externals.ts) are probes under /starmap/<scenario>/external/<name> with the label
 // starmap.external=<address>, which makes the orchestrator give the task that address outside the
 // pod subnet (orchestrator/isolation/netns.ts); the pods reach them at that address, not by name.
+// An IPv6 external cannot exist in either layout (model/externals.ts onPackets): it is not
+// deployed and nothing probes it (its cells are not run).
 // Pure: the caller writes the collector's resources file.
-import { EXTERNAL_APP_LABEL } from '../model/externals.ts';
+import { EXTERNAL_APP_LABEL, onPackets } from '../model/externals.ts';
 import type { Cell, PodSpec, ResolvedScenario } from '../model/resolve.ts';
 
 export interface Programs {
@@ -85,11 +87,11 @@ export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout
   for (const p of s.pods) names.set(p.name, (names.get(p.name) ?? 0) + 1);
   const resourceId = (p: PodSpec) => (names.get(p.name) === 1 ? p.name : hostName(p));
 
-  return s.pods.map((p) => {
+  return s.pods.filter(onPackets).map((p) => {
     const port = portOf(p, p.apiPort);
     const targets = new Map<string, Cell>();
     let argv: string[] = [];
-    const mine = s.cells.filter((c) => c.from === p.id);
+    const mine = s.cells.filter((c) => c.from === p.id && onPackets(byId.get(c.to)!));
     if (p.kind === 'probe') {
       for (const c of mine) {
         const url = urlOf(c);
