@@ -72,6 +72,8 @@ export interface KubernetesExport {
   observerNamespace: string;
   /** The pods as planned with their cluster names: their argv, and each target → cell. */
   plan: PlannedApp[];
+  /** The observer's program and flags, as its pod runs them. */
+  observerArgs: string[];
   steps: ExportedStep[];
   /** Labels the scenario gives namespaces that already exist (default, kube-*), set with kubectl label. */
   systemLabels: { namespace: string; labels: Record<string, string> }[];
@@ -424,7 +426,7 @@ export function exportScenario(s: ResolvedScenario, opts: { image?: string } = {
     });
   }
   files.push({ path: 'README.md', content: readme(s, steps, obsNs, notes, systemLabels) });
-  return { files, notes, label, observerNamespace: obsNs, plan: plan.filter((a) => byId.has(a.pod.id)), steps, systemLabels };
+  return { files, notes, label, observerNamespace: obsNs, plan: plan.filter((a) => byId.has(a.pod.id)), observerArgs, steps, systemLabels };
 }
 
 function readme(
