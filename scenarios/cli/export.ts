@@ -2,50 +2,22 @@
 // (run/kubernetes-manifests.ts says what is in them; docs/kubernetes.md how to use them).
 // `--to -` prints every file to stdout, each after a `# ==> path <==` line, for reading.
 import type { Argv, CommandModule } from 'yargs';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { exportScenario, type KubernetesExport } from '../run/kubernetes-manifests.ts';
+import { writeExport } from '../run/kubernetes-files.ts';
 import { ScenarioError } from '../errors.ts';
 import { fail, imageOption, load, loadOptions, manifestOptions, scenarioPositional, scenarioRef } from './options.ts';
-
-/** What marks a directory as written by scenario export (its README's first lines). */
-const MARK = 'Written by `scenario export`';
-
-/** Writes an export into `dir`: a new or empty directory, or a previous export (whose files are replaced). */
-export function writeExport(ex: KubernetesExport, dir: string): void {
-  if (existsSync(dir)) {
-    if (!statSync(dir).isDirectory()) throw new ScenarioError(`--to ${dir}: not a directory`);
-    const entries = readdirSync(dir);
-    if (entries.length > 0) {
-      const readme = join(dir, 'README.md');
-      if (!existsSync(readme) || !readFileSync(readme, 'utf8').includes(MARK))
-        throw new ScenarioError(
-          `--to ${dir}: the directory is not empty and holds no earlier export (no README.md of scenario export): give a new or empty one`,
-        );
-      for (const e of entries)
-        if (/^step-\d+$/.test(e) || /^0\d-[a-z-]+\.yaml$/.test(e) || e === 'README.md') rmSync(join(dir, e), { recursive: true, force: true });
-    }
-  }
-  for (const f of ex.files) {
-    mkdirSync(dirname(join(dir, f.path)), { recursive: true });
-    writeFileSync(join(dir, f.path), f.content);
-  }
-}
 
 export const exportCommand: CommandModule = {
   command: 'export <scenario>',
   describe: 'write the scenario as Kubernetes manifests (namespaces, probe pods, collector, observer; each step’s policies in step-N/) for kubectl apply',
   builder: (y: Argv) =>
-    y
-      .positional('scenario', scenarioPositional)
-      .options(manifestOptions)
-      .options(imageOption)
-      .option('to', {
-        type: 'string',
-        demandOption: true,
-        nargs: 1,
-        describe: 'directory to write (new, empty, or an earlier export); - prints every file to stdout',
-      }),
+    y.positional('scenario', scenarioPositional).options(manifestOptions).options(imageOption).option('to', {
+      type: 'string',
+      demandOption: true,
+      nargs: 1,
+      describe: 'directory to write (new, empty, or an earlier export); - prints every file to stdout',
+    }),
   handler: (a) => {
     const s = load(scenarioRef(a.scenario), loadOptions(a));
     let ex: KubernetesExport;

@@ -393,7 +393,7 @@ export function exportScenario(s: ResolvedScenario, opts: { image?: string } = {
         path: `${dir}/needs-addresses.yaml.tmpl`,
         content: yamlDocs(
           [...withAddresses.map(npDoc), ...cnpTemplated.map((p) => clusterPolicyManifest(p, common()))],
-          `${s.name} step ${i + 1}: policies with {{ip ns/pod}}: replace each with the pod's address (kubectl get pod -n NS NAME -o jsonpath='{.status.podIP}'), then kubectl apply -f; run --kubernetes does it`,
+          `${s.name} step ${i + 1}: policies whose ipBlocks name pods (ip templates): replace each template with the pod's address (kubectl get pod -n NS NAME -o jsonpath='{.status.podIP}'), then kubectl apply -f; run --kubernetes does it`,
         ),
       });
     const changed: unknown[] = [];
