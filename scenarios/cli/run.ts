@@ -92,6 +92,8 @@ function deploymentName(set: string, index: number, count: number): string {
 export interface RunHooks {
   onReady?: (info: { bundled?: Bundled; uiUrl?: string }) => void;
   onStep?: (scenario: string, step: StepResultDoc) => void;
+  /** Called once with every scenario's report, in order, before the exit code is decided (scenario diff --isolation=netns reads them). */
+  onReports?: (reports: ScenarioReportDoc[]) => void;
 }
 
 export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> {
@@ -109,6 +111,11 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     if (err instanceof ScenarioError) throw new RunError(err.message);
     throw err;
   }
+  return runLoaded(args, targets, hooks);
+}
+
+/** `run` of scenarios already resolved (`scenario diff --isolation=netns` builds one from its two sides). */
+export async function runLoaded(args: RunArgs, targets: { set?: string; scenarios: ResolvedScenario[] }, hooks: RunHooks = {}): Promise<number> {
   // A report that cannot be written is said before the run, not after it.
   for (const [flag, file] of [
     ['--report-json', args.reportJson],
@@ -154,6 +161,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
         scenarios: ordered,
       }
     : ordered[0]!;
+  hooks.onReports?.(ordered);
   for (const [file, format] of [
     [args.reportJson, 'json'],
     [args.reportHtml, 'html'],
