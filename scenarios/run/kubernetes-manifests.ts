@@ -1,5 +1,6 @@
 // `scenario export`: a resolved scenario as plain Kubernetes manifests (docs/kubernetes.md). Pure:
-// the caller writes the files.
+// the caller writes the files. About 430 lines: every object of an export is built here, in one
+// place, so that the names, selectors and labels they share agree.
 //   00-namespaces.yaml   the scenario's namespaces with their labels (not default, kube-*: those
 //                        exist in every cluster and are never created or deleted; their labels are
 //                        said in README.md and set by `run --kubernetes` with kubectl label)
@@ -32,6 +33,7 @@ import type { PodSpec, ResolvedScenario } from '../model/resolve.ts';
 import { ScenarioError } from '../errors.ts';
 import { planApps, type PlannedApp } from './deploy-plan.ts';
 import { clusterPolicyManifest } from './kubernetes-cluster-policies.ts';
+import { exportReadme } from './kubernetes-readme.ts';
 
 /** The release's image (docs/distribution.md builds it; `kind load docker-image` puts it on a kind cluster). */
 export const DEFAULT_IMAGE = `starmap:${VERSION}`;
@@ -425,43 +427,6 @@ export function exportScenario(s: ResolvedScenario, opts: { image?: string } = {
       templated: withAddresses.length + cnpTemplated.length > 0,
     });
   }
-  files.push({ path: 'README.md', content: readme(s, steps, obsNs, notes, systemLabels) });
+  files.push({ path: 'README.md', content: exportReadme(s, steps, obsNs, notes, systemLabels) });
   return { files, notes, label, observerNamespace: obsNs, plan: plan.filter((a) => byId.has(a.pod.id)), observerArgs, steps, systemLabels };
-}
-
-function readme(
-  s: ResolvedScenario,
-  steps: readonly ExportedStep[],
-  obsNs: string,
-  notes: readonly string[],
-  system: KubernetesExport['systemLabels'],
-): string {
-  const lines = [
-    `# ${s.name} on a Kubernetes cluster`,
-    '',
-    `Written by \`scenario export\` (Starmap ${VERSION}) from ${s.file}; docs/kubernetes.md says more.`,
-    `Every object carries the label \`${SCENARIO_LABEL}=${s.name}\`.`,
-    '',
-    '```sh',
-    'kubectl apply -f .        # namespaces, pods, the observer',
-    ...system.map(
-      (n) =>
-        `kubectl label namespace ${n.namespace} --overwrite ${Object.entries(n.labels)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(' ')}`,
-    ),
-    `kubectl wait --for=condition=Ready pod -A -l ${SCENARIO_LABEL}=${s.name} --timeout=180s`,
-    `kubectl port-forward -n ${obsNs} service/${OBSERVER} ${OBSERVER_PORT} &`,
-    ...steps.flatMap((st, i) => [
-      `kubectl apply -f ${st.dir}/      # step ${i + 1}: ${st.name}${st.templated ? ` (and ${st.dir}/needs-addresses.yaml.tmpl with the pods' addresses filled in)` : ''}`,
-      `scenario observe ${s.file} --collector http://127.0.0.1:${OBSERVER_PORT} --step ${st.name}`,
-    ]),
-    `kubectl delete pod,deployment,service,configmap,networkpolicy -A -l ${SCENARIO_LABEL}=${s.name}`,
-    `kubectl delete clusternetworkpolicy -l ${SCENARIO_LABEL}=${s.name}; kubectl delete namespace -l ${SCENARIO_LABEL}=${s.name}`,
-    '```',
-    '',
-    'Between steps, delete the policies of the step before that the next one does not list (or let `scenario run --kubernetes` do all of this).',
-  ];
-  if (notes.length > 0) lines.push('', 'Notes:', ...notes.map((n) => `- ${n}`));
-  return `${lines.join('\n')}\n`;
 }
