@@ -1,9 +1,10 @@
 // `scenario run FILE --kubernetes`: run/kubernetes.ts for each scenario of the file, directory or
 // set, one after the other (each its own export, deployed and removed), with the reports and exit
 // codes of `run`. Ctrl-C stops the step being observed and removes what was made.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { ScenarioError } from '../errors.ts';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, delimiter, join } from 'node:path';
 import { loadTargets } from '../model/load.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { REPORT_FORMATS } from '../report/formats.ts';
@@ -28,6 +29,19 @@ export interface KubernetesRunArgs {
   reportHtml?: string;
 }
 
+/** Is `program` (a path, or a name looked up on $PATH) an executable file? */
+function executable(program: string): boolean {
+  const ok = (f: string) => {
+    try {
+      accessSync(f, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return program.includes('/') ? ok(program) : (process.env.PATH ?? '').split(delimiter).some((d) => d !== '' && ok(join(d, program)));
+}
+
 /** Runs the scenarios on the cluster kubectl points at; the exit code of run. Throws ScenarioError (model/) on bad input. */
 export async function runOnKubernetes(args: KubernetesRunArgs): Promise<number> {
   const targets = loadTargets(args.scenario, {
@@ -38,6 +52,7 @@ export async function runOnKubernetes(args: KubernetesRunArgs): Promise<number> 
   addAssertFile(targets.scenarios, args.assert);
   const terminal = new TerminalLines(process.stdout);
   const program = args.kubectl ?? process.env.KUBECTL ?? 'kubectl';
+  if (!executable(program)) throw new ScenarioError(`--kubernetes: no kubectl program ${JSON.stringify(program)} (give --kubectl PATH or set $KUBECTL)`);
   const ac = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => ac.abort(signal);
   process.once('SIGINT', onSignal);
@@ -87,4 +102,3 @@ export async function runOnKubernetes(args: KubernetesRunArgs): Promise<number> 
   if (reports.some((r) => r.outcome === 'fail')) return EXIT.fail;
   return reports.every((r) => r.outcome === 'pass') ? EXIT.pass : EXIT.computedOnly;
 }
-

@@ -190,6 +190,14 @@ describe('scenario run --kubernetes', () => {
     expect(run.output()).toMatch(/removing what it made/);
   });
 
+  it('a kubectl that is not there is bad input: exit 2 naming it, nothing run', async () => {
+    const t = setup();
+    const missing = join(t.dir, 'no-kubectl');
+    const r = await runToEnd(NODE, ['scenarios/main.ts', 'run', t.file, '--kubernetes', '--kubectl', missing]);
+    expect(r.code, r.output).toBe(2);
+    expect(r.output).toContain(`scenario: error: --kubernetes: no kubectl program "${missing}"`);
+  });
+
   it('reads the pods’ addresses by their starmap.pod label, not the observer', () => {
     const json = JSON.stringify({
       items: [
