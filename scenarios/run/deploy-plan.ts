@@ -28,6 +28,8 @@ export interface Layout {
   hostPorts?: Map<string, Map<number, number>>;
   /** isolated layout: the address to ask for per pod (model/addresses.ts), as the app label starmap.address. */
   addresses?: ReadonlyMap<string, string>;
+  /** isolated layout: the name other pods reach a pod by (default hostName; a cluster's DNS name in run/kubernetes-manifests.ts). */
+  hostName?: (p: PodSpec) => string;
 }
 
 export interface PlannedApp {
@@ -73,7 +75,7 @@ function serveList(p: PodSpec, portOf: (n: number) => number): string[] {
 export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout, resourcesFile: (content: string) => string): PlannedApp[] {
   const byId = new Map(s.pods.map((p) => [p.id, p]));
   const portOf = (p: PodSpec, n: number) => (layout.isolated ? n : (layout.hostPorts?.get(p.id)?.get(n) ?? n));
-  const hostOf = (p: PodSpec) => (layout.isolated ? (p.external ?? hostName(p)) : '127.0.0.1');
+  const hostOf = (p: PodSpec) => (layout.isolated ? (p.external ?? (layout.hostName ?? hostName)(p)) : '127.0.0.1');
   const urlOf = (c: Cell): string | undefined => {
     const to = byId.get(c.to)!;
     const where = `${hostOf(to)}:${portOf(to, c.port)}`;
