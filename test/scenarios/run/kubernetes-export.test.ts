@@ -2,8 +2,8 @@
 // schemas (kubernetes-models, as test/distribution-manifests.test.ts checks deploy/kubernetes) and
 // the admin-tier CRD (shared/netpol/crd/, as the API server checks it); what the pods run, how
 // the steps are laid out, the labels cleanup selects on; the command's files and its bad input.
-// `kubectl apply --dry-run=client` needs an API server for discovery even so: it runs only when
-// kubectl reaches one (none here).
+// `kubectl apply --dry-run=client` needs an API server's discovery documents even so: a loopback
+// server that has only those stands in for one (test/helpers/kube-discovery.ts).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { substitute } from '../../../shared/netpol/ip-template.ts';
 import { BUILTIN } from '../../../scenarios/model/builtin.ts';
 import { loadScenario } from '../../../scenarios/model/load.ts';
 import { clusterPolicyManifest } from '../../../scenarios/run/kubernetes-cluster-policies.ts';
+import { startKubeDiscovery } from '../../helpers/kube-discovery.ts';
 import { exportScenario, SCENARIO_LABEL, type KubernetesExport } from '../../../scenarios/run/kubernetes-manifests.ts';
 import { NODE, runToEnd, stopAll, tempDir } from '../../helpers/process.ts';
 
@@ -215,20 +216,34 @@ describe('scenario export', () => {
     expect(existsSync(join(other, 'x'))).toBe(false);
   });
 
-  // kubectl's client-side dry run still asks an API server for its discovery documents.
-  const server = spawnSync('kubectl', ['get', '--raw', '/version', '--request-timeout=3s'], { encoding: 'utf8' });
-  it.skipIf(server.status !== 0)(
-    `kubectl apply --dry-run=client accepts every file (${server.error ? 'not run: kubectl missing' : server.status !== 0 ? 'not run: kubectl reaches no API server' : 'kubectl and a server'})`,
-    () => {
+  // kubectl's client-side dry run still asks a server for its discovery documents and looks each
+  // object up: a loopback server that has them (test/helpers/kube-discovery.ts) stands in for one.
+  const kubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
+  it.skipIf(kubectl.status !== 0)(
+    `kubectl apply --dry-run=client accepts every file (${kubectl.status !== 0 ? 'not run: kubectl missing' : 'against discovery on loopback'})`,
+    async () => {
       const dir = tempDir('starmap-export-');
       const ex = exportScenario(loadScenario('stars'));
       for (const f of ex.files) {
         mkdirSync(join(dir, f.path, '..'), { recursive: true });
         writeFileSync(join(dir, f.path), f.content);
       }
-      for (const sub of ['.', 'step-2']) {
-        const r = spawnSync('kubectl', ['apply', '--dry-run=client', '-f', join(dir, sub)], { encoding: 'utf8' });
-        expect(r.status, r.stderr).toBe(0);
+      const api = await startKubeDiscovery();
+      try {
+        for (const sub of ['.', 'step-2']) {
+          // Not spawnSync: the server answers from this process.
+          const kubectlArgs = ['--kubeconfig=/dev/null', `--server=${api.url}`, 'apply', '--dry-run=client', '--validate=false', '-f', join(dir, sub)];
+          const r = await runToEnd('kubectl', kubectlArgs, { timeoutMs: 60_000 });
+          expect(r.code, r.output).toBe(0);
+          // Every object of the directory's manifests, and nothing else, was "created".
+          const objects = readdirSync(join(dir, sub))
+            .filter((f) => /\.ya?ml$/.test(f))
+            .flatMap((f) => parseAllDocuments(readFileSync(join(dir, sub, f), 'utf8')).filter((d) => d.toJS() !== null));
+          expect(r.output.split('\n').filter((l) => l.trim().endsWith('created (dry run)')).length, r.output).toBe(objects.length);
+        }
+        expect(api.objectLookups.length).toBeGreaterThan(0);
+      } finally {
+        await api.close();
       }
     },
   );
