@@ -15,6 +15,9 @@ export interface PeerCoverage {
   cells: string[];
 }
 
+/** What whyDead reads of a step: the cluster, and cells with their verdicts. */
+export type ExpectedCells = Pick<StepExpectation, 'cluster'> & { cells: readonly Pick<CellExpectation, 'cell' | 'verdict'>[] };
+
 export interface RuleCoverage {
   /** namespace/name */
   policy: string;
@@ -45,7 +48,12 @@ function alone(p: NetworkPolicyObject, d: Direction, r: number, change: { peers?
 }
 
 /** The cells whose `d` side `policy` alone allows. */
-function allowedAlone(exp: StepExpectation, policy: NetworkPolicyObject, d: Direction, among: readonly CellExpectation[]): string[] {
+function allowedAlone(
+  exp: Pick<StepExpectation, 'cluster'>,
+  policy: NetworkPolicyObject,
+  d: Direction,
+  among: readonly Pick<CellExpectation, 'cell'>[],
+): string[] {
   const ev = new Evaluator(exp.cluster, [policy]);
   const byId = new Map(exp.cluster.pods.map((p): [string, PodInfo] => [`${p.namespace}/${p.name}`, p]));
   return among
@@ -102,10 +110,13 @@ export function ruleCoverage(exp: StepExpectation): RuleCoverage[] {
   return out;
 }
 
-/** Why nothing exercises a rule: nothing checked is selected, no peer matches, or no cell is on its ports. */
-function whyDead(exp: StepExpectation, p: NetworkPolicyObject, d: Direction, r: number): string {
+/**
+ * Why nothing exercises a rule: nothing checked is selected, no peer matches, or no cell is on its ports.
+ * (`scenario diff` passes only the cells the policy isolates on that side, from its matrix: model/diff-rules.ts.)
+ */
+export function whyDead(exp: ExpectedCells, p: NetworkPolicyObject, d: Direction, r: number): string {
   const id = objectId(p.metadata);
-  const subject = (c: CellExpectation) => {
+  const subject = (c: ExpectedCells['cells'][number]) => {
     const side = c.verdict[d];
     return 'isolatedBy' in side && side.isolatedBy.includes(id);
   };
