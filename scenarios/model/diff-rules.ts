@@ -28,7 +28,7 @@ const rulesOf = (p: NetworkPolicyObject) =>
 
 export interface DeadRuleInputs {
   base: { policies: readonly NetworkPolicyObject[]; exercised: Set<string> };
-  head: { policies: readonly NetworkPolicyObject[]; exercised: Set<string>; side: ComputedSide; cells: readonly Cell[] };
+  head: { policies: readonly NetworkPolicyObject[]; exercised: Set<string>; side: ComputedSide; cells: readonly Cell[]; verdicts: readonly Verdict[] };
   /** Policies added, removed or edited (namespace/name). */
   changed: ReadonlySet<string>;
 }
@@ -47,23 +47,30 @@ export function deadRulesOf(x: DeadRuleInputs): { rule: string; why: string }[] 
     }
   }
   if (dead.length === 0) return [];
-  // The cells each reported rule's policy isolates on its side, in one pass over HEAD's cells.
+  // The cells each reported rule's policy isolates on its side, in one pass over HEAD's verdicts
+  // (which of them isolate by which reported policy is worked out once per distinct verdict).
   const wanted = new Set(dead.map((x) => `${x.id}\0${x.d}`));
   const selected = new Map<string, { cell: Cell; verdict: Verdict }[]>();
-  for (const cell of x.head.cells) {
-    const verdict = x.head.side.verdict(cell);
-    for (const d of ['ingress', 'egress'] as const) {
-      const side = verdict[d];
-      if (!('isolatedBy' in side)) continue;
-      for (const id of side.isolatedBy) {
-        const k = `${id}\0${d}`;
-        if (!wanted.has(k)) continue;
-        const list = selected.get(k);
-        if (list) list.push({ cell, verdict });
-        else selected.set(k, [{ cell, verdict }]);
-      }
+  const isolating = new Map<Verdict, string[]>();
+  const keysOf = (v: Verdict): string[] => {
+    let keys = isolating.get(v);
+    if (!keys) {
+      keys = (['ingress', 'egress'] as const).flatMap((d) => {
+        const side = v[d];
+        return 'isolatedBy' in side ? side.isolatedBy.map((id) => `${id}\0${d}`).filter((k) => wanted.has(k)) : [];
+      });
+      isolating.set(v, keys);
     }
-  }
+    return keys;
+  };
+  x.head.cells.forEach((cell, j) => {
+    const verdict = x.head.verdicts[j] ?? x.head.side.verdict(cell);
+    for (const k of keysOf(verdict)) {
+      const list = selected.get(k);
+      if (list) list.push({ cell, verdict });
+      else selected.set(k, [{ cell, verdict }]);
+    }
+  });
   const cluster = x.head.side.cluster;
   return dead.map(({ p, id, d, r }) => ({
     rule: ruleName({ policy: id, direction: d, rule: r }),

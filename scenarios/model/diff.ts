@@ -247,9 +247,15 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
   const B = computedSide(head);
   const cellsA = base.scenario.cells;
   const cellsB = head.scenario.cells;
-  // The same cells in the same order (a change of policies or labels): no key maps needed.
-  const aligned = cellsA.length === cellsB.length && cellsA.every((c, i) => c.key === cellsB[i]!.key);
-  const byKeyB = aligned ? undefined : new Map(cellsB.map((c) => [c.key, c]));
+  // The same cells in the same order (a change of policies or labels): no key maps needed. Compared
+  // by the fields the key is made of (comparing the keys themselves flattens millions of strings).
+  const aligned =
+    cellsA.length === cellsB.length &&
+    cellsA.every((c, i) => {
+      const d = cellsB[i]!;
+      return c.from === d.from && c.to === d.to && c.port === d.port && c.protocol === d.protocol;
+    });
+  const indexB = aligned ? undefined : new Map(cellsB.map((c, j) => [c.key, j]));
   const keysA = aligned ? undefined : new Set(cellsA.map((c) => c.key));
   const parts: DiffParts = { flips: [], added: [], removed: [], undecided: [], deadRules: [], cells: 0 };
   // The distinct verdicts each side's cells have, for the rules a change leaves dead (diff-rules.ts);
@@ -260,9 +266,12 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
   let lastB: Verdict | undefined;
   const seenA = (v: Verdict) => v !== lastA && verdictsA.add((lastA = v));
   const seenB = (v: Verdict) => v !== lastB && verdictsB.add((lastB = v));
+  // HEAD's verdict of each of its cells, by index: the dead rules' explanations read them again.
+  const headVerdicts: Verdict[] = new Array<Verdict>(cellsB.length);
   for (let i = 0; i < cellsA.length; i++) {
     const ca = cellsA[i]!;
-    const cb = aligned ? cellsB[i] : byKeyB!.get(ca.key);
+    const j = aligned ? i : indexB!.get(ca.key);
+    const cb = j === undefined ? undefined : cellsB[j];
     if (!cb) {
       seenA(A.verdict(ca));
       parts.removed.push(oneSidedCell(ch, ca, A.side(ca), true));
@@ -271,7 +280,7 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
     const a = A.decide(ca);
     const b = B.decide(cb);
     seenA(a.verdict);
-    seenB(b.verdict);
+    seenB((headVerdicts[j!] = b.verdict));
     if (a.computed === null || b.computed === null) {
       parts.undecided.push({ key: ca.key, before: A.side(ca, a), after: B.side(cb, b) });
       continue;
@@ -281,19 +290,20 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
     parts.flips.push({ key, from, to, port, protocol, before: A.side(ca, a), after: B.side(cb, b), causes: flipCauses(ch, ca, [a, b]) });
   }
   if (!aligned)
-    for (const cb of cellsB)
+    cellsB.forEach((cb, j) => {
       if (!keysA!.has(cb.key)) {
-        seenB(B.verdict(cb));
+        seenB((headVerdicts[j] = B.verdict(cb)));
         parts.added.push(oneSidedCell(ch, cb, B.side(cb), false));
       }
-  parts.cells = aligned ? cellsA.length : new Set([...keysA!, ...byKeyB!.keys()]).size;
+    });
+  parts.cells = aligned ? cellsA.length : new Set([...keysA!, ...indexB!.keys()]).size;
 
   // Rules dead on HEAD that were alive on BASE, or that BASE did not have as they are now.
   // (Skipped when nothing changed; a cell of one side only or an unexplained flip is a change.)
   if (ch.causes.length > 0)
     parts.deadRules = deadRulesOf({
       base: { policies: base.step.policies, exercised: exercisedRules(verdictsA) },
-      head: { policies: head.step.policies, exercised: exercisedRules(verdictsB), side: B, cells: cellsB },
+      head: { policies: head.step.policies, exercised: exercisedRules(verdictsB), side: B, cells: cellsB, verdicts: headVerdicts },
       changed: new Set(ch.policyCause.keys()),
     });
   return assembleDiff(base, head, ch, parts);
