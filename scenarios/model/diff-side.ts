@@ -11,7 +11,7 @@ import type { Cluster, Verdict } from '../../shared/netpol/evaluate.ts';
 import { reasonLine } from '../../shared/netpol/explain.ts';
 import { VerdictMatrix } from '../../shared/netpol/matrix.ts';
 import { chainText, TieredEvaluator, type TieredVerdict } from '../../shared/netpol/tiers.ts';
-import type { PodInfo } from '../../shared/netpol/types.ts';
+import type { PodInfo, Protocol } from '../../shared/netpol/types.ts';
 import type { CellSide } from './diff-schema.ts';
 import type { DiffSide } from './diff.ts';
 import { clusterAt, expectStep, type StepExpectation } from './expect.ts';
@@ -101,7 +101,7 @@ export function computedSide(side: DiffSide): ComputedSide {
 export function diffCells(
   base: DiffSide,
   head: DiffSide,
-): { key: string; from: string; to: string; port: number; protocol: string; before?: CellSide; after?: CellSide }[] {
+): { key: string; from: string; to: string; port: number; protocol: Protocol; before?: CellSide; after?: CellSide }[] {
   const cells = new Map<string, ReturnType<typeof diffCells>[number]>();
   for (const [side, which] of [
     [base, 'before'],
