@@ -6,6 +6,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { CellEnds, MaybeVerdict } from '../model/cell-schema.ts';
 import { AssertionResult, RuleCoverageResult } from './intent-schema.ts';
+import { SummaryReport } from './summary-schema.ts';
 
 const RuleRef = Type.Object(
   {
@@ -268,8 +269,11 @@ export const SetReport = Type.Object(
   { additionalProperties: false, description: 'the report of a set of scenarios run together (`scenario run <folder>`)' },
 );
 
-/** What `--report-json` writes: one scenario's report, or a set's. */
-export const Report = Type.Union([ScenarioReport, SetReport], { $id: 'https://starmap.invalid/report.schema.json', title: 'Starmap scenario report' });
+/** What `--report-json` writes: one scenario's report, or a set's; `scenario check` past its per-cell bound, a summary. */
+export const Report = Type.Union([ScenarioReport, SetReport, SummaryReport], {
+  $id: 'https://starmap.invalid/report.schema.json',
+  title: 'Starmap scenario report',
+});
 
 export type CellResultDoc = Static<typeof CellResult>;
 export type CellStatusName = Static<typeof CellStatus>;

@@ -3,6 +3,7 @@
 // intends (made before anything starts), with its report.
 import { resolvePolicy } from '../../shared/netpol/ip-template.ts';
 import { expectStep, type StepExpectation } from '../model/expect.ts';
+import { IPV6_NOT_RUN, unobservableExternals } from '../model/externals.ts';
 import type { DesiredState } from './policies.ts';
 import { cellResults, NOT_PROVEN_REASON, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from '../report/results.ts';
 import type { ResolvedScenario, ResolvedStep } from '../model/resolve.ts';
@@ -16,8 +17,10 @@ export function settleBudgetMs(s: Pick<ResolvedScenario, 'probeSeconds' | 'timeo
 /** Cells that cannot be observed, and why (NOT_PROVEN_REASON: judged cells the policies block, without enforcement). */
 export function notRunCells(exp: StepExpectation, enforced: boolean): Map<string, string> {
   const out = new Map<string, string>();
+  const ipv6 = unobservableExternals(exp.cluster.pods);
   for (const c of exp.cells) {
     if (c.cell.protocol === 'SCTP') out.set(c.cell.key, 'not run: the probe cannot check SCTP (Node.js has no SCTP sockets)');
+    else if (ipv6.has(c.cell.from) || ipv6.has(c.cell.to)) out.set(c.cell.key, IPV6_NOT_RUN);
     else if (!enforced && (c.computed === false || c.expected === false))
       out.set(c.cell.key, c.expected === null ? 'not run: policies are not enforced here (no isolation), so nothing can be blocked' : NOT_PROVEN_REASON);
   }
