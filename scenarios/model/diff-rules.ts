@@ -5,7 +5,8 @@
 // explained (whyDead), over the cells their policy isolates.
 import type { Direction, Verdict } from '../../shared/netpol/evaluate.ts';
 import { objectId, type NetworkPolicyObject } from '../../shared/netpol/types.ts';
-import { ruleName, whyDead } from './coverage.ts';
+import { ruleCoverage, ruleName, whyDead } from './coverage.ts';
+import type { StepExpectation } from './expect.ts';
 import type { ComputedSide } from './diff-side.ts';
 import type { Cell } from './resolve.ts';
 
@@ -76,4 +77,15 @@ export function deadRulesOf(x: DeadRuleInputs): { rule: string; why: string }[] 
     rule: ruleName({ policy: id, direction: d, rule: r }),
     why: whyDead({ cluster, cells: selected.get(`${id}\0${d}`) ?? [] }, p, d, r),
   }));
+}
+
+/**
+ * The same from every cell's rule coverage (coverage.ts), for steps with admin-tier policies in
+ * force: their rules' coverage is read from the tiered chains, which the matrix does not have yet.
+ */
+export function deadRulesPerCell(base: StepExpectation, head: StepExpectation, changed: ReadonlySet<string>): { rule: string; why: string }[] {
+  const baseRules = new Map(ruleCoverage(base).map((r) => [ruleName(r), r]));
+  return ruleCoverage(head)
+    .filter((r) => r.dead !== undefined && (baseRules.get(ruleName(r))?.dead === undefined || changed.has(r.policy)))
+    .map((r) => ({ rule: ruleName(r), why: r.dead! }));
 }

@@ -13,7 +13,7 @@ import type { TieredSide } from '../../shared/netpol/tiers.ts';
 import type { NetworkPolicyObject } from '../../shared/netpol/types.ts';
 import type { Cluster } from '../../shared/netpol/evaluate.ts';
 import type { CellExpectation, StepExpectation } from './expect.ts';
-import { deadRulesOf, exercisedRules } from './diff-rules.ts';
+import { deadRulesOf, deadRulesPerCell, exercisedRules } from './diff-rules.ts';
 import { computedSide } from './diff-side.ts';
 import type { Cause, CauseKind, CellSide, Flip, OneSidedCell, ScenarioDiff } from './diff-schema.ts';
 import type { Cell, ResolvedScenario, ResolvedStep } from './resolve.ts';
@@ -300,12 +300,15 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
 
   // Rules dead on HEAD that were alive on BASE, or that BASE did not have as they are now.
   // (Skipped when nothing changed; a cell of one side only or an unexplained flip is a change.)
+  const tiers = (base.step.clusterPolicies?.length ?? 0) + (head.step.clusterPolicies?.length ?? 0) > 0;
   if (ch.causes.length > 0)
-    parts.deadRules = deadRulesOf({
-      base: { policies: base.step.policies, exercised: exercisedRules(verdictsA) },
-      head: { policies: head.step.policies, exercised: exercisedRules(verdictsB), side: B, cells: cellsB, verdicts: headVerdicts },
-      changed: new Set(ch.policyCause.keys()),
-    });
+    parts.deadRules = tiers
+      ? deadRulesPerCell(base.expectation, head.expectation, new Set(ch.policyCause.keys()))
+      : deadRulesOf({
+          base: { policies: base.step.policies, exercised: exercisedRules(verdictsA) },
+          head: { policies: head.step.policies, exercised: exercisedRules(verdictsB), side: B, cells: cellsB, verdicts: headVerdicts },
+          changed: new Set(ch.policyCause.keys()),
+        });
   return assembleDiff(base, head, ch, parts);
 }
 
