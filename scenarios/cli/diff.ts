@@ -13,6 +13,8 @@ import { ScenarioError } from '../errors.ts';
 import { approveFlips } from '../model/approval.ts';
 import { readAssertFile } from '../model/assert-file.ts';
 import { diffSides, type DiffSide } from '../model/diff.ts';
+import { diffCells, diffSideAt } from '../model/diff-side.ts';
+import { DIFF_LIMITS } from '../model/limits.ts';
 import { ScenarioDiffSchema, type ScenarioDiff } from '../model/diff-schema.ts';
 import { plannedAddresses, RUN_SUBNET } from '../model/addresses.ts';
 import { expectStep } from '../model/expect.ts';
@@ -56,7 +58,7 @@ export function diffSide(label: string, step: string | undefined, opts: LoadOpti
   } catch {
     /* more pods than the run's subnet holds: those cells stay undecided, and are counted */
   }
-  return { label, scenario, step: at, expectation: expectStep(scenario, at, ips) };
+  return diffSideAt(label, scenario, at, ips);
 }
 
 export interface DiffArgs {
@@ -87,26 +89,22 @@ export function diffCommand(a: DiffArgs): ScenarioDiff {
 /** The diff and every cell of both sides (for the HTML page). */
 export function diffView(a: DiffArgs): DiffView {
   if (a.base === '-' && a.head === '-') throw new ScenarioError('only one side can be read from stdin (-)');
-  // Computed only: the higher bounds of `scenario check` on pods and cells.
-  const opts = { ...loadOptions(a as unknown as Record<string, unknown>), computedOnly: true };
+  // Computed only, each side a verdict matrix: bounds of its own (model/limits.ts).
+  const opts = { ...loadOptions(a as unknown as Record<string, unknown>), computedOnly: true, limits: DIFF_LIMITS };
   return viewOf(diffSide(a.base, a.baseStep ?? a.step, opts), diffSide(a.head, a.headStep ?? a.step, opts), a.approve);
 }
 
 function viewOf(base: DiffSide, head: DiffSide, approve: string | undefined): DiffView {
-  const cells = new Map<string, DiffView['cells'][number]>();
-  for (const [side, which] of [
-    [base, 'before'],
-    [head, 'after'],
-  ] as const)
-    for (const c of side.expectation.cells) {
-      const { key, from, to, port, protocol } = c.cell;
-      const entry = cells.get(key) ?? { key, from, to, port, protocol };
-      entry[which] = { allowed: c.computed, reason: c.reason };
-      cells.set(key, entry);
-    }
   const diff = diffSides(base, head);
   if (approve !== undefined) diff.approval = approveFlips(diff, readAssertFile(approve), head);
-  return { diff, cells: [...cells.values()] };
+  // Every cell of both sides only for the one format that draws them (HTML).
+  let cells: DiffView['cells'] | undefined;
+  return {
+    diff,
+    get cells() {
+      return (cells ??= diffCells(base, head));
+    },
+  };
 }
 
 /**

@@ -17,6 +17,9 @@ export interface PeerCoverage {
   cells: string[];
 }
 
+/** What whyDead reads of a step: the cluster, and cells with their verdicts. */
+export type ExpectedCells = Pick<StepExpectation, 'cluster'> & { cells: readonly Pick<CellExpectation, 'cell' | 'verdict'>[] };
+
 export interface RuleCoverage {
   /** namespace/name */
   policy: string;
@@ -47,7 +50,12 @@ function alone(p: NetworkPolicyObject, d: Direction, r: number, change: { peers?
 }
 
 /** The cells whose `d` side `policy` alone allows. */
-function allowedAlone(exp: StepExpectation, policy: NetworkPolicyObject, d: Direction, among: readonly CellExpectation[]): string[] {
+function allowedAlone(
+  exp: Pick<StepExpectation, 'cluster'>,
+  policy: NetworkPolicyObject,
+  d: Direction,
+  among: readonly Pick<CellExpectation, 'cell'>[],
+): string[] {
   const ev = new Evaluator(exp.cluster, [policy]);
   const pod = podLookup(exp);
   return among
@@ -106,10 +114,13 @@ export function ruleCoverage(exp: StepExpectation): RuleCoverage[] {
   return out;
 }
 
-/** Why nothing exercises a rule: nothing checked is selected, no peer matches, or no cell is on its ports. */
-function whyDead(exp: StepExpectation, p: NetworkPolicyObject, d: Direction, r: number): string {
+/**
+ * Why nothing exercises a rule: nothing checked is selected, no peer matches, or no cell is on its ports.
+ * (`scenario diff` passes only the cells the policy isolates on that side, from its matrix: model/diff-rules.ts.)
+ */
+export function whyDead(exp: ExpectedCells, p: NetworkPolicyObject, d: Direction, r: number): string {
   const id = objectId(p.metadata);
-  const subject = (c: CellExpectation) => {
+  const subject = (c: ExpectedCells['cells'][number]) => {
     const side = c.verdict[d];
     return 'isolatedBy' in side && side.isolatedBy.includes(id);
   };

@@ -2,8 +2,9 @@
 // the types of model/diff.ts and the published JSON Schema (`scenario diff-schema` prints it;
 // scenarios/model/diff.schema.json is the committed copy), so CI tools can read the report.
 import { type Static, Type } from '@sinclair/typebox';
+import { CellEnds, MaybeVerdict } from './cell-schema.ts';
 
-const Verdict = Type.Union([Type.Boolean(), Type.Null()], { description: 'true allowed, false blocked, null undecided (depends on addresses not known)' });
+const Verdict = MaybeVerdict('true allowed, false blocked, null undecided (depends on addresses not known)');
 
 export const CellSide = Type.Object(
   { allowed: Verdict, reason: Type.String({ description: 'the deciding rules, e.g. "ingress allowed by shop/allow-web ingress rule 0"' }) },
@@ -34,17 +35,11 @@ export const Cause = Type.Object(
   { additionalProperties: false },
 );
 
-const CellId = {
-  key: Type.String(),
-  from: Type.String({ description: 'ns/pod' }),
-  to: Type.String({ description: 'ns/pod' }),
-  port: Type.Integer(),
-  protocol: Type.String(),
-};
+const CellId = { key: Type.String(), ...CellEnds };
 
 // Proven on packets (`scenario diff BASE HEAD --isolation=netns`): what the packets did at BASE and
 // after HEAD was applied in place, beside what the policies say (run/diff-run.ts fills these).
-const Observed = Type.Union([Type.Boolean(), Type.Null()], { description: 'what the packets did: true allowed, false blocked, null not observed' });
+const Observed = MaybeVerdict('what the packets did: true allowed, false blocked, null not observed');
 
 export const FlipObservationStatus = Type.Union(
   ['as computed', 'not made', 'not as computed', 'not observed'].map((k) => Type.Literal(k)),

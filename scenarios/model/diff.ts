@@ -11,17 +11,22 @@ import type { SideVerdict, Verdict } from '../../shared/netpol/evaluate.ts';
 import type { ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
 import type { TieredSide } from '../../shared/netpol/tiers.ts';
 import type { NetworkPolicyObject } from '../../shared/netpol/types.ts';
-import { ruleCoverage, ruleName } from './coverage.ts';
+import type { Cluster } from '../../shared/netpol/evaluate.ts';
 import type { CellExpectation, StepExpectation } from './expect.ts';
+import { deadRulesOf, deadRulesPerCell, exercisedRules } from './diff-rules.ts';
+import { computedSide } from './diff-side.ts';
 import type { Cause, CauseKind, CellSide, Flip, OneSidedCell, ScenarioDiff } from './diff-schema.ts';
-import type { ResolvedScenario, ResolvedStep } from './resolve.ts';
+import type { Cell, ResolvedScenario, ResolvedStep } from './resolve.ts';
 
 /** One side of a diff: a scenario and the step compared (its last, unless one is named). */
 export interface DiffSide {
   label: string;
   scenario: ResolvedScenario;
   step: ResolvedStep;
+  /** Every cell with its reason; diffSideAt (diff-side.ts) computes it on first use only (the diff itself reads the matrices). */
   expectation: StepExpectation;
+  /** The cluster at the step (else read from `expectation`). */
+  cluster?: Cluster;
 }
 
 export type { Cause, CauseKind, CellSide, Flip, OneSidedCell, ScenarioDiff };
@@ -101,9 +106,23 @@ function editedClusterParts(a: ClusterPolicy, b: ClusterPolicy): string[] {
   return out;
 }
 
-const sideOf = (c: CellExpectation): CellSide => ({ allowed: c.computed, reason: c.reason });
+/** Every change between the two sides (policies, labels, workloads), and the cause of each, indexed. */
+export interface ChangeCauses {
+  causes: Cause[];
+  /** The index of a cause, added when new. */
+  cause: (kind: CauseKind, subject: string, detail?: string[]) => number;
+  /** By policy id (namespace/name, or an admin tier's cnp/x): added, removed or edited. */
+  policyCause: Map<string, number>;
+  /** By pod id: labels changed, added or removed. */
+  labelCause: Map<string, number>;
+  nsCause: Map<string, number>;
+  /** Pod ids of each side, with their labels at the step. */
+  podsA: Map<string, Record<string, string>>;
+  podsB: Map<string, Record<string, string>>;
+}
 
-export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
+/** The changes from BASE to HEAD, read from the policies and the labels in force at the compared steps. */
+export function changeCauses(base: DiffSide, head: DiffSide): ChangeCauses {
   const causes: Cause[] = [];
   const causeIndex = new Map<string, number>();
   const cause = (kind: CauseKind, subject: string, detail: string[] = []): number => {
@@ -117,8 +136,8 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
   };
 
   // Policies: by namespace/name, compared by their spec (the labels of a policy object change nothing).
-  const before = new Map(base.expectation.step.policies.map((p) => [policyId(p), p]));
-  const after = new Map(head.expectation.step.policies.map((p) => [policyId(p), p]));
+  const before = new Map(base.step.policies.map((p) => [policyId(p), p]));
+  const after = new Map(head.step.policies.map((p) => [policyId(p), p]));
   const policyCause = new Map<string, number>();
   for (const [id, p] of before) {
     const q = after.get(id);
@@ -127,8 +146,8 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
   }
   for (const id of after.keys()) if (!before.has(id)) policyCause.set(id, cause('policy added', id));
   // Admin-tier policies (cluster-scoped, by id: cnp/x, anp/x, banp/default) the same way.
-  const cpBefore = new Map((base.expectation.step.clusterPolicies ?? []).map((p) => [p.id, p]));
-  const cpAfter = new Map((head.expectation.step.clusterPolicies ?? []).map((p) => [p.id, p]));
+  const cpBefore = new Map((base.step.clusterPolicies ?? []).map((p) => [p.id, p]));
+  const cpAfter = new Map((head.step.clusterPolicies ?? []).map((p) => [p.id, p]));
   for (const [id, p] of cpBefore) {
     const q = cpAfter.get(id);
     if (!q) policyCause.set(id, cause('policy removed', id));
@@ -138,8 +157,9 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
 
   // Labels in force at the compared step, of pods and namespaces on both sides.
   // By the scenario's pod ids (`ns/pod`, `external:<name>`), which the cluster's pods follow in order.
-  const podLabels = (s: DiffSide) => new Map(s.expectation.cluster.pods.map((p, i) => [s.scenario.pods[i]!.id, p.labels]));
-  const nsLabels = (s: DiffSide) => new Map(s.expectation.cluster.namespaces.map((n) => [n.name, n.labels]));
+  const clusterOf = (s: DiffSide) => s.cluster ?? s.expectation.cluster;
+  const podLabels = (s: DiffSide) => new Map(clusterOf(s).pods.map((p, i) => [s.scenario.pods[i]!.id, p.labels]));
+  const nsLabels = (s: DiffSide) => new Map(clusterOf(s).namespaces.map((n) => [n.name, n.labels]));
   const [podsA, podsB, nsA, nsB] = [podLabels(base), podLabels(head), nsLabels(base), nsLabels(head)];
   const labelCause = new Map<string, number>();
   for (const [id, la] of podsA) {
@@ -156,74 +176,59 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
     const keys = labelKeysChanged(la, nsB.get(name) ?? {});
     if (nsB.has(name) && keys.length > 0) nsCause.set(name, cause('namespace labels changed', name, keys));
   }
+  return { causes, cause, policyCause, labelCause, nsCause, podsA, podsB };
+}
 
-  const cellsA = new Map(base.expectation.cells.map((c) => [c.cell.key, c]));
-  const cellsB = new Map(head.expectation.cells.map((c) => [c.cell.key, c]));
-  const flips: Flip[] = [];
-  const undecided: ScenarioDiff['undecided'] = [];
-  const removed: OneSidedCell[] = [];
-  const added: OneSidedCell[] = [];
-  const nsOf = (pod: string) => pod.slice(0, pod.indexOf('/'));
-  const oneSided = (c: CellExpectation, gone: boolean): OneSidedCell => {
-    const { key, from, to, port, protocol } = c.cell;
-    const pods = gone ? podsB : podsA;
-    // The pod that is missing on the other side, else the port that is.
-    const missing = [from, to].find((p) => !pods.has(p));
-    const why = missing
-      ? (labelCause.get(missing) ?? cause(gone ? 'workload removed' : 'workload added', missing))
-      : cause(gone ? 'port removed' : 'port added', `${to}:${port}/${protocol}`);
-    return { key, from, to, port, protocol, side: sideOf(c), cause: why };
-  };
-  for (const [key, a] of cellsA) {
-    const b = cellsB.get(key);
-    if (!b) {
-      removed.push(oneSided(a, true));
-      continue;
-    }
-    if (a.computed === null || b.computed === null) {
-      undecided.push({ key, before: sideOf(a), after: sideOf(b) });
-      continue;
-    }
-    if (a.computed === b.computed) continue;
-    const named = [...new Set([...decidingPolicies(a), ...decidingPolicies(b)])];
-    const found = [
-      ...named.flatMap((p) => (policyCause.has(p) ? [policyCause.get(p)!] : [])),
-      ...[a.cell.from, a.cell.to].flatMap((p) => (labelCause.has(p) ? [labelCause.get(p)!] : [])),
-      ...[...new Set([nsOf(a.cell.from), nsOf(a.cell.to)])].flatMap((n) => (nsCause.has(n) ? [nsCause.get(n)!] : [])),
-    ];
-    const { from, to, port, protocol } = a.cell;
-    flips.push({
-      key,
-      from,
-      to,
-      port,
-      protocol,
-      before: sideOf(a),
-      after: sideOf(b),
-      causes: found.length > 0 ? [...new Set(found)] : [cause('other', 'no change names the rules that decide it')],
-    });
-  }
-  for (const [key, b] of cellsB) if (!cellsA.has(key)) added.push(oneSided(b, false));
+const nsOf = (pod: string) => pod.slice(0, pod.indexOf('/'));
 
-  // Rules dead on HEAD that were alive on BASE, or that BASE did not have as they are now.
-  // (Rule coverage evaluates every rule's peers alone: skipped when nothing changed.)
-  const baseRules = causes.length === 0 ? new Map() : new Map(ruleCoverage(base.expectation).map((r) => [ruleName(r), r]));
-  const deadRules = (causes.length === 0 ? [] : ruleCoverage(head.expectation))
-    .filter((r) => r.dead !== undefined && (baseRules.get(ruleName(r))?.dead === undefined || policyCause.has(r.policy)))
-    .map((r) => ({ rule: ruleName(r), why: r.dead! }));
+/** The causes of a flip: the changed policies that decided it on either side, then label changes of its pods and their namespaces. */
+export function flipCauses(ch: ChangeCauses, cell: Cell, decided: Pick<CellExpectation, 'verdict' | 'tiered'>[]): number[] {
+  const named = [...new Set(decided.flatMap(decidingPolicies))];
+  const found = [
+    ...named.flatMap((p) => (ch.policyCause.has(p) ? [ch.policyCause.get(p)!] : [])),
+    ...[cell.from, cell.to].flatMap((p) => (ch.labelCause.has(p) ? [ch.labelCause.get(p)!] : [])),
+    ...[...new Set([nsOf(cell.from), nsOf(cell.to)])].flatMap((n) => (ch.nsCause.has(n) ? [ch.nsCause.get(n)!] : [])),
+  ];
+  return found.length > 0 ? [...new Set(found)] : [ch.cause('other', 'no change names the rules that decide it')];
+}
+
+/** A cell of one side only, with its cause: the pod missing on the other side, else the port. */
+export function oneSidedCell(ch: ChangeCauses, c: Cell, side: CellSide, gone: boolean): OneSidedCell {
+  const { key, from, to, port, protocol } = c;
+  const pods = gone ? ch.podsB : ch.podsA;
+  const missing = [from, to].find((p) => !pods.has(p));
+  const why = missing
+    ? (ch.labelCause.get(missing) ?? ch.cause(gone ? 'workload removed' : 'workload added', missing))
+    : ch.cause(gone ? 'port removed' : 'port added', `${to}:${port}/${protocol}`);
+  return { key, from, to, port, protocol, side, cause: why };
+}
+
+/** What a diff found, cell by cell. */
+export interface DiffParts {
+  flips: Flip[];
+  added: OneSidedCell[];
+  removed: OneSidedCell[];
+  undecided: ScenarioDiff['undecided'];
+  deadRules: ScenarioDiff['deadRules'];
+  /** Cells on either side. */
+  cells: number;
+}
+
+export function assembleDiff(base: DiffSide, head: DiffSide, ch: ChangeCauses, parts: DiffParts): ScenarioDiff {
+  const { flips, added, removed, undecided, deadRules } = parts;
   const opened = flips.filter((f) => f.after.allowed === true).length;
   return {
     base: base.label,
     head: head.label,
     step: { base: base.step.name, head: head.step.name },
-    causes,
+    causes: ch.causes,
     flips,
     added,
     removed,
     undecided,
     deadRules,
     counts: {
-      cells: new Set([...cellsA.keys(), ...cellsB.keys()]).size,
+      cells: parts.cells,
       flips: flips.length,
       opened,
       closed: flips.length - opened,
@@ -232,6 +237,79 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
       undecided: undecided.length,
     },
   };
+}
+
+export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
+  const ch = changeCauses(base, head);
+
+  // Both sides as verdict matrices (diff-side.ts), read cell by cell in one pass; reasons only for what is shown.
+  const A = computedSide(base);
+  const B = computedSide(head);
+  const cellsA = base.scenario.cells;
+  const cellsB = head.scenario.cells;
+  // The same cells in the same order (a change of policies or labels): no key maps needed. Compared
+  // by the fields the key is made of (comparing the keys themselves flattens millions of strings).
+  const aligned =
+    cellsA.length === cellsB.length &&
+    cellsA.every((c, i) => {
+      const d = cellsB[i]!;
+      return c.from === d.from && c.to === d.to && c.port === d.port && c.protocol === d.protocol;
+    });
+  const indexB = aligned ? undefined : new Map(cellsB.map((c, j) => [c.key, j]));
+  const keysA = aligned ? undefined : new Set(cellsA.map((c) => c.key));
+  const parts: DiffParts = { flips: [], added: [], removed: [], undecided: [], deadRules: [], cells: 0 };
+  // The distinct verdicts each side's cells have, for the rules a change leaves dead (diff-rules.ts);
+  // neighbouring cells mostly share one (a class pair's), so a Set is touched only on a change.
+  const verdictsA = new Set<Verdict>();
+  const verdictsB = new Set<Verdict>();
+  let lastA: Verdict | undefined;
+  let lastB: Verdict | undefined;
+  const seenA = (v: Verdict) => v !== lastA && verdictsA.add((lastA = v));
+  const seenB = (v: Verdict) => v !== lastB && verdictsB.add((lastB = v));
+  // HEAD's verdict of each of its cells, by index: the dead rules' explanations read them again.
+  const headVerdicts: Verdict[] = new Array<Verdict>(cellsB.length);
+  for (let i = 0; i < cellsA.length; i++) {
+    const ca = cellsA[i]!;
+    const j = aligned ? i : indexB!.get(ca.key);
+    const cb = j === undefined ? undefined : cellsB[j];
+    if (!cb) {
+      seenA(A.verdict(ca));
+      parts.removed.push(oneSidedCell(ch, ca, A.side(ca), true));
+      continue;
+    }
+    const a = A.decide(ca);
+    const b = B.decide(cb);
+    seenA(a.verdict);
+    seenB((headVerdicts[j!] = b.verdict));
+    if (a.computed === null || b.computed === null) {
+      parts.undecided.push({ key: ca.key, before: A.side(ca, a), after: B.side(cb, b) });
+      continue;
+    }
+    if (a.computed === b.computed) continue;
+    const { key, from, to, port, protocol } = ca;
+    parts.flips.push({ key, from, to, port, protocol, before: A.side(ca, a), after: B.side(cb, b), causes: flipCauses(ch, ca, [a, b]) });
+  }
+  if (!aligned)
+    cellsB.forEach((cb, j) => {
+      if (!keysA!.has(cb.key)) {
+        seenB((headVerdicts[j] = B.verdict(cb)));
+        parts.added.push(oneSidedCell(ch, cb, B.side(cb), false));
+      }
+    });
+  parts.cells = aligned ? cellsA.length : new Set([...keysA!, ...indexB!.keys()]).size;
+
+  // Rules dead on HEAD that were alive on BASE, or that BASE did not have as they are now.
+  // (Skipped when nothing changed; a cell of one side only or an unexplained flip is a change.)
+  const tiers = (base.step.clusterPolicies?.length ?? 0) + (head.step.clusterPolicies?.length ?? 0) > 0;
+  if (ch.causes.length > 0)
+    parts.deadRules = tiers
+      ? deadRulesPerCell(base.expectation, head.expectation, new Set(ch.policyCause.keys()))
+      : deadRulesOf({
+          base: { policies: base.step.policies, exercised: exercisedRules(verdictsA) },
+          head: { policies: head.step.policies, exercised: exercisedRules(verdictsB), side: B, cells: cellsB, verdicts: headVerdicts },
+          changed: new Set(ch.policyCause.keys()),
+        });
+  return assembleDiff(base, head, ch, parts);
 }
 
 /** The flips grouped under their first cause, in the order the causes were found. */

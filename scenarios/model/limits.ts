@@ -52,3 +52,17 @@ export const SCALE_CHECK_LIMITS: Limits & { maxClassCells: number; why: Limits['
     classCells: 'for scenario check of manifests: 4 bytes each in memory (fewer distinct label sets per namespace make fewer classes)',
   },
 };
+/**
+ * Bounds of `scenario diff` (computed only): each side is a verdict matrix over classes of identical
+ * pods, and only the cells the diff shows get reasons, so a 1,000-pod set (and its automatic
+ * externals) is within them; what bounds it is the memory of the cells themselves (about 400 bytes
+ * each while they are read, on both sides).
+ */
+export const DIFF_LIMITS: Limits = {
+  maxPods: 1_200,
+  maxCells: 2_500_000,
+  why: {
+    pods: 'for scenario diff: each side holds every cell of its pods in memory',
+    cells: 'for scenario diff: each side holds every cell in memory (about 400 bytes each)',
+  },
+};

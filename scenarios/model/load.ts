@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { isMap, parseAllDocuments } from 'yaml';
 import { BUILTIN, BUILTIN_FILES, builtinNames } from './builtin.ts';
 import { MAX_SCENARIO_BYTES, readScenario, ScenarioError } from './scenario-file.ts';
-import { CHECK_LIMITS } from './limits.ts';
+import { CHECK_LIMITS, type Limits } from './limits.ts';
 import { resolveScenario, type ResolvedScenario } from './resolve.ts';
 import { MAX_MANIFEST_VALUES, shapeProblem } from './yaml-bounds.ts';
 import { isManifestDir, readManifestSources, readStdin } from './sources.ts';
@@ -20,6 +20,8 @@ export interface LoadOptions {
   podSubnet?: string;
   /** Nothing will run on packets (scenario check): the higher bounds on pods and cells. */
   computedOnly?: boolean;
+  /** Bounds of their own (scenario diff's, whose matrices compute more cells than check's), over computedOnly's. */
+  limits?: Limits;
 }
 
 /**
@@ -41,7 +43,7 @@ const manifestIo = (opts: LoadOptions) => ({
   manifests: (path: string) => readManifestSources(path),
   ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
   ...(opts.replicas ? { replicas: true } : {}),
-  ...(opts.computedOnly ? { limits: CHECK_LIMITS } : {}),
+  ...(opts.limits ? { limits: opts.limits } : opts.computedOnly ? { limits: CHECK_LIMITS } : {}),
   ...externalIo(opts),
 });
 

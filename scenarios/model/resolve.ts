@@ -70,7 +70,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   const names = new PodNames(pods);
   const cells = cellsOf(pods, apps, doc.model, names, problems);
   const made = [...(fromManifests?.pods ?? []), ...stepPods];
-  cells.push(...manifestCells(made));
+  for (const c of manifestCells(made)) cells.push(c); // not push(...): a large set has more cells than call arguments may be
   cells.push(...externalCells(pods, externals.declaredPods, checkOf));
   if (cells.length > limits.maxCells) problems.add('/', `${cells.length} cells; at most ${limits.maxCells} ${limits.why.cells}`);
 

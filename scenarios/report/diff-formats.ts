@@ -2,6 +2,7 @@
 // of both sides, which only the HTML page draws) in, the file's text out. `scenario diff
 // --report-<format> FILE` writes each; the terminal gets `text`.
 import type { CellSide, ScenarioDiff } from '../model/diff-schema.ts';
+import type { Protocol } from '../../shared/netpol/types.ts';
 import { diffHtml } from './diff-html.ts';
 import { diffJunit } from './diff-junit.ts';
 import { diffMarkdown } from './diff-markdown.ts';
@@ -10,7 +11,7 @@ import { diffText } from './diff-text.ts';
 /** A diff, and every cell of the two sides with its verdict on each (absent: the side has no such cell). */
 export interface DiffView {
   diff: ScenarioDiff;
-  cells: { key: string; from: string; to: string; port: number; protocol: string; before?: CellSide; after?: CellSide }[];
+  cells: { key: string; from: string; to: string; port: number; protocol: Protocol; before?: CellSide; after?: CellSide }[];
 }
 
 export type DiffFormatter = (view: DiffView) => string;

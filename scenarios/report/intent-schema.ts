@@ -2,13 +2,11 @@
 // and the cells behind it, and each rule of each policy in force with the cells it allowed (dead
 // rules named). Kept beside schema.ts, which adds them to a step's result.
 import { type Static, Type } from '@sinclair/typebox';
+import { CellEnds } from '../model/cell-schema.ts';
 
 const CellRef = Type.Object(
   {
-    from: Type.String(),
-    to: Type.String(),
-    port: Type.Integer(),
-    protocol: Type.Union([Type.Literal('TCP'), Type.Literal('UDP'), Type.Literal('SCTP')]),
+    ...CellEnds,
     status: Type.String({ description: "the cell's status, as in the step's cells (pass, 'intended != computed', …)" }),
   },
   { additionalProperties: false },

@@ -4,10 +4,9 @@
 // (`scenario report-schema` prints it; scenarios/report/report.schema.json is the committed copy), so
 // other tools can read the report.
 import { type Static, Type } from '@sinclair/typebox';
+import { CellEnds, MaybeVerdict } from '../model/cell-schema.ts';
 import { AssertionResult, RuleCoverageResult } from './intent-schema.ts';
 import { SummaryReport } from './summary-schema.ts';
-
-const Protocol = Type.Union([Type.Literal('TCP'), Type.Literal('UDP'), Type.Literal('SCTP')]);
 
 const RuleRef = Type.Object(
   {
@@ -112,17 +111,12 @@ export const CellStatus = Type.Union(
 
 export const CellResult = Type.Object(
   {
-    from: Type.String({ description: 'source pod, namespace/pod' }),
-    to: Type.String({ description: 'destination pod, namespace/pod' }),
-    port: Type.Integer(),
-    protocol: Protocol,
-    expected: Type.Union([Type.Boolean(), Type.Null()], {
-      description: 'what the cell is judged against (intended when hand-written, else computed); null: not judged',
-    }),
-    observed: Type.Union([Type.Boolean(), Type.Null()], { description: 'what the packets did; null: not observed' }),
+    ...CellEnds,
+    expected: MaybeVerdict('what the cell is judged against (intended when hand-written, else computed); null: not judged'),
+    observed: MaybeVerdict('what the packets did; null: not observed'),
     reason: Type.String({ description: "the evaluator's reason in one line" }),
-    intended: Type.Union([Type.Boolean(), Type.Null()], { description: "the author's verdict; null: not given" }),
-    computed: Type.Union([Type.Boolean(), Type.Null()], { description: "the evaluator's verdict; null: undecided" }),
+    intended: MaybeVerdict("the author's verdict; null: not given"),
+    computed: MaybeVerdict("the evaluator's verdict; null: undecided"),
     status: CellStatus,
     evaluation: Type.Object({ egress: Side, ingress: Side }, { additionalProperties: false }),
     chain: Type.Optional(
