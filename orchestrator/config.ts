@@ -1,6 +1,7 @@
 // The orchestrator's configuration, declared once. ORCHESTRATOR_FLAGS is one entry a flag (name,
 // Marathon's underscore alias, type, default, help text, coerce: shared/cli.ts reads the table);
-// from it come the yargs options (flags.ts), the type of the parsed flags, and DEFAULTS.
+// from it come the yargs options (flags.ts), the type of the parsed flags, and DEFAULTS. Every
+// default is written here, the isolation flags' too (ISOLATION_FLAGS).
 // configFrom puts each parsed flag in the slice of the configuration its module receives, and the
 // type of the configuration is what configFrom returns: no interface repeats a field.
 // buildOrchestrator (orchestrator.ts) takes the configuration as it is and hands each module its
@@ -12,7 +13,7 @@ import { hostname } from 'node:os';
 import { addressFlag, flagDefaults, LOG_LEVELS, numberFlag, parsedFlag, portFlag, stringFlag, type FlagTable, type FlagValues } from '../shared/cli.ts';
 import { parseAllowedHosts } from '../shared/web-guard.ts';
 import { callbackUrlProblem } from './events/subscriptions.ts';
-import { ISOLATION_FLAGS } from './isolation/flags.ts';
+import { prefixFlag, publishAddressFlag, subnetFlag } from './isolation/flag-checks.ts';
 import { publishAddressOf } from './isolation/published-ports.ts';
 
 /** A comma-separated list flag: undefined when absent, else its non-empty items. */
@@ -36,6 +37,44 @@ const callbackUrls = (v: unknown): string[] | undefined => {
 
 /** An optional string flag that, when given, must not be empty. */
 const optionalString = (flag: string) => (v: unknown) => (v === undefined ? undefined : stringFlag(flag)(v));
+
+/**
+ * The isolation flags (docs/isolation.md), last in --help, with underscore aliases as for
+ * Marathon's flags. Their defaults are written here only: isolation/netns.ts falls back to them,
+ * isolation/flags.ts gives a yargs instance these entries.
+ */
+export const ISOLATION_FLAGS = {
+  isolation: {
+    type: 'string',
+    choices: ['off', 'netns'],
+    default: 'off',
+    describe:
+      'netns: every task of an app with ipAddress gets its own network namespace and address on a bridge owned by the orchestrator, with network policies enforced by nftables (needs root, iproute2 and nftables)',
+  },
+  'netns-subnet': {
+    alias: 'netns_subnet',
+    type: 'string',
+    default: '10.213.0.0/24',
+    describe: 'private IPv4 subnet of the task network (the host is its first address); nothing is routed outside it',
+    coerce: subnetFlag('netns-subnet'),
+  },
+  'netns-prefix': {
+    alias: 'netns_prefix',
+    type: 'string',
+    default: 'smap',
+    describe: 'prefix of the namespaces, links and nftables tables this orchestrator creates (and removes at stop and after a crash)',
+    coerce: prefixFlag('netns-prefix'),
+  },
+  'publish-address': {
+    alias: 'publish_address',
+    type: 'string',
+    /** Isolated tasks' TCP ports on the host, loopback only (the collector has no login). */
+    default: '127.0.0.1',
+    describe:
+      "with --isolation=netns: every TCP port in an isolated task's ipAddress.discovery.ports gets a port on the host at this address (the task's `ports`) forwarding to the task; 0.0.0.0 opens them to the network, off publishes none. Forwarded connections come from the host, which ingress policies always accept",
+    coerce: publishAddressFlag('publish-address'),
+  },
+} as const satisfies FlagTable;
 
 /** Every flag, in --help order; the isolation flags come last. */
 export const ORCHESTRATOR_FLAGS = {

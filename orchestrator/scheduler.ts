@@ -14,7 +14,7 @@ import { GroupManager, type AppEdit, type GroupUpdateOptions, type PlannedUpdate
 import type { Store, TaskRecord } from './storage/store.ts';
 import { SLAVE_ID, appIdOfTask, instanceIdOf } from './tasks/ids.ts';
 import { killLeftoverTasks } from './tasks/leftovers.ts';
-import { TaskTracker, killOrder, type HealthResult } from './tasks/tracker.ts';
+import { TaskTracker, excessTasks, type HealthResult } from './tasks/tracker.ts';
 import { TERMINAL_STATES, type Executor, type TaskStatusUpdate } from './tasks/types.ts';
 import { commonGroupOf } from './deployment/change.ts';
 import type { Deployer, DeploymentResult } from './deployer.ts';
@@ -111,13 +111,8 @@ export class Scheduler implements Deployer {
       groups: this.groups,
       tracker: this.tasks,
       events: this.events,
-      actions: {
-        scaleTo: (app) => this.#scaleTo(app),
-        launchUpTo: (app, count) => this.launcher.launchUpTo(app, count),
-        kill: (t, reason) => void this.killTask(t, reason),
-        resetDelay: (appId) => this.#resetDelay(appId, false),
-        schedule: () => this.schedule(),
-      },
+      launcher: this.launcher,
+      kill: (t, reason) => void this.killTask(t, reason),
     });
   }
 
@@ -263,13 +258,8 @@ export class Scheduler implements Deployer {
 
   /** DELETE /v2/queue/{app}/delay: forgets the app's launch delay, on disk before returning. */
   resetDelay(appId: string): void {
-    this.#resetDelay(appId, true);
-  }
-
-  #resetDelay(appId: string, durable: boolean): void {
-    this.launcher.resetDelay(appId);
-    if (durable) this.#flush();
-    this.schedule();
+    this.launcher.resetDelay(appId); // and a pass soon
+    this.#flush();
   }
 
   /** Used by the health checkers: results of one task; `kill` replaces an unhealthy one. */
@@ -408,7 +398,8 @@ export class Scheduler implements Deployer {
     if (this.#closed || !this.#recovered) return;
     this.launcher.newPass();
     try {
-      const busy = this.deployments.progress();
+      const { busy, stepStarted } = this.deployments.progress();
+      if (stepStarted) this.schedule();
       for (const app of this.groups.apps.values()) if (!busy.has(app.id)) this.#scaleTo(app);
       // Tasks of apps that no longer exist (e.g. after a forced cancel of a stop).
       for (const [appId, tasks] of this.tasks.byApp()) {
@@ -429,13 +420,9 @@ export class Scheduler implements Deployer {
     }
   }
 
-  /** Launches or kills tasks so that `app.instances` are active. */
+  /** An app no deployment holds: its surplus killed, what it lacks launched (the deployment's Scale step does the same). */
   #scaleTo(app: AppDefinition): void {
-    const live = this.tasks.appTasks(app.id).filter((t) => !t.killing);
-    if (live.length > app.instances) {
-      for (const t of killOrder(live, app).slice(0, live.length - app.instances)) void this.killTask(t, 'scaling down');
-    } else if (live.length < app.instances) {
-      this.launcher.launchUpTo(app, app.instances - live.length);
-    }
+    for (const t of excessTasks(this.tasks.appTasks(app.id), app)) void this.killTask(t, 'scaling down');
+    this.launcher.launchMissing(app);
   }
 }

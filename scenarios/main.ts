@@ -2,6 +2,8 @@
 //   scenario run <file, directory, built-in or built-in set> [--orchestrator URL …] [--report-json F] [--report-junit F] [--report-html F]
 //   scenario check <file>      the computed tables, intended = computed, without deploying
 //   scenario explain <file> --step S --from ns/pod --to ns/pod[:port/PROTO]   why one connection is allowed or not
+//   scenario export <file> --to DIR   Kubernetes manifests of the scenario (docs/kubernetes.md)
+//   scenario observe <file> --collector URL [--step S]   judge the step in force on a cluster
 //   scenario diff <base> <head>   which flows a change opens or closes, and why
 //   scenario list              the built-in scenarios
 //   scenario schema | report-schema | diff-schema   the JSON Schemas of scenario files and reports
@@ -13,7 +15,9 @@ import { VERSION } from '../shared/version.ts';
 import { checkCommand } from './cli/check.ts';
 import { diffCommandModule, diffSchemaCommand } from './cli/diff.ts';
 import { explainCommand } from './cli/explain.ts';
+import { exportCommand } from './cli/export.ts';
 import { listCommand } from './cli/list.ts';
+import { observeCommand } from './cli/observe.ts';
 import { fail } from './cli/options.ts';
 import { isolationMissing, run, runCommand } from './cli/run.ts';
 import { reportSchemaCommand, schemaCommand } from './cli/schema.ts';
@@ -31,11 +35,13 @@ export async function main(argv: string[]): Promise<void> {
     .command(listCommand)
     .command(checkCommand)
     .command(explainCommand)
+    .command(exportCommand)
+    .command(observeCommand)
     .command(diffCommandModule)
     .command(schemaCommand)
     .command(reportSchemaCommand)
     .command(diffSchemaCommand)
-    .demandCommand(1, 'give a command: run, check, explain, diff, list, schema, report-schema or diff-schema')
+    .demandCommand(1, 'give a command: run, check, explain, export, observe, diff, list, schema, report-schema or diff-schema')
     .strict()
     .version(VERSION)
     .help()

@@ -1,8 +1,12 @@
 // The orchestrator's configuration (orchestrator/config.ts) as the flag parser fills it: every
 // default from one place, each setting in the slice its module receives.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULTS, defaultDataDir } from '../orchestrator/config.ts';
+import { DEFAULTS, ISOLATION_FLAGS, defaultDataDir } from '../orchestrator/config.ts';
 import { parseOrchestratorFlags } from '../orchestrator/flags.ts';
+import { TaskNetwork } from '../orchestrator/isolation/netns.ts';
+import { ROOT } from './helpers/process.ts';
 
 describe('orchestrator configuration', () => {
   it('has the defaults of config.ts when no flag is given', () => {
@@ -70,5 +74,32 @@ describe('orchestrator configuration', () => {
       tasks: { defaultUser: 'nobody', stopGracePeriodSeconds: 2 },
       tickMs: DEFAULTS.tickMs,
     });
+  });
+
+  it('writes the isolation defaults once, in config.ts: --isolation=netns without its flags and the task network use them', () => {
+    expect(parseOrchestratorFlags(['--isolation=netns']).isolation).toEqual({
+      prefix: DEFAULTS.netnsPrefix,
+      subnet: DEFAULTS.netnsSubnet,
+      publishAddress: DEFAULTS.publishAddress,
+    });
+    const net = new TaskNetwork();
+    expect([net.prefix, net.subnet.cidr]).toEqual([DEFAULTS.netnsPrefix, DEFAULTS.netnsSubnet]);
+    // No other file of the orchestrator writes one of them again.
+    const values = Object.values(ISOLATION_FLAGS).map((f) => f.default);
+    const written: string[] = [];
+    const walk = (dir: string): void => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, e.name);
+        if (e.isDirectory()) walk(path);
+        else if (e.name.endsWith('.ts') && path !== join(ROOT, 'orchestrator', 'config.ts')) {
+          const text = readFileSync(path, 'utf8');
+          for (const v of values)
+            if (text.includes(`default: '${v}'`) || (v !== 'off' && v !== '127.0.0.1' && text.includes(`'${v}'`)))
+              written.push(`${relative(ROOT, path)}: ${v}`);
+        }
+      }
+    };
+    walk(join(ROOT, 'orchestrator'));
+    expect(written).toEqual([]);
   });
 });

@@ -6,23 +6,23 @@ import { type AppDefinition } from '../state/app-definition.ts';
 import type { Store, StoredDeployment, TaskRecord } from '../storage/store.ts';
 import { isWithin } from '../state/group.ts';
 import type { EventCatalogue } from '../events/catalogue.ts';
-import { killOrder, type TaskTracker } from '../tasks/tracker.ts';
+import { excessTasks, killOrder, type TaskTracker } from '../tasks/tracker.ts';
+import type { Launcher } from '../launch-queue/launcher.ts';
 import { configVersionOf } from '../state/app-update.ts';
 import { deploymentJson, planJson } from '../formats/json.ts';
 import type { AppChange, GroupChangeOptions, StateView } from '../state/app-change.ts';
 import { restartStrategy } from './plan.ts';
 import { Conflict, NotFound } from '../errors.ts';
 
-/** What a deployment's steps do to tasks (the scheduler provides them). */
-export interface StepActions {
-  /** Launches or kills tasks so that `app.instances` are active. */
-  scaleTo(app: AppDefinition): void;
-  launchUpTo(app: AppDefinition, count: number): void;
-  kill(t: TaskRecord, reason: string): void;
-  /** Forgets the app's launch delay (a restart starts without back-off). */
-  resetDelay(appId: string): void;
-  /** Asks for another reconcile pass soon (a next step starts at once, not at the next periodic tick). */
-  schedule?(): void;
+/** What the steps ask of the launch queue: tasks to launch, and a restarted app's delay forgotten. */
+export type StepLauncher = Pick<Launcher, 'launchUpTo' | 'launchMissing' | 'resetDelay'>;
+
+/** One evaluation of the running deployments (progress()). */
+export interface Progress {
+  /** The apps they still hold (the reconcile pass leaves them to their deployment). */
+  busy: Set<string>;
+  /** A next step started: its actions run in another pass, soon, not after the periodic tick. */
+  stepStarted: boolean;
 }
 
 /** The change that rolls a cancelled deployment back. */
@@ -36,7 +36,9 @@ export interface DeploymentManagerOptions {
   groups: StateView;
   tracker: TaskTracker;
   events: EventCatalogue;
-  actions: StepActions;
+  launcher: StepLauncher;
+  /** Kills a task (the scheduler's: TASK_KILLING, the executor); the task stays tracked until it is gone. */
+  kill(task: TaskRecord, reason: string): void;
 }
 
 const LOCK_MESSAGE = "App is locked by one or more deployments. Override with the option '?force=true'. View details at '/v2/deployments/<DEPLOYMENT_ID>'.";
@@ -49,13 +51,16 @@ export class DeploymentManager {
   readonly #groups: StateView;
   readonly #tracker: TaskTracker;
   readonly #events: EventCatalogue;
-  readonly #actions: StepActions;
+  readonly #launcher: StepLauncher;
+  readonly #kill: (task: TaskRecord, reason: string) => void;
+  #stepStarted = false;
 
   constructor(opts: DeploymentManagerOptions) {
     this.#groups = opts.groups;
     this.#tracker = opts.tracker;
     this.#events = opts.events;
-    this.#actions = opts.actions;
+    this.#launcher = opts.launcher;
+    this.#kill = opts.kill;
   }
 
   /** Loads the stored deployments; their rolling restarts are evaluated afresh. */
@@ -108,15 +113,16 @@ export class DeploymentManager {
     }
   }
 
-  /** One evaluation of every running deployment; returns the apps they still hold. */
-  progress(): Set<string> {
+  /** One evaluation of every running deployment: the apps they still hold, and whether a next step started. */
+  progress(): Progress {
     const busy = new Set<string>();
+    this.#stepStarted = false;
     for (const d of this.all()) {
       this.#progress(d);
       // Every app of a step is among the deployment's affected apps (buildPlan makes both from one list).
       if (this.#deployments.has(d.id)) for (const a of d.affectedApps) busy.add(a);
     }
-    return busy;
+    return { busy, stepStarted: this.#stepStarted };
   }
 
   /**
@@ -198,7 +204,9 @@ export class DeploymentManager {
           break;
         case 'ScaleApplication':
           if (app) {
-            this.#actions.scaleTo(app);
+            // As Marathon's scale step: the surplus killed, the rest launched by the launch queue.
+            for (const t of excessTasks(this.#tracker.appTasks(app.id), app)) this.#kill(t, 'scaling down');
+            this.#launcher.launchMissing(app);
             done = this.#scaled(app) && done;
           }
           break;
@@ -207,7 +215,7 @@ export class DeploymentManager {
           break;
         case 'StopApplication': {
           const ts = this.#tracker.appTasks(a.app);
-          for (const t of ts) if (!t.killing) this.#actions.kill(t, 'app stopped');
+          for (const t of ts) if (!t.killing) this.#kill(t, 'app stopped');
           if (ts.length > 0) done = false;
           break;
         }
@@ -248,14 +256,14 @@ export class DeploymentManager {
         all.filter((t) => !isNew(t) && !t.killing),
         app,
       );
-      for (const t of olds.slice(0, s.killImmediately)) this.#actions.kill(t, 'rolling restart');
+      for (const t of olds.slice(0, s.killImmediately)) this.#kill(t, 'rolling restart');
       st = {
         maxCapacity: s.maxCapacity,
         readyCounted: all.filter((t) => isNew(t) && tracker.isHealthy(t, app) && tracker.isReady(t, app)).length,
         started: true,
       };
       d.restart[app.id] = st;
-      this.#actions.resetDelay(app.id);
+      this.#launcher.resetDelay(app.id);
       this.#dirty.set(d.id, d);
     }
     const current = tracker.appTasks(app.id);
@@ -268,11 +276,11 @@ export class DeploymentManager {
         olds.filter((t) => !t.killing),
         app,
       ).reverse()[0];
-      if (victim) this.#actions.kill(victim, 'rolling restart: replaced');
+      if (victim) this.#kill(victim, 'rolling restart: replaced');
     }
     const toStart = Math.min(n - news.length, Math.max(0, st.maxCapacity - olds.length - news.length));
-    this.#actions.launchUpTo(app, toStart);
-    if (news.length > n) for (const t of killOrder(news, app).slice(0, news.length - n)) this.#actions.kill(t, 'scaling down');
+    this.#launcher.launchUpTo(app, toStart);
+    if (news.length > n) for (const t of killOrder(news, app).slice(0, news.length - n)) this.#kill(t, 'scaling down');
     return ready === n && news.length === n && tracker.appTasks(app.id).filter((t) => !isNew(t)).length === 0;
   }
 
@@ -290,8 +298,8 @@ export class DeploymentManager {
       this.#dirty.set(d.id, d);
       this.#startStep(d);
       // Its actions run in the next pass: soon, not after the periodic tick (up to 200 ms: half
-      // the time a new app of 100 instances took to run, issue 17).
-      this.#actions.schedule?.();
+      // the time a new app of 100 instances took to run, issue 17). progress() says so.
+      this.#stepStarted = true;
     }
   }
 

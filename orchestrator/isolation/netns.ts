@@ -23,9 +23,11 @@ import { run, tryRun } from './exec.ts';
 import { Ipam, contains, gatewayOf, ipToInt, parseSubnet, type Subnet } from './ipam.ts';
 import { checkPrefix, namesFor, type Names } from './names.ts';
 import { TASK_TABLE } from './render.ts';
+import { DEFAULTS } from '../config.ts';
 
-export const DEFAULT_SUBNET = '10.213.0.0/24';
-export const DEFAULT_PREFIX = 'smap';
+/** The --netns-subnet and --netns-prefix defaults (written once, in orchestrator/config.ts). */
+export const DEFAULT_SUBNET: string = DEFAULTS.netnsSubnet;
+export const DEFAULT_PREFIX: string = DEFAULTS.netnsPrefix;
 
 export { prefixLockFile } from './cleanup.ts';
 

@@ -3,7 +3,7 @@
 // reconcile pass may make), and launching: a task's record and launch spec are made in the pass,
 // written, then started, inside its own network namespace when the app has ipAddress and
 // --isolation=netns is on. A terminal task's host ports, sandbox and namespace are released here.
-// One piece on purpose (about 450 lines): launching and releasing hold the same resources (host
+// One piece on purpose (about 460 lines): launching and releasing hold the same resources (host
 // ports, sandbox, namespace, published ports), and keeping them side by side is what shows that
 // every one taken at launch is given back.
 import { join } from 'node:path';
@@ -156,10 +156,11 @@ export class Launcher {
     return this.#isolating.get(taskId);
   }
 
-  /** Forgets the app's launch delay (written with the next batch). */
+  /** Forgets the app's launch delay (written with the next batch); a pass soon may launch at once. */
   resetDelay(appId: string): void {
     this.#delays.delete(appId);
     this.#dirtyDelays.set(appId, null);
+    this.#o.schedule();
   }
 
   /** One more failure of a task of `app` launched with `configVersion`: the next launch waits longer. */
@@ -191,6 +192,16 @@ export class Launcher {
   /** A new reconcile pass: its launch budget. */
   newPass(): void {
     this.#launchBudget = LIMITS.launchesPerPass;
+  }
+
+  /**
+   * Launches what `app` lacks of `app.instances` active tasks (tasks being killed do not count: their
+   * replacements start at once), as launchUpTo allows. Killing a surplus is not the launcher's.
+   */
+  launchMissing(app: AppDefinition): void {
+    let active = 0;
+    for (const t of this.#tracker.appTasks(app.id)) if (!t.killing) active++;
+    this.launchUpTo(app, app.instances - active);
   }
 
   /** Launches up to `count` tasks of `app`, as placement, back-off and this pass's budget allow. */

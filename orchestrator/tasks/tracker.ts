@@ -183,3 +183,9 @@ export function killOrder(tasks: TaskRecord[], app: AppDefinition): TaskRecord[]
   const age = (a: TaskRecord, b: TaskRecord) => a.stagedAt.localeCompare(b.stagedAt) || (seq.get(a.id) ?? 0) - (seq.get(b.id) ?? 0);
   return [...tasks].sort((a, b) => weight(a.state) - weight(b.state) || (youngest ? age(b, a) : age(a, b)));
 }
+
+/** The active tasks beyond `app.instances`, in kill order: a scale-down's victims (tasks being killed are on their way already). */
+export function excessTasks(tasks: TaskRecord[], app: AppDefinition): TaskRecord[] {
+  const live = tasks.filter((t) => !t.killing);
+  return live.length > app.instances ? killOrder(live, app).slice(0, live.length - app.instances) : [];
+}

@@ -3,6 +3,8 @@
 // depend on pod addresses (ipBlock) are decided with the addresses an isolated run assigns
 // (model/addresses.ts) or those given with --ip; a cell left undecided is listed and makes the
 // check exit 3 unless --allow-undecided (issue 32).
+// Manifests past the per-cell bound (or with --summary) are checked by classes and reported by
+// workload instead (cli/check-scale.ts).
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
@@ -13,6 +15,7 @@ import { plannedAddresses, RUN_SUBNET } from '../model/addresses.ts';
 import { expectStep } from '../model/expect.ts';
 import { externalsSummary } from '../model/externals.ts';
 import { PodNames } from '../model/matrix.ts';
+import { MAX_CELLS_COMPUTED, MAX_PODS_COMPUTED } from '../model/limits.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { REPORT_FORMATS } from '../report/formats.ts';
 import { cellResults, failureLine, stepResult } from '../report/results.ts';
@@ -25,6 +28,9 @@ import { loadTargets } from '../model/load.ts';
 import { VERSION } from '../../shared/version.ts';
 import { InspectError, ScenarioError } from '../errors.ts';
 import { parseIps } from './explain.ts';
+import { isManifestRef, scaleCheck } from './check-scale.ts';
+import { summaryHtml } from '../report/summary-html.ts';
+import { toJson } from '../report/json.ts';
 import { addAssertFile, assertOption, EXIT, fail, loadOptions, manifestOptions, scenarioPositional, scenarioRef } from './options.ts';
 
 export interface CheckResult {
@@ -65,7 +71,8 @@ export function checkScenario(s: ResolvedScenario, opts: { ips?: ReadonlyMap<str
     report.steps.push(result);
     const judged = exp.cells.filter((c) => c.intended !== null).length;
     const head = `step ${step.index + 1}/${s.steps.length} ${step.name}`;
-    const pod = (id: string) => exp.cluster.pods.find((p) => `${p.namespace}/${p.name}` === id)!;
+    // By index: an external is `external:<name>` in cells but `external/<name>` in the cluster.
+    const pod = (id: string) => exp.cluster.pods[s.pods.findIndex((p) => p.id === id)]!;
     const open = exp.cells
       .filter((c) => c.computed === null)
       .map((c) => {
@@ -155,12 +162,23 @@ export const checkCommand: CommandModule = {
       .option('ip', { type: 'string', array: true, default: [] as string[], describe: 'ns/pod=address: the address of a pod for ipBlocks (over --addresses)' })
       .option('allow-undecided', { type: 'boolean', default: false, describe: `exit 0 rather than ${EXIT.computedOnly} when cells are left undecided` })
       .option('report-html', { type: 'string', describe: 'write the HTML report of a run here, computed only (nothing is observed)' })
+      .option('report-json', {
+        type: 'string',
+        describe: 'write the JSON report here (report-schema), computed only; past the per-cell bound, the summary by workload',
+      })
+      .option('summary', {
+        type: 'boolean',
+        default: false,
+        describe: `manifests: verdicts by classes of identical pods, reports by workload (the form past ${MAX_PODS_COMPUTED} pods or ${MAX_CELLS_COMPUTED} cells)`,
+      })
+      .option('report-cells', { type: 'string', describe: 'manifests: write every cell here, one JSON object a line (NDJSON, streamed; implies --summary)' })
       .option('report-conformance', {
         type: 'string',
         describe:
           'write the ConformanceReport YAML of upstream’s ClusterNetworkPolicy suite (the set cnp-conformance) here; computed results are reported skipped, never passed',
       }),
   handler: (a) => {
+    if (checkSummary(a)) return;
     let targets: { set?: string; scenarios: ResolvedScenario[] };
     try {
       targets = loadTargets(scenarioRef(a.scenario), { ...loadOptions(a), computedOnly: true });
@@ -201,6 +219,13 @@ export const checkCommand: CommandModule = {
         fail(`--report-html: ${(err as Error).message}`);
       }
     }
+    if (typeof a.reportJson === 'string') {
+      const docs = results.map((x) => checkedReport(x.s, x.ips));
+      const now = new Date().toISOString();
+      write('--report-json', a.reportJson, () =>
+        toJson(targets.set ? { set: targets.set, startedAt: now, finishedAt: now, passed: results.every((x) => x.r.ok), scenarios: docs } : docs[0]!),
+      );
+    }
     if (typeof a.reportConformance === 'string') {
       if (!existsSync(join(a.reportConformance, '..'))) fail(`--report-conformance: no directory ${join(a.reportConformance, '..')}`);
       writeFileSync(
@@ -215,3 +240,54 @@ export const checkCommand: CommandModule = {
     process.exitCode = codes.includes(EXIT.fail) ? EXIT.fail : codes.includes(EXIT.computedOnly) ? EXIT.computedOnly : EXIT.pass;
   },
 };
+
+/** A report file, or exit 2 naming the flag. */
+function write(flag: string, file: string, text: () => string): void {
+  try {
+    writeFileSync(file, text());
+  } catch (err) {
+    fail(`${flag}: ${(err as Error).message}`);
+  }
+}
+
+/** Manifests past the per-cell bound (or --summary, --report-cells): the summary by workload (cli/check-scale.ts); false: not that form. */
+function checkSummary(a: { readonly [flag: string]: unknown }): boolean {
+  const ref = scenarioRef(a.scenario);
+  const asked = a.summary === true || typeof a.reportCells === 'string';
+  if (!isManifestRef(ref)) {
+    if (asked) fail('--summary and --report-cells are for manifests with no scenario file (a scenario file is checked cell by cell)');
+    return false;
+  }
+  const refuse = () => {
+    const with_ = [
+      a.assert !== undefined && '--assert',
+      a.reportConformance !== undefined && '--report-conformance',
+      a.external !== undefined && '--external',
+    ].filter(Boolean);
+    if (with_.length > 0)
+      fail(`${with_.join(', ')}: not in the summary form of scenario check (past ${MAX_PODS_COMPUTED} pods or ${MAX_CELLS_COMPUTED} cells, or --summary)`);
+  };
+  if (asked) refuse();
+  let sc: ReturnType<typeof scaleCheck>;
+  try {
+    sc = scaleCheck(ref, {
+      ...(typeof a.namespace === 'string' ? { namespace: a.namespace } : {}),
+      replicas: a.replicas === true,
+      addresses: a.addresses as 'run' | 'unknown',
+      ...(typeof a.netnsSubnet === 'string' ? { subnet: a.netnsSubnet } : {}),
+      ips: a.ip as string[],
+      summary: a.summary === true,
+      ...(typeof a.reportCells === 'string' ? { cellsFile: a.reportCells } : {}),
+    });
+  } catch (err) {
+    if (err instanceof ScenarioError) fail(err.message);
+    throw err;
+  }
+  if (!sc) return false;
+  refuse();
+  process.stdout.write(`${sc.text}\n`);
+  if (typeof a.reportJson === 'string') write('--report-json', a.reportJson, () => `${JSON.stringify(sc.doc, null, 2)}\n`);
+  if (typeof a.reportHtml === 'string') write('--report-html', a.reportHtml, () => summaryHtml(sc.doc));
+  process.exitCode = sc.doc.counts.undecided > 0 && a.allowUndecided !== true ? EXIT.computedOnly : EXIT.pass;
+  return true;
+}

@@ -146,7 +146,8 @@ export const explainCommand: CommandModule = {
   handler: (a) => {
     try {
       process.stdout.write(
-        `${explainConnection(load(scenarioRef(a.scenario), loadOptions(a)), {
+        // Nothing runs: one connection is computed, so the bounds are check's (computed), not a run's.
+        `${explainConnection(load(scenarioRef(a.scenario), { ...loadOptions(a), computedOnly: true }), {
           step: String(a.step),
           from: String(a.from),
           to: String(a.to),

@@ -5,6 +5,7 @@ import { applyAssertFile, readAssertFile } from '../model/assert-file.ts';
 import { loadScenario, type LoadOptions } from '../model/load.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { ScenarioError } from '../errors.ts';
+import { DEFAULT_IMAGE } from '../run/kubernetes-manifests.ts';
 
 /** Exit codes of `scenario run` and `scenario check` (docs/scenarios.md). */
 export const EXIT = {
@@ -96,6 +97,15 @@ export function loadAsserted(ref: string, a: { readonly [flag: string]: unknown 
   }
   return s;
 }
+
+/** `--image` of export and run --kubernetes (run/kubernetes-manifests.ts). */
+export const imageOption = {
+  image: {
+    type: 'string',
+    default: DEFAULT_IMAGE,
+    describe: 'Kubernetes: the image of the probes and collectors (default: the release’s, see docs/distribution.md)',
+  },
+} as const;
 
 /** The positional scenario of check and explain. */
 export const scenarioPositional = {

@@ -28,7 +28,8 @@ import { scenarioSummaryLine } from '../report/results.ts';
 import { CNP_CONFORMANCE_VERSION, conformanceReportYaml } from '../report/conformance.ts';
 import { VERSION } from '../../shared/version.ts';
 import { TerminalLines } from './terminal.ts';
-import { addAssertFile, assertOption, EXIT, externalFlags, fail, manifestOptions, scenarioRef } from './options.ts';
+import { addAssertFile, assertOption, EXIT, externalFlags, fail, imageOption, manifestOptions, scenarioRef } from './options.ts';
+import { runOnKubernetes } from './run-kubernetes.ts';
 
 export { EXIT, findCommand, isolationGap, isolationMissing };
 import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
@@ -65,6 +66,10 @@ export interface RunArgs {
   external?: string[];
   /** `--assert FILE`: intents for every step, or by step name. */
   assert?: string;
+  /** --kubernetes: on the cluster kubectl points at (cli/run-kubernetes.ts), with --kubectl and --image. */
+  kubernetes?: boolean;
+  kubectl?: string;
+  image?: string;
 }
 
 import { RunError } from '../errors.ts';
@@ -86,9 +91,12 @@ function deploymentName(set: string, index: number, count: number): string {
 export interface RunHooks {
   onReady?: (info: { bundled?: Bundled; uiUrl?: string }) => void;
   onStep?: (scenario: string, step: StepResultDoc) => void;
+  /** Called once with every scenario's report, in order, before the exit code is decided (scenario diff --isolation=netns reads them). */
+  onReports?: (reports: ScenarioReportDoc[]) => void;
 }
 
 export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> {
+  if (args.kubernetes) return runOnKubernetes(args).catch((err: unknown) => Promise.reject(err instanceof ScenarioError ? new RunError(err.message) : err));
   let targets: { set?: string; scenarios: ResolvedScenario[] };
   try {
     targets = loadTargets(args.scenario, {
@@ -102,6 +110,11 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
     if (err instanceof ScenarioError) throw new RunError(err.message);
     throw err;
   }
+  return runLoaded(args, targets, hooks);
+}
+
+/** `run` of scenarios already resolved (`scenario diff --isolation=netns` builds one from its two sides). */
+export async function runLoaded(args: RunArgs, targets: { set?: string; scenarios: ResolvedScenario[] }, hooks: RunHooks = {}): Promise<number> {
   // A report that cannot be written is said before the run, not after it.
   for (const [flag, file] of [
     ['--report-json', args.reportJson],
@@ -139,6 +152,7 @@ export async function run(args: RunArgs, hooks: RunHooks = {}): Promise<number> 
         scenarios: ordered,
       }
     : ordered[0]!;
+  hooks.onReports?.(ordered);
   for (const [file, format] of [
     [args.reportJson, 'json'],
     [args.reportHtml, 'html'],
@@ -365,6 +379,13 @@ export const runCommand: CommandModule = {
         default: false,
         describe: `a run that cannot enforce policies (no isolation) exits 0 instead of ${EXIT.computedOnly} when every computed check holds`,
       })
+      .option('kubernetes', {
+        type: 'boolean',
+        default: false,
+        describe: 'run on the cluster kubectl points at: export, apply, observe each step, delete (docs/kubernetes.md); with --kubectl, --image',
+      })
+      .option('kubectl', { type: 'string', describe: '--kubernetes: the kubectl program (default: $KUBECTL, else kubectl on PATH)' })
+      .options(imageOption)
       .option('hold', { type: 'boolean', default: false, describe: 'after the last step keep everything running until Ctrl-C, then clean up (demos)' })
       .check((a) => {
         if (a.stepTimeout != null && !(Number(a.stepTimeout) > 0)) throw new Error('invalid value for --step-timeout: expected seconds > 0');

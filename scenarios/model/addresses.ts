@@ -20,7 +20,16 @@ export function plannedAddresses(pods: readonly Pick<PodSpec, 'id'>[], subnet: s
   return new Map(pods.map((p, i) => [p.id, intToIp(s.base + 2 + i)]));
 }
 
-/** The pods that did not get the address planned for them, in words (empty: every one did). */
-export function addressMismatches(planned: ReadonlyMap<string, string>, got: ReadonlyMap<string, string>): string[] {
-  return [...planned].filter(([id, ip]) => got.has(id) && got.get(id) !== ip).map(([id, ip]) => `${id} got ${got.get(id)}, not ${ip}`);
+/**
+ * The pods that did not get the address planned for them, in words (empty: every one did).
+ * Externals are left out: the pods know them by their external address, not by the subnet address
+ * their namespace also holds, so theirs never "moves".
+ */
+export function addressMismatches(
+  planned: ReadonlyMap<string, string>,
+  got: ReadonlyMap<string, string>,
+  pods: readonly Pick<PodSpec, 'id' | 'external'>[] = [],
+): string[] {
+  const externals = new Set(pods.filter((p) => p.external !== undefined).map((p) => p.id));
+  return [...planned].filter(([id, ip]) => !externals.has(id) && got.has(id) && got.get(id) !== ip).map(([id, ip]) => `${id} got ${got.get(id)}, not ${ip}`);
 }

@@ -1,11 +1,13 @@
 // Rule coverage: every rule of every policy in force at a step (spec.ingress[i], spec.egress[i],
-// and each peer of it) with the cells whose verdict that rule allowed on its side, and the rules no
-// cell exercises: "dead" rules, which users write by mistake (a selector with a typo, a namespace
-// label nobody set, a port no pod serves) and which no verdict ever shows. Read from the
+// and each peer of it; the admin tiers' rules after them: cluster-coverage.ts) with the cells
+// whose verdict that rule allowed on its side, and the rules no cell exercises: "dead" rules,
+// which users write by mistake (a selector with a typo, a namespace label nobody set, a port no
+// pod serves) and which no verdict ever shows. Read from the
 // evaluator's verdicts (expect.ts), which name every rule that allows a side; a peer that is not
 // the first to match is found by evaluating that peer alone. Pure.
 import { Evaluator, type Direction, type Verdict } from '../../shared/netpol/evaluate.ts';
-import { objectId, type NetworkPolicyObject, type NetworkPolicyPeer, type PodInfo } from '../../shared/netpol/types.ts';
+import { objectId, type NetworkPolicyObject, type NetworkPolicyPeer } from '../../shared/netpol/types.ts';
+import { clusterRuleCoverage, podLookup } from './cluster-coverage.ts';
 import type { CellExpectation, StepExpectation } from './expect.ts';
 
 export interface PeerCoverage {
@@ -47,11 +49,11 @@ function alone(p: NetworkPolicyObject, d: Direction, r: number, change: { peers?
 /** The cells whose `d` side `policy` alone allows. */
 function allowedAlone(exp: StepExpectation, policy: NetworkPolicyObject, d: Direction, among: readonly CellExpectation[]): string[] {
   const ev = new Evaluator(exp.cluster, [policy]);
-  const byId = new Map(exp.cluster.pods.map((p): [string, PodInfo] => [`${p.namespace}/${p.name}`, p]));
+  const pod = podLookup(exp);
   return among
     .filter((c) => {
-      const from = byId.get(c.cell.from);
-      const to = byId.get(c.cell.to);
+      const from = pod(c.cell.from);
+      const to = pod(c.cell.to);
       if (!from || !to) return false;
       const v = ev.evaluate({ from, to, port: c.cell.port, protocol: c.cell.protocol });
       return v[d].decision === 'allowed';
@@ -99,6 +101,8 @@ export function ruleCoverage(exp: StepExpectation): RuleCoverage[] {
       });
     }
   }
+  // Then the admin tiers' rules, by policy id (cluster-coverage.ts).
+  out.push(...clusterRuleCoverage(exp));
   return out;
 }
 

@@ -42,12 +42,38 @@ const CellId = {
   protocol: Type.String(),
 };
 
+// Proven on packets (`scenario diff BASE HEAD --isolation=netns`): what the packets did at BASE and
+// after HEAD was applied in place, beside what the policies say (run/diff-run.ts fills these).
+const Observed = Type.Union([Type.Boolean(), Type.Null()], { description: 'what the packets did: true allowed, false blocked, null not observed' });
+
+export const FlipObservationStatus = Type.Union(
+  ['as computed', 'not made', 'not as computed', 'not observed'].map((k) => Type.Literal(k)),
+  {
+    description:
+      'as computed: observed before and after as the policies say, each blocked side dropped by the rule that decides it; not made: the packets did not flip (an enforcement fault); not as computed: observed otherwise, or dropped by another rule, or nothing observed in time (an enforcement fault); not observed: the cell cannot be observed here (SCTP), never counted as proven',
+  },
+);
+
+export const FlipObservation = Type.Object(
+  {
+    before: Observed,
+    after: Observed,
+    status: FlipObservationStatus,
+    convergedAfterMs: Type.Union([Type.Number(), Type.Null()], {
+      description:
+        "the cell's convergence time: ms from HEAD's policies and labels applying to its last flip to the value observed at the end; null: not observed",
+    }),
+  },
+  { additionalProperties: false },
+);
+
 export const Flip = Type.Object(
   {
     ...CellId,
     before: CellSide,
     after: CellSide,
     causes: Type.Array(Type.Integer(), { description: 'indexes into causes; the flip is grouped under the first' }),
+    observed: Type.Optional(FlipObservation),
   },
   { additionalProperties: false },
 );
@@ -80,6 +106,53 @@ export const Approval = Type.Object(
   { additionalProperties: false },
 );
 
+export const ObservationFault = Type.Object(
+  {
+    ...CellId,
+    kind: Type.Union(
+      ['flip not made', 'flip not computed', 'not as computed'].map((k) => Type.Literal(k)),
+      {
+        description:
+          'flip not made: the policies flip the cell, the packets did not; flip not computed: the packets flipped, the policies do not; not as computed: at one side the packets did not do what the policies say (or were dropped by another rule)',
+      },
+    ),
+    side: Type.Union([Type.Literal('base'), Type.Literal('head'), Type.Literal('both')]),
+    computed: Type.Object(
+      { before: Verdict, after: Verdict },
+      { additionalProperties: false, description: 'null: the side has no such cell, or it is undecided' },
+    ),
+    observed: Type.Object({ before: Observed, after: Observed }, { additionalProperties: false }),
+    text: Type.String({ description: 'the fault in one line, with the evidence the run found' }),
+  },
+  { additionalProperties: false },
+);
+
+export const Observation = Type.Object(
+  {
+    isolation: Type.Literal('netns'),
+    outcome: Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('not proven')], {
+      description:
+        'pass: every flip observed as computed and no other cell flipped or failed; fail: an enforcement fault (faults) or the run failed (error); not proven: no fault, but some flip could not be observed here',
+    }),
+    error: Type.Optional(Type.String({ description: 'why the run did not observe both sides (nothing deployed, an error, stopped)' })),
+    counts: Type.Object(
+      {
+        flips: Type.Integer({ description: 'flips the policies make' }),
+        asComputed: Type.Integer({ description: 'of those, observed as computed' }),
+        notObserved: Type.Integer({ description: 'of those, not observable here (SCTP)' }),
+        faults: Type.Integer(),
+      },
+      { additionalProperties: false },
+    ),
+    faults: Type.Array(ObservationFault, { description: 'every enforcement fault, one per cell' }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'present with --isolation=netns: BASE deployed and observed, HEAD applied in place (policies replaced, pods and namespaces relabelled), observed again',
+  },
+);
+
 export const ScenarioDiffSchema = Type.Object(
   {
     base: Type.String({ description: 'the BASE side as given (a file, a folder or git:REF:PATH)' }),
@@ -99,6 +172,7 @@ export const ScenarioDiffSchema = Type.Object(
       },
     ),
     approval: Type.Optional(Approval),
+    observation: Type.Optional(Observation),
   },
   { additionalProperties: false, $id: 'https://starmap.invalid/diff.schema.json', title: 'Starmap scenario diff' },
 );
@@ -109,3 +183,6 @@ export type CauseKind = Static<typeof CauseKind>;
 export type CellSide = Static<typeof CellSide>;
 export type Flip = Static<typeof Flip>;
 export type OneSidedCell = Static<typeof OneSidedCell>;
+export type FlipObservation = Static<typeof FlipObservation>;
+export type ObservationFault = Static<typeof ObservationFault>;
+export type Observation = Static<typeof Observation>;

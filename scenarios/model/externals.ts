@@ -6,17 +6,16 @@
 //
 // Where they come from:
 // - `externals:` in the scenario (a list, or {auto, hosts}) and `--external name=ADDRESS[:port/proto,...]`;
-// - automatic coverage (unless `externals: {auto: false}`): for each IPv4 ipBlock in force in any
-//   step, one external inside its CIDR and one inside each `except`, so that every ipBlock rule
-//   has a cell that exercises it (addresses chosen below, deterministic).
-// An address inside the pod subnet, loopback, 0/8, multicast or reserved is refused: it would not
-// be "outside" or could not be given to a namespace. Pure (no I/O).
-import { createHash } from 'node:crypto';
+// - automatic coverage (unless `externals: {auto: false}`, coverage-externals.ts): for each
+//   ipBlock in force in any step, one external inside its CIDR and one inside each `except`, and
+//   one inside each admin-tier egress `networks` entry, so that every rule naming addresses has a
+//   cell that exercises it (IPv6 ones too: computed, never run, see externalNotRunReason).
+// A declared address inside the pod subnet, loopback, 0/8, multicast or reserved is refused: it
+// would not be "outside" or could not be given to a namespace. Pure (no I/O).
 import { Type, type Static } from '@sinclair/typebox';
-import { blockContains, parseAddress, parseBlock, type Block } from '../../shared/netpol/cidr.ts';
-import { hasTemplate } from '../../shared/netpol/ip-template.ts';
-import type { NamedPort, NetworkPolicyObject, NetworkPolicyPeer, NetworkPolicyPort, Protocol } from '../../shared/netpol/types.ts';
-import type { Cell, CheckKind, PodSpec } from './resolve.ts';
+import { blockContains, parseAddress, parseBlock } from '../../shared/netpol/cidr.ts';
+import type { NamedPort, PodInfo, Protocol } from '../../shared/netpol/types.ts';
+import type { Cell, CheckKind, PodSpec } from './resolved.ts';
 
 /** The run's pod subnet when none is given: the bundled orchestrator's default (orchestrator/isolation/netns.ts). */
 export const DEFAULT_POD_SUBNET = '10.213.0.0/24';
@@ -56,7 +55,11 @@ export const Externals = Type.Union(
     Type.Array(ExternalHost, { maxItems: 32 }),
     Type.Object(
       {
-        auto: Type.Optional(Type.Boolean({ description: 'add one external inside each ipBlock CIDR and each except in force (default true)' })),
+        auto: Type.Optional(
+          Type.Boolean({
+            description: 'add one external inside each ipBlock CIDR and each except, and each admin-tier egress network, in force (default true)',
+          }),
+        ),
         hosts: Type.Optional(Type.Array(ExternalHost, { maxItems: 32 })),
       },
       { additionalProperties: false },
@@ -64,7 +67,7 @@ export const Externals = Type.Union(
   ],
   {
     description:
-      'hosts outside the pod network (a list, or {auto, hosts}); without `auto: false` one is also added inside each ipBlock CIDR and except in force',
+      'hosts outside the pod network (a list, or {auto, hosts}); without `auto: false` one is also added inside each ipBlock CIDR and except, and each admin-tier egress network, in force',
   },
 );
 
@@ -75,7 +78,7 @@ export interface ExternalSpec {
   name: string;
   address: string;
   ports: NamedPort[];
-  /** Automatic coverage: the ipBlock it stands in (`ns/policy /spec/egress/0/to/0/ipBlock/cidr`). */
+  /** Automatic coverage: the block it stands in (`ns/policy /spec/egress/0/to/0/ipBlock/cidr`, `cnp/x /spec/egress/0/to/0/networks/1`). */
   covers?: string;
 }
 
@@ -85,7 +88,7 @@ export interface ExternalProblem {
   message: string;
 }
 
-const RESERVED: { block: string; why: string }[] = [
+export const RESERVED: { block: string; why: string }[] = [
   { block: '0.0.0.0/8', why: '"this network" (0/8)' },
   { block: '127.0.0.0/8', why: 'loopback' },
   { block: '224.0.0.0/4', why: 'multicast' },
@@ -144,131 +147,6 @@ export function declaredExternals(
   return { externals, problems };
 }
 
-const TEST_NETS = ['192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24'].map((b) => parseBlock(b)!);
-const v4 = (n: bigint) => [24n, 16n, 8n, 0n].map((s) => String((n >> s) & 255n)).join('.');
-
-/**
- * The address an external standing in a block gets: inside `block`, outside every `avoid` block,
- * not the network or broadcast address of a block of 30 bits or fewer, and fit for an external
- * (addressProblem). A documentation address (TEST-NET-1, -2, -3) is preferred when the block
- * holds one, so that a stand-in for "the internet" is one that can never be a real host; else the
- * first usable address. Undefined when there is none (say, the block is the pod subnet).
- */
-export function coverageAddress(block: Block, avoid: readonly Block[], podSubnet: string): string | undefined {
-  if (block.family !== 4) return undefined;
-  const size = 1n << BigInt(32 - block.prefix);
-  const first = block.network + (block.prefix <= 30 ? 1n : 0n);
-  const last = block.network + size - 1n - (block.prefix <= 30 ? 1n : 0n);
-  const fits = (n: bigint) => {
-    const a = { family: 4 as const, value: n };
-    return n >= first && n <= last && !avoid.some((b) => blockContains(b, a)) && addressProblem(v4(n), podSubnet) === undefined;
-  };
-  const ranges: [bigint, bigint][] = [];
-  for (const t of TEST_NETS) {
-    const lo = t.network > first ? t.network + 1n : first;
-    const hi = t.network + 255n < last ? t.network + 254n : last;
-    if (lo <= hi) ranges.push([lo, hi]);
-  }
-  ranges.push([first, last]);
-  // Each blocking range (an except, the pod subnet, a reserved block) is skipped whole, so a /0
-  // with many excepts is still a few steps, not a count through its addresses.
-  const skips = [...avoid, parseBlock(podSubnet), ...RESERVED.map((r) => parseBlock(r.block))].filter((b): b is Block => !!b && b.family === 4);
-  for (const [lo, hi] of ranges) {
-    let n = lo;
-    for (let guard = 0; n <= hi && guard < 10_000; guard++) {
-      if (fits(n)) return v4(n);
-      const a = { family: 4 as const, value: n };
-      let next = n + 1n;
-      for (const b of skips) {
-        const end = b.network + (1n << BigInt(32 - b.prefix));
-        if (blockContains(b, a) && end > next) next = end;
-      }
-      n = next;
-    }
-  }
-  return undefined;
-}
-
-/** A DNS-label name from parts, cut (with a short hash to stay unique) when over 63 characters. */
-function externalName(parts: string[]): string {
-  const full = parts
-    .join('-')
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/-+/g, '-')
-    .replace(/^-|-$/g, '');
-  if (full.length <= 63) return full;
-  const hash = createHash('sha256').update(full).digest('hex').slice(0, 6);
-  return `${full.slice(0, 56).replace(/-+$/, '')}-${hash}`;
-}
-
-/** The ports an egress rule allows, as an external standing in its peers should serve them (numbers only). */
-function servedPorts(ports: readonly NetworkPolicyPort[] | undefined): NamedPort[] {
-  const out = new Map<string, NamedPort>();
-  for (const p of ports ?? []) {
-    const protocol = p.protocol ?? 'TCP';
-    if (protocol === 'SCTP' || typeof p.port !== 'number') continue;
-    out.set(`${p.port}/${protocol}`, { name: '', port: p.port, protocol });
-  }
-  return out.size > 0 ? [...out.values()].slice(0, 16) : [...DEFAULT_EXTERNAL_PORTS];
-}
-
-/**
- * Automatic coverage: for each IPv4 ipBlock of the policies (CIDR and each except; templates, which
- * name pods, and IPv6 left out), one external with an address inside it, unless an external
- * (declared or made earlier) already has an address there that the block judges the same way.
- * Named `<policy>-<e|i><rule>p<peer>[x<except>]` (`web-egress-e1p0x0`: egress rule 1, peer 0, except 0),
- * with `<namespace>-` before it when that name is taken.
- */
-export function coverageExternals(policies: readonly NetworkPolicyObject[], existing: readonly ExternalSpec[], podSubnet: string): ExternalSpec[] {
-  const made: ExternalSpec[] = [];
-  const all = () => [...existing, ...made];
-  for (const policy of policies) {
-    const rules = [
-      ...(policy.spec.egress ?? []).map((r, i) => ({ dir: 'e', i, peers: r.to, ports: r.ports, path: `/spec/egress/${i}/to` })),
-      ...(policy.spec.ingress ?? []).map((r, i) => ({ dir: 'i', i, peers: r.from, ports: undefined, path: `/spec/ingress/${i}/from` })),
-    ];
-    for (const rule of rules) {
-      (rule.peers ?? []).forEach((peer: NetworkPolicyPeer, p) => {
-        const ip = peer.ipBlock;
-        if (!ip || hasTemplate(ip.cidr) || (ip.except ?? []).some(hasTemplate)) return;
-        const cidr = parseBlock(ip.cidr.trim());
-        const excepts = (ip.except ?? []).map((e) => parseBlock(e.trim())).filter((b): b is Block => b !== undefined);
-        if (!cidr || cidr.family !== 4) return;
-        const base = [policy.metadata.namespace, policy.metadata.name, `${rule.dir}${rule.i}p${p}`];
-        const where = `${policy.metadata.namespace}/${policy.metadata.name} ${rule.path}/${p}/ipBlock`;
-        const want: { block: Block; avoid: Block[]; suffix: string; covers: string }[] = [
-          { block: cidr, avoid: excepts, suffix: '', covers: `${where}/cidr` },
-          ...excepts.map((e, j) => ({ block: e, avoid: [], suffix: `x${j}`, covers: `${where}/except/${j}` })),
-        ];
-        for (const w of want) {
-          const served = rule.dir === 'e' ? servedPorts(rule.ports) : [...DEFAULT_EXTERNAL_PORTS];
-          const inside = (e: ExternalSpec) => {
-            const a = parseAddress(e.address)!;
-            return blockContains(w.block, a) && !w.avoid.some((b) => blockContains(b, a));
-          };
-          // One already inside stands in for this block too; one made here also serves this rule's ports.
-          const have = made.find(inside) ?? existing.find(inside);
-          if (have) {
-            if (made.includes(have))
-              for (const port of served)
-                if (!have.ports.some((x) => x.port === port.port && x.protocol === port.protocol) && have.ports.length < 16) have.ports.push(port);
-            continue;
-          }
-          const address = coverageAddress(w.block, w.avoid, podSubnet);
-          if (!address || all().some((e) => e.address === address)) continue;
-          // The policy's name and the rule; its namespace too when another external has that name already.
-          const short = externalName([base[1]!, `${base[2]}${w.suffix}`]);
-          const name = all().some((e) => e.name === short) ? externalName([...base.slice(0, 2), `${base[2]}${w.suffix}`]) : short;
-          if (all().some((e) => e.name === name)) continue;
-          made.push({ name, address, ports: served, covers: w.covers });
-        }
-      });
-    }
-  }
-  return made;
-}
-
 /** The declarations a scenario's `externals:` holds, with their JSON pointers, and whether auto coverage is on. */
 export function externalsOf(doc: ExternalsDoc | undefined): { hosts: { doc: ExternalHostDoc; at: string }[]; auto: boolean } {
   if (doc === undefined) return { hosts: [], auto: true };
@@ -321,6 +199,22 @@ export function externalCells(
     for (const p of inside) for (const np of p.ports) add(e, p, np);
   }
   return cells;
+}
+
+/** Why a cell of an IPv6 external is not run (unobservableExternals). */
+export const IPV6_NOT_RUN = 'not run: IPv6 externals are not supported by this layout';
+
+/** Whether a pod can exist on packets in a run: every pod but an IPv6 external (unobservableExternals). */
+export const onPackets = (p: Pick<PodSpec, 'external'>): boolean => p.external === undefined || !p.external.includes(':');
+
+/**
+ * The externals (`external:<name>`) that cannot exist on packets here: both layouts of a run give
+ * every task one IPv4 address (orchestrator/isolation/netns.ts: the task subnet is IPv4, an
+ * external's address an IPv4 /32), so an IPv6 external is never deployed and its cells are
+ * computed but not run (IPV6_NOT_RUN), never passed. Read from a step's cluster (expect.ts).
+ */
+export function unobservableExternals(pods: readonly Pick<PodInfo, 'name' | 'ip' | 'external'>[]): Set<string> {
+  return new Set(pods.filter((p) => p.external && p.ip !== undefined && !onPackets({ external: p.ip })).map((p) => `${EXTERNAL_PREFIX}${p.name}`));
 }
 
 /** One line per external for `scenario check`: `external:internet 203.0.113.10 serving 443/TCP (automatic: ns/policy /spec/…)`. */

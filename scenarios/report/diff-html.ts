@@ -6,7 +6,7 @@
 import type { DiffView } from './diff-formats.ts';
 import { flipsByCause } from '../model/diff.ts';
 import { esc } from './graph.ts';
-import { causeText, cellName, flipWords, summaryText, verdictWord } from './diff-words.ts';
+import { causeText, cellName, flipWords, observationText, observedWords, summaryText, verdictWord } from './diff-words.ts';
 import { portGroups } from './truth-table.ts';
 import type { Protocol } from '../../shared/netpol/types.ts';
 
@@ -22,6 +22,7 @@ table.tt td{width:1.5rem;height:1.25rem;text-align:center;border:1px solid #fff;
 td.a{background:#d7f0dc}td.b{background:#f6d5d5}td.q{background:#fff1c2}td.x{background:transparent}
 td.one{background:repeating-linear-gradient(45deg,#eef0f3,#eef0f3 3px,#fff 3px,#fff 6px)}
 td.open{outline:2px solid #1e6b32;outline-offset:-2px;font-weight:700}td.close{outline:2px solid #c1121f;outline-offset:-2px;font-weight:700}
+td.fault{box-shadow:inset 0 0 0 3px #7a1fa2}p.fail{color:#c1121f;font-weight:600}p.pass{color:#1e6b32;font-weight:600}
 ul.flips li{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:.8rem;margin:.2rem 0;white-space:pre-wrap}
 `;
 
@@ -36,6 +37,17 @@ export function diffHtml(view: DiffView, maxPods = 60): string {
     `<p class="mono">${esc(d.base)} (${esc(d.step.base)}) → ${esc(d.head)} (${esc(d.step.head)})</p>`,
     '<p class="muted">✓ allowed ✗ blocked ? undecided; outlined: a flip (green opened, red closed); hatched: a cell of one side only. Hover a cell for the deciding rules.</p>',
   ];
+  // On packets (--isolation=netns): the observation's outcome, its faults, and the faulty cells framed in purple.
+  const packets = observationText(d);
+  const faults = new Map((d.observation?.faults ?? []).map((f) => [f.key, f]));
+  if (packets) {
+    body.push(`<p class="${d.observation!.outcome === 'pass' ? 'pass' : d.observation!.outcome === 'fail' ? 'fail' : 'muted'}">${esc(packets)}</p>`);
+    if (faults.size > 0) {
+      body.push('<ul class="flips">');
+      for (const f of [...faults.values()].slice(0, 500)) body.push(`<li>${esc(f.text)}</li>`);
+      body.push('</ul>');
+    }
+  }
   for (const g of portGroups(view.cells, (c) => ({ ...c, protocol: c.protocol as Protocol }))) {
     const cells = [...g.cells.values()];
     const sources = [...new Set(cells.map((c) => c.from))].sort();
@@ -54,8 +66,9 @@ export function diffHtml(view: DiffView, maxPods = 60): string {
           if (!s) return '<td class="one" title="not on this side"></td>';
           const m = markOf(s.allowed);
           const flip = flipped.get(c.key);
-          const title = `${cellName(c)}: ${verdictWord(s.allowed)}\n${s.reason}`;
-          return `<td class="${m}${flip ? ` ${flip}` : ''}" title="${esc(title)}">${GLYPH[m]}</td>`;
+          const fault = faults.get(c.key);
+          const title = `${cellName(c)}: ${verdictWord(s.allowed)}\n${s.reason}${fault ? `\n${fault.text}` : ''}`;
+          return `<td class="${m}${flip ? ` ${flip}` : ''}${fault ? ' fault' : ''}" title="${esc(title)}">${GLYPH[m]}</td>`;
         });
         return `<tr><th>${esc(f)}</th>${tds.join('')}</tr>`;
       });
@@ -66,7 +79,9 @@ export function diffHtml(view: DiffView, maxPods = 60): string {
   for (const { cause, flips } of flipsByCause(d)) {
     body.push(`<h2>${esc(causeText(cause))}: ${flips.length}</h2><ul class="flips">`);
     for (const f of flips.slice(0, 500))
-      body.push(`<li>${esc(`${cellName(f)}  ${flipWords(f)}\n  before: ${f.before.reason}\n  after:  ${f.after.reason}`)}</li>`);
+      body.push(
+        `<li>${esc(`${cellName(f)}  ${flipWords(f)}\n  before: ${f.before.reason}\n  after:  ${f.after.reason}${observedWords(f) ? `\n  ${observedWords(f)!}` : ''}`)}</li>`,
+      );
     if (flips.length > 500) body.push(`<li class="muted">… and ${flips.length - 500} more (the JSON report has every flip)</li>`);
     body.push('</ul>');
   }

@@ -5,7 +5,7 @@
 // reason is escaped: they come from the manifests.
 import type { ScenarioDiff } from '../model/diff-schema.ts';
 import { flipsByCause } from '../model/diff.ts';
-import { causeText, cellName, flipWords, oneSidedByCause, summaryText } from './diff-words.ts';
+import { causeText, cellName, flipWords, observationText, observedWords, oneSidedByCause, summaryText } from './diff-words.ts';
 
 /** Text safe in a Markdown table cell: no HTML, no cell breaks, no emphasis or links. */
 export function mdText(s: string): string {
@@ -40,10 +40,28 @@ export function diffMarkdown(d: ScenarioDiff, opts: MarkdownOptions = {}): strin
         : `❌ not as approved in \`${mdText(a.file)}\`: ${a.unapproved.length} unapproved, ${a.missing.length} approved but missing`,
     );
   }
+  const packets = observationText(d);
+  if (packets) {
+    head.push('', `${d.observation!.outcome === 'fail' ? '❌' : d.observation!.outcome === 'pass' ? '✅' : '⚠️'} ${mdText(packets)}`);
+    const faults = d.observation!.faults;
+    for (const f of faults.slice(0, 20)) head.push(`- ${mdText(f.text)}`);
+    if (faults.length > 20) head.push(`- … and ${faults.length - 20} more faults (the JSON report has every one)`);
+  }
   const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
-  const tableHead = [row(['from', 'to', 'port', 'change', 'before', 'after']), row(['---', '---', '---', '---', '---', '---'])];
+  // With --isolation=netns each flip also says what the packets did and when the cell converged.
+  const observed = d.observation !== undefined;
+  const columns = ['from', 'to', 'port', 'change', 'before', 'after', ...(observed ? ['observed'] : [])];
+  const tableHead = [row(columns), row(columns.map(() => '---'))];
   const flipRow = (f: ScenarioDiff['flips'][number]) =>
-    row([mdText(f.from), mdText(f.to), `${f.port}/${f.protocol}`, flipWords(f), mdText(f.before.reason), mdText(f.after.reason)]);
+    row([
+      mdText(f.from),
+      mdText(f.to),
+      `${f.port}/${f.protocol}`,
+      flipWords(f),
+      mdText(f.before.reason),
+      mdText(f.after.reason),
+      ...(observed ? [mdText(observedWords(f) ?? 'not observed')] : []),
+    ]);
   const shown: string[] = [];
   const rest: string[] = [];
   let n = 0;

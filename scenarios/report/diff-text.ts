@@ -3,7 +3,7 @@
 // past `maxFlips` flips the rest are counted, not listed (the JSON report has them all).
 import type { ScenarioDiff } from '../model/diff-schema.ts';
 import { flipsByCause } from '../model/diff.ts';
-import { causeText, cellName, flipWords, oneSidedByCause, summaryText, verdictWord } from './diff-words.ts';
+import { causeText, cellName, flipWords, observationText, observedWords, oneSidedByCause, summaryText, verdictWord } from './diff-words.ts';
 
 export function diffText(d: ScenarioDiff, maxFlips = 100): string {
   const out = [`scenario diff ${d.base} (${d.step.base}) -> ${d.head} (${d.step.head}): ${summaryText(d)}`];
@@ -13,6 +13,8 @@ export function diffText(d: ScenarioDiff, maxFlips = 100): string {
     for (const f of flips) {
       if (shown++ >= maxFlips) break;
       out.push(`  ${cellName(f)}  ${flipWords(f)}`, `    before: ${f.before.reason}`, `    after:  ${f.after.reason}`);
+      const seen = observedWords(f);
+      if (seen) out.push(`    ${seen}`);
     }
   }
   if (shown > maxFlips) out.push('', `... and ${d.flips.length - maxFlips} more flips (--report-json FILE lists every one)`);
@@ -35,6 +37,12 @@ export function diffText(d: ScenarioDiff, maxFlips = 100): string {
   if (quiet.length > 0) out.push('', 'changes that flip nothing:', ...quiet.map((c) => `  ${causeText(c)}`));
   if (d.deadRules.length > 0) out.push('', 'rules the change leaves dead (no cell exercises them):', ...d.deadRules.map((r) => `  ${r.rule}: ${r.why}`));
   if (d.undecided.length > 0) out.push('', `${d.undecided.length} cells undecided on a side (addresses not known): never counted as flips`);
+  const packets = observationText(d);
+  if (packets) {
+    out.push('', packets);
+    for (const f of d.observation!.faults.slice(0, 50)) out.push(`  ${f.text}`);
+    if (d.observation!.faults.length > 50) out.push(`  ... and ${d.observation!.faults.length - 50} more faults (--report-json FILE lists every one)`);
+  }
   if (d.approval) {
     const a = d.approval;
     out.push('', a.passed ? `approved: the flips are exactly those of ${a.file}` : `NOT APPROVED (${a.file}):`);

@@ -38,3 +38,27 @@ export function oneSidedByCause(d: ScenarioDiff, cells: readonly OneSidedCell[])
   }
   return [...groups.entries()].sort(([a], [b]) => a - b).map(([i, list]) => ({ cause: d.causes[i]!, cells: list }));
 }
+
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** A flip on packets: `observed allowed -> blocked (as computed, converged after 1.2 s)`; undefined when not run on packets. */
+export function observedWords(f: Flip): string | undefined {
+  const o = f.observed;
+  if (!o) return undefined;
+  // A convergence time is the flip's only where the packets made it.
+  const conv = o.convergedAfterMs === null || o.status !== 'as computed' ? '' : `, converged after ${secs(o.convergedAfterMs)}`;
+  return `observed ${verdictWord(o.before).replace('undecided', 'nothing')} -> ${verdictWord(o.after).replace('undecided', 'nothing')} (${o.status}${conv})`;
+}
+
+/** The observation in one line: `on packets: PASS: 2 of 2 flips observed as computed, no fault`. */
+export function observationText(d: ScenarioDiff): string | undefined {
+  const o = d.observation;
+  if (!o) return undefined;
+  const c = o.counts;
+  const parts = [
+    `${c.asComputed} of ${plural(c.flips, 'flip')} observed as computed`,
+    ...(c.notObserved ? [`${c.notObserved} not observable here`] : []),
+    c.faults === 0 ? 'no enforcement fault' : plural(c.faults, 'enforcement fault'),
+  ];
+  return `on packets (isolation ${o.isolation}, HEAD applied in place): ${o.outcome.toUpperCase()}: ${parts.join(', ')}${o.error ? `; ${o.error}` : ''}`;
+}

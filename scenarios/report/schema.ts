@@ -5,6 +5,7 @@
 // other tools can read the report.
 import { type Static, Type } from '@sinclair/typebox';
 import { AssertionResult, RuleCoverageResult } from './intent-schema.ts';
+import { SummaryReport } from './summary-schema.ts';
 
 const Protocol = Type.Union([Type.Literal('TCP'), Type.Literal('UDP'), Type.Literal('SCTP')]);
 
@@ -275,8 +276,11 @@ export const SetReport = Type.Object(
   { additionalProperties: false, description: 'the report of a set of scenarios run together (`scenario run <folder>`)' },
 );
 
-/** What `--report-json` writes: one scenario's report, or a set's. */
-export const Report = Type.Union([ScenarioReport, SetReport], { $id: 'https://starmap.invalid/report.schema.json', title: 'Starmap scenario report' });
+/** What `--report-json` writes: one scenario's report, or a set's; `scenario check` past its per-cell bound, a summary. */
+export const Report = Type.Union([ScenarioReport, SetReport, SummaryReport], {
+  $id: 'https://starmap.invalid/report.schema.json',
+  title: 'Starmap scenario report',
+});
 
 export type CellResultDoc = Static<typeof CellResult>;
 export type CellStatusName = Static<typeof CellStatus>;

@@ -10,8 +10,10 @@
 // Externals (model/externals.ts) are probes under /starmap/<scenario>/external/<name> with the label
 // starmap.external=<address>, which makes the orchestrator give the task that address outside the
 // pod subnet (orchestrator/isolation/netns.ts); the pods reach them at that address, not by name.
+// An IPv6 external cannot exist in either layout (model/externals.ts onPackets): it is not
+// deployed and nothing probes it (its cells are not run).
 // Pure: the caller writes the collector's resources file.
-import { EXTERNAL_APP_LABEL } from '../model/externals.ts';
+import { EXTERNAL_APP_LABEL, onPackets } from '../model/externals.ts';
 import type { Cell, PodSpec, ResolvedScenario } from '../model/resolve.ts';
 
 export interface Programs {
@@ -26,6 +28,8 @@ export interface Layout {
   hostPorts?: Map<string, Map<number, number>>;
   /** isolated layout: the address to ask for per pod (model/addresses.ts), as the app label starmap.address. */
   addresses?: ReadonlyMap<string, string>;
+  /** isolated layout: the name other pods reach a pod by (default hostName; a cluster's DNS name in run/kubernetes-manifests.ts). */
+  hostName?: (p: PodSpec) => string;
 }
 
 export interface PlannedApp {
@@ -71,7 +75,7 @@ function serveList(p: PodSpec, portOf: (n: number) => number): string[] {
 export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout, resourcesFile: (content: string) => string): PlannedApp[] {
   const byId = new Map(s.pods.map((p) => [p.id, p]));
   const portOf = (p: PodSpec, n: number) => (layout.isolated ? n : (layout.hostPorts?.get(p.id)?.get(n) ?? n));
-  const hostOf = (p: PodSpec) => (layout.isolated ? (p.external ?? hostName(p)) : '127.0.0.1');
+  const hostOf = (p: PodSpec) => (layout.isolated ? (p.external ?? (layout.hostName ?? hostName)(p)) : '127.0.0.1');
   const urlOf = (c: Cell): string | undefined => {
     const to = byId.get(c.to)!;
     const where = `${hostOf(to)}:${portOf(to, c.port)}`;
@@ -85,11 +89,11 @@ export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout
   for (const p of s.pods) names.set(p.name, (names.get(p.name) ?? 0) + 1);
   const resourceId = (p: PodSpec) => (names.get(p.name) === 1 ? p.name : hostName(p));
 
-  return s.pods.map((p) => {
+  return s.pods.filter(onPackets).map((p) => {
     const port = portOf(p, p.apiPort);
     const targets = new Map<string, Cell>();
     let argv: string[] = [];
-    const mine = s.cells.filter((c) => c.from === p.id);
+    const mine = s.cells.filter((c) => c.from === p.id && onPackets(byId.get(c.to)!));
     if (p.kind === 'probe') {
       for (const c of mine) {
         const url = urlOf(c);

@@ -128,7 +128,7 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     for (const r of reports) for (const p of r.pods) p.ip = ips.get(p.id) ?? null;
-    const moved = opts.addresses ? addressMismatches(opts.addresses, ips) : [];
+    const moved = opts.addresses ? addressMismatches(opts.addresses, ips, base.pods) : [];
     if (moved.length > 0) log(`note: not every pod got the address scenario check assumes (${moved.join('; ')}): its answers for ipBlock cells may differ`);
     opts.onDeployed?.(located);
     log(`pods running: ${located.map((l) => `${l.app.pod.short}=${l.base}`).join(' ')}`);

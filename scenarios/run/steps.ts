@@ -4,6 +4,7 @@
 import { resolveClusterPolicy } from '../../shared/netpol/cluster-policy-doc.ts';
 import { resolvePolicy } from '../../shared/netpol/ip-template.ts';
 import { expectStep, type StepExpectation } from '../model/expect.ts';
+import { IPV6_NOT_RUN, unobservableExternals } from '../model/externals.ts';
 import type { DesiredState } from './policies.ts';
 import { unenforcedTierCells } from './unenforced.ts';
 import { cellResults, NOT_PROVEN_REASON, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from '../report/results.ts';
@@ -19,8 +20,10 @@ export function settleBudgetMs(s: Pick<ResolvedScenario, 'probeSeconds' | 'timeo
 export function notRunCells(exp: StepExpectation, enforced: boolean): Map<string, string> {
   const out = new Map<string, string>();
   const tiers = unenforcedTierCells(exp);
+  const ipv6 = unobservableExternals(exp.cluster.pods);
   for (const c of exp.cells) {
     if (c.cell.protocol === 'SCTP') out.set(c.cell.key, 'not run: the probe cannot check SCTP (Node.js has no SCTP sockets)');
+    else if (ipv6.has(c.cell.from) || ipv6.has(c.cell.to)) out.set(c.cell.key, IPV6_NOT_RUN);
     else if (tiers.has(c.cell.key)) out.set(c.cell.key, tiers.get(c.cell.key)!);
     else if (!enforced && (c.computed === false || c.expected === false))
       out.set(c.cell.key, c.expected === null ? 'not run: policies are not enforced here (no isolation), so nothing can be blocked' : NOT_PROVEN_REASON);

@@ -516,6 +516,48 @@ export class VerdictMatrix {
     }
     return changed;
   }
+  /**
+   * Every cell, in blocks of one verdict, without going pod by pod: per class pair and port cell
+   * of the destination, the two classes' members (or, where addresses split the cell, each pair of
+   * address groups). `from` and `to` are pod indexes into `pods`, the same array each time a class
+   * or group recurs (callers may memoise on it); `sameClass` says the two lists come from one class,
+   * whose pod-with-itself pairs are loopback and no cell (the caller leaves them out). Visits
+   * classes² × port cells blocks, plus the address groups of split cells (for summaries by workload).
+   */
+  blocks(visit: (from: readonly number[], to: readonly number[], cell: PortCell, verdict: Verdict, sameClass: boolean) => void): void {
+    const groupMembers = new Map<Grouping, number[][]>();
+    const membersOf = (g: Grouping, c: number, i: number): number[] => {
+      if (!g.groupOf) return this.#members[c]!;
+      let lists = groupMembers.get(g);
+      if (!lists) {
+        lists = g.reps.map(() => []);
+        this.#members[c]!.forEach((pod, m) => lists![g.groupOf![m]!]!.push(pod));
+        groupMembers.set(g, lists);
+      }
+      return lists[i]!;
+    };
+    const classes = this.#members.length;
+    for (let from = 0; from < classes; from++)
+      for (let to = 0; to < classes; to++) {
+        const base = from * this.#rowLength + this.#offset[to]!;
+        const cells = this.#cells[to]!;
+        for (let k = 0; k < cells.length; k++) {
+          const id = this.#matrix[base + k]!;
+          if (id >= 0) {
+            visit(this.#members[from]!, this.#members[to]!, cells[k]!, this.#verdicts[id]!, from === to);
+            continue;
+          }
+          const m = this.#mixed[-id - 1]!;
+          const width = m.to.reps.length;
+          m.ids.forEach((v, at) => {
+            const i = Math.floor(at / width);
+            const j = at % width;
+            visit(membersOf(m.from, from, i), membersOf(m.to, to, j), cells[k]!, this.#verdicts[v]!, from === to);
+          });
+        }
+      }
+  }
+
   stats(): MatrixStats {
     return {
       pods: this.pods.length,

@@ -387,6 +387,27 @@ describe('tasks', () => {
     await waitFor(async () => (await o.call('GET', '/v2/apps/web')).body.app.tasks.length === 0, { timeoutMs: 15_000 });
     expect((await o.call('GET', '/v2/apps/web')).body.app.instances).toBe(0);
   });
+
+  it("tasks/delete?scale=true with tasks of two apps: one deployment, and both apps take its version (Marathon's TaskKiller.killAndScale)", async () => {
+    for (const id of ['/killscale/a', '/killscale/b']) expect((await o.call('POST', '/v2/apps', { id, cmd: 'sleep 1000', instances: 2 })).status).toBe(201);
+    const running = async (id: string) => {
+      const app = (await o.call('GET', `/v2/apps${id}`)).body.app;
+      return app.deployments.length === 0 && app.tasks.length === 2 && app.tasks.every((t: any) => t.state === 'TASK_RUNNING') ? app : undefined;
+    };
+    const before = [await waitFor(() => running('/killscale/a'), { timeoutMs: 15_000 }), await waitFor(() => running('/killscale/b'), { timeoutMs: 15_000 })];
+    const del = await o.call('POST', '/v2/tasks/delete?scale=true', { ids: [before[0].tasks[0].id, before[1].tasks[0].id] });
+    expect(del.status).toBe(200);
+    expect(Object.keys(del.body).sort()).toEqual(['deploymentId', 'version']);
+    for (const [i, id] of ['/killscale/a', '/killscale/b'].entries()) {
+      const app = (await o.call('GET', `/v2/apps${id}`)).body.app;
+      expect(app.instances).toBe(1);
+      expect(app.version).toBe(del.body.version);
+      expect(app.versionInfo).toEqual({ lastScalingAt: del.body.version, lastConfigChangeAt: before[i].versionInfo.lastConfigChangeAt });
+    }
+    await noDeployments('/killscale/a');
+    await noDeployments('/killscale/b');
+    expect((await o.call('DELETE', '/v2/groups/killscale')).status).toBe(200);
+  });
 });
 
 describe('info, leader, misc', () => {

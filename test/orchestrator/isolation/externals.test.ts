@@ -4,7 +4,9 @@
 // hooks never see a packet for it (an nft counting table of this test's own), nothing answers once
 // it is gone, and nothing is left behind. Then a whole `scenario run --isolation=netns` of
 // examples/externals: an egress ipBlock with an except and an ingress ipBlock, every external cell
-// observed as computed. Needs root, iproute2 and nftables. Prefixes smx6/smx6b, subnets 10.214.6-7.0/24 are this file's only.
+// observed as computed. And through the orchestrator program: an external, a pod it reaches and a pod a
+// policy keeps from it, answering the same way after kill -9 and a start on the same state dir.
+// Needs root, iproute2 and nftables. Prefixes smx6/smx6b/smx6r, subnets 10.214.6-8.0/24 are this file's only.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TaskNetwork } from '../../../orchestrator/isolation/netns.ts';
 import type { ScenarioReportDoc } from '../../../scenarios/report/results.ts';
 import { isolationSkip, isolationLeftovers } from '../../helpers/isolation.ts';
+import { startOrchestrator, type StartedOrchestrator } from '../../helpers/orchestrator.ts';
 import { NODE, runToEnd, start, stopAll, tempDir, type Running } from '../../helpers/process.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
@@ -21,6 +24,8 @@ const NET_SUBNET = '10.214.7.0/24';
 const RUN_PREFIX = 'smx6';
 const RUN_SUBNET = '10.214.6.0/24';
 const EXTERNAL = '192.0.2.77';
+const RESTART_PREFIX = 'smx6r';
+const RESTART_SUBNET = '10.214.8.0/24';
 
 afterAll(stopAll);
 
@@ -37,6 +42,15 @@ async function serve(ns: string, port: number): Promise<Running> {
   await waitFor(() => r.output().includes('listening'), { message: `server in ${ns}:${port}` });
   return r;
 }
+
+/** `connect` that gives up on a namespace gone meanwhile (a task replaced) instead of throwing. */
+const tryConnect = (ns: string, ip: string, port: number): string => {
+  try {
+    return connect(ns, ip, port);
+  } catch {
+    return 'error:no-namespace';
+  }
+};
 
 const connect = (ns: string, ip: string, port: number) => sh(`ip netns exec ${ns} ${NODE} -e "${CLIENT.replace(/"/g, '\\"')}" ${ip} ${port}`).trim();
 
@@ -124,4 +138,105 @@ EOF`,
     expect(report.pods.find((p) => p.id === 'external:internet')?.ip).toBe('203.0.113.10');
     expect(isolationLeftovers(RUN_PREFIX, [RUN_SUBNET.replace(/\.0\/24$/, '.'), EXTERNAL])).toEqual([]);
   }, 240_000);
+
+  it('orchestrator: after kill -9 and a start on the same state dir the external is back, reached both ways, and a policy denying it still denies it', async () => {
+    const dataDir = tempDir('orch-ext-');
+    const flags = ['--isolation=netns', `--netns-prefix=${RESTART_PREFIX}`, `--netns-subnet=${RESTART_SUBNET}`];
+    const server = (port: number) => [NODE, '-e', SERVER, String(port)];
+    const apps = [
+      { id: '/ext/internet', args: server(80), labels: { 'starmap.external': EXTERNAL }, ipAddress: { networkName: 'starmap' }, taskKillGracePeriodSeconds: 1 },
+      ...['open', 'shut'].map((pod) => ({
+        id: `/ext/shop/${pod}`,
+        args: server(8080),
+        labels: { 'starmap.namespace': 'shop', pod },
+        ipAddress: { networkName: 'starmap', discovery: { ports: [{ number: 8080, name: 'http', protocol: 'tcp' }] } },
+        taskKillGracePeriodSeconds: 1,
+      })),
+    ];
+    // Everything but the external, both ways, for pod shut only.
+    const notTheExternal = { ipBlock: { cidr: '0.0.0.0/0', except: [`${EXTERNAL}/32`] } };
+    const policy = {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'no-external', namespace: 'shop' },
+      spec: {
+        podSelector: { matchLabels: { pod: 'shut' } },
+        policyTypes: ['Ingress', 'Egress'],
+        ingress: [{ from: [notTheExternal] }],
+        egress: [{ to: [notTheExternal] }],
+      },
+    };
+    /** The namespace and subnet address of each app's running task (the namespace found by that address). */
+    const where = async (o: StartedOrchestrator): Promise<Map<string, { ns: string; ip: string }>> => {
+      const tasks = (await o.call('GET', '/v2/tasks')).body.tasks as { appId: string; state: string; ipAddresses?: { ipAddress: string }[] }[];
+      const byIp = new Map<string, string>();
+      for (const ns of sh('ip netns list')
+        .split('\n')
+        .map((l) => l.split(' ')[0]!)
+        .filter((n) => n.startsWith(`${RESTART_PREFIX}-`)))
+        for (const m of sh(`ip -n ${ns} -4 -o addr show dev eth0 2>/dev/null || true`).matchAll(/inet (\d+\.\d+\.\d+\.\d+)\//g)) byIp.set(m[1]!, ns);
+      const found = new Map<string, { ns: string; ip: string }>();
+      for (const t of tasks) {
+        const ip = t.ipAddresses?.[0]?.ipAddress;
+        const ns = ip === undefined ? undefined : byIp.get(ip);
+        if (t.state === 'TASK_RUNNING' && ip !== undefined && ns !== undefined) found.set(t.appId, { ns, ip });
+      }
+      return found;
+    };
+    /** Every probe of the matrix, once each: pod → external:80 and external → pod:8080. */
+    const probes = async (o: StartedOrchestrator) => {
+      const w = await where(o);
+      const ext = w.get('/ext/internet');
+      const open = w.get('/ext/shop/open');
+      const shut = w.get('/ext/shop/shut');
+      if (!ext || !open || !shut) return undefined;
+      return {
+        openOut: tryConnect(open.ns, EXTERNAL, 80),
+        openIn: tryConnect(ext.ns, open.ip, 8080),
+        shutOut: tryConnect(shut.ns, EXTERNAL, 80),
+        shutIn: tryConnect(ext.ns, shut.ip, 8080),
+        open: open.ip,
+      };
+    };
+    const expected = (openIp: string) => ({ openOut: `ok:${openIp}`, openIn: `ok:${EXTERNAL}`, shutOut: 'timeout', shutIn: 'timeout', open: openIp });
+    const settled = async (o: StartedOrchestrator, when: string) => {
+      let last: Awaited<ReturnType<typeof probes>>;
+      return waitFor(
+        async () => {
+          last = await probes(o);
+          return last !== undefined && JSON.stringify(last) === JSON.stringify(expected(last.open)) && last;
+        },
+        { timeoutMs: 60_000, intervalMs: 500, message: `${when}: open ↔ external answer, shut ↔ external denied` },
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; last probes: ${JSON.stringify(last)}`);
+      });
+    };
+
+    const taskIds = async (o: StartedOrchestrator) => ((await o.call('GET', '/v2/tasks')).body.tasks as { id: string }[]).map((t) => t.id).sort();
+
+    const first = await startOrchestrator(flags, { dataDir });
+    expect((await first.call('PUT', '/v2/starmap/policies/shop/no-external', policy)).status).toBe(201);
+    for (const a of apps) expect((await first.call('POST', '/v2/apps', a)).status).toBe(201);
+    await settled(first, 'first start');
+    const before = await taskIds(first);
+    await first.proc.stop('SIGKILL');
+
+    const second = await startOrchestrator(flags, { dataDir });
+    await settled(second, 'after kill -9 and a start on the same state dir');
+    // Replaced, not adopted: new tasks in fresh namespaces, the external's address and every pod's
+    // on-link route to it made again (and nothing of the first run's namespaces left beside them).
+    const after = await taskIds(second);
+    expect(after).toHaveLength(3);
+    expect(after.filter((id) => before.includes(id))).toEqual([]);
+    const w = await where(second);
+    expect(sh(`ip -n ${w.get('/ext/internet')!.ns} -4 -o addr show dev eth0`)).toContain(`inet ${EXTERNAL}/32`);
+    for (const pod of ['open', 'shut']) expect(sh(`ip -n ${w.get(`/ext/shop/${pod}`)!.ns} route show ${EXTERNAL}`)).toContain('dev eth0 scope link');
+    expect(
+      sh('ip netns list')
+        .split('\n')
+        .filter((l) => l.startsWith(`${RESTART_PREFIX}-`)),
+    ).toHaveLength(3);
+    expect(await second.proc.stop('SIGTERM')).toBe(0);
+    expect(isolationLeftovers(RESTART_PREFIX, [RESTART_SUBNET.replace(/\.0\/24$/, '.'), EXTERNAL])).toEqual([]);
+  }, 180_000);
 });
