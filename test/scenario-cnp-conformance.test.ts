@@ -64,6 +64,9 @@ describe.skipIf(skipReason !== undefined)('the upstream ClusterNetworkPolicy con
             if (c.status !== 'not run') failed.push(`${scenario.scenario} ${step.name}: SCTP ${c.from} -> ${c.to}:${c.port} is ${c.status}`);
             continue;
           }
+          // Not run, said why, never passed: a cell to an external under a nodes peer rule (no node
+          // model here) or to an IPv6 external (this layout has none).
+          if (c.status === 'not run' && /not enforced by this orchestrator|IPv6 externals are not supported/.test(c.observedReason ?? '')) continue;
           judged++;
           if (c.status !== 'pass' || c.observed !== c.expected) {
             failed.push(
