@@ -25,7 +25,6 @@ import { runDeployment, stoppedBy, topology } from '../run/runner.ts';
 import { notRunReport, preflight } from '../run/steps.ts';
 import { findCommand, isolationGap, isolationMissing } from '../run/enforcement.ts';
 import { scenarioSummaryLine } from '../report/results.ts';
-import { notEnforcedReport } from '../run/unenforced.ts';
 import { CNP_CONFORMANCE_VERSION, conformanceReportYaml } from '../report/conformance.ts';
 import { VERSION } from '../../shared/version.ts';
 import { TerminalLines } from './terminal.ts';
@@ -133,19 +132,11 @@ export async function runLoaded(args: RunArgs, targets: { set?: string; scenario
   const startedAt = new Date().toISOString();
   // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
   const reports = new Map<ResolvedScenario, ScenarioReportDoc>();
-  // Scenarios with admin-tier policies: not deployed (run/unenforced.ts), and the run exits 1.
-  const notEnforced = new Set<ResolvedScenario>();
   for (const s of targets.scenarios) {
     if (targets.set) log(`\n== ${s.name}: checking that the policies say what it intends`);
     for (const line of s.manifests ?? []) log(line);
     const refused = preflight(s, args.isolation !== 'off', args.isolation !== 'off' || !!args.policyHook, log);
     if (refused) reports.set(s, refused);
-    const unenforced = refused ? undefined : notEnforcedReport(s, args.isolation !== 'off');
-    if (unenforced) {
-      log(`${s.name}: ${unenforced.error}`);
-      reports.set(s, unenforced);
-      notEnforced.add(s);
-    }
   }
   const runnable = targets.scenarios.filter((s) => !reports.has(s));
   const ac = new AbortController();
@@ -157,7 +148,7 @@ export async function runLoaded(args: RunArgs, targets: { set?: string; scenario
         set: targets.set,
         startedAt,
         finishedAt: new Date().toISOString(),
-        passed: notEnforced.size === 0 && ordered.every((r) => r.outcome !== 'fail'),
+        passed: ordered.every((r) => r.outcome !== 'fail'),
         scenarios: ordered,
       }
     : ordered[0]!;
@@ -189,10 +180,9 @@ export async function runLoaded(args: RunArgs, targets: { set?: string; scenario
     const cutShort = ordered.some((r) => /^(not run: )?stopped /.test(r.error ?? ''));
     if (!args.hold || cutShort) return by === 'SIGTERM' ? 143 : 130;
   }
-  // Not run is no failure (SCTP here, as upstream skips it without the feature), nor a pass; but
-  // policies this orchestrator cannot enforce at all are a run that could not do what was asked, and
-  // computed only (cells not proven without enforcement) has its own code unless asked for.
-  if (ordered.some((r) => r.outcome === 'fail') || notEnforced.size > 0) return EXIT.fail;
+  // Not run is no failure (SCTP here, as upstream skips it without the feature; admin-tier rules
+  // with nodes or domainNames peers to externals: run/unenforced.ts), nor a pass; computed only (cells not proven without enforcement) has its own code unless asked for.
+  if (ordered.some((r) => r.outcome === 'fail')) return EXIT.fail;
   return ordered.some((r) => r.outcome === 'computed only') && !args.computedOnly ? EXIT.computedOnly : EXIT.pass;
 }
 
