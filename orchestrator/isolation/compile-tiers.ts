@@ -27,6 +27,7 @@ import { selectorMatches } from '../../shared/netpol/selector.ts';
 import { parseCidr, type Cidr } from '../../shared/netpol/validate.ts';
 import type { PodNet } from './cluster.ts';
 import type { CompiledRule, Direction, PeerMatch, PortMatch } from './compile.ts';
+import { compareIps } from './ip-order.ts';
 
 /** One compiled rule of a tier: what it matches and what it does. */
 export interface TierRule extends CompiledRule {
@@ -68,7 +69,7 @@ function inside(ip: string, block: Cidr): boolean {
 
 function podsPeer(pods: readonly PodNet[]): PeerMatch {
   const uniq = new Map(pods.map((p) => [p.ip, p]));
-  const sorted = [...uniq.values()].sort((a, b) => a.ip.localeCompare(b.ip, 'en', { numeric: true }));
+  const sorted = [...uniq.values()].sort((a, b) => compareIps(a.ip, b.ip));
   return { kind: 'pods', ips: sorted.map((p) => p.ip), pods: sorted.map((p) => objectId({ namespace: p.namespace, name: p.pod })) };
 }
 

@@ -37,6 +37,7 @@ import { parseCidr, type Cidr } from '../../shared/netpol/validate.ts';
 import type { ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
 import type { PodNet } from './cluster.ts';
 import { TierCompiler, tieredAllows, type TierRule } from './compile-tiers.ts';
+import { compareIps } from './ip-order.ts';
 import type { NetworkPolicy as DialectPolicy } from './policy.ts';
 
 export type Direction = 'ingress' | 'egress';
@@ -154,7 +155,7 @@ function blockContains(peer: Extract<PeerMatch, { kind: 'block' }>, ip: string):
 
 function podsPeer(pods: readonly PodNet[]): PeerMatch {
   const uniq = new Map(pods.map((p) => [p.ip, p]));
-  const sorted = [...uniq.values()].sort((a, b) => a.ip.localeCompare(b.ip, 'en', { numeric: true }));
+  const sorted = [...uniq.values()].sort((a, b) => compareIps(a.ip, b.ip));
   return { kind: 'pods', ips: sorted.map((p) => p.ip), pods: sorted.map((p) => objectId({ namespace: p.namespace, name: p.pod })) };
 }
 
