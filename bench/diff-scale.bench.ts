@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { diffSide } from '../scenarios/cli/diff.ts';
-import { diffSides } from '../scenarios/model/diff.ts';
+import { diffOf } from '../scenarios/model/diff-scale.ts';
 import { DIFF_LIMITS } from '../scenarios/model/limits.ts';
 import { diffSidesPerCell } from '../test/helpers/diff-per-cell.ts';
 import { changedCluster } from './lib/cluster-change.ts';
@@ -47,12 +47,13 @@ interface ChildFigures {
 function child(mode: Mode, replicas: boolean, dirs: { base: string; head: string }): ChildFigures {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const opts = { replicas, computedOnly: true, limits: DIFF_LIMITS };
+  // As the command reads them: the manifest cells deferred (model/deferred-cells.ts), except for the per-cell baseline.
+  const opts = { replicas, computedOnly: true, limits: DIFF_LIMITS, deferManifestCells: mode !== 'per-cell' };
   const base = diffSide(dirs.base, undefined, opts);
   const head = mode === 'same' ? diffSide(dirs.base, undefined, opts) : diffSide(dirs.head, undefined, opts);
   const t1 = performance.now();
   const cpu1 = process.cpuUsage(cpu0);
-  const d = mode === 'per-cell' ? diffSidesPerCell(base, head) : diffSides(base, head);
+  const d = mode === 'per-cell' ? diffSidesPerCell(base, head) : diffOf(base, head);
   const t2 = performance.now();
   const u = process.cpuUsage(cpu0);
   return {
