@@ -6,11 +6,12 @@ import { dns1123LabelErrors, dns1123SubdomainErrors, labelKeyErrors, labelValueE
 import { pointerKey, validateNetworkPolicy, type FieldErrors } from '../../shared/netpol/validate.ts';
 import { POLICY_ID_PATTERN, validatePolicy } from './policy.ts';
 import { policyId, type AnyPolicy, type StateWrite } from './policy-store.ts';
+import { validateClusterPolicyChanges } from './cluster-policy-changes.ts';
 
 /** Bound on one label map (Kubernetes bounds labels by size; this is more than any real pod has). */
 export const MAX_LABELS = 256;
 /** Bounds on one batch. */
-export const MAX_BATCH = { put: 1000, delete: 1000, namespaces: 1000, podLabels: 10_000 };
+export const MAX_BATCH = { put: 1000, delete: 1000, namespaces: 1000, podLabels: 10_000, clusterPolicies: 1000 };
 
 type Result<T> = { value: T } | { errors: FieldErrors[] };
 
@@ -70,7 +71,8 @@ export function validateLabelsBody(body: unknown, prefix = ''): Result<Record<st
 
 /**
  * POST /v2/starmap/changes:
- * {"policies": {"put": [doc…], "delete": [id…]}, "namespaces": {name: {labels} | null}, "podLabels": {"ns/pod": {labels} | null}}
+ * {"policies": {"put": [doc…], "delete": [id…]}, "clusterPolicies": {"put": [doc…], "delete": ["cnp/<name>"…]},
+ *  "namespaces": {name: {labels} | null}, "podLabels": {"ns/pod": {labels} | null}}
  */
 export function validateChanges(body: unknown): Result<StateWrite> {
   const errors: FieldErrors[] = [];
@@ -78,7 +80,9 @@ export function validateChanges(body: unknown): Result<StateWrite> {
   const w: StateWrite = { putPolicies: [], deletePolicies: [], namespaces: [], podLabels: [] };
   if (!isObj(body)) return { errors: [{ path: '/', errors: ['must be an object {"policies": {"put", "delete"}, "namespaces", "podLabels"}'] }] };
   for (const k of Object.keys(body))
-    if (!['policies', 'namespaces', 'podLabels'].includes(k)) add(`/${pointerKey(k)}`, 'unknown field (expected one of: policies, namespaces, podLabels)');
+    if (!['policies', 'clusterPolicies', 'namespaces', 'podLabels'].includes(k))
+      add(`/${pointerKey(k)}`, 'unknown field (expected one of: policies, clusterPolicies, namespaces, podLabels)');
+  errors.push(...validateClusterPolicyChanges(body.clusterPolicies, w, MAX_BATCH.clusterPolicies));
 
   const policies = body.policies ?? {};
   if (!isObj(policies)) add('/policies', 'must be an object {"put": [...], "delete": [...]}');

@@ -34,7 +34,9 @@ import {
 } from '../../shared/netpol/types.ts';
 import { labelsInclude, selectorMatches } from '../../shared/netpol/selector.ts';
 import { parseCidr, type Cidr } from '../../shared/netpol/validate.ts';
+import type { ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
 import type { PodNet } from './cluster.ts';
+import { TierCompiler, tieredAllows, type TierRule } from './compile-tiers.ts';
 import type { NetworkPolicy as DialectPolicy } from './policy.ts';
 
 export type Direction = 'ingress' | 'egress';
@@ -68,6 +70,17 @@ export interface Side {
   rules: CompiledRule[];
   /** Ingress only: network groups admit just these sources (ANDed with the rules). */
   limit?: { origin: string; ips: string[] };
+  /** Admin-tier rules, in order, before the NetworkPolicy section (compile-tiers.ts). */
+  admin?: TierRule[];
+  /** Baseline-tier rules, in order, after it (reached only when no NetworkPolicy isolates the side). */
+  baseline?: TierRule[];
+  /** Tier rules (by origin) whose `nodes` or `domainNames` peers match nothing here. */
+  unenforced?: string[];
+}
+
+/** Does anything restrict this side (a drop is possible)? */
+export function sideRestricted(side: Side): boolean {
+  return side.isolated || side.limit !== undefined || (side.admin?.length ?? 0) > 0 || (side.baseline?.length ?? 0) > 0;
 }
 
 export interface TaskRules {
@@ -93,6 +106,8 @@ export interface ClusterState {
   namespaces: readonly NamespaceInfo[];
   dialect: readonly DialectPolicy[];
   policies: readonly NetworkPolicyObject[];
+  /** Admin-tier policies (ClusterNetworkPolicy and the v1alpha1 kinds), validated. */
+  clusterPolicies?: readonly ClusterPolicy[];
   gateway: string;
   fault?: RuleFault | undefined;
 }
@@ -271,16 +286,27 @@ class Compiler {
   }
 
   compile(): TaskRules[] {
+    const tiers = new TierCompiler(this.#c.pods, this.#nsLabels, this.#c.clusterPolicies ?? []);
+    const withTiers = (side: Side, pod: PodNet, direction: Direction): Side => {
+      if (tiers.empty) return side;
+      const t = tiers.side(pod, direction);
+      return {
+        ...side,
+        ...(t.admin.length > 0 ? { admin: t.admin } : {}),
+        ...(t.baseline.length > 0 ? { baseline: t.baseline } : {}),
+        ...(t.unenforced.length > 0 ? { unenforced: t.unenforced } : {}),
+      };
+    };
     return this.#c.pods.map((pod) => {
-      const ingress = this.#ingress(pod);
+      const ingress = withTiers(this.#ingress(pod), pod, 'ingress');
       return {
         taskId: pod.taskId,
         netns: pod.netns,
         ip: pod.ip,
         gateway: this.#c.gateway,
         ingress,
-        egress: this.#egress(pod),
-        restricted: ingress.isolated || ingress.limit !== undefined,
+        egress: withTiers(this.#egress(pod), pod, 'egress'),
+        restricted: sideRestricted(ingress),
       };
     });
   }
@@ -323,6 +349,8 @@ export function portsMatch(ports: CompiledRule['ports'], port: number, protocol:
 /** The model's verdict for one side (gateway handling is the caller's). */
 export function sideAllows(side: Side, peerIp: string, port: number, protocol: Protocol): boolean {
   if (side.limit && !side.limit.ips.includes(peerIp)) return false;
-  if (!side.isolated) return true;
-  return side.rules.some((r) => peerMatches(r.peer, peerIp) && portsMatch(r.ports, port, protocol));
+  const matches = (r: CompiledRule) => peerMatches(r.peer, peerIp) && portsMatch(r.ports, port, protocol);
+  const networkPolicy = side.isolated ? side.rules.some(matches) : undefined;
+  if (!side.admin && !side.baseline) return networkPolicy ?? true;
+  return tieredAllows(side.admin ?? [], side.baseline ?? [], networkPolicy, matches);
 }

@@ -8,7 +8,7 @@
 // RULESET_LIMITS, and once it is stored never throws (a ruleset that cannot be rendered or applied
 // is a failed task in the result). Each task namespace has its own queue of `nft -f` runs, so a
 // slow namespace delays only the writes that change its rules, not those of other tenants.
-// About 410 lines on purpose: the state, its check before storing, and the per-namespace queues
+// About 440 lines on purpose: the state, its check before storing, and the per-namespace queues
 // change together on every write; split, each part would need the others' invariants restated.
 import type { DatabaseSync } from 'node:sqlite';
 import { objectId, type NamespaceInfo, type NetworkPolicyObject } from '../../shared/netpol/types.ts';
@@ -16,7 +16,7 @@ import { namespacesOf, podOf, type PodNet } from './cluster.ts';
 import { compileRules, type RuleFault, type TaskRules } from './compile.ts';
 import { parseDropSets, type DropCount } from './drops.ts';
 import type { NetworkPolicy, TaskNetInfo } from './policy.ts';
-import { PolicyStore, isNetworkPolicyObject, policyId, type AnyPolicy, type StateWrite } from './policy-store.ts';
+import { PolicyStore, isNetworkPolicyObject, policyId, type AnyPolicy, type StateWrite, type StoredClusterPolicy } from './policy-store.ts';
 import { Slots, mapLimited } from './concurrency.ts';
 import { RULESET_LIMITS, renderTask, type RulesetSize } from './render.ts';
 import { DropTags, type IsolationTestMode } from './drop-tags.ts';
@@ -49,7 +49,7 @@ export interface SyncResult {
 }
 
 /** Bounds on the state (each write is refused beyond them, so no input can grow it without limit). */
-export const LIMITS = { policies: 1000, namespaces: 1000, podLabels: 10_000 };
+export const LIMITS = { policies: 1000, clusterPolicies: 1000, namespaces: 1000, podLabels: 10_000 };
 
 export class TooMuchState extends Error {
   readonly path: string;
@@ -61,6 +61,7 @@ export class TooMuchState extends Error {
 
 interface PolicyState {
   policies: ReadonlyMap<string, AnyPolicy>;
+  clusterPolicies: ReadonlyMap<string, StoredClusterPolicy>;
   namespaces: ReadonlyMap<string, Record<string, string>>;
   podLabels: ReadonlyMap<string, Record<string, string>>;
 }
@@ -86,6 +87,8 @@ type Rendered = { taskId: string; netns: string; pod: string; text: string; size
 
 export class PolicyEngine {
   readonly #policies = new Map<string, AnyPolicy>();
+  /** Admin-tier policies by id (`cnp/<name>`, `anp/<name>`, `banp/default`). */
+  readonly #clusterPolicies = new Map<string, StoredClusterPolicy>();
   readonly #namespaces: Map<string, Record<string, string>>;
   readonly #podLabels: Map<string, Record<string, string>>;
   readonly #target: RulesetTarget;
@@ -119,6 +122,7 @@ export class PolicyEngine {
     this.#store = new PolicyStore(opts.db, this.#log);
     const stored = this.#store.load();
     for (const p of stored.policies) this.#policies.set(policyId(p), p);
+    for (const p of stored.clusterPolicies) this.#clusterPolicies.set(p.policy.id, p);
     this.#namespaces = stored.namespaces;
     this.#podLabels = stored.podLabels;
   }
@@ -130,6 +134,15 @@ export class PolicyEngine {
 
   get(id: string): AnyPolicy | undefined {
     return this.#policies.get(id);
+  }
+
+  /** Every admin-tier policy, sorted by id. */
+  clusterPolicies(): StoredClusterPolicy[] {
+    return [...this.#clusterPolicies.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, p]) => p);
+  }
+
+  clusterPolicy(id: string): StoredClusterPolicy | undefined {
+    return this.#clusterPolicies.get(id);
   }
 
   /** Stored namespace labels (as given; kubernetes.io/metadata.name is added when read). */
@@ -171,13 +184,14 @@ export class PolicyEngine {
       namespaces: namespacesOf(state.namespaces, pods),
       dialect: all.filter((p): p is NetworkPolicy => !isNetworkPolicyObject(p)),
       policies: all.filter((p): p is NetworkPolicyObject => isNetworkPolicyObject(p)),
+      clusterPolicies: [...state.clusterPolicies.values()].map((p) => p.policy),
       gateway: this.#target.gateway,
       fault: this.#fault,
     });
   }
 
   #state(): PolicyState {
-    return { policies: this.#policies, namespaces: this.#namespaces, podLabels: this.#podLabels };
+    return { policies: this.#policies, clusterPolicies: this.#clusterPolicies, namespaces: this.#namespaces, podLabels: this.#podLabels };
   }
 
   /** The state after a write (new maps; the current ones untouched). */
@@ -185,6 +199,9 @@ export class PolicyEngine {
     const policies = new Map(this.#policies);
     for (const id of w.deletePolicies) policies.delete(id);
     for (const p of w.putPolicies) policies.set(policyId(p), p);
+    const clusterPolicies = new Map(this.#clusterPolicies);
+    for (const id of w.deleteClusterPolicies ?? []) clusterPolicies.delete(id);
+    for (const p of w.putClusterPolicies ?? []) clusterPolicies.set(p.policy.id, p);
     const merged = (m: Map<string, Record<string, string>>, entries: [string, Record<string, string> | null][]) => {
       const out = new Map(m);
       for (const [key, labels] of entries) {
@@ -193,7 +210,7 @@ export class PolicyEngine {
       }
       return out;
     };
-    return { policies, namespaces: merged(this.#namespaces, w.namespaces), podLabels: merged(this.#podLabels, w.podLabels) };
+    return { policies, clusterPolicies, namespaces: merged(this.#namespaces, w.namespaces), podLabels: merged(this.#podLabels, w.podLabels) };
   }
 
   /** Every current task's ruleset under `state`; a task whose rules cannot be rendered carries the error. */
@@ -250,11 +267,17 @@ export class PolicyEngine {
    * holds); those ids come back in `notFound`.
    */
   async apply(w: StateWrite): Promise<{ created: string[]; notFound: string[]; sync: SyncResult }> {
-    const notFound = w.deletePolicies.filter((id) => !this.#policies.has(id));
+    const deleteCluster = w.deleteClusterPolicies ?? [];
+    const notFound = [...w.deletePolicies.filter((id) => !this.#policies.has(id)), ...deleteCluster.filter((id) => !this.#clusterPolicies.has(id))];
     const putIds = new Set(w.putPolicies.map(policyId));
-    const created = [...putIds].filter((id) => !this.#policies.has(id) || w.deletePolicies.includes(id));
+    const created = [
+      ...[...putIds].filter((id) => !this.#policies.has(id) || w.deletePolicies.includes(id)),
+      ...(w.putClusterPolicies ?? []).map((p) => p.policy.id).filter((id) => !this.#clusterPolicies.has(id) || deleteCluster.includes(id)),
+    ];
     const next = this.#after(w);
     if (next.policies.size > LIMITS.policies) throw new TooMuchState('/policies', `at most ${LIMITS.policies} policies can be in force`);
+    if (next.clusterPolicies.size > LIMITS.clusterPolicies)
+      throw new TooMuchState('/clusterPolicies', `at most ${LIMITS.clusterPolicies} cluster policies can be in force`);
     if (next.namespaces.size > LIMITS.namespaces) throw new TooMuchState('/namespaces', `at most ${LIMITS.namespaces} namespaces can have labels`);
     if (next.podLabels.size > LIMITS.podLabels) throw new TooMuchState('/podLabels', `at most ${LIMITS.podLabels} pods can have replaced labels`);
     const rendered = this.#render(next);
@@ -264,6 +287,8 @@ export class PolicyEngine {
     // Stored: from here on nothing throws; the result says how enforcing went.
     for (const id of w.deletePolicies) this.#policies.delete(id);
     for (const p of w.putPolicies) this.#policies.set(policyId(p), p);
+    for (const id of deleteCluster) this.#clusterPolicies.delete(id);
+    for (const p of w.putClusterPolicies ?? []) this.#clusterPolicies.set(p.policy.id, p);
     for (const [into, entries] of [
       [this.#namespaces, w.namespaces],
       [this.#podLabels, w.podLabels],

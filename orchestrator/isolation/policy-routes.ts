@@ -9,7 +9,7 @@
 //                                                    must agree with the path; missing parts are taken from it)
 //   GET    /v2/starmap/network                     → 200 {gateway, tasks: [...]}: the rules in force, both directions
 //   GET    /v2/starmap/drops                       → 200 {tasks: [...]}: packets each side's policies dropped
-// Namespaces, pod labels and atomic batches: cluster-routes.ts. Errors use Marathon's shapes: 422
+// Namespaces, pod labels and atomic batches: cluster-routes.ts; admin-tier policies: cluster-policy-routes.ts. Errors use Marathon's shapes: 422
 // {message: "Object is not valid", details: [{path, errors}]}, 404 {message}, 400 {message} for a
 // missing body, 422 naming the bound and the count for a write that would take a pod's ruleset past
 // RULESET_LIMITS (render.ts; nothing is stored). Writes answer once the rules are applied in every
@@ -23,6 +23,8 @@ import { CHANGES_PATH, NAMESPACES_PATH, PODS_PATH, clusterRoutes, requireBody, s
 import { Conflict, InvalidObject, NotFound } from '../errors.ts';
 import { mapOrchestratorErrors } from '../http/errors.ts';
 import type { CompiledRule, Side } from './compile.ts';
+import type { TierRule } from './compile-tiers.ts';
+import { CLUSTER_POLICY_PATHS, clusterPolicyRoutes } from './cluster-policy-routes.ts';
 import { POLICY_ID_PATTERN } from './policy.ts';
 import type { PolicyEngine } from './policy-engine.ts';
 import { isNetworkPolicyObject, policyId } from './policy-store.ts';
@@ -41,6 +43,7 @@ export const STARMAP_PATHS = [
   PODS_PATH,
   `${PODS_PATH}/*`,
   CHANGES_PATH,
+  ...Object.values(CLUSTER_POLICY_PATHS).flatMap((p) => [p, `${p}/*`]),
 ];
 
 export interface PolicyPluginOptions {
@@ -66,10 +69,15 @@ function peerJson(rule: CompiledRule) {
 }
 
 function sideJson(side: Side) {
+  const tier = (rules: TierRule[] | undefined) =>
+    (rules ?? []).map((r) => ({ origin: r.origin, action: r.action, peer: peerJson(r), ports: portsJson(r.ports) }));
   return {
     isolated: side.isolated,
     ...(side.limit ? { limit: side.limit } : {}),
+    ...(side.admin ? { admin: tier(side.admin) } : {}),
     rules: side.rules.map((r) => ({ origin: r.origin, peer: peerJson(r), ports: portsJson(r.ports) })),
+    ...(side.baseline ? { baseline: tier(side.baseline) } : {}),
+    ...(side.unenforced ? { unenforced: side.unenforced } : {}),
   };
 }
 
@@ -197,4 +205,5 @@ export async function policyPlugin(app: FastifyInstance, opts: PolicyPluginOptio
   app.get(DROPS_PATH, async () => ({ tasks: await engine.drops() }));
 
   await clusterRoutes(app, engine);
+  await clusterPolicyRoutes(app, engine);
 }

@@ -1,10 +1,12 @@
 // What the policy engine keeps in the orchestrator's database, so that it survives kill -9 and
 // restart: policies of both kinds (table isolation_policies, id → document; a NetworkPolicy's id is
-// namespace/name), namespace labels (isolation_namespaces) and pod-label replacements
+// namespace/name), admin-tier policies (isolation_cluster_policies, `cnp/<name>` → the document as
+// given: ClusterNetworkPolicy, AdminNetworkPolicy, BaselineAdminNetworkPolicy), namespace labels (isolation_namespaces) and pod-label replacements
 // (isolation_pod_labels, keyed namespace/pod). A change is written in one transaction before it is
 // acknowledged. Rows are validated again when read: a row that no longer validates (a poison pill
 // from an older version, a hand edit) is skipped with a warning instead of stopping the start.
 import type { DatabaseSync } from 'node:sqlite';
+import { validateClusterPolicy, type ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
 import type { NetworkPolicyObject } from '../../shared/netpol/types.ts';
 import { validateNetworkPolicy } from '../../shared/netpol/validate.ts';
 import { validatePolicy, type NetworkPolicy } from './policy.ts';
@@ -19,8 +21,15 @@ export function policyId(p: AnyPolicy): string {
   return isNetworkPolicyObject(p) ? `${p.metadata.namespace}/${p.metadata.name}` : p.id;
 }
 
+/** An admin-tier policy (ClusterNetworkPolicy or a v1alpha1 kind): the document as given, and what it says. */
+export interface StoredClusterPolicy {
+  doc: Record<string, unknown>;
+  policy: ClusterPolicy;
+}
+
 export interface StoredState {
   policies: AnyPolicy[];
+  clusterPolicies: StoredClusterPolicy[];
   namespaces: Map<string, Record<string, string>>;
   podLabels: Map<string, Record<string, string>>;
 }
@@ -31,6 +40,9 @@ export interface StateWrite {
   deletePolicies: string[];
   namespaces: [string, Record<string, string> | null][];
   podLabels: [string, Record<string, string> | null][];
+  /** Admin-tier policies put (by their id, `cnp/<name>`) or deleted. */
+  putClusterPolicies?: StoredClusterPolicy[];
+  deleteClusterPolicies?: string[];
 }
 
 type Log = (msg: string, err?: unknown) => void;
@@ -49,11 +61,12 @@ export class PolicyStore {
     this.#log = log;
     db?.exec(`CREATE TABLE IF NOT EXISTS isolation_policies (id TEXT PRIMARY KEY, doc TEXT NOT NULL, updated_at TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS isolation_namespaces (name TEXT PRIMARY KEY, labels TEXT NOT NULL, updated_at TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS isolation_pod_labels (id TEXT PRIMARY KEY, labels TEXT NOT NULL, updated_at TEXT NOT NULL);`);
+      CREATE TABLE IF NOT EXISTS isolation_pod_labels (id TEXT PRIMARY KEY, labels TEXT NOT NULL, updated_at TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS isolation_cluster_policies (id TEXT PRIMARY KEY, doc TEXT NOT NULL, updated_at TEXT NOT NULL);`);
   }
 
   load(): StoredState {
-    const state: StoredState = { policies: [], namespaces: new Map(), podLabels: new Map() };
+    const state: StoredState = { policies: [], clusterPolicies: [], namespaces: new Map(), podLabels: new Map() };
     const db = this.#db;
     if (!db) return state;
     for (const row of db.prepare('SELECT id, doc FROM isolation_policies ORDER BY id').all() as { id: string; doc: string }[]) {
@@ -64,6 +77,17 @@ export class PolicyStore {
         state.policies.push(v.policy);
       } catch (err) {
         this.#log(`isolation: ignoring the stored policy ${row.id}, which does not validate`, err);
+      }
+    }
+    for (const row of db.prepare('SELECT id, doc FROM isolation_cluster_policies ORDER BY id').all() as { id: string; doc: string }[]) {
+      try {
+        const doc = JSON.parse(row.doc) as Record<string, unknown>;
+        const v = validateClusterPolicy(doc);
+        if ('errors' in v) throw new Error(JSON.stringify(v.errors).slice(0, 500));
+        if (v.policy.id !== row.id) throw new Error(`the document is ${v.policy.id}`);
+        state.clusterPolicies.push({ doc, policy: v.policy });
+      } catch (err) {
+        this.#log(`isolation: ignoring the stored cluster policy ${row.id}, which does not validate`, err);
       }
     }
     const maps = [
@@ -96,6 +120,10 @@ export class PolicyStore {
       for (const id of w.deletePolicies) del.run(id);
       const put = db.prepare('INSERT OR REPLACE INTO isolation_policies (id, doc, updated_at) VALUES (?, ?, ?)');
       for (const p of w.putPolicies) put.run(policyId(p), JSON.stringify(p), now);
+      const delCluster = db.prepare('DELETE FROM isolation_cluster_policies WHERE id = ?');
+      for (const id of w.deleteClusterPolicies ?? []) delCluster.run(id);
+      const putCluster = db.prepare('INSERT OR REPLACE INTO isolation_cluster_policies (id, doc, updated_at) VALUES (?, ?, ?)');
+      for (const p of w.putClusterPolicies ?? []) putCluster.run(p.policy.id, JSON.stringify(p.doc), now);
       for (const [table, key, entries] of [
         ['isolation_namespaces', 'name', w.namespaces],
         ['isolation_pod_labels', 'id', w.podLabels],

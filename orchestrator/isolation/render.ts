@@ -25,18 +25,27 @@
 // text is built by appending, never by spreading arrays into calls: a large policy set renders in
 // linear time and stays inside RULESET_LIMITS, which writes are checked against before they are
 // stored (policy-engine.ts).
+// Admin-tier policies (compile-tiers.ts) add to a side: its Admin rules after the exemptions above
+// (Accept: accept; Deny: drop through a drop site tagged with the rule, `Admin cnp/x egress rule 2`;
+// Pass: goto the chain <side>_policies), then that chain holds the NetworkPolicy section (isolated:
+// its accepts, then its default drop) or, when no NetworkPolicy isolates the side, the Baseline
+// rules (Accept, Deny) and a final accept. A denial is always a drop, never a reject (upstream's
+// conformance suite requires a timeout). Without Admin rules the section stays in the hook chain.
 // This renderer and the evaluator (shared/netpol/evaluate.ts) are independent on purpose: neither
 // calls the other, and the tests judge real packets against both, so a mistake in one shows up as a
 // disagreement instead of being copied into the other.
 import { parseCidr, type Cidr } from '../../shared/netpol/validate.ts';
 import type { Protocol } from '../../shared/netpol/types.ts';
-import type { CompiledRule, Direction, PeerMatch, Side, TaskRules } from './compile.ts';
+import { sideRestricted, type CompiledRule, type Direction, type PeerMatch, type Side, type TaskRules } from './compile.ts';
+import type { TierRule } from './compile-tiers.ts';
 import { dropTag, WRONG_RULE_POLICIES, type DropRule, type IsolationTestMode } from './drop-tags.ts';
 
 export const TASK_TABLE = 'starmap';
 export const DROP_SETS: Record<Direction, string> = { ingress: 'ingress_drops', egress: 'egress_drops' };
 const DROP_CHAINS: Record<Direction, string> = { ingress: 'ingress_drop', egress: 'egress_drop' };
 const HOOK_CHAINS: Record<Direction, string> = { ingress: 'input', egress: 'output' };
+/** With Admin-tier rules: the NetworkPolicy section and the Baseline tier, where a Pass goes. */
+const POLICY_CHAINS: Record<Direction, string> = { ingress: 'ingress_policies', egress: 'egress_policies' };
 /** Per-element counters of drops: bounded, and forgotten after 10 minutes without a drop. */
 const DROP_SET_SPEC = 'type ipv4_addr . inet_proto . inet_service . mark; flags dynamic,timeout; timeout 10m; size 16384; counter;';
 const PROTOCOLS: readonly Protocol[] = ['TCP', 'UDP', 'SCTP'];
@@ -201,9 +210,16 @@ function portsKey(ports: CompiledRule['ports']): string {
  * row (the peers of one policy rule) become one rule per family and protocol whose addresses are a
  * set, as Calico and Cilium compile selectors into ipsets: a rule of 40 ipBlock peers is one nft
  * rule per protocol, not 40. Rules of different origins stay apart, so that each accept still
- * names the policy rule it comes from.
+ * names the policy rule it comes from. `verdict`: what a rule of that origin does (accept, or for
+ * tier rules a drop or a goto: render-tiers below); undefined leaves the rule out.
  */
-function acceptRules(rules: readonly CompiledRule[], dir: Direction, out: string[], size: RulesetSize): void {
+function acceptRules(
+  rules: readonly CompiledRule[],
+  dir: Direction,
+  out: string[],
+  size: RulesetSize,
+  verdict: (r: CompiledRule) => string | undefined = () => 'accept',
+): void {
   const key = dir === 'ingress' ? 'saddr' : 'daddr';
   let i = 0;
   while (i < rules.length) {
@@ -212,10 +228,12 @@ function acceptRules(rules: readonly CompiledRule[], dir: Direction, out: string
     const peers: PeerMatch[] = [];
     const samePorts = (r: CompiledRule) => r.ports === first.ports || portsKey(r.ports) === ports; // the peers of one rule share its ports
     while (i < rules.length && rules[i]!.origin === first.origin && samePorts(rules[i]!)) peers.push(rules[i++]!.peer);
+    const does = verdict(first);
+    if (does === undefined) continue;
     const portParts = portMatches(first.ports);
     for (const addr of addressMatches(peers, key)) {
       for (const port of portParts) {
-        out.push(`${addr.text}${port.text}accept ${comment(first.origin)}`);
+        out.push(`${addr.text}${port.text}${does} ${comment(first.origin)}`);
         size.elements += addr.elements + port.elements;
       }
     }
@@ -228,16 +246,16 @@ export interface TaggedDrop {
   rule: DropRule;
 }
 
-function chainBody(
-  side: Side,
-  dir: Direction,
-  gateway: string,
-  size: RulesetSize,
-  tags: TaggedDrop[],
-  mode: IsolationTestMode | undefined,
-): { policy: 'accept' | 'drop'; rules: string[] } {
-  const restricted = side.isolated || side.limit !== undefined;
-  if (!restricted) return { policy: 'accept', rules: [TRACK_FROM_THE_START] };
+/** A side's chains: the hook chain's policy and rules, and (with Admin-tier rules) the NetworkPolicy section's chain. */
+interface ChainBodies {
+  policy: 'accept' | 'drop';
+  rules: string[];
+  /** The rules of POLICY_CHAINS[dir] (only with Admin-tier rules: a Pass goes there). */
+  section?: string[];
+}
+
+function chainBody(side: Side, dir: Direction, gateway: string, size: RulesetSize, tags: TaggedDrop[], mode: IsolationTestMode | undefined): ChainBodies {
+  if (!sideRestricted(side)) return { policy: 'accept', rules: [TRACK_FROM_THE_START] };
   const goto = (policies: readonly string[]) => {
     const rule: DropRule = { side: dir, policies: [...(mode === 'wrong-rule' ? WRONG_RULE_POLICIES : policies)].sort() };
     const tag = dropTag(rule);
@@ -255,12 +273,31 @@ function chainBody(
       side.limit.ips.length > 0 ? `ip saddr != ${set(side.limit.ips)} ${drop} ${comment(side.limit.origin)}` : `${drop} ${comment(side.limit.origin)}`,
     );
   }
-  if (!side.isolated) rules.push('accept');
-  else {
-    acceptRules(side.rules, dir, rules, size);
-    rules.push(goto(side.isolatedBy ?? []));
+  // The tiers (compile-tiers.ts): a tier rule's Deny drops through a drop site of its own, tagged
+  // with its origin (`Admin cnp/x egress rule 2`), so the counters say which rule dropped a packet.
+  const tierVerdict = (r: CompiledRule) => {
+    const action = (r as TierRule).action;
+    if (action === 'Accept') return 'accept';
+    if (action === 'Deny') return goto([r.origin]);
+    return action === 'Pass' && side.admin?.includes(r as TierRule) ? `goto ${POLICY_CHAINS[dir]}` : undefined;
+  };
+  const admin = side.admin ?? [];
+  // With Admin rules, the NetworkPolicy section is a chain of its own, so that a Pass can skip the
+  // rest of the Admin tier to it; without, it follows inline (the ruleset of a cluster with no
+  // admin-tier policies is what it always was).
+  const section: string[] = admin.length > 0 ? [] : rules;
+  if (admin.length > 0) {
+    acceptRules(admin, dir, rules, size, tierVerdict);
+    rules.push(`goto ${POLICY_CHAINS[dir]}`);
   }
-  return { policy: 'drop', rules };
+  if (side.isolated) {
+    acceptRules(side.rules, dir, section, size);
+    section.push(goto(side.isolatedBy ?? []));
+  } else {
+    acceptRules(side.baseline ?? [], dir, section, size, tierVerdict);
+    section.push('accept');
+  }
+  return admin.length > 0 ? { policy: 'drop', rules, section } : { policy: 'drop', rules };
 }
 
 /** The task namespace's ruleset, applied in one transaction (see the top of this file). */
@@ -275,23 +312,34 @@ export function renderTask(r: TaskRules, mode?: IsolationTestMode): { text: stri
   const t = TASK_TABLE;
   const dirs: Direction[] = ['ingress', 'egress'];
   const hook = (dir: Direction, policy: string) => `type filter hook ${HOOK_CHAINS[dir]} priority 0; policy ${policy};`;
+  const bodies = dirs.map((d) => chainBody(d === 'ingress' ? r.ingress : r.egress, d, r.gateway, size, tags, mode));
+  // The NetworkPolicy section's chain is declared and flushed only where it is used (one left from
+  // an earlier render is unreferenced), so a ruleset without Admin-tier rules is what it always was.
+  const sectioned = dirs.filter((_, i) => bodies[i]!.section !== undefined);
   const lines = [
     `table inet ${t} {`,
     ...dirs.map((d) => `  set ${DROP_SETS[d]} { ${DROP_SET_SPEC} }`),
     ...dirs.map((d) => `  chain ${HOOK_CHAINS[d]} { ${hook(d, 'accept')} }`),
     ...dirs.map((d) => `  chain ${DROP_CHAINS[d]} { }`),
+    ...sectioned.map((d) => `  chain ${POLICY_CHAINS[d]} { }`),
     '}',
     ...dirs.flatMap((d) => [`flush chain inet ${t} ${HOOK_CHAINS[d]}`, `flush chain inet ${t} ${DROP_CHAINS[d]}`]),
+    ...sectioned.map((d) => `flush chain inet ${t} ${POLICY_CHAINS[d]}`),
     `table inet ${t} {`,
   ];
-  for (const d of dirs) {
-    const body = chainBody(d === 'ingress' ? r.ingress : r.egress, d, r.gateway, size, tags, mode);
-    size.rules += body.rules.length;
+  dirs.forEach((d, i) => {
+    const body = bodies[i]!;
+    size.rules += body.rules.length + (body.section?.length ?? 0);
     // No spreading into push(): a side may have thousands of rules, past the argument limit.
     lines.push(`  chain ${HOOK_CHAINS[d]} {`, `    ${hook(d, body.policy)}`);
     for (const rule of body.rules) lines.push(`    ${rule}`);
     lines.push('  }');
-  }
+    if (body.section) {
+      lines.push(`  chain ${POLICY_CHAINS[d]} {`);
+      for (const rule of body.section) lines.push(`    ${rule}`);
+      lines.push('  }');
+    }
+  });
   for (const d of dirs) {
     const addr = d === 'ingress' ? 'ip saddr' : 'ip daddr';
     lines.push(

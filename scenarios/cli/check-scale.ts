@@ -15,7 +15,7 @@ import { objectId, type PodInfo } from '../../shared/netpol/types.ts';
 import { plannedAddresses, RUN_SUBNET } from '../model/addresses.ts';
 import { BUILTIN } from '../model/builtin.ts';
 import { MAX_CELLS_COMPUTED, MAX_PODS_COMPUTED, SCALE_CHECK_LIMITS } from '../model/limits.ts';
-import { isScenarioText } from '../model/load.ts';
+import { isScenarioText, manifestSetName } from '../model/load.ts';
 import { ManifestError, manifestSummary, type ManifestSet } from '../model/manifests.ts';
 import { PodNames } from '../model/matrix.ts';
 import type { PodSpec } from '../model/resolve.ts';
@@ -62,13 +62,7 @@ export function isManifestRef(ref: string): boolean {
 }
 
 /** The name manifestScenario gives a set of manifests. */
-const setName = (ref: string) =>
-  (ref === '-' ? 'manifests' : basename(ref.replace(/\/+$/, '')).replace(/\.(ya?ml|json)$/, ''))
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 32)
-    .replace(/-+$/, '') || 'manifests';
+const setName = manifestSetName;
 
 /** The cells a pod list makes (each pod to every other, on each port the destination declares). */
 export const cellCount = (pods: readonly Pick<PodSpec, 'ports'>[]): number => pods.reduce((n, p) => n + p.ports.length, 0) * Math.max(0, pods.length - 1);

@@ -2,8 +2,7 @@
 // policy-writing mistakes before anything starts, starts the bundled orchestrator (with isolation
 // when the machine can) or logs in to the one given, runs the scenarios (those with the same pods
 // on one deployment), writes the reports and says how it went.
-import { isIP } from 'node:net';
-import type { Argv, CommandModule } from 'yargs';
+import type { CommandModule } from 'yargs';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -25,16 +24,14 @@ import { runDeployment, stoppedBy, topology } from '../run/runner.ts';
 import { notRunReport, preflight } from '../run/steps.ts';
 import { findCommand, isolationGap, isolationMissing } from '../run/enforcement.ts';
 import { scenarioSummaryLine } from '../report/results.ts';
-import { notEnforcedReport } from '../run/unenforced.ts';
 import { CNP_CONFORMANCE_VERSION, conformanceReportYaml } from '../report/conformance.ts';
 import { VERSION } from '../../shared/version.ts';
 import { TerminalLines } from './terminal.ts';
-import { addAssertFile, assertOption, EXIT, externalFlags, fail, imageOption, manifestOptions, scenarioRef } from './options.ts';
+import { addAssertFile, EXIT, externalFlags, fail, scenarioRef } from './options.ts';
+import { runOptions } from './run-options.ts';
 import { runOnKubernetes } from './run-kubernetes.ts';
 
 export { EXIT, findCommand, isolationGap, isolationMissing };
-import { prefixFlag, subnetFlag } from '../../orchestrator/isolation/flags.ts';
-import { builtinNames } from '../model/builtin.ts';
 import { plannedAddresses, RUN_SUBNET } from '../model/addresses.ts';
 
 export interface RunArgs {
@@ -133,19 +130,11 @@ export async function runLoaded(args: RunArgs, targets: { set?: string; scenario
   const startedAt = new Date().toISOString();
   // Policy-writing mistakes are found before anything starts (no orchestrator, no deadline).
   const reports = new Map<ResolvedScenario, ScenarioReportDoc>();
-  // Scenarios with admin-tier policies: not deployed (run/unenforced.ts), and the run exits 1.
-  const notEnforced = new Set<ResolvedScenario>();
   for (const s of targets.scenarios) {
     if (targets.set) log(`\n== ${s.name}: checking that the policies say what it intends`);
     for (const line of s.manifests ?? []) log(line);
     const refused = preflight(s, args.isolation !== 'off', args.isolation !== 'off' || !!args.policyHook, log);
     if (refused) reports.set(s, refused);
-    const unenforced = refused ? undefined : notEnforcedReport(s, args.isolation !== 'off');
-    if (unenforced) {
-      log(`${s.name}: ${unenforced.error}`);
-      reports.set(s, unenforced);
-      notEnforced.add(s);
-    }
   }
   const runnable = targets.scenarios.filter((s) => !reports.has(s));
   const ac = new AbortController();
@@ -157,7 +146,7 @@ export async function runLoaded(args: RunArgs, targets: { set?: string; scenario
         set: targets.set,
         startedAt,
         finishedAt: new Date().toISOString(),
-        passed: notEnforced.size === 0 && ordered.every((r) => r.outcome !== 'fail'),
+        passed: ordered.every((r) => r.outcome !== 'fail'),
         scenarios: ordered,
       }
     : ordered[0]!;
@@ -189,10 +178,9 @@ export async function runLoaded(args: RunArgs, targets: { set?: string; scenario
     const cutShort = ordered.some((r) => /^(not run: )?stopped /.test(r.error ?? ''));
     if (!args.hold || cutShort) return by === 'SIGTERM' ? 143 : 130;
   }
-  // Not run is no failure (SCTP here, as upstream skips it without the feature), nor a pass; but
-  // policies this orchestrator cannot enforce at all are a run that could not do what was asked, and
-  // computed only (cells not proven without enforcement) has its own code unless asked for.
-  if (ordered.some((r) => r.outcome === 'fail') || notEnforced.size > 0) return EXIT.fail;
+  // Not run is no failure (SCTP here, as upstream skips it without the feature; admin-tier rules
+  // with nodes or domainNames peers to externals: run/unenforced.ts), nor a pass; computed only (cells not proven without enforcement) has its own code unless asked for.
+  if (ordered.some((r) => r.outcome === 'fail')) return EXIT.fail;
   return ordered.some((r) => r.outcome === 'computed only') && !args.computedOnly ? EXIT.computedOnly : EXIT.pass;
 }
 
@@ -329,83 +317,7 @@ async function runAll(
 export const runCommand: CommandModule = {
   command: 'run <scenario>',
   describe: 'run a scenario file (YAML or JSON), a directory of them, or a built-in scenario or set',
-  builder: (y: Argv) =>
-    y
-      .positional('scenario', {
-        type: 'string',
-        demandOption: true,
-        describe: `file, directory of scenario files, Kubernetes manifests (a file, a directory, - for stdin), or a built-in: ${builtinNames()}`,
-      })
-      .options(manifestOptions)
-      .options(assertOption)
-      .option('orchestrator', { type: 'string', describe: 'URL of a running Marathon-compatible orchestrator (default: start the bundled one)' })
-      .option('uid', { type: 'string', default: 'admin', describe: 'account to log in with (with --password or $STARMAP_PASSWORD)' })
-      .option('password', { type: 'string', describe: 'password for --uid (prefer $STARMAP_PASSWORD)' })
-      .option('token', { type: 'string', describe: 'an authorization token instead of a login (or $STARMAP_TOKEN)' })
-      .option('isolation', {
-        choices: ['auto', 'netns', 'off'] as const,
-        default: 'auto' as const,
-        describe: 'task isolation of the bundled orchestrator (auto: netns when root with iproute2 and nftables)',
-      })
-      .option('policy-hook', { type: 'string', describe: "command that applies a step's policies on another orchestrator; gets the path of a JSON file" })
-      .option('report-json', { type: 'string', describe: 'write the JSON report here' })
-      .option('report-junit', { type: 'string', describe: 'write a JUnit XML report here' })
-      .option('report-conformance', {
-        type: 'string',
-        describe:
-          'write the ConformanceReport YAML of upstream’s ClusterNetworkPolicy suite (the set cnp-conformance) here; only checks observed on packets count as passed',
-      })
-      .option('report-html', {
-        type: 'string',
-        describe:
-          'write a self-contained HTML report here (opens without network): per step the intended, computed and observed tables, the mismatches with their reasons, convergence times and a graph',
-      })
-      .option('step-timeout', {
-        type: 'number',
-        describe: 'seconds a step may take to settle before it fails (default: the larger of 10 s and four times probe interval + timeout + 1 s)',
-      })
-      .option('pause', { type: 'number', default: 0, describe: 'seconds to linger after each step (for watching the UI)' })
-      .option('keep', { type: 'boolean', default: false, describe: 'leave the apps deployed at the end' })
-      .option('publish-address', {
-        type: 'string',
-        default: DEFAULTS.publishAddress,
-        describe:
-          "isolated runs: where the bundled orchestrator publishes the pods' TCP ports on the host (the collector UI is printed there); 0.0.0.0 opens them to the network (the collector has no login), off publishes none",
-        coerce: (v: string) => String(v).replace(/^\[(.*)\]$/, '$1'),
-      })
-      .option('netns-prefix', {
-        type: 'string',
-        describe:
-          'isolated runs: prefix of what the bundled orchestrator creates (default smap; another for a second run on the same machine, with --netns-subnet)',
-        coerce: prefixFlag('netns-prefix'),
-      })
-      .option('netns-subnet', {
-        type: 'string',
-        describe: 'isolated runs: the task subnet of the bundled orchestrator (default 10.213.0.0/24)',
-        coerce: subnetFlag('netns-subnet'),
-      })
-      .option('computed-only', {
-        type: 'boolean',
-        default: false,
-        describe: `a run that cannot enforce policies (no isolation) exits 0 instead of ${EXIT.computedOnly} when every computed check holds`,
-      })
-      .option('kubernetes', {
-        type: 'boolean',
-        default: false,
-        describe: 'run on the cluster kubectl points at: export, apply, observe each step, delete (docs/kubernetes.md); with --kubectl, --image',
-      })
-      .option('kubectl', { type: 'string', describe: '--kubernetes: the kubectl program (default: $KUBECTL, else kubectl on PATH)' })
-      .options(imageOption)
-      .option('hold', { type: 'boolean', default: false, describe: 'after the last step keep everything running until Ctrl-C, then clean up (demos)' })
-      .check((a) => {
-        if (a.stepTimeout != null && !(Number(a.stepTimeout) > 0)) throw new Error('invalid value for --step-timeout: expected seconds > 0');
-        if (!(a.pause >= 0)) throw new Error('invalid value for --pause: expected seconds >= 0');
-        if (a.publishAddress !== 'off' && isIP(String(a.publishAddress)) === 0)
-          throw new Error(
-            `invalid value for --publish-address: ${JSON.stringify(a.publishAddress)} (expected an IP address such as 127.0.0.1 or 0.0.0.0, or off)`,
-          );
-        return true;
-      }),
+  builder: runOptions,
   handler: async (a) => {
     try {
       process.exitCode = await run({ ...(a as unknown as RunArgs), scenario: scenarioRef(a.scenario) });

@@ -54,18 +54,24 @@ const externalIo = (opts: LoadOptions) => ({
   ...(opts.podSubnet ? { podSubnet: opts.podSubnet } : {}),
 });
 
-/**
- * Manifests with no scenario file: their pods probe each other on every declared port, their
- * policies are in force, and the one step's expectation is what they compute.
- */
-export function manifestScenario(ref: string, opts: LoadOptions = {}): ResolvedScenario {
-  const name =
+/** The scenario name of a set of manifests: its file or directory name as a scenario name would be. */
+export function manifestSetName(ref: string): string {
+  return (
     (ref === '-' ? 'manifests' : basename(ref.replace(/\/+$/, '')).replace(/\.(ya?ml|json)$/, ''))
       .toLowerCase()
       .replace(/[^a-z0-9-]+/g, '-')
       .replace(/^-+|-+$/g, '')
       .slice(0, 32)
-      .replace(/-+$/, '') || 'manifests';
+      .replace(/-+$/, '') || 'manifests'
+  );
+}
+
+/**
+ * Manifests with no scenario file: their pods probe each other on every declared port, their
+ * policies are in force, and the one step's expectation is what they compute.
+ */
+export function manifestScenario(ref: string, opts: LoadOptions = {}): ResolvedScenario {
+  const name = manifestSetName(ref);
   const entry = ref === '-' ? '-' : basename(ref.replace(/\/+$/, ''));
   const file = ref === '-' ? '-' : ref.replace(/\/+$/, '');
   const parsed = {

@@ -123,7 +123,8 @@ export function stepResult(
             : counts.noValue > 0
               ? 'no value'
               : null;
-  // Nothing failed but nothing judged could be observed: neither passed nor failed.
+  // Nothing failed but nothing judged could be observed (or the step judges no cell at all, as the
+  // cnp-conformance node-peer scenarios, whose checks are not modelled): neither passed nor failed.
   const judged = cells.filter((c) => c.expected !== null);
   // A judged cell that is not proven keeps the step from passing: its verdict is only computed.
   const outcome =
@@ -131,7 +132,7 @@ export function stepResult(
       ? 'fail'
       : counts.notProven > 0 && run.observed
         ? 'computed only'
-        : !run.observed || (judged.length > 0 && judged.every((c) => c.status === 'not run'))
+        : !run.observed || judged.every((c) => c.status === 'not run')
           ? 'not run'
           : 'pass';
   const hand = exp.step.intended !== null;

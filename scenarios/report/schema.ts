@@ -56,7 +56,8 @@ const DropRule = Type.Object(
     side: SideName,
     pod: Type.String({ description: 'the pod whose side it is (namespace/pod): the source for egress, the destination for ingress' }),
     policies: Type.Union([Type.Array(Type.String()), Type.Null()], {
-      description: 'the isolating policies whose default drop it is (namespace/name, sorted); null: the orchestrator could not say',
+      description:
+        'the isolating policies whose default drop it is (namespace/name, sorted), or the admin-tier rule that denies ("Admin cnp/x egress rule 2"); null: the orchestrator could not say',
     }),
   },
   { additionalProperties: false },

@@ -10,9 +10,31 @@ import { cellDrops, type DropCounts } from './drops.ts';
 
 /** The drop that decides a blocked cell according to the evaluator; null when it cannot say. */
 export function decidingRule(c: CellExpectation): DropRuleDoc | null {
+  if (c.tiered) return tieredRule(c);
   const { egress, ingress } = c.verdict;
   if (egress.decision === 'denied') return { side: 'egress', pod: c.cell.from, policies: [...egress.isolatedBy].sort() };
   if (ingress.decision === 'denied') return { side: 'ingress', pod: c.cell.to, policies: [...ingress.isolatedBy].sort() };
+  return null;
+}
+
+/**
+ * With admin tiers: the side that denies (egress first), and its drop site: the Admin or Baseline
+ * rule that denied (`Admin cnp/x egress rule 2`, as the orchestrator tags it), or the isolating
+ * NetworkPolicies when the NetworkPolicy section decided.
+ */
+function tieredRule(c: CellExpectation): DropRuleDoc | null {
+  for (const side of ['egress', 'ingress'] as const) {
+    const t = c.tiered![side];
+    if (t.allowed !== false) continue;
+    const pod = side === 'egress' ? c.cell.from : c.cell.to;
+    if (t.decidedBy === 'networkpolicy') {
+      const v = t.networkPolicy;
+      return { side, pod, policies: v.decision === 'denied' ? [...v.isolatedBy].sort() : null };
+    }
+    const last = t.chain[t.chain.length - 1];
+    if (last && last.tier !== 'NetworkPolicy') return { side, pod, policies: [`${last.tier} ${last.policy} ${side} rule ${last.rule}`] };
+    return { side, pod, policies: null };
+  }
   return null;
 }
 

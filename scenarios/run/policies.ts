@@ -8,6 +8,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { POLICY_PATH } from '../../orchestrator/isolation/policy-routes.ts';
+import type { ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
+import { clusterPolicyDoc } from '../../shared/netpol/cluster-policy-doc.ts';
 import { objectId, type NetworkPolicyObject } from '../../shared/netpol/types.ts';
 import type { OrchestratorClient } from './orchestrator-client.ts';
 import type { DialectPolicyDoc } from '../model/schema.ts';
@@ -24,6 +26,8 @@ export interface DesiredState {
   step: string;
   /** Policies in force, addresses filled in. */
   policies: NetworkPolicyObject[];
+  /** Admin-tier policies in force (ClusterNetworkPolicy and the v1alpha1 kinds), addresses filled in. */
+  clusterPolicies?: ClusterPolicy[];
   /** Every scenario namespace with its labels in force. */
   namespaces: Record<string, Record<string, string>>;
   /** `ns/pod` → labels in force, or null: the app's own labels. */
@@ -53,6 +57,10 @@ const marked = (p: NetworkPolicyObject, scenario: string): NetworkPolicyObject =
   metadata: { ...p.metadata, labels: { ...(p.metadata.labels ?? {}), [SCENARIO_LABEL]: scenario } },
 });
 
+/** The admin-tier resources (orchestrator/isolation/cluster-policy-routes.ts), for finding a run's leftovers. */
+const CLUSTER_POLICY_LISTS = ['clusternetworkpolicies', 'adminnetworkpolicies', 'baselineadminnetworkpolicies'].map((r) => `/v2/starmap/${r}`);
+const SHORT: Record<string, string> = { ClusterNetworkPolicy: 'cnp', AdminNetworkPolicy: 'anp', BaselineAdminNetworkPolicy: 'banp' };
+
 /** Starmap's orchestrator: one POST /v2/starmap/changes per step. */
 export class ChangesEndpoint implements PolicyApplier {
   readonly description = `the orchestrator's ${CHANGES_PATH} endpoint`;
@@ -62,6 +70,8 @@ export class ChangesEndpoint implements PolicyApplier {
   readonly #namespaces: readonly string[];
   /** Policy ids in force that this run put. */
   #mine = new Set<string>();
+  /** Admin-tier policy ids (`cnp/<name>`) in force that this run put. */
+  #mineCluster = new Set<string>();
 
   constructor(client: OrchestratorClient, scenario: string, namespaces: readonly string[]) {
     this.#client = client;
@@ -77,26 +87,53 @@ export class ChangesEndpoint implements PolicyApplier {
     return res.policies.filter((p) => p.kind === 'NetworkPolicy' && p.metadata?.labels?.[SCENARIO_LABEL] === this.#scenario).map((p) => objectId(p.metadata!));
   }
 
+  /** Ids of admin-tier policies that carry this scenario's label (an orchestrator without them: none). */
+  async #oursCluster(): Promise<string[]> {
+    const out: string[] = [];
+    for (const path of CLUSTER_POLICY_LISTS) {
+      let res: { items?: { kind?: string; metadata?: { name?: string; labels?: Record<string, string> } }[] };
+      try {
+        res = (await this.#client.call('GET', path)) as typeof res;
+      } catch {
+        continue; // an orchestrator that predates them has none of ours
+      }
+      for (const d of res.items ?? [])
+        if (d.metadata?.labels?.[SCENARIO_LABEL] === this.#scenario && d.kind && SHORT[d.kind]) out.push(`${SHORT[d.kind]}/${d.metadata.name}`);
+    }
+    return out;
+  }
+
   async apply(state: DesiredState): Promise<ApplyResult> {
     const put = state.policies.map((p) => marked(p, this.#scenario));
     const wanted = new Set(put.map((p) => objectId(p.metadata)));
+    const cluster = state.clusterPolicies ?? [];
+    const wantedCluster = new Set(cluster.map((p) => p.id));
+    const deleteCluster = [...this.#mineCluster].filter((id) => !wantedCluster.has(id));
     const body = {
       policies: { put, delete: [...this.#mine].filter((id) => !wanted.has(id)) },
+      // Only when there are any: an orchestrator that predates them still takes every other change.
+      ...(cluster.length > 0 || deleteCluster.length > 0
+        ? { clusterPolicies: { put: cluster.map((p) => clusterPolicyDoc(p, { [SCENARIO_LABEL]: this.#scenario })), delete: deleteCluster } }
+        : {}),
       namespaces: Object.fromEntries(Object.entries(state.namespaces).map(([n, labels]) => [n, { labels }])),
       podLabels: Object.fromEntries(Object.entries(state.podLabels).map(([p, labels]) => [p, labels === null ? null : { labels }])),
     };
     const res = (await this.#client.call('POST', CHANGES_PATH, body)) as Partial<ApplyResult>;
     this.#mine = wanted;
+    this.#mineCluster = wantedCluster;
     return { applied: res.applied ?? 0, unchanged: res.unchanged ?? 0, failed: res.failed ?? [] };
   }
 
   async clear(): Promise<void> {
     const ids = new Set([...this.#mine, ...(await this.#ours())]);
+    const clusterIds = new Set([...this.#mineCluster, ...(await this.#oursCluster())]);
     await this.#client.call('POST', CHANGES_PATH, {
       policies: { put: [], delete: [...ids] },
+      ...(clusterIds.size > 0 ? { clusterPolicies: { put: [], delete: [...clusterIds] } } : {}),
       namespaces: Object.fromEntries(this.#namespaces.map((n) => [n, null])),
     });
     this.#mine.clear();
+    this.#mineCluster.clear();
   }
 }
 
@@ -125,6 +162,8 @@ export class HookPolicies implements PolicyApplier {
       // The dialect as the file wrote it (hooks written before NetworkPolicy support read this).
       policies: state.dialect ?? {},
       networkPolicies: state.policies.map((p) => marked(p, this.#scenario)),
+      // Admin-tier policies as upstream documents of their kind (ClusterNetworkPolicy, AdminNetworkPolicy, BaselineAdminNetworkPolicy).
+      clusterPolicies: (state.clusterPolicies ?? []).map((p) => clusterPolicyDoc(p, { [SCENARIO_LABEL]: this.#scenario })),
       namespaces: state.namespaces,
       podLabels: state.podLabels,
     };

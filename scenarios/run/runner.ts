@@ -207,7 +207,7 @@ async function runSteps(
     const exp = exps[i]!;
     opts.onStepStart?.(s.name, exp, s.steps.length, notRunCells(exp, policies.enforces));
     log(
-      `\napplying step ${i + 1}/${s.steps.length} ${step.name}${step.description ? `: ${step.description}` : ''} (policies: ${exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).join(', ') || 'none'})`,
+      `\napplying step ${i + 1}/${s.steps.length} ${step.name}${step.description ? `: ${step.description}` : ''} (policies: ${[...exp.step.policies.map((p) => `${p.metadata.namespace}/${p.metadata.name}`), ...(exp.step.clusterPolicies ?? []).map((p) => p.id)].join(', ') || 'none'})`,
     );
     const notRun = notRunCells(exp, policies.enforces);
     const observable = exp.cells.filter((c) => !notRun.has(c.cell.key));

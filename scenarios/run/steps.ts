@@ -1,10 +1,12 @@
 // The pure parts of running a scenario: the settle budget, which cells cannot be observed, the
 // state a step asks the orchestrator for, and the check that the policies say what each step
 // intends (made before anything starts), with its report.
+import { resolveClusterPolicy } from '../../shared/netpol/cluster-policy-doc.ts';
 import { resolvePolicy } from '../../shared/netpol/ip-template.ts';
 import { expectStep, type StepExpectation } from '../model/expect.ts';
 import { IPV6_NOT_RUN, unobservableExternals } from '../model/externals.ts';
 import type { DesiredState } from './policies.ts';
+import { unenforcedTierCells } from './unenforced.ts';
 import { cellResults, NOT_PROVEN_REASON, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from '../report/results.ts';
 import type { ResolvedScenario, ResolvedStep } from '../model/resolve.ts';
 import { LEGEND } from '../report/truth-table.ts';
@@ -17,10 +19,12 @@ export function settleBudgetMs(s: Pick<ResolvedScenario, 'probeSeconds' | 'timeo
 /** Cells that cannot be observed, and why (NOT_PROVEN_REASON: judged cells the policies block, without enforcement). */
 export function notRunCells(exp: StepExpectation, enforced: boolean): Map<string, string> {
   const out = new Map<string, string>();
+  const tiers = unenforcedTierCells(exp);
   const ipv6 = unobservableExternals(exp.cluster.pods);
   for (const c of exp.cells) {
     if (c.cell.protocol === 'SCTP') out.set(c.cell.key, 'not run: the probe cannot check SCTP (Node.js has no SCTP sockets)');
     else if (ipv6.has(c.cell.from) || ipv6.has(c.cell.to)) out.set(c.cell.key, IPV6_NOT_RUN);
+    else if (tiers.has(c.cell.key)) out.set(c.cell.key, tiers.get(c.cell.key)!);
     else if (!enforced && (c.computed === false || c.expected === false))
       out.set(c.cell.key, c.expected === null ? 'not run: policies are not enforced here (no isolation), so nothing can be blocked' : NOT_PROVEN_REASON);
   }
@@ -33,6 +37,7 @@ export function desiredState(s: ResolvedScenario, step: ResolvedStep, ips: Reado
   return {
     step: step.name,
     policies: step.policies.map((p) => resolvePolicy(p, (ref) => ips.get(ref))),
+    clusterPolicies: (step.clusterPolicies ?? []).map((p) => resolveClusterPolicy(p, (ref) => ips.get(ref))),
     namespaces: step.namespaceLabels,
     // Externals are no pods of the orchestrator's (model/externals.ts): no labels to replace.
     podLabels: Object.fromEntries(

@@ -1,39 +1,52 @@
-// What `scenario run` does with a scenario that puts admin-tier policies (ClusterNetworkPolicy,
-// AdminNetworkPolicy, BaselineAdminNetworkPolicy) in force: the bundled orchestrator's nftables
-// renderer does not enforce them yet, so nothing it would observe could say whether they hold.
-// Such a scenario is not deployed: its report says so before anything starts, with every cell
-// "not run" (its computed verdicts kept, as `scenario check` has them), and the run exits non-zero.
-// Never a pass for something not observed. Pure.
-import { expectStep } from '../model/expect.ts';
-import type { ResolvedScenario } from '../model/resolve.ts';
-import { cellResults, stepResult, type ScenarioReportDoc } from '../report/results.ts';
-import { emptyReport, settleBudgetMs } from './steps.ts';
+// What `scenario run` cannot enforce of the admin-tier policies (ClusterNetworkPolicy and the
+// v1alpha1 kinds): the bundled orchestrator renders them on packets (orchestrator/isolation/
+// compile-tiers.ts), except `nodes` and `domainNames` egress peers, which it renders as matching
+// nothing (the one-machine cluster has no node model and serves its pods no DNS yet). Those peers
+// never match a pod, so pod-to-pod cells are enforced as the policies say; a cell to an external
+// (model/externals.ts: an address outside the pod network, which a node or a domain name could be)
+// whose source is the subject of such a rule is "not run", with the rule named, never a pass. Pure.
+import type { ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
+import { selectorMatches } from '../../shared/netpol/selector.ts';
+import { NAMESPACE_NAME_LABEL, objectId, type PodInfo } from '../../shared/netpol/types.ts';
+import type { StepExpectation } from '../model/expect.ts';
+import { EXTERNAL_PREFIX } from '../model/externals.ts';
 
-export const NOT_ENFORCED = 'ClusterNetworkPolicy is not enforced by this orchestrator';
+export const NOT_ENFORCED = 'not enforced by this orchestrator';
 
-/** The steps that put admin-tier policies in force (1-based numbers), or [] for none. */
-export function clusterPolicySteps(s: ResolvedScenario): number[] {
-  return s.steps.filter((st) => (st.clusterPolicies?.length ?? 0) > 0).map((st) => st.index + 1);
+/** `Admin cnp/x egress rule 2 (nodes peers)` for each egress rule of a policy with nodes or domainNames peers. */
+function unenforcedRules(p: ClusterPolicy): string[] {
+  return p.egress.flatMap((r, i) => {
+    const kinds = [...new Set(r.peers.flatMap((peer) => ('nodes' in peer ? ['nodes'] : 'domainNames' in peer ? ['domainNames'] : [])))];
+    return kinds.length > 0 ? [`${p.tier} ${p.id} egress rule ${i} (${kinds.join(' and ')} peers)`] : [];
+  });
 }
 
-/** The report of a scenario not run because its admin-tier policies are not enforced, or undefined when it has none. */
-export function notEnforcedReport(s: ResolvedScenario, isolated: boolean): ScenarioReportDoc | undefined {
-  const steps = clusterPolicySteps(s);
-  if (steps.length === 0) return undefined;
-  const report = emptyReport(s, isolated, false);
-  const why = `not run: ${NOT_ENFORCED} (admin-tier policies in force at ${steps.length === 1 ? 'step' : 'steps'} ${steps.join(', ')}); nothing was deployed`;
-  report.steps = s.steps.map((st) => {
-    const exp = expectStep(s, st);
-    const notRun = new Map(exp.cells.map((c) => [c.cell.key, why]));
-    return stepResult(exp, s.pods, cellResults(exp, notRun), {
-      settled: null,
-      durationMs: null,
-      budgetMs: settleBudgetMs(s),
-      lastFlipMs: null,
-      observed: false,
-    });
-  });
-  report.outcome = 'not run';
-  report.error = why;
-  return report;
+/** The cells of a step that depend on admin-tier rules not enforced here, each with its reason. */
+export function unenforcedTierCells(exp: StepExpectation): Map<string, string> {
+  const out = new Map<string, string>();
+  const policies = exp.step.clusterPolicies ?? [];
+  const withRules = policies.map((p) => ({ p, rules: unenforcedRules(p) })).filter((x) => x.rules.length > 0);
+  if (withRules.length === 0) return out;
+  const nsLabels = new Map(exp.cluster.namespaces.map((n) => [n.name, n.labels]));
+  const labelsOf = (ns: string) => nsLabels.get(ns) ?? { [NAMESPACE_NAME_LABEL]: ns };
+  // Cells name an external `external:<name>`, a pod `namespace/name` (model/externals.ts).
+  const pods = new Map(exp.cluster.pods.map((p) => [p.external ? `${EXTERNAL_PREFIX}${p.name}` : objectId(p), p]));
+  const selects = (p: ClusterPolicy, pod: PodInfo) =>
+    !pod.external &&
+    !pod.hostNetwork &&
+    ('namespaces' in p.subject
+      ? selectorMatches(p.subject.namespaces, labelsOf(pod.namespace))
+      : selectorMatches(p.subject.pods.namespaceSelector, labelsOf(pod.namespace)) && selectorMatches(p.subject.pods.podSelector, pod.labels));
+  for (const c of exp.cells) {
+    const from = pods.get(c.cell.from);
+    const to = pods.get(c.cell.to);
+    if (!from || !to?.external) continue;
+    const rules = withRules.filter((x) => selects(x.p, from)).flatMap((x) => x.rules);
+    if (rules.length > 0)
+      out.set(
+        c.cell.key,
+        `not run: ${rules.join(', ')} ${NOT_ENFORCED}: nodes and domainNames peers match nothing here (no node model, no DNS), so this cell to an external cannot be judged`,
+      );
+  }
+  return out;
 }

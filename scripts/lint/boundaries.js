@@ -50,7 +50,7 @@ export const BOUNDARIES = [
   // which only works while neither computes its answers with the other's code.
   {
     from: 'orchestrator/',
-    to: ['shared/netpol/evaluate.ts', 'shared/netpol/explain.ts'],
+    to: ['shared/netpol/evaluate.ts', 'shared/netpol/explain.ts', 'shared/netpol/tiers.ts'],
     why: "the orchestrator renders policies on its own; the evaluator is the renderer's independent check",
   },
   // Inside the orchestrator (docs/architecture.md).

@@ -16,6 +16,7 @@ import type { PodNet } from '../../orchestrator/isolation/cluster.ts';
 import { renderRuleset } from '../../orchestrator/isolation/render.ts';
 import { objectId, type NamespaceInfo, type NetworkPolicyObject, type PodInfo, type Protocol } from '../../shared/netpol/types.ts';
 import { parseCidr } from '../../shared/netpol/validate.ts';
+import type { ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
 
 export interface Packet {
   src: string;
@@ -237,6 +238,8 @@ export interface ClusterInput {
   /** Every pod needs its ip. */
   pods: PodInfo[];
   policies: NetworkPolicyObject[];
+  /** Admin-tier policies (validated: shared/netpol/cluster-policy.ts). */
+  clusterPolicies?: ClusterPolicy[];
   /** The host's address (default 10.213.0.1). */
   gateway?: string;
 }
@@ -258,7 +261,14 @@ export function renderCluster(c: ClusterInput): Map<string, string> {
       ports: p.ports,
     };
   });
-  const rules = compileRules({ pods, namespaces: c.namespaces, dialect: [], policies: c.policies, gateway: c.gateway ?? '10.213.0.1' });
+  const rules = compileRules({
+    pods,
+    namespaces: c.namespaces,
+    dialect: [],
+    policies: c.policies,
+    ...(c.clusterPolicies ? { clusterPolicies: c.clusterPolicies } : {}),
+    gateway: c.gateway ?? '10.213.0.1',
+  });
   return new Map(rules.map((r) => [r.taskId, renderRuleset(r)]));
 }
 

@@ -19,9 +19,10 @@ import { cellResults, stepResult } from '../../../scenarios/report/results.ts';
 import { CellResult, ScenarioReport, type ScenarioReportDoc } from '../../../scenarios/report/schema.ts';
 import { planApps } from '../../../scenarios/run/deploy-plan.ts';
 import { collectorNaming, LiveExpectations, type PublishedStep } from '../../../scenarios/run/live-expectations.ts';
+import { notRunCells } from '../../../scenarios/run/steps.ts';
 import type { Located } from '../../../scenarios/run/observe.ts';
 import { validateClusterPolicy } from '../../../shared/netpol/cluster-policy.ts';
-import { NODE, runToEnd, stopAll, tempDir } from '../../helpers/process.ts';
+import { stopAll, tempDir } from '../../helpers/process.ts';
 
 afterAll(stopAll);
 
@@ -308,20 +309,38 @@ describe('the chain in the live UI', () => {
 });
 
 describe('scenario run with admin-tier policies', () => {
-  it('deploys nothing, says the orchestrator does not enforce them, reports every cell not run and exits 1', async () => {
-    const dir = tempDir('starmap-cnp-run-');
-    writeFileSync(join(dir, 'cnp.yaml'), SCENARIO);
-    const json = join(dir, 'r.json');
-    const { code, output } = await runToEnd(NODE, ['scenarios/main.ts', 'run', join(dir, 'cnp.yaml'), '--isolation=off', `--report-json=${json}`]);
-    expect(output).toContain(
-      'cnp: not run: ClusterNetworkPolicy is not enforced by this orchestrator (admin-tier policies in force at steps 1, 2, 3); nothing was deployed',
-    );
-    expect(output).not.toContain('starting the orchestrator');
-    expect(output).not.toContain('PASS');
-    expect(code).toBe(1);
-    const report = JSON.parse(readFileSync(json, 'utf8')) as ScenarioReportDoc;
-    expect([...Value.Errors(ScenarioReport, report)]).toEqual([]);
-    expect(report).toMatchObject({ outcome: 'not run', passed: false });
-    expect(report.steps.flatMap((st) => st.cells).every((c) => c.status === 'not run' && c.observed === null)).toBe(true);
-  }, 30_000);
+  it('runs them on packets: only cells to externals under a nodes or domainNames rule are not run, with the rule named', () => {
+    const s = load(`name: cnp-ext
+${APPS}
+externals:
+  - {name: internet, address: 203.0.113.10}
+policies:
+  - apiVersion: policy.networking.k8s.io/v1alpha2
+    kind: ClusterNetworkPolicy
+    metadata: {name: names}
+    spec:
+      tier: Admin
+      priority: 5
+      subject: {pods: {namespaceSelector: {}, podSelector: {matchLabels: {app: web}}}}
+      egress:
+        - {action: Accept, to: [{domainNames: [example.com]}]}
+        - {action: Deny, to: [{networks: [0.0.0.0/0]}]}
+steps:
+  - name: one
+    policies: [cnp/names]
+    expect: computed
+`);
+    const exp = expectStep(s, s.steps[0]!);
+    const notRun = notRunCells(exp, true);
+    const webOut = exp.cells.filter((c) => c.cell.from === 'shop/web' && c.cell.to === 'external:internet');
+    expect(webOut.length).toBeGreaterThan(0);
+    for (const c of webOut)
+      expect(notRun.get(c.cell.key)).toBe(
+        'not run: Admin cnp/names egress rule 0 (domainNames peers) not enforced by this orchestrator: nodes and domainNames peers match nothing here (no node model, no DNS), so this cell to an external cannot be judged',
+      );
+    // Pod to pod: no node or domain name is a pod, so the rule cannot change these cells; they run.
+    expect(exp.cells.filter((c) => c.cell.to !== 'external:internet' && notRun.has(c.cell.key))).toEqual([]);
+    // Not a subject: its cells to the external run.
+    expect(exp.cells.filter((c) => c.cell.from === 'shop/db' && notRun.has(c.cell.key))).toEqual([]);
+  });
 });
