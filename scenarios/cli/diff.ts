@@ -12,7 +12,9 @@ import type { Argv, CommandModule } from 'yargs';
 import { ScenarioError } from '../errors.ts';
 import { approveFlips } from '../model/approval.ts';
 import { readAssertFile } from '../model/assert-file.ts';
-import { diffSides, type DiffSide } from '../model/diff.ts';
+import type { DiffSide } from '../model/diff.ts';
+import { diffOf } from '../model/diff-scale.ts';
+import { materializeCells } from '../model/deferred-cells.ts';
 import { diffCells, diffSideAt } from '../model/diff-side.ts';
 import { DIFF_LIMITS } from '../model/limits.ts';
 import { ScenarioDiffSchema, type ScenarioDiff } from '../model/diff-schema.ts';
@@ -90,13 +92,14 @@ export function diffCommand(a: DiffArgs): ScenarioDiff {
 export function diffView(a: DiffArgs): DiffView {
   if (a.base === '-' && a.head === '-') throw new ScenarioError('only one side can be read from stdin (-)');
   // Computed only, each side a verdict matrix: bounds of its own (model/limits.ts).
-  const opts = { ...loadOptions(a as unknown as Record<string, unknown>), computedOnly: true, limits: DIFF_LIMITS };
+  // A manifest set's cells are not made, but read as lookups (model/diff-scale.ts).
+  const opts = { ...loadOptions(a as unknown as Record<string, unknown>), computedOnly: true, limits: DIFF_LIMITS, deferManifestCells: true };
   return viewOf(diffSide(a.base, a.baseStep ?? a.step, opts), diffSide(a.head, a.headStep ?? a.step, opts), a.approve);
 }
 
 function viewOf(base: DiffSide, head: DiffSide, approve: string | undefined): DiffView {
-  const diff = diffSides(base, head);
-  if (approve !== undefined) diff.approval = approveFlips(diff, readAssertFile(approve), head);
+  const diff = diffOf(base, head);
+  if (approve !== undefined) diff.approval = approveFlips(diff, readAssertFile(approve), { scenario: materializeCells(head.scenario), step: head.step });
   // Every cell of both sides only for the one format that draws them (HTML).
   let cells: DiffView['cells'] | undefined;
   return {

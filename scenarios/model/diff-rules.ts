@@ -29,7 +29,13 @@ const rulesOf = (p: NetworkPolicyObject) =>
 
 export interface DeadRuleInputs {
   base: { policies: readonly NetworkPolicyObject[]; exercised: Set<string> };
-  head: { policies: readonly NetworkPolicyObject[]; exercised: Set<string>; side: ComputedSide; cells: readonly Cell[]; verdicts: readonly Verdict[] };
+  head: {
+    policies: readonly NetworkPolicyObject[];
+    exercised: Set<string>;
+    side: ComputedSide;
+    /** Visits every HEAD cell in order with its verdict; the cell made only when asked (model/diff-scale.ts makes few). */
+    eachCell: (visit: (verdict: Verdict, cell: () => Cell) => void) => void;
+  };
   /** Policies added, removed or edited (namespace/name). */
   changed: ReadonlySet<string>;
 }
@@ -64,9 +70,11 @@ export function deadRulesOf(x: DeadRuleInputs): { rule: string; why: string }[] 
     }
     return keys;
   };
-  x.head.cells.forEach((cell, j) => {
-    const verdict = x.head.verdicts[j] ?? x.head.side.verdict(cell);
-    for (const k of keysOf(verdict)) {
+  x.head.eachCell((verdict, made) => {
+    const keys = keysOf(verdict);
+    if (keys.length === 0) return;
+    const cell = made();
+    for (const k of keys) {
       const list = selected.get(k);
       if (list) list.push({ cell, verdict });
       else selected.set(k, [{ cell, verdict }]);

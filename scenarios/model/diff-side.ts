@@ -15,6 +15,7 @@ import type { PodInfo, Protocol } from '../../shared/netpol/types.ts';
 import type { CellSide } from './diff-schema.ts';
 import type { DiffSide } from './diff.ts';
 import { clusterAt, expectStep, type StepExpectation } from './expect.ts';
+import { materializeCells } from './deferred-cells.ts';
 import type { Cell, ResolvedScenario, ResolvedStep } from './resolve.ts';
 
 /**
@@ -30,7 +31,7 @@ export function diffSideAt(label: string, scenario: ResolvedScenario, step: Reso
     step,
     cluster: clusterAt(scenario, step, ips),
     get expectation() {
-      return (expectation ??= expectStep(scenario, step, ips));
+      return (expectation ??= expectStep(materializeCells(scenario), step, ips));
     },
   };
 }
@@ -61,6 +62,11 @@ export class ComputedSide {
   /** The pod of a scenario id (`ns/pod`, `external:<name>`), or undefined when this side has none. */
   pod(id: string): PodInfo | undefined {
     return this.#pods.get(id);
+  }
+
+  /** The NetworkPolicy verdict between two of this side's pods (a cell not made: model/diff-scale.ts). */
+  verdictOf(from: PodInfo, to: PodInfo, port: number, protocol: Protocol): Verdict {
+    return this.matrix.evaluate({ from, to, port, protocol });
   }
 
   /** The NetworkPolicy verdict of a cell: an interned object, the same for every cell of a class pair. */
@@ -108,7 +114,7 @@ export function diffCells(
     [head, 'after'],
   ] as const) {
     const c = computedSide(side);
-    for (const cell of side.scenario.cells) {
+    for (const cell of materializeCells(side.scenario).cells) {
       const { key, from, to, port, protocol } = cell;
       const entry = cells.get(key) ?? { key, from, to, port, protocol };
       entry[which] = c.side(cell);

@@ -14,6 +14,7 @@ import type { NetworkPolicyObject } from '../../shared/netpol/types.ts';
 import type { Cluster } from '../../shared/netpol/evaluate.ts';
 import type { CellExpectation, StepExpectation } from './expect.ts';
 import { deadRulesOf, deadRulesPerCell, exercisedRules } from './diff-rules.ts';
+import { materializeCells } from './deferred-cells.ts';
 import { computedSide } from './diff-side.ts';
 import type { Cause, CauseKind, CellSide, Flip, OneSidedCell, ScenarioDiff } from './diff-schema.ts';
 import type { Cell, ResolvedScenario, ResolvedStep } from './resolve.ts';
@@ -240,6 +241,9 @@ export function assembleDiff(base: DiffSide, head: DiffSide, ch: ChangeCauses, p
 }
 
 export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
+  // Deferred cells (model/deferred-cells.ts) put in: this walk reads the list (diff-scale.ts's diffOf does not).
+  materializeCells(base.scenario);
+  materializeCells(head.scenario);
   const ch = changeCauses(base, head);
 
   // Both sides as verdict matrices (diff-side.ts), read cell by cell in one pass; reasons only for what is shown.
@@ -306,7 +310,12 @@ export function diffSides(base: DiffSide, head: DiffSide): ScenarioDiff {
       ? deadRulesPerCell(base.expectation, head.expectation, new Set(ch.policyCause.keys()))
       : deadRulesOf({
           base: { policies: base.step.policies, exercised: exercisedRules(verdictsA) },
-          head: { policies: head.step.policies, exercised: exercisedRules(verdictsB), side: B, cells: cellsB, verdicts: headVerdicts },
+          head: {
+            policies: head.step.policies,
+            exercised: exercisedRules(verdictsB),
+            side: B,
+            eachCell: (visit) => cellsB.forEach((cell, j) => visit(headVerdicts[j] ?? B.verdict(cell), () => cell)),
+          },
           changed: new Set(ch.policyCause.keys()),
         });
   return assembleDiff(base, head, ch, parts);

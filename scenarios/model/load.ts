@@ -22,6 +22,8 @@ export interface LoadOptions {
   computedOnly?: boolean;
   /** Bounds of their own (scenario diff's, whose matrices compute more cells than check's), over computedOnly's. */
   limits?: Limits;
+  /** Manifests with no scenario file: their cells left to model/deferred-cells.ts (scenario diff at scale). */
+  deferManifestCells?: boolean;
 }
 
 /**
@@ -78,7 +80,7 @@ export function manifestScenario(ref: string, opts: LoadOptions = {}): ResolvedS
     at: () => '',
   };
   try {
-    return resolveScenario(parsed, manifestIo(opts));
+    return resolveScenario(parsed, { ...manifestIo(opts), ...(opts.deferManifestCells ? { deferManifestCells: true } : {}) });
   } catch (err) {
     // No scenario file to point into: the manifests' own messages, as they are.
     if (err instanceof ScenarioError)

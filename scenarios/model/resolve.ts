@@ -9,7 +9,7 @@
 // own module: scenario-pods.ts, probe-cells.ts, scenario-externals.ts, scenario-namespaces.ts,
 // policy-catalog.ts (with policy-entries.ts), step-loop.ts; the shapes are in resolved.ts.
 import { ManifestError } from '../../shared/netpol/manifests.ts';
-import { manifestCells, manifestModel, type ManifestModel } from './scenario-manifests.ts';
+import { manifestCellCount, manifestCells, manifestModel, type ManifestModel } from './scenario-manifests.ts';
 import { POD_KINDS } from './workloads.ts';
 import { externalCells } from './externals.ts';
 import { stepWorkloadPods } from './step-workloads.ts';
@@ -70,14 +70,18 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
   const names = new PodNames(pods);
   const cells = cellsOf(pods, apps, doc.model, names, problems);
   const made = [...(fromManifests?.pods ?? []), ...stepPods];
-  for (const c of manifestCells(made)) cells.push(c); // not push(...): a large set has more cells than call arguments may be
+  // Deferred (io.deferManifestCells): counted, not made; model/deferred-cells.ts makes them when asked.
+  const deferred = io.deferManifestCells && made.length > 0 ? { pods: made, at: cells.length } : undefined;
+  if (!deferred) for (const c of manifestCells(made)) cells.push(c); // not push(...): a large set has more cells than call arguments may be
   cells.push(...externalCells(pods, externals.declaredPods, checkOf));
-  if (cells.length > limits.maxCells) problems.add('/', `${cells.length} cells; at most ${limits.maxCells} ${limits.why.cells}`);
+  const deferredCount = deferred ? manifestCellCount(made) : 0;
+  if (cells.length + deferredCount > limits.maxCells)
+    problems.add('/', `${cells.length + deferredCount} cells; at most ${limits.maxCells} ${limits.why.cells}`);
 
   const namespaces = scenarioNamespaces(doc, fromManifests, pods, problems);
   const policies = policyCatalog(parsed, io, problems, fromManifests, (ref) => seen.has(ref), namespaces);
   const steps = resolveSteps({ parsed, io, problems, pods, cells, names, namespaces, policies, fromManifests });
-  addAutomaticExternals({ doc, problems, limits, pods, cells, names, steps, externals });
+  addAutomaticExternals({ doc, problems, limits, pods, cells, names, steps, externals, deferredCount });
   // Intents last: they may name the automatic externals, and the matrices above were read again with their cells.
   doc.steps.forEach((s, i) => {
     const statements = (s.assert ?? []).map((doc, j) => ({ doc, where: `/steps/${i}/assert/${j}`, source: `steps/${i}/assert/${j}` }));
@@ -100,5 +104,6 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     cells,
     steps,
     ...(fromManifests || problems.notes.length ? { manifests: [...(fromManifests?.summary ?? []), ...problems.notes] } : {}),
+    ...(deferred ? { deferredCells: deferred } : {}),
   };
 }

@@ -79,6 +79,11 @@ export interface ResolvedScenario {
   steps: ResolvedStep[];
   /** From `manifests:`: what was read, ignored and noted. */
   manifests?: string[];
+  /**
+   * With ResolveIo.deferManifestCells: the manifest pods' cells (manifestCells(pods)) are not in
+   * `cells` but belong at index `at`; model/deferred-cells.ts reads them lazily or puts them in.
+   */
+  deferredCells?: { pods: PodSpec[]; at: number };
 }
 
 export interface ResolveIo extends ManifestIo {
@@ -90,4 +95,6 @@ export interface ResolveIo extends ManifestIo {
   podSubnet?: string;
   /** How many pods and cells it may make (default RUN_LIMITS). */
   limits?: Limits;
+  /** Leave the manifest pods' cells out of `cells` (ResolvedScenario.deferredCells): scenario diff at scale. */
+  deferManifestCells?: boolean;
 }

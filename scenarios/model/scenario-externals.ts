@@ -49,11 +49,14 @@ export interface AutomaticInputs {
   names: PodNames;
   steps: ResolvedStep[];
   externals: ScenarioExternals;
+  /** Cells deferred out of `cells` (ResolveIo.deferManifestCells), counted against the bound. */
+  deferredCount?: number;
 }
 
 /** Automatic coverage: externals inside the blocks in force, their cells, and the matrices read again with them. */
 export function addAutomaticExternals(inputs: AutomaticInputs): void {
   const { doc, problems, limits, pods, cells, names, steps, externals } = inputs;
+  const deferred = inputs.deferredCount ?? 0;
   if (!externals.auto) return;
   const inForce = [...new Set(steps.flatMap((s) => s.policies))];
   const clusterInForce = [...new Set(steps.flatMap((s) => s.clusterPolicies ?? []))];
@@ -74,7 +77,7 @@ export function addAutomaticExternals(inputs: AutomaticInputs): void {
         /* said in the first reading */
       }
     });
-    if (cells.length > limits.maxCells)
-      problems.add('/', `${cells.length} cells (with the automatic externals' cells); at most ${limits.maxCells} ${limits.why.cells}`);
+    if (cells.length + deferred > limits.maxCells)
+      problems.add('/', `${cells.length + deferred} cells (with the automatic externals' cells); at most ${limits.maxCells} ${limits.why.cells}`);
   }
 }

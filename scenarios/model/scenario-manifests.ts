@@ -42,24 +42,26 @@ export function manifestModel(
   return { set, pods, policies: set.policies, summary: manifestSummary(set, pods) };
 }
 
+const CHECK = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' } as const;
+
+/** The cell of `from` probing `to` on one of its ports, as manifestCells makes it. */
+export const manifestCell = (from: PodSpec, to: PodSpec, np: PodSpec['ports'][number]): Cell => ({
+  key: cellKey(from.id, to.id, np.port, np.protocol),
+  from: from.id,
+  to: to.id,
+  port: np.port,
+  protocol: np.protocol,
+  check: CHECK[np.protocol],
+});
+
 /** Every manifest-made pod probes every other on each port the destination declares (never its probe API port). */
 export function manifestCells(pods: readonly PodSpec[]): Cell[] {
-  const check = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' } as const;
-  return pods.flatMap((from) =>
-    pods.flatMap((to) =>
-      from === to
-        ? []
-        : to.ports.map((np) => ({
-            key: cellKey(from.id, to.id, np.port, np.protocol),
-            from: from.id,
-            to: to.id,
-            port: np.port,
-            protocol: np.protocol,
-            check: check[np.protocol],
-          })),
-    ),
-  );
+  return pods.flatMap((from) => pods.flatMap((to) => (from === to ? [] : to.ports.map((np) => manifestCell(from, to, np)))));
 }
+
+/** How many cells manifestCells makes of `pods`. */
+export const manifestCellCount = (pods: readonly Pick<PodSpec, 'ports'>[]): number =>
+  pods.reduce((n, p) => n + p.ports.length, 0) * Math.max(0, pods.length - 1);
 
 /** The NetworkPolicies of a directory of manifests (`policies: - file: DIR`; the admin-tier ones go to `cluster`; everything else is ignored). */
 export function directoryPolicies(path: string, io: ManifestIo, cluster: LoadedClusterPolicy[] = []): LoadedPolicy[] {

@@ -13,6 +13,7 @@ import { clusterYaml, generateCluster } from '../../../bench/lib/cluster-gen.ts'
 import { plannedAddresses } from '../../../scenarios/model/addresses.ts';
 import { BUILTIN } from '../../../scenarios/model/builtin.ts';
 import { diffSides } from '../../../scenarios/model/diff.ts';
+import { diffOf } from '../../../scenarios/model/diff-scale.ts';
 import { diffSideAt } from '../../../scenarios/model/diff-side.ts';
 import { DIFF_LIMITS } from '../../../scenarios/model/limits.ts';
 import { loadScenario } from '../../../scenarios/model/load.ts';
@@ -81,6 +82,66 @@ describe('scenario diff by verdict matrices: the per-cell diff, exactly', () => 
       expect(matrix.counts.flips, `seed ${seed}: the change flips cells`).toBeGreaterThan(0);
       expect(matrix.counts.removed, `seed ${seed}: the removed Deployment's cells`).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('scenario diff without cell objects (deferred manifest cells, model/diff-scale.ts): the per-cell diff, exactly', () => {
+  const dirsOf = (seed: number, change: (head: ReturnType<typeof generateCluster>) => void) => {
+    const base = generateCluster(seed, { namespaces: 8, pods: 60, policies: 24 });
+    const { head } = changedCluster(base, seed);
+    change(head);
+    return [base, head].map((c) => {
+      const dir = tempDir('starmap-diff-matrix-');
+      writeFileSync(join(dir, 'all.yaml'), clusterYaml(c));
+      return dir;
+    });
+  };
+  const deferred = (dir: string) => {
+    const s = loadScenario(dir, { replicas: true, computedOnly: true, limits: DIFF_LIMITS, deferManifestCells: true });
+    return sideAt(dir, s, s.steps[s.steps.length - 1]!);
+  };
+  const perCell = (dir: string) => {
+    const s = loadScenario(dir, { replicas: true, computedOnly: true, limits: DIFF_LIMITS });
+    return sideAt(dir, s, s.steps[s.steps.length - 1]!);
+  };
+
+  it('on generated clusters changed as a pull request would (same pods: no cell made but those shown)', () => {
+    for (const seed of [1, 2, 3]) {
+      const [a, b] = dirsOf(seed, () => {});
+      const base = deferred(a!);
+      const head = deferred(b!);
+      const diff = diffOf(base, head);
+      // The walk without cells was taken: the cells were never put in.
+      expect(base.scenario.deferredCells, `seed ${seed}`).toBeDefined();
+      expect(head.scenario.cells.length, `seed ${seed}`).toBeLessThan(diff.counts.cells);
+      expect(diff, `seed ${seed}`).toEqual(diffSidesPerCell(perCell(a!), perCell(b!)));
+      expect(diff.counts.flips, `seed ${seed}: the change flips cells`).toBeGreaterThan(0);
+      expect(diff.deadRules.length + diff.counts.undecided, `seed ${seed}`).toBeGreaterThan(0);
+    }
+  });
+
+  it('a Deployment removed (cells of one side): the cells are put in and the diff is the per-cell one', () => {
+    const [a, b] = dirsOf(5, (head) => (head.deployments = head.deployments.slice(1)));
+    const base = deferred(a!);
+    const diff = diffOf(base, deferred(b!));
+    expect(base.scenario.deferredCells).toBeUndefined();
+    expect(diff).toEqual(diffSidesPerCell(perCell(a!), perCell(b!)));
+    expect(diff.counts.removed).toBeGreaterThan(0);
+  });
+
+  it('a deferred set past the diff bound on cells is refused as the full one is', () => {
+    const dir = tempDir('starmap-diff-matrix-');
+    const deployments = Array.from(
+      { length: 60 },
+      (_, i) =>
+        `apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: w${i}, namespace: big }\nspec:\n  selector: { matchLabels: { app: w${i} } }\n  template:\n    metadata: { labels: { app: w${i} } }\n    spec:\n      containers: [{ name: c, ports: [{ containerPort: 8080 }] }]\n`,
+    );
+    writeFileSync(join(dir, 'all.yaml'), deployments.join('---\n'));
+    const limits = { ...DIFF_LIMITS, maxCells: 1000 };
+    const full = () => loadScenario(dir, { computedOnly: true, limits });
+    const lazy = () => loadScenario(dir, { computedOnly: true, limits, deferManifestCells: true });
+    expect(full).toThrow(/3540 cells .*; at most 1000/);
+    expect(lazy).toThrow(/3540 cells .*; at most 1000/);
   });
 });
 
