@@ -61,9 +61,6 @@ export function isManifestRef(ref: string): boolean {
   }
 }
 
-/** The name manifestScenario gives a set of manifests. */
-const setName = manifestSetName;
-
 /** The cells a pod list makes (each pod to every other, on each port the destination declares). */
 export const cellCount = (pods: readonly Pick<PodSpec, 'ports'>[]): number => pods.reduce((n, p) => n + p.ports.length, 0) * Math.max(0, pods.length - 1);
 
@@ -158,7 +155,7 @@ export function scaleCheck(ref: string, opts: ScaleCheckOptions): ScaleCheck | n
   if (opts.cellsFile !== undefined) writeCells(opts.cellsFile, matrix);
   const parts = summariseMatrix(matrix, pods);
   const doc: SummaryReportDoc = {
-    scenario: setName(file),
+    scenario: manifestSetName(file),
     form: 'summary',
     startedAt,
     finishedAt: new Date().toISOString(),
