@@ -13,11 +13,11 @@
 // `networks` egress peer goes to the per-cell TieredEvaluator (exact; the split by blocks, as
 // matrix.ts does for ipBlocks, is not done yet). Pure: no I/O.
 import type { ClusterPolicy } from './cluster-policy.ts';
-import type { Cluster, Connection, SideVerdict } from './evaluate.ts';
+import type { Cluster, Connection, SideVerdict, Verdict } from './evaluate.ts';
 import { VerdictMatrix, type MatrixOptions } from './matrix.ts';
 import { selectorMatches } from './selector.ts';
 import { TieredEvaluator, type TieredSide, type TieredVerdict } from './tiers.ts';
-import type { NetworkPolicyObject, PodInfo } from './types.ts';
+import { PROTOCOLS, type NetworkPolicyObject, type PodInfo } from './types.ts';
 
 const canonical = (labels: Record<string, string>): string => JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
@@ -29,8 +29,10 @@ export class TierMatrix {
   readonly #members: PodInfo[][] = [];
   /** Per class: whether it is the subject of an admin-tier policy with a `networks` egress peer. */
   readonly #byAddress: boolean[] = [];
-  /** Per class pair and port, the verdict of two representatives (its chains' shape). */
-  readonly #templates = new Map<string, TieredVerdict>();
+  /** Per class pair and port (a number: class pair, port, protocol), the verdict of two representatives (its chains' shape). */
+  readonly #templates = new Map<number, TieredVerdict>();
+  /** Per template, its verdict for each NetworkPolicy verdict (the VerdictMatrix interns those): one object per distinct answer. */
+  readonly #rebased = new Map<TieredVerdict, WeakMap<Verdict, TieredVerdict>>();
 
   constructor(cluster: Cluster, policies: readonly NetworkPolicyObject[], clusterPolicies: readonly ClusterPolicy[], options: MatrixOptions = {}) {
     this.tiered = new TieredEvaluator(cluster, policies, clusterPolicies);
@@ -66,7 +68,7 @@ export class TierMatrix {
     if (from === undefined || to === undefined || this.#byAddress[from]) return this.tiered.evaluate(conn);
     const np = this.networkPolicies.evaluate(conn);
     if (np.egress.decision === 'loopback') return this.tiered.evaluate(conn);
-    const key = `${from}\0${to}\0${conn.port}/${conn.protocol}`;
+    const key = ((from * this.#members.length + to) * 65536 + conn.port) * 3 + PROTOCOLS.indexOf(conn.protocol);
     let template = this.#templates.get(key);
     if (!template) {
       const a = this.#members[from]!;
@@ -76,10 +78,16 @@ export class TierMatrix {
       template = this.tiered.evaluate({ from: repFrom, to: repTo, port: conn.port, protocol: conn.protocol });
       this.#templates.set(key, template);
     }
-    const egress = rebase(template.egress, np.egress);
-    const ingress = rebase(template.ingress, np.ingress);
-    const allowed = egress.allowed === false || ingress.allowed === false ? false : egress.allowed === null || ingress.allowed === null ? null : true;
-    return { allowed, egress, ingress };
+    let byNp = this.#rebased.get(template);
+    if (!byNp) this.#rebased.set(template, (byNp = new WeakMap()));
+    let out = byNp.get(np);
+    if (!out) {
+      const egress = rebase(template.egress, np.egress);
+      const ingress = rebase(template.ingress, np.ingress);
+      const allowed = egress.allowed === false || ingress.allowed === false ? false : egress.allowed === null || ingress.allowed === null ? null : true;
+      byNp.set(np, (out = { allowed, egress, ingress }));
+    }
+    return out;
   }
 
   stats(): { classes: number; templates: number; addressClasses: number } {
