@@ -7,7 +7,8 @@
 //   packets for the subnet are refused instead of following the default route;
 // - an nftables table `inet <prefix>_guard` that drops anything forwarded into or out of the
 //   bridge, and any packet for the subnet leaving by an interface other than the bridge.
-// ip_forward is never touched. Everything is named with the prefix (names.ts) so cleanupAll finds it.
+// ip_forward is never touched; the neighbour table's limits are raised for the subnet (neighbours.ts).
+// Everything is named with the prefix (names.ts) so cleanupAll finds it.
 //
 // Externals (a scenario's hosts outside the cluster, app label starmap.external=<address>): a task
 // namespace like the others (its names and a subnet address from the IPAM, which the host reaches
@@ -20,7 +21,8 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { GUARD_METRIC, NETNS_ETC, cleanupAll, killNamespacePids, pidAlive, prefixLockFile, prefixOwner, type CleanupReport } from './cleanup.ts';
 import { run, tryRun } from './exec.ts';
-import { Ipam, contains, gatewayOf, ipToInt, parseSubnet, type Subnet } from './ipam.ts';
+import { Ipam, contains, gatewayOf, ipToInt, parseSubnet, subnetSize, type Subnet } from './ipam.ts';
+import { ensureNeighbourRoom } from './neighbours.ts';
 import { checkPrefix, namesFor, type Names } from './names.ts';
 import { TASK_TABLE } from './render.ts';
 import { DEFAULTS } from '../config.ts';
@@ -101,6 +103,8 @@ export class TaskNetwork {
       throw err;
     }
     this.#started = true;
+    const raised = ensureNeighbourRoom(subnetSize(this.subnet) - 3);
+    if (raised) this.#log(raised);
     this.#log(`isolation: bridge ${br} with ${this.gateway}/${this.subnet.prefixLength}; tasks get addresses in ${this.subnet.cidr}`);
     return leftovers;
   }
