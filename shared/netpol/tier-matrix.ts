@@ -63,17 +63,22 @@ export class TierMatrix {
   readonly #byAddress: boolean[] = [];
   /** Per class: external (outside the cluster: the NetworkPolicy evaluator's own case, which matrix.ts does not class), asked per cell. */
   readonly #external: boolean[] = [];
-  /** Per class: its port cells (declared and asked), each to its port signature. */
-  readonly #signature: Map<number, number>[] = [];
-  /** Side shapes by key (see #verdict): egress per class, egress per destination pod (address classes), ingress. */
-  readonly #egress = new Map<number, number>();
+  /** Per class: its port cells (declared and asked) by port key to their index in the class, and each index's port signature. */
+  readonly #cellIndex: Map<number, number>[] = [];
+  readonly #signature: Int32Array[] = [];
+  /**
+   * Side shape ids (-1: not computed yet): egress by (subject set, isolated, destination class) over
+   * the destination's cells; egress of address classes by (class, destination pod, isolated, port);
+   * ingress by (subject set, isolated, port signature) over source classes.
+   */
+  readonly #egress = new Map<number, Int32Array>();
   readonly #egressByPod = new Map<number, number>();
-  readonly #ingress = new Map<number, number>();
+  readonly #ingress = new Map<number, Int32Array>();
+  #computed = 0;
   readonly #shapes: TieredSide[] = [];
   readonly #shapeKeys = new Map<string, number>();
-  readonly #answerIds = new WeakMap<SideVerdict, number>();
-  #answers = 0;
-  readonly #sides = new Map<number, TieredSide>();
+  /** Per shape: its side for each NetworkPolicy answer met (matrix.ts interns those). */
+  readonly #sides: Map<SideVerdict, TieredSide>[] = [];
   readonly #verdicts = new Map<TieredSide, Map<TieredSide, TieredVerdict>>();
   #verdictCount = 0;
   readonly #parts = new WeakMap<readonly number[], Part[]>();
@@ -103,6 +108,7 @@ export class TierMatrix {
         this.#external.push(pod.external === true);
         this.#byAddress.push([...subjects.Admin, ...subjects.Baseline].some((p) => p.egress.some((r) => r.peers.some((peer) => 'networks' in peer))));
         const cells = new Map<number, number>();
+        const sigs: number[] = [];
         for (const k of [...pod.ports.map((p) => portKey(p.port, p.protocol)), ...asked]) {
           if (cells.has(k)) continue;
           const names = pod.ports
@@ -112,9 +118,10 @@ export class TierMatrix {
           const sigKey = `${k}/${JSON.stringify(names)}`;
           let sig = signatures.get(sigKey);
           if (sig === undefined) signatures.set(sigKey, (sig = signatures.size));
-          cells.set(k, sig);
+          cells.set(k, sigs.push(sig) - 1);
         }
-        this.#signature.push(cells);
+        this.#cellIndex.push(cells);
+        this.#signature.push(Int32Array.from(sigs));
       }
       this.#members[c]!.push(i);
       this.#classOf[i] = c;
@@ -129,7 +136,7 @@ export class TierMatrix {
     if (f === undefined || t === undefined) return this.tiered.evaluate(conn);
     const from = this.#classOf[f]!;
     const to = this.#classOf[t]!;
-    if (this.#external[from] || this.#external[to] || !this.#signature[to]!.has(portKey(conn.port, conn.protocol))) return this.tiered.evaluate(conn);
+    if (this.#external[from] || this.#external[to] || !this.#cellIndex[to]!.has(portKey(conn.port, conn.protocol))) return this.tiered.evaluate(conn);
     const np = this.networkPolicies.evaluate(conn);
     if (np.egress.decision === 'loopback') return this.tiered.evaluate(conn);
     return this.#verdict(from, to, t, conn.port, conn.protocol, np);
@@ -143,8 +150,10 @@ export class TierMatrix {
    * egress depends on addresses (`networks` peers).
    */
   blocks(visit: (from: readonly number[], to: readonly number[], cell: PortCell, verdict: TieredVerdict, sameClass: boolean) => void): void {
+    let lastFrom: readonly number[] | undefined;
+    let fromParts: Part[] = [];
     this.networkPolicies.blocks((from, to, cell, np, sameClass) => {
-      const fromParts = this.#partsOf(from);
+      if (from !== lastFrom) fromParts = this.#partsOf((lastFrom = from)); // a row of blocks has one source list
       const toParts = this.#partsOf(to);
       for (const a of fromParts)
         for (const b of toParts) {
@@ -174,7 +183,7 @@ export class TierMatrix {
   stats(): TierMatrixStats {
     return {
       classes: this.#members.length,
-      templates: this.#egress.size + this.#egressByPod.size + this.#ingress.size,
+      templates: this.#computed,
       shapes: this.#shapes.length,
       addressClasses: this.#byAddress.filter(Boolean).length,
       verdicts: this.#verdictCount,
@@ -184,28 +193,27 @@ export class TierMatrix {
   /** The cell's verdict: each side's shape with the cell's NetworkPolicy answer (`np`) put in. `toPod` matters only for address classes. */
   #verdict(from: number, to: number, toPod: number, port: number, protocol: Protocol, np: Verdict): TieredVerdict {
     const pk = portKey(port, protocol);
+    const k = this.#cellIndex[to]!.get(pk)!;
     const classes = this.#members.length;
     const egressIsolated = np.egress.decision === 'not-isolated' ? 0 : 1;
-    const egressKey = this.#byAddress[from]
-      ? ((from * this.pods.length + toPod) * 2 + egressIsolated) * PORT_KEYS + pk
-      : ((this.#subjectSet[from]! * 2 + egressIsolated) * classes + to) * PORT_KEYS + pk;
-    const egressShapes = this.#byAddress[from] ? this.#egressByPod : this.#egress;
-    let egress = egressShapes.get(egressKey);
-    if (egress === undefined) {
-      const subject = this.pods[this.#members[from]![0]!]!;
-      const peer = this.pods[this.#byAddress[from] ? toPod : this.#members[to]![0]!]!;
-      egress = this.#shape(this.tiered.side('egress', subject, peer, { from: subject, to: peer, port, protocol }, np.egress));
-      egressShapes.set(egressKey, egress);
+    let egress: number;
+    if (this.#byAddress[from]) {
+      const key = ((from * this.pods.length + toPod) * 2 + egressIsolated) * PORT_KEYS + pk;
+      egress = this.#egressByPod.get(key) ?? -1;
+      if (egress < 0) this.#egressByPod.set(key, (egress = this.#sideShape('egress', from, toPod, port, protocol, np.egress)));
+    } else {
+      const key = (this.#subjectSet[from]! * 2 + egressIsolated) * classes + to;
+      let row = this.#egress.get(key);
+      if (!row) this.#egress.set(key, (row = new Int32Array(this.#signature[to]!.length).fill(-1)));
+      egress = row[k]!;
+      if (egress < 0) row[k] = egress = this.#sideShape('egress', from, this.#members[to]![0]!, port, protocol, np.egress);
     }
     const ingressIsolated = np.ingress.decision === 'not-isolated' ? 0 : 1;
-    const ingressKey = ((this.#subjectSet[to]! * 2 + ingressIsolated) * SIGNATURES + this.#signature[to]!.get(pk)!) * classes + from;
-    let ingress = this.#ingress.get(ingressKey);
-    if (ingress === undefined) {
-      const subject = this.pods[this.#members[to]![0]!]!;
-      const peer = this.pods[this.#members[from]![0]!]!;
-      ingress = this.#shape(this.tiered.side('ingress', subject, peer, { from: peer, to: subject, port, protocol }, np.ingress));
-      this.#ingress.set(ingressKey, ingress);
-    }
+    const ingressKey = (this.#subjectSet[to]! * 2 + ingressIsolated) * SIGNATURES + this.#signature[to]![k]!;
+    let column = this.#ingress.get(ingressKey);
+    if (!column) this.#ingress.set(ingressKey, (column = new Int32Array(classes).fill(-1)));
+    let ingress = column[from]!;
+    if (ingress < 0) column[from] = ingress = this.#sideShape('ingress', to, this.#members[from]![0]!, port, protocol, np.ingress);
     const e = this.#side(egress, np.egress);
     const i = this.#side(ingress, np.ingress);
     let byIngress = this.#verdicts.get(e);
@@ -219,6 +227,15 @@ export class TierMatrix {
     return out;
   }
 
+  /** One side computed by the tiered evaluator for a representative of `subjectClass` and the pod `peer`, as a shape id. */
+  #sideShape(direction: 'egress' | 'ingress', subjectClass: number, peer: number, port: number, protocol: Protocol, answer: SideVerdict): number {
+    this.#computed++;
+    const subject = this.pods[this.#members[subjectClass]![0]!]!;
+    const other = this.pods[peer]!;
+    const conn = direction === 'egress' ? { from: subject, to: other, port, protocol } : { from: other, to: subject, port, protocol };
+    return this.#shape(this.tiered.side(direction, subject, other, conn, answer));
+  }
+
   /** A side's shape id: its content without the NetworkPolicy answer (which rebase puts back). */
   #shape(side: TieredSide): number {
     const key = JSON.stringify({
@@ -228,17 +245,18 @@ export class TierMatrix {
       chain: side.chain.map((s) => (s.tier === 'NetworkPolicy' ? 0 : s)),
     });
     let id = this.#shapeKeys.get(key);
-    if (id === undefined) this.#shapeKeys.set(key, (id = this.#shapes.push(side) - 1));
+    if (id === undefined) {
+      this.#shapeKeys.set(key, (id = this.#shapes.push(side) - 1));
+      this.#sides.push(new Map());
+    }
     return id;
   }
 
   /** A shape with this cell's NetworkPolicy answer, one object per (shape, answer). */
   #side(shape: number, answer: SideVerdict): TieredSide {
-    let a = this.#answerIds.get(answer);
-    if (a === undefined) this.#answerIds.set(answer, (a = this.#answers++));
-    const key = shape * 2 ** 26 + a;
-    let out = this.#sides.get(key);
-    if (!out) this.#sides.set(key, (out = rebase(this.#shapes[shape]!, answer)));
+    const byAnswer = this.#sides[shape]!;
+    let out = byAnswer.get(answer);
+    if (!out) byAnswer.set(answer, (out = rebase(this.#shapes[shape]!, answer)));
     return out;
   }
 
