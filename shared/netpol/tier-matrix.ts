@@ -29,8 +29,6 @@ const canonical = (labels: Record<string, string>): string => JSON.stringify(Obj
 /** Port cells as numbers: port × 3 + protocol. */
 const PORT_KEYS = 65536 * 3;
 const portKey = (port: number, protocol: Protocol): number => port * 3 + PROTOCOLS.indexOf(protocol);
-/** Signatures per class set in an ingress key (they are far fewer: distinct port, protocol and names). */
-const SIGNATURES = 65536;
 
 /** Members of a list of matrix.ts's blocks that fall in one tier class. */
 interface Part {
@@ -71,9 +69,12 @@ export class TierMatrix {
    * the destination's cells; egress of address classes by (class, destination pod, isolated, port);
    * ingress by (subject set, isolated, port signature) over source classes.
    */
-  readonly #egress = new Map<number, Int32Array>();
+  readonly #egress: (Int32Array | undefined)[] = [];
   readonly #egressByPod = new Map<number, number>();
-  readonly #ingress = new Map<number, Int32Array>();
+  readonly #ingress: (Int32Array | undefined)[] = [];
+  #signatureCount = 0;
+  /** Per pair of shapes (egress, then ingress), the verdict for each NetworkPolicy verdict met. */
+  readonly #byShapes: Map<Verdict, TieredVerdict>[][] = [];
   #computed = 0;
   readonly #shapes: TieredSide[] = [];
   readonly #shapeKeys = new Map<string, number>();
@@ -126,7 +127,7 @@ export class TierMatrix {
       this.#members[c]!.push(i);
       this.#classOf[i] = c;
     });
-    if (signatures.size > SIGNATURES || setKeys.size > this.#members.length) throw new Error('TierMatrix: more port signatures than its keys hold');
+    this.#signatureCount = signatures.size;
   }
 
   /** The verdict TieredEvaluator.evaluate gives for this connection. */
@@ -203,17 +204,21 @@ export class TierMatrix {
       if (egress < 0) this.#egressByPod.set(key, (egress = this.#sideShape('egress', from, toPod, port, protocol, np.egress)));
     } else {
       const key = (this.#subjectSet[from]! * 2 + egressIsolated) * classes + to;
-      let row = this.#egress.get(key);
-      if (!row) this.#egress.set(key, (row = new Int32Array(this.#signature[to]!.length).fill(-1)));
+      let row = this.#egress[key];
+      if (!row) this.#egress[key] = row = new Int32Array(this.#signature[to]!.length).fill(-1);
       egress = row[k]!;
       if (egress < 0) row[k] = egress = this.#sideShape('egress', from, this.#members[to]![0]!, port, protocol, np.egress);
     }
     const ingressIsolated = np.ingress.decision === 'not-isolated' ? 0 : 1;
-    const ingressKey = (this.#subjectSet[to]! * 2 + ingressIsolated) * SIGNATURES + this.#signature[to]![k]!;
-    let column = this.#ingress.get(ingressKey);
-    if (!column) this.#ingress.set(ingressKey, (column = new Int32Array(classes).fill(-1)));
+    const ingressKey = (this.#subjectSet[to]! * 2 + ingressIsolated) * this.#signatureCount + this.#signature[to]![k]!;
+    let column = this.#ingress[ingressKey];
+    if (!column) this.#ingress[ingressKey] = column = new Int32Array(classes).fill(-1);
     let ingress = column[from]!;
     if (ingress < 0) column[from] = ingress = this.#sideShape('ingress', to, this.#members[from]![0]!, port, protocol, np.ingress);
+    const shapesByIngress = (this.#byShapes[egress] ??= []);
+    const byVerdict = (shapesByIngress[ingress] ??= new Map());
+    const known = byVerdict.get(np);
+    if (known) return known;
     const e = this.#side(egress, np.egress);
     const i = this.#side(ingress, np.ingress);
     let byIngress = this.#verdicts.get(e);
@@ -224,6 +229,7 @@ export class TierMatrix {
       byIngress.set(i, (out = { allowed, egress: e, ingress: i }));
       this.#verdictCount++;
     }
+    byVerdict.set(np, out);
     return out;
   }
 
