@@ -5,11 +5,14 @@
 // Why classes suffice: an admin tier's subjects and pod/namespace peers see a pod only through its
 // namespace (labels), its labels, hostNetwork and external; its protocols through the destination's
 // named ports. Classes here are matrix.ts's (namespace, labels, ports) split by hostNetwork and
-// external. A side's steps (TieredEvaluator.side) depend on the NetworkPolicy tier only through
-// whether it isolates the subject, so a side is computed once per
-//   egress:  (policies selecting the source, isolated, destination class, port cell)
-//   ingress: (policies selecting the destination, port signature, isolated, source class)
-// as a "shape" (interned by content: a handful in practice), and each cell's side is its shape with
+// external. A side's steps (TieredEvaluator.side) depend on the subject through the policies
+// selecting it, on the peer through which rule peers match it (its "profile", TieredEvaluator.peerKey),
+// on the port through its signature (number, protocol, the destination's names for it) and on the
+// NetworkPolicy tier only through whether it isolates the subject, so a side is computed once per
+//   egress:  (policies selecting the source, isolated, destination's profile, port signature)
+//   ingress: (policies selecting the destination, isolated, port signature, source's profile)
+// (tens of subject sets and profiles, not classes²), as a "shape" (interned by content: a
+// handful in practice), and each cell's side is its shape with
 // the cell's own NetworkPolicy answer put in (interned per shape and answer; matrix.ts interns the
 // answers). Whole verdicts are interned per pair of sides, so a verdict object stands for one
 // reason everywhere (summaries compare them by identity).
@@ -57,6 +60,8 @@ export class TierMatrix {
   readonly #members: number[][] = [];
   /** Per class: the index of the set of admin-tier policies selecting it. */
   readonly #subjectSet: number[] = [];
+  /** Per class: the index of what it is as a peer (which rule peers match it: TieredEvaluator.peerKey). */
+  readonly #profile: number[] = [];
   /** Per class: whether it is the subject of an admin-tier policy with a `networks` egress peer. */
   readonly #byAddress: boolean[] = [];
   /** Per class: external (outside the cluster: the NetworkPolicy evaluator's own case, which matrix.ts does not class), asked per cell. */
@@ -65,14 +70,15 @@ export class TierMatrix {
   readonly #cellIndex: Map<number, number>[] = [];
   readonly #signature: Int32Array[] = [];
   /**
-   * Side shape ids (-1: not computed yet): egress by (subject set, isolated, destination class) over
-   * the destination's cells; egress of address classes by (class, destination pod, isolated, port);
-   * ingress by (subject set, isolated, port signature) over source classes.
+   * Side shape ids (-1: not computed yet): egress by (subject set, isolated, destination's peer
+   * profile, port signature); egress of address classes by (class, destination pod, isolated,
+   * port); ingress by (subject set, isolated, port signature, source's peer profile).
    */
-  readonly #egress: (Int32Array | undefined)[] = [];
+  readonly #egress: ShapeTable;
   readonly #egressByPod = new Map<number, number>();
-  readonly #ingress: (Int32Array | undefined)[] = [];
-  #signatureCount = 0;
+  readonly #ingress: ShapeTable;
+  readonly #signatureCount: number;
+  readonly #profileCount: number;
   /** Per pair of shapes (egress, then ingress), the verdict for each NetworkPolicy verdict met. */
   readonly #byShapes: Map<Verdict, TieredVerdict>[][] = [];
   #computed = 0;
@@ -92,6 +98,7 @@ export class TierMatrix {
     const asked = (options.ports ?? []).map((c) => portKey(c.port, c.protocol));
     const classKeys = new Map<string, number>();
     const setKeys = new Map<string, number>();
+    const profileKeys = new Map<string, number>();
     const signatures = new Map<string, number>();
     this.#classOf = new Int32Array(cluster.pods.length);
     cluster.pods.forEach((pod, i) => {
@@ -106,6 +113,10 @@ export class TierMatrix {
         let s = setKeys.get(setKey);
         if (s === undefined) setKeys.set(setKey, (s = setKeys.size));
         this.#subjectSet.push(s);
+        const profileKey = this.tiered.peerKey(pod);
+        let profile = profileKeys.get(profileKey);
+        if (profile === undefined) profileKeys.set(profileKey, (profile = profileKeys.size));
+        this.#profile.push(profile);
         this.#external.push(pod.external === true);
         this.#byAddress.push([...subjects.Admin, ...subjects.Baseline].some((p) => p.egress.some((r) => r.peers.some((peer) => 'networks' in peer))));
         const cells = new Map<number, number>();
@@ -128,6 +139,10 @@ export class TierMatrix {
       this.#classOf[i] = c;
     });
     this.#signatureCount = signatures.size;
+    this.#profileCount = profileKeys.size;
+    const size = setKeys.size * 2 * signatures.size * profileKeys.size;
+    this.#egress = new ShapeTable(size);
+    this.#ingress = new ShapeTable(size);
   }
 
   /** The verdict TieredEvaluator.evaluate gives for this connection. */
@@ -194,8 +209,7 @@ export class TierMatrix {
   /** The cell's verdict: each side's shape with the cell's NetworkPolicy answer (`np`) put in. `toPod` matters only for address classes. */
   #verdict(from: number, to: number, toPod: number, port: number, protocol: Protocol, np: Verdict): TieredVerdict {
     const pk = portKey(port, protocol);
-    const k = this.#cellIndex[to]!.get(pk)!;
-    const classes = this.#members.length;
+    const sig = this.#signature[to]![this.#cellIndex[to]!.get(pk)!]!;
     const egressIsolated = np.egress.decision === 'not-isolated' ? 0 : 1;
     let egress: number;
     if (this.#byAddress[from]) {
@@ -203,18 +217,14 @@ export class TierMatrix {
       egress = this.#egressByPod.get(key) ?? -1;
       if (egress < 0) this.#egressByPod.set(key, (egress = this.#sideShape('egress', from, toPod, port, protocol, np.egress)));
     } else {
-      const key = (this.#subjectSet[from]! * 2 + egressIsolated) * classes + to;
-      let row = this.#egress[key];
-      if (!row) this.#egress[key] = row = new Int32Array(this.#signature[to]!.length).fill(-1);
-      egress = row[k]!;
-      if (egress < 0) row[k] = egress = this.#sideShape('egress', from, this.#members[to]![0]!, port, protocol, np.egress);
+      const key = ((this.#subjectSet[from]! * 2 + egressIsolated) * this.#profileCount + this.#profile[to]!) * this.#signatureCount + sig;
+      egress = this.#egress.get(key);
+      if (egress < 0) this.#egress.set(key, (egress = this.#sideShape('egress', from, this.#members[to]![0]!, port, protocol, np.egress)));
     }
     const ingressIsolated = np.ingress.decision === 'not-isolated' ? 0 : 1;
-    const ingressKey = (this.#subjectSet[to]! * 2 + ingressIsolated) * this.#signatureCount + this.#signature[to]![k]!;
-    let column = this.#ingress[ingressKey];
-    if (!column) this.#ingress[ingressKey] = column = new Int32Array(classes).fill(-1);
-    let ingress = column[from]!;
-    if (ingress < 0) column[from] = ingress = this.#sideShape('ingress', to, this.#members[from]![0]!, port, protocol, np.ingress);
+    const ingressKey = ((this.#subjectSet[to]! * 2 + ingressIsolated) * this.#signatureCount + sig) * this.#profileCount + this.#profile[from]!;
+    let ingress = this.#ingress.get(ingressKey);
+    if (ingress < 0) this.#ingress.set(ingressKey, (ingress = this.#sideShape('ingress', to, this.#members[from]![0]!, port, protocol, np.ingress)));
     const shapesByIngress = (this.#byShapes[egress] ??= []);
     const byVerdict = (shapesByIngress[ingress] ??= new Map());
     const known = byVerdict.get(np);
@@ -287,6 +297,22 @@ export class TierMatrix {
     parts = byClass.size === 1 ? [{ cls: this.#classOf[list[0]!]!, pods: list }] : [...byClass].map(([cls, pods]) => ({ cls, pods }));
     this.#parts.set(list, parts);
     return parts;
+  }
+}
+
+/** Shape ids by a numeric key: an array while the key space is small (it is the product of a few small counts), a Map past that. */
+class ShapeTable {
+  readonly #dense: Int32Array | undefined;
+  readonly #sparse = new Map<number, number>();
+  constructor(size: number) {
+    this.#dense = size <= 1 << 22 ? new Int32Array(size).fill(-1) : undefined;
+  }
+  get(key: number): number {
+    return this.#dense ? this.#dense[key]! : (this.#sparse.get(key) ?? -1);
+  }
+  set(key: number, shape: number): void {
+    if (this.#dense) this.#dense[key] = shape;
+    else this.#sparse.set(key, shape);
   }
 }
 

@@ -99,6 +99,19 @@ export class TieredEvaluator {
     return { Admin: s.Admin.map((p) => p.source), Baseline: s.Baseline.map((p) => p.source) };
   }
 
+  /** The pod as a peer: each rule peer's match, in order (hook for tier-matrix.ts: pods equal in this are one peer to every rule). */
+  peerKey(pod: PodInfo): string {
+    let key = '';
+    for (const p of [...this.#tiers.Admin, ...this.#tiers.Baseline])
+      for (const direction of ['ingress', 'egress'] as const)
+        for (const rule of p.source[direction])
+          for (const peer of rule.peers) {
+            const m = this.#peerMatches(p, peer, direction, pod);
+            key += m === null ? 'n' : m ? '1' : '0';
+          }
+    return key;
+  }
+
   evaluate(conn: Connection): TieredVerdict {
     const np = this.networkPolicies.evaluate(conn);
     if (np.egress.decision === 'loopback') {
