@@ -167,7 +167,7 @@ describe("the tier matrix gives TieredEvaluator's verdicts and chains", () => {
     expect(bad).toEqual([]);
   });
 
-  it('computes a tier verdict once per class pair and port, not per pod pair', () => {
+  it('computes a side once per subject set, peer profile and port signature, not per pod pair', () => {
     const g = generate(3, { namespaces: 3, pods: 3, policies: 3 });
     const cluster = { namespaces: g.namespaces, pods: withReplicas(g.pods, 4) };
     const cps = randomClusterPolicies(3, cluster, 4, false);
