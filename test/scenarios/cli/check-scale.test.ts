@@ -4,7 +4,7 @@
 // bound is accepted through the real command and its reports stay bounded; the bounds of the
 // summary hold whatever the input.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -191,6 +191,16 @@ describe('scenario check in the summary form', () => {
       }
       if (addresses === 'unknown') expect(doc.undecided.length).toBeGreaterThan(0);
     }
+    // Every cell with admin tiers is not written yet: refused, exit 2, saying so (and nothing written).
+    const cellsFile = join(dir, 'cells.ndjson');
+    const refused = spawnSync(NODE, ['scenarios/main.ts', 'check', set, '--replicas', '--report-cells', cellsFile], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('--report-cells: 20 admin-tier policies');
+    expect(existsSync(cellsFile)).toBe(false);
   }, 120_000);
 
   it('bounded whatever the input: past its bounds a summary lists up to them and counts the rest, the totals exact', () => {
