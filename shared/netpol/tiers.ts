@@ -88,6 +88,30 @@ export class TieredEvaluator {
     return [...this.#tiers.Admin, ...this.#tiers.Baseline].find((p) => p.source.id === id)?.source;
   }
 
+  /** One side's verdict from its NetworkPolicy tier answer (hook for tier-matrix.ts, which computes sides per class). */
+  side(direction: Direction, subject: PodInfo, peer: PodInfo, conn: Connection, networkPolicy: SideVerdict): TieredSide {
+    return this.#side(direction, subject, peer, conn, networkPolicy);
+  }
+
+  /** Each tier's policies whose subject selects the pod, in order (hook for tier-matrix.ts: what a side sees of its subject). */
+  subjects(pod: PodInfo): Record<Tier, readonly ClusterPolicy[]> {
+    const s = this.#subjectOf(pod);
+    return { Admin: s.Admin.map((p) => p.source), Baseline: s.Baseline.map((p) => p.source) };
+  }
+
+  /** The pod as a peer: each rule peer's match, in order (hook for tier-matrix.ts: pods equal in this are one peer to every rule). */
+  peerKey(pod: PodInfo): string {
+    let key = '';
+    for (const p of [...this.#tiers.Admin, ...this.#tiers.Baseline])
+      for (const direction of ['ingress', 'egress'] as const)
+        for (const rule of p.source[direction])
+          for (const peer of rule.peers) {
+            const m = this.#peerMatches(p, peer, direction, pod);
+            key += m === null ? 'n' : m ? '1' : '0';
+          }
+    return key;
+  }
+
   evaluate(conn: Connection): TieredVerdict {
     const np = this.networkPolicies.evaluate(conn);
     if (np.egress.decision === 'loopback') {
