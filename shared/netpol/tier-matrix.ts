@@ -3,7 +3,7 @@
 // the NetworkPolicy tier's verdicts (ipBlocks and all, exactly as the evaluator).
 //
 // Why a class suffices: an admin tier's subjects and pod/namespace peers see a pod only through its
-// namespace (labels), its labels, hostNetwork and external; its protocols through the destination's
+// namespace (labels), its labels, hostNetwork (and then its node) and external; its protocols through the destination's
 // named ports. Pods equal in those (and so in matrix.ts's class key) get the same tier steps. The
 // NetworkPolicy step's verdict may still differ between members (ipBlocks), but whether a
 // NetworkPolicy isolates a side does not (podSelector only), so a class pair's chain has the same
@@ -50,7 +50,7 @@ export class TierMatrix {
     const keys = new Map<string, number>();
     for (const pod of cluster.pods) {
       const ports = JSON.stringify(pod.ports.map((p) => [p.name, p.port, p.protocol]).sort());
-      const key = `${pod.namespace}\0${canonical(pod.labels)}\0${ports}\0${pod.hostNetwork === true}\0${pod.external === true}`;
+      const key = `${pod.namespace}\0${canonical(pod.labels)}\0${ports}\0${pod.hostNetwork === true ? (pod.node ?? '') : false}\0${pod.external === true}`;
       let c = keys.get(key);
       if (c === undefined) {
         keys.set(key, (c = this.#members.push([]) - 1));
