@@ -3,9 +3,9 @@
 // which gives the NetworkPolicy tier's verdicts (ipBlocks and all, exactly as the evaluator).
 //
 // Why classes suffice: an admin tier's subjects and pod/namespace peers see a pod only through its
-// namespace (labels), its labels, hostNetwork and external; its protocols through the destination's
-// named ports. Classes here are matrix.ts's (namespace, labels, ports) split by hostNetwork and
-// external. A side's steps (TieredEvaluator.side) depend on the subject through the policies
+// namespace (labels), its labels, hostNetwork (and then its node) and external; its protocols
+// through the destination's named ports. Classes here are matrix.ts's (namespace, labels, ports)
+// split by hostNetwork (by node) and external. A side's steps (TieredEvaluator.side) depend on the subject through the policies
 // selecting it, on the peer through which rule peers match it (its "profile", TieredEvaluator.peerKey),
 // on the port through its signature (number, protocol, the destination's names for it) and on the
 // NetworkPolicy tier only through whether it isolates the subject, so a side is computed once per
@@ -104,7 +104,7 @@ export class TierMatrix {
     cluster.pods.forEach((pod, i) => {
       this.#podIndex.set(pod, i);
       const ports = JSON.stringify(pod.ports.map((p) => [p.name, p.port, p.protocol]).sort());
-      const key = `${pod.namespace}\0${canonical(pod.labels)}\0${ports}\0${pod.hostNetwork === true}\0${pod.external === true}`;
+      const key = `${pod.namespace}\0${canonical(pod.labels)}\0${ports}\0${pod.hostNetwork === true ? (pod.node ?? '') : false}\0${pod.external === true}`;
       let c = classKeys.get(key);
       if (c === undefined) {
         classKeys.set(key, (c = this.#members.push([]) - 1));
