@@ -65,7 +65,8 @@ export class TierMatrix {
   evaluate(conn: Connection): TieredVerdict {
     const from = this.#classOf.get(conn.from);
     const to = this.#classOf.get(conn.to);
-    if (from === undefined || to === undefined || this.#byAddress[from]) return this.tiered.evaluate(conn);
+    // A named external: `domainNames` peers and the name lookup see its names, which classes do not.
+    if (from === undefined || to === undefined || this.#byAddress[from] || conn.to.names?.length) return this.tiered.evaluate(conn);
     const np = this.networkPolicies.evaluate(conn);
     if (np.egress.decision === 'loopback') return this.tiered.evaluate(conn);
     const key = ((from * this.#members.length + to) * 65536 + conn.port) * 3 + PROTOCOLS.indexOf(conn.protocol);
