@@ -25,6 +25,7 @@ import { addAutomaticExternals, addDeclaredExternals } from './scenario-external
 import { scenarioNamespaces } from './scenario-namespaces.ts';
 import { policyCatalog } from './policy-catalog.ts';
 import { resolveSteps } from './step-loop.ts';
+import { kubeDnsAddress, needsDns } from './dns.ts';
 export { CHECK_LIMITS, MAX_CELLS, MAX_CELLS_COMPUTED, MAX_PODS, MAX_PODS_COMPUTED, RUN_LIMITS, type Limits } from './limits.ts';
 export { cellKey, type Cell, type CheckKind, type PodSpec, type ResolvedScenario, type ResolvedStep, type ResolveIo } from './resolved.ts';
 export { checkOf } from './scenario-pods.ts';
@@ -92,6 +93,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     if (stepNames.has(s.name)) problems.add(`/steps/${s.index}/name`, `duplicate step name "${s.name}"`);
     stepNames.add(s.name);
   });
+  const dnsIp = needsDns(pods, steps) ? kubeDnsAddress(externals.podSubnet) : undefined;
   problems.throwIfAny();
   return {
     name: doc.name,
@@ -105,5 +107,6 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     steps,
     ...(fromManifests || problems.notes.length ? { manifests: [...(fromManifests?.summary ?? []), ...problems.notes] } : {}),
     ...(deferred ? { deferredCells: deferred } : {}),
+    ...(dnsIp ? { dns: { ip: dnsIp } } : {}),
   };
 }

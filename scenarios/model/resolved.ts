@@ -39,6 +39,8 @@ export interface PodSpec {
   workload?: string;
   /** An external (model/externals.ts): its address outside the pod network; no policy selects it. */
   external?: string;
+  /** An external's DNS names (model/externals.ts). */
+  names?: string[];
   /** An automatic external: the ipBlock it stands in. */
   covers?: string;
   /** The step whose manifests add it; no cell involving it is judged before (absent: from the start). */
@@ -77,6 +79,8 @@ export interface ResolvedScenario {
   pods: PodSpec[];
   cells: Cell[];
   steps: ResolvedStep[];
+  /** The cluster's DNS pod is in the model (model/dns.ts: named externals or domainNames in force), with this address. */
+  dns?: { ip: string };
   /** From `manifests:`: what was read, ignored and noted. */
   manifests?: string[];
   /**
