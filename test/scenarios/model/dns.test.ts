@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { kubeDnsAddress } from '../../../scenarios/model/dns.ts';
 import { expectStep } from '../../../scenarios/model/expect.ts';
 import { loadScenario } from '../../../scenarios/model/load.ts';
+import { notRunCells } from '../../../scenarios/run/steps.ts';
 import { NODE, removeTempDirs, ROOT, tempDir } from '../../helpers/process.ts';
 
 afterAll(removeTempDirs);
@@ -89,5 +90,14 @@ describe('the domain-names example', () => {
     const r = scenario(['check', EXAMPLE]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('external:www 203.0.113.10 (www.example.com) serving 80/TCP');
+  });
+
+  it('is "not run" on packets for every cell to a named external, never a pass: the run serves no DNS yet', () => {
+    const s = loadScenario(EXAMPLE);
+    for (const step of s.steps) {
+      const notRun = notRunCells(expectStep(s, step), true);
+      expect(notRun.get('shop/web>external:www@80/TCP')).toBe('not run: external:www is reached by name (www.example.com), and this run serves no DNS yet');
+      expect(notRun.get('shop/web>external:other@80/TCP')).toContain('not run: external:other is reached by name');
+    }
   });
 });
