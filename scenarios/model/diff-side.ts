@@ -54,9 +54,10 @@ export class ComputedSide {
   constructor(side: DiffSide) {
     this.cluster = side.cluster ?? side.expectation.cluster;
     this.matrix = new VerdictMatrix(this.cluster, side.step.policies);
-    if (side.step.clusterPolicies?.length) this.tiered = new TieredEvaluator(this.cluster, side.step.policies, side.step.clusterPolicies);
+    if (side.step.clusterPolicies?.length || side.scenario.dns)
+      this.tiered = new TieredEvaluator(this.cluster, side.step.policies, side.step.clusterPolicies ?? []);
     // The cluster's pods follow the scenario's in order (clusterAt).
-    this.#pods = new Map(this.cluster.pods.map((p, i) => [side.scenario.pods[i]!.id, p]));
+    this.#pods = new Map(side.scenario.pods.map((p, i) => [p.id, this.cluster.pods[i]!]));
   }
 
   /** The pod of a scenario id (`ns/pod`, `external:<name>`), or undefined when this side has none. */

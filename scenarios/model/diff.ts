@@ -159,7 +159,7 @@ export function changeCauses(base: DiffSide, head: DiffSide): ChangeCauses {
   // Labels in force at the compared step, of pods and namespaces on both sides.
   // By the scenario's pod ids (`ns/pod`, `external:<name>`), which the cluster's pods follow in order.
   const clusterOf = (s: DiffSide) => s.cluster ?? s.expectation.cluster;
-  const podLabels = (s: DiffSide) => new Map(clusterOf(s).pods.map((p, i) => [s.scenario.pods[i]!.id, p.labels]));
+  const podLabels = (s: DiffSide) => new Map(s.scenario.pods.map((p, i) => [p.id, clusterOf(s).pods[i]!.labels]));
   const nsLabels = (s: DiffSide) => new Map(clusterOf(s).namespaces.map((n) => [n.name, n.labels]));
   const [podsA, podsB, nsA, nsB] = [podLabels(base), podLabels(head), nsLabels(base), nsLabels(head)];
   const labelCause = new Map<string, number>();

@@ -6,6 +6,7 @@
 // a cell whose verdict rests on an order upstream leaves undefined (same tier and priority) says so.
 import { Evaluator, type Cluster, type Verdict } from '../../shared/netpol/evaluate.ts';
 import { reasonLine } from '../../shared/netpol/explain.ts';
+import { KUBE_DNS_ID, kubeDnsPod } from '../../shared/netpol/dns.ts';
 import { chainText, TieredEvaluator, type TieredVerdict } from '../../shared/netpol/tiers.ts';
 import { DEFAULT_NODE_NAME, nodeLabels, type PodInfo } from '../../shared/netpol/types.ts';
 import type { Cell, ResolvedScenario, ResolvedStep } from './resolve.ts';
@@ -46,25 +47,31 @@ export interface StepExpectation {
 export function clusterAt(s: ResolvedScenario, step: ResolvedStep, ips: ReadonlyMap<string, string> = new Map()): Cluster {
   return {
     namespaces: s.namespaces.map((n) => ({ name: n.name, labels: step.namespaceLabels[n.name] ?? n.labels })),
-    pods: s.pods.map((p): PodInfo => ({
-      namespace: p.namespace,
-      name: p.name,
-      labels: step.podLabels[p.id] ?? p.labels,
-      ports: p.ports,
-      // An external's address is its own, known before anything runs (model/externals.ts).
-      ...(p.external !== undefined ? { ip: p.external, external: true } : ips.has(p.id) ? { ip: ips.get(p.id)! } : {}),
-      ...(p.hostNetwork ? { hostNetwork: true } : {}),
-      ...(p.node !== undefined ? { node: p.node } : {}),
-    })),
+    pods: [
+      ...s.pods.map((p): PodInfo => ({
+        namespace: p.namespace,
+        name: p.name,
+        labels: step.podLabels[p.id] ?? p.labels,
+        ports: p.ports,
+        // An external's address is its own, known before anything runs (model/externals.ts).
+        ...(p.external !== undefined ? { ip: p.external, external: true } : ips.has(p.id) ? { ip: ips.get(p.id)! } : {}),
+        ...(p.names ? { names: p.names } : {}),
+        ...(p.hostNetwork ? { hostNetwork: true } : {}),
+        ...(p.node !== undefined ? { node: p.node } : {}),
+      })),
+      // The cluster's DNS pod last, after the scenario's pods (callers pair cluster.pods[i] with s.pods[i]).
+      ...(s.dns ? [kubeDnsPod(ips.get(KUBE_DNS_ID) ?? s.dns.ip)] : []),
+    ],
     nodes: s.nodes ?? [{ name: DEFAULT_NODE_NAME, labels: nodeLabels(DEFAULT_NODE_NAME) }],
   };
 }
 
 export function expectStep(s: ResolvedScenario, step: ResolvedStep, ips?: ReadonlyMap<string, string>): StepExpectation {
   const cluster = clusterAt(s, step, ips);
-  const tiered = step.clusterPolicies?.length ? new TieredEvaluator(cluster, step.policies, step.clusterPolicies) : undefined;
+  // Named externals need the tiered evaluator even with no admin-tier policy: it judges the lookup (tiers.ts).
+  const tiered = step.clusterPolicies?.length || s.dns ? new TieredEvaluator(cluster, step.policies, step.clusterPolicies ?? []) : undefined;
   const evaluator = tiered?.networkPolicies ?? new Evaluator(cluster, step.policies);
-  const podById = new Map(cluster.pods.map((p, i) => [s.pods[i]!.id, p]));
+  const podById = new Map(s.pods.map((p, i) => [p.id, cluster.pods[i]!]));
   // A pod a later step's manifests add is not there yet: its cells are not judged here.
   const absent = absentAt(s.pods, step.index);
   const cells = s.cells.map((cell): CellExpectation => {

@@ -14,6 +14,7 @@
 // would not be "outside" or could not be given to a namespace. Pure (no I/O).
 import { Type, type Static } from '@sinclair/typebox';
 import { blockContains, parseAddress, parseBlock } from '../../shared/netpol/cidr.ts';
+import { canonicalName, CLUSTER_DOMAIN } from '../../shared/netpol/dns.ts';
 import type { NamedPort, PodInfo, Protocol } from '../../shared/netpol/types.ts';
 import type { Cell, CheckKind, PodSpec } from './resolved.ts';
 
@@ -28,6 +29,8 @@ export const EXTERNAL_PREFIX = 'external:';
 export const EXTERNAL_APP_LABEL = 'starmap.external';
 
 const NAME = '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$';
+// A host name a name server could answer (the DomainName pattern upstream, no wildcard), at most 253 characters.
+const HOST_NAME = '^([a-zA-Z0-9]([-a-zA-Z0-9_]*[a-zA-Z0-9])?\\.)+[a-zA-Z0-9]([-a-zA-Z0-9_]*[a-zA-Z0-9])?\\.?$';
 const IPV4 = '^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$';
 
 export const ExternalHost = Type.Object(
@@ -45,6 +48,14 @@ export const ExternalHost = Type.Object(
         ),
         { minItems: 1, maxItems: 16, description: 'ports it serves (the pods probe them: egress cells); default 80/TCP' },
       ),
+    ),
+    names: Type.Optional(
+      Type.Array(Type.String({ pattern: HOST_NAME, maxLength: 253 }), {
+        minItems: 1,
+        maxItems: 16,
+        description:
+          "its DNS names (www.example.com): the run's DNS answers them with its address, ClusterNetworkPolicy domainNames peers match them, and the pods reach it by name",
+      }),
     ),
   },
   { additionalProperties: false, description: 'a host outside the pod network: it probes the pods and is probed by them' },
@@ -78,6 +89,8 @@ export interface ExternalSpec {
   name: string;
   address: string;
   ports: NamedPort[];
+  /** Its DNS names, lowercase without a trailing dot (externalsOf: `names:`). */
+  names?: string[];
   /** Automatic coverage: the block it stands in (`ns/policy /spec/egress/0/to/0/ipBlock/cidr`, `cnp/x /spec/egress/0/to/0/networks/1`). */
   covers?: string;
 }
@@ -131,6 +144,7 @@ export function declaredExternals(
   const problems: { at: string; message: string }[] = [];
   const names = new Map<string, string>();
   const addresses = new Map<string, string>();
+  const hostNames = new Map<string, string>();
   const externals: ExternalSpec[] = [];
   for (const { doc, at } of hosts) {
     const bad = addressProblem(doc.address, podSubnet);
@@ -142,7 +156,22 @@ export function declaredExternals(
     addresses.set(doc.address, doc.name);
     const ports = (doc.ports ?? []).map((p) => ({ name: '', port: p.port, protocol: (p.protocol ?? 'TCP') as Protocol }));
     const unique = [...new Map(ports.map((p) => [`${p.port}/${p.protocol}`, p])).values()];
-    externals.push({ name: doc.name, address: doc.address, ports: unique.length > 0 ? unique : [...DEFAULT_EXTERNAL_PORTS] });
+    const named = (doc.names ?? []).map(canonicalName);
+    named.forEach((n, j) => {
+      if (n === CLUSTER_DOMAIN || n.endsWith(`.${CLUSTER_DOMAIN}`))
+        problems.push({
+          at: `${at}/names/${j}`,
+          message: `${JSON.stringify(n)} is inside the cluster domain ${CLUSTER_DOMAIN}: the run's DNS answers those for pods and services`,
+        });
+      else if (hostNames.has(n)) problems.push({ at: `${at}/names/${j}`, message: `the name ${n} is also external:${hostNames.get(n)}'s: one host per name` });
+      hostNames.set(n, doc.name);
+    });
+    externals.push({
+      name: doc.name,
+      address: doc.address,
+      ports: unique.length > 0 ? unique : [...DEFAULT_EXTERNAL_PORTS],
+      ...(named.length > 0 ? { names: [...new Set(named)] } : {}),
+    });
   }
   return { externals, problems };
 }
@@ -169,6 +198,7 @@ export function externalPod(e: ExternalSpec): PodSpec {
     apiPort,
     ports: e.ports,
     external: e.address,
+    ...(e.names ? { names: e.names } : {}),
     ...(e.covers ? { covers: e.covers } : {}),
   };
 }
@@ -222,6 +252,7 @@ export function externalsSummary(pods: readonly PodSpec[]): string[] {
   return pods
     .filter((p) => p.external !== undefined)
     .map(
-      (p) => `${p.id} ${p.external} serving ${p.ports.map((x) => `${x.port}/${x.protocol}`).join(', ')}${p.covers ? ` (automatic, inside ${p.covers})` : ''}`,
+      (p) =>
+        `${p.id} ${p.external}${p.names ? ` (${p.names.join(', ')})` : ''} serving ${p.ports.map((x) => `${x.port}/${x.protocol}`).join(', ')}${p.covers ? ` (automatic, inside ${p.covers})` : ''}`,
     );
 }

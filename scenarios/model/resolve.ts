@@ -26,6 +26,7 @@ import { scenarioNamespaces } from './scenario-namespaces.ts';
 import { scenarioNodes } from './scenario-nodes.ts';
 import { policyCatalog } from './policy-catalog.ts';
 import { resolveSteps } from './step-loop.ts';
+import { kubeDnsAddress, needsDns } from './dns.ts';
 export { CHECK_LIMITS, MAX_CELLS, MAX_CELLS_COMPUTED, MAX_PODS, MAX_PODS_COMPUTED, RUN_LIMITS, type Limits } from './limits.ts';
 export { cellKey, type Cell, type CheckKind, type PodSpec, type ResolvedScenario, type ResolvedStep, type ResolveIo } from './resolved.ts';
 export { checkOf } from './scenario-pods.ts';
@@ -94,6 +95,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     if (stepNames.has(s.name)) problems.add(`/steps/${s.index}/name`, `duplicate step name "${s.name}"`);
     stepNames.add(s.name);
   });
+  const dnsIp = needsDns(pods, steps) ? kubeDnsAddress(externals.podSubnet) : undefined;
   problems.throwIfAny();
   return {
     name: doc.name,
@@ -108,5 +110,6 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     steps,
     ...(fromManifests || problems.notes.length ? { manifests: [...(fromManifests?.summary ?? []), ...problems.notes] } : {}),
     ...(deferred ? { deferredCells: deferred } : {}),
+    ...(dnsIp ? { dns: { ip: dnsIp } } : {}),
   };
 }

@@ -39,6 +39,8 @@ export interface PodSpec {
   workload?: string;
   /** An external (model/externals.ts): its address outside the pod network; no policy selects it. */
   external?: string;
+  /** An external's DNS names (model/externals.ts). */
+  names?: string[];
   /** An automatic external: the ipBlock it stands in. */
   covers?: string;
   /** On its node's network (it has its node's address): no NetworkPolicy selects it, `nodes` peers match it. */
@@ -83,6 +85,8 @@ export interface ResolvedScenario {
   nodes?: NodeInfo[];
   cells: Cell[];
   steps: ResolvedStep[];
+  /** The cluster's DNS pod is in the model (model/dns.ts: named externals or domainNames in force), with this address. */
+  dns?: { ip: string };
   /** From `manifests:`: what was read, ignored and noted. */
   manifests?: string[];
   /**

@@ -24,6 +24,12 @@ function unenforcedRules(p: ClusterPolicy): string[] {
 /** The cells of a step that depend on admin-tier rules not enforced here, each with its reason. */
 export function unenforcedTierCells(exp: StepExpectation): Map<string, string> {
   const out = new Map<string, string>();
+  // A named external is reached by name (shared/netpol/tiers.ts): the run serves no DNS yet, so
+  // its cells cannot be observed as the evaluator judges them (lookup included).
+  for (const c of exp.cells) {
+    const to = exp.cluster.pods.find((p) => p.external && `${EXTERNAL_PREFIX}${p.name}` === c.cell.to);
+    if (to?.names?.length) out.set(c.cell.key, `not run: ${c.cell.to} is reached by name (${to.names.join(', ')}), and this run serves no DNS yet`);
+  }
   const policies = exp.step.clusterPolicies ?? [];
   const withRules = policies.map((p) => ({ p, rules: unenforcedRules(p) })).filter((x) => x.rules.length > 0);
   if (withRules.length === 0) return out;
@@ -40,7 +46,7 @@ export function unenforcedTierCells(exp: StepExpectation): Map<string, string> {
   for (const c of exp.cells) {
     const from = pods.get(c.cell.from);
     const to = pods.get(c.cell.to);
-    if (!from || !to?.external) continue;
+    if (!from || !to?.external || out.has(c.cell.key)) continue;
     const rules = withRules.filter((x) => selects(x.p, from)).flatMap((x) => x.rules);
     if (rules.length > 0)
       out.set(

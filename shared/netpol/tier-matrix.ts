@@ -149,7 +149,8 @@ export class TierMatrix {
   evaluate(conn: Connection): TieredVerdict {
     const f = this.#podIndex.get(conn.from);
     const t = this.#podIndex.get(conn.to);
-    if (f === undefined || t === undefined) return this.tiered.evaluate(conn);
+    // A named external: `domainNames` peers and the name lookup see its names, which classes do not.
+    if (f === undefined || t === undefined || conn.to.names?.length) return this.tiered.evaluate(conn);
     const from = this.#classOf[f]!;
     const to = this.#classOf[t]!;
     if (this.#external[from] || this.#external[to] || !this.#cellIndex[to]!.has(portKey(conn.port, conn.protocol))) return this.tiered.evaluate(conn);

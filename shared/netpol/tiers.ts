@@ -20,11 +20,20 @@
 // peer's or a `{{ip ns/pod}}` template's in the rule, leaves a `networks` rule undecided); `nodes`
 // match an endpoint at a node's address: a hostNetwork pod (the node itself is one too, with no
 // ports of its own), by its node's labels (the pod's `node`, or the cluster's only node);
-// `domainNames` match only named external hosts, which the model does not have yet, so nothing.
+// `domainNames` (egress) match an external whose DNS names (PodInfo.names) one entry matches
+// (dns.ts: exact, or `*.` and one or more labels), whatever the rule's action.
+// Names: a connection to an external with names goes by name (the probe resolves it through the
+// run's DNS first, as a pod reaching `www.example.com` would), so its egress side also needs the
+// lookup, the source to `kube-system/kube-dns` on 53/UDP, under these same policies: a lookup that
+// is blocked blocks the side (decidedBy 'dns', the lookup's verdict in `dns`), and so does a cluster
+// with no DNS pod. This covers every cell a `domainNames` rule allows (those are all to named
+// externals), and also the ones to a named external another rule allows: on packets those need the
+// answer too.
 import { blockContains, parseAddress, parseBlock, type Block } from './cidr.ts';
 import type { Action, ClusterPeer, ClusterPolicy, ClusterProtocol, ClusterRule, NamespacedPodSelector, Tier } from './cluster-policy.ts';
 import { hasTemplate, substitute } from './ip-template.ts';
 import { Evaluator, type Cluster, type Connection, type Direction, type SideVerdict } from './evaluate.ts';
+import { DNS_PORT, domainMatches, KUBE_DNS_ID, kubeDnsPod } from './dns.ts';
 import { selectorMatches } from './selector.ts';
 import { objectId, type NetworkPolicyObject, type NodeInfo, type PodInfo } from './types.ts';
 
@@ -35,12 +44,17 @@ export type ChainStep =
 export interface TieredSide {
   /** null: depends on an address not known yet. */
   allowed: boolean | null;
-  decidedBy: 'loopback' | 'admin' | 'networkpolicy' | 'baseline' | 'default';
+  decidedBy: 'loopback' | 'admin' | 'networkpolicy' | 'baseline' | 'default' | 'dns';
   chain: ChainStep[];
   /** The NetworkPolicy tier's own answer for this side (whether or not it was reached). */
   networkPolicy: SideVerdict;
   /** Policies of one tier and priority that matched with different actions (upstream leaves their order undefined). */
   orderDependsOn?: string[];
+  /**
+   * Egress to a named external only, when the name lookup (the source to kube-dns:53/UDP) is not
+   * allowed: its verdict, or 'absent' when the cluster has no DNS pod.
+   */
+  dns?: TieredVerdict | 'absent';
 }
 
 export interface TieredVerdict {
@@ -66,10 +80,14 @@ export class TieredEvaluator {
   readonly #peerHits = new Map<ClusterPeer, Map<PodInfo, boolean>>();
   readonly #addresses = new Map<PodInfo, ReturnType<typeof parseAddress>>();
   readonly #nodes: readonly NodeInfo[];
+  readonly #kubeDns: PodInfo | undefined;
+  /** Per source pod, its lookup's verdict (pod -> kube-dns:53/UDP). */
+  readonly #lookups = new Map<PodInfo, TieredVerdict | 'absent'>();
 
   constructor(cluster: Cluster, policies: readonly NetworkPolicyObject[], clusterPolicies: readonly ClusterPolicy[]) {
     this.networkPolicies = new Evaluator(cluster, policies);
     this.#nodes = cluster.nodes ?? [];
+    this.#kubeDns = cluster.pods.find((p) => !p.external && objectId(p) === KUBE_DNS_ID);
     const ips = new Map(cluster.pods.filter((p) => p.ip !== undefined).map((p) => [objectId(p), p.ip!]));
     const block = (text: string): Block | undefined | 'unknown' => {
       if (!hasTemplate(text)) return parseBlock(text.trim());
@@ -121,10 +139,29 @@ export class TieredEvaluator {
       const side = (networkPolicy: SideVerdict): TieredSide => ({ allowed: true, decidedBy: 'loopback', chain: [], networkPolicy });
       return { allowed: true, egress: side(np.egress), ingress: side(np.ingress) };
     }
-    const egress = this.#side('egress', conn.from, conn.to, conn, np.egress);
+    let egress = this.#side('egress', conn.from, conn.to, conn, np.egress);
+    if (egress.allowed !== false && conn.to.names?.length) egress = this.#afterLookup(conn.from, egress);
     const ingress = this.#side('ingress', conn.to, conn.from, conn, np.ingress);
     const allowed = egress.allowed === false || ingress.allowed === false ? false : egress.allowed === null || ingress.allowed === null ? null : true;
     return { allowed, egress, ingress };
+  }
+
+  /** The pod's name lookup: its connection to kube-dns on 53/UDP under the same policies. */
+  lookup(pod: PodInfo): TieredVerdict | 'absent' {
+    let v = this.#lookups.get(pod);
+    if (v === undefined) {
+      v = this.#kubeDns ? this.evaluate({ from: pod, to: this.#kubeDns, port: DNS_PORT, protocol: 'UDP' }) : 'absent';
+      this.#lookups.set(pod, v);
+    }
+    return v;
+  }
+
+  /** An egress side to a named external with the lookup it needs first (see the top). */
+  #afterLookup(from: PodInfo, side: TieredSide): TieredSide {
+    const dns = this.lookup(from);
+    if (dns !== 'absent' && dns.allowed === true) return side;
+    if (dns !== 'absent' && dns.allowed === null) return { ...side, allowed: null, dns };
+    return { ...side, allowed: false, decidedBy: 'dns', dns };
   }
 
   #side(direction: Direction, subject: PodInfo, peer: PodInfo, conn: Connection, networkPolicy: SideVerdict): TieredSide {
@@ -248,7 +285,8 @@ export class TieredEvaluator {
       const node = this.#nodeOf(pod);
       return node !== undefined && selectorMatches(p.nodes, node.labels);
     }
-    return false; // domainNames: no such endpoints in the model yet (see the top)
+    if ('domainNames' in p) return direction === 'egress' && pod.names !== undefined && pod.names.some((n) => p.domainNames.some((d) => domainMatches(d, n)));
+    return false;
   }
 }
 
@@ -272,8 +310,26 @@ export function chainText(direction: Direction, pod: PodInfo, side: TieredSide):
     }
     return `${s.tier} ${s.policy} ${direction} rule ${s.rule}${s.ruleName ? ` (${s.ruleName})` : ''} ${s.action}`;
   });
-  if (side.decidedBy === 'default') steps.push('default: allowed');
-  if (side.allowed === null && side.decidedBy !== 'networkpolicy') steps.push('depends on an address not known yet');
+  if (side.decidedBy === 'default' || (side.decidedBy === 'dns' && reachedDefault(side.chain))) steps.push('default: allowed');
+  if (side.allowed === null && side.decidedBy !== 'networkpolicy' && !side.dns) steps.push('depends on an address not known yet');
+  if (side.dns) steps.push(lookupText(pod, side.dns));
   const line = steps.join(' -> ');
   return side.orderDependsOn ? `${line} (the order of ${side.orderDependsOn.join(', ')} is undefined upstream: same tier and priority)` : line;
+}
+
+/** Why a side to a named external cannot go by name: `DNS blocked: shop/web -> kube-system/kube-dns:53/UDP (egress: …)`. */
+function lookupText(from: PodInfo, dns: TieredVerdict | 'absent'): string {
+  if (dns === 'absent') return `DNS blocked: the cluster has no DNS pod (${KUBE_DNS_ID})`;
+  const sides = (['egress', 'ingress'] as const)
+    .filter((d) => dns[d].allowed !== true)
+    .map((d) => `${d}: ${chainText(d, d === 'egress' ? from : kubeDnsPod(), dns[d])}`);
+  const what = `${objectId(from)} -> ${KUBE_DNS_ID}:${DNS_PORT}/UDP (${sides.join('; ')})`;
+  return dns.allowed === false ? `DNS blocked: ${what}` : `DNS lookup depends on an address not known yet: ${what}`;
+}
+
+/** Whether a chain ends at the default (no Accept or Deny, no NetworkPolicy isolating): a side the lookup then blocked. */
+function reachedDefault(chain: readonly ChainStep[]): boolean {
+  const last = chain.at(-1);
+  if (!last) return true;
+  return last.tier === 'NetworkPolicy' ? last.verdict.decision === 'not-isolated' : last.action === 'Pass';
 }

@@ -116,6 +116,8 @@ export interface PodInfo {
    * are never isolated, and pod or namespace selectors never match it; only ipBlocks (by its ip) do.
    */
   external?: boolean;
+  /** An external's DNS names (the run's DNS answers them with its ip): `domainNames` peers match them, and a cell to it goes by name (tiers.ts). */
+  names?: string[];
 }
 
 /**
