@@ -9,8 +9,10 @@
 //    is an enforcement fault);
 // 4. removes what it deployed.
 // A set of scenarios with the same pods (the Kubernetes e2e set) shares one deployment, as the
-// upstream suite shares its pods between tests: each scenario's first step replaces the previous
-// scenario's policies and labels in one change.
+// upstream suite shares its pods between tests, whatever their cells (share.ts): the deployment
+// probes the union of the cells and each scenario judges only its own; each scenario's first step
+// replaces the previous scenario's policies and labels in one change. Right after each change the
+// probes are asked to check at once (poke.ts), so a step settles about one check timeout after it.
 // Cells that cannot be observed here are "not run", never passed: SCTP (the probe cannot speak it),
 // and without enforcement every cell the policies block.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -26,7 +28,9 @@ import type { OrchestratorClient } from './orchestrator-client.ts';
 import type { PolicyApplier } from './policies.ts';
 import { cellResults, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from '../report/results.ts';
 import type { ResolvedScenario, ResolvedStep } from '../model/resolve.ts';
+import { pokeProbes } from './poke.ts';
 import { settle } from './settle.ts';
+import { deploymentScenario } from './share.ts';
 import { desiredState, emptyReport, notRunCells, policyMistakes, preflight, refuse, scenarioOutcome, settleBudgetMs } from './steps.ts';
 import { plural } from '../../shared/plural.ts';
 import { LEGEND } from '../report/truth-table.ts';
@@ -66,16 +70,6 @@ export function stoppedBy(signal: AbortSignal): string {
   return signal.reason === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C';
 }
 
-/** What the pods, cells and timings of a scenario are: scenarios with the same topology can share one deployment. */
-export function topology(s: ResolvedScenario): string {
-  return JSON.stringify([
-    s.probeSeconds,
-    s.timeoutSeconds,
-    s.pods.map((p) => [p.id, p.kind, p.labels, p.apiPort, p.ports, p.cmd ?? null]),
-    s.cells.map((c) => c.key),
-  ]);
-}
-
 function sctpNotice(s: ResolvedScenario): string | undefined {
   const n = s.cells.filter((c) => c.protocol === 'SCTP').length;
   if (n === 0) return undefined;
@@ -95,11 +89,16 @@ export async function runScenario(opts: RunOptions & { scenario: ResolvedScenari
  */
 export async function runDeployment(opts: RunOptions, name: string, scenarios: ResolvedScenario[]): Promise<ScenarioReportDoc[]> {
   const { log, policies } = opts;
-  const base = { ...scenarios[0]!, name };
+  const base = { ...deploymentScenario(scenarios), name };
   const reports = scenarios.map((s) => emptyReport(s, opts.isolated, policies.enforces));
   const notices: string[] = [];
   const sctp = sctpNotice(base);
-  if (sctp) notices.push(sctp);
+  if (sctp) log(`note: ${sctp}`);
+  // Each scenario's own SCTP cells: a shared deployment probes the union of the scenarios' cells.
+  for (const [k, s] of scenarios.entries()) {
+    const own = scenarios.length === 1 ? sctp : sctpNotice(s);
+    if (own) reports[k]!.notices.push(own);
+  }
   if (!policies.enforces)
     notices.push(
       `policies are not enforced here (${policies.description}): the cells they block cannot be observed and are marked not run, not waited for; the expected tables are still computed and shown`,
@@ -225,6 +224,8 @@ async function runSteps(
         // Nothing to apply where nothing enforces (and no pod addresses to fill into ipBlocks there).
         const applied = policies.enforces ? await policies.apply(desiredState(s, step, ips)) : { applied: 0, unchanged: 0, failed: [] };
         const appliedAt = Date.now();
+        // Only checks that start after appliedAt count, so the poke comes after it.
+        await pokeProbes(located);
         if (applied.failed.length > 0) {
           const text = `step ${step.name}: the orchestrator could not apply everything: ${JSON.stringify(applied.failed).slice(0, 300)}`;
           report.notices.push(text);
@@ -236,6 +237,8 @@ async function runSteps(
           observe: () => observe(located),
           appliedAt,
           deadlineMs: deadlineFor(step),
+          // Poked probes answer within about a check timeout: look often enough not to add to it.
+          pollMs: 100,
           ...(previous ? { previous } : {}),
           ...(opts.signal ? { signal: opts.signal } : {}),
           onProgress: (st, ms) =>
