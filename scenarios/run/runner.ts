@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { groupId, planApps, type Programs } from './deploy-plan.ts';
 import { addressMismatches } from '../model/addresses.ts';
 import { deploy } from './deploy.ts';
-import { droppedBy, measureStep, readDrops } from './drops.ts';
+import { droppedBy, measureStep, readDrops, type DropCounts } from './drops.ts';
 import { stepEvidence } from './evidence.ts';
 import { expectStep, type StepExpectation } from '../model/expect.ts';
 import { observe, type Located, type Observation } from './observe.ts';
@@ -132,7 +132,7 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
     opts.onDeployed?.(located);
     log(`pods running: ${located.map((l) => `${l.app.pod.short}=${l.base}`).join(' ')}`);
     log(LEGEND);
-    let previous: Map<string, Observation> | undefined;
+    let previous: Carried = {};
     for (const [k, s] of scenarios.entries()) {
       current = k;
       if (scenarios.length > 1) log(`\n== ${s.name}${s.description ? `: ${s.description}` : ''}`);
@@ -181,15 +181,23 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
   return reports;
 }
 
-/** One scenario's steps on pods that run; fills `report`; returns the last observations. */
+/** What a step hands the next: its last observations and its last read of the drop counters (nothing was written since). */
+interface Carried {
+  observed?: Map<string, Observation>;
+  drops?: DropCounts;
+}
+
+/** One scenario's steps on pods that run; fills `report`; returns what its last step hands on. */
 async function runSteps(
   opts: RunOptions,
   s: ResolvedScenario,
   report: ScenarioReportDoc,
   located: Located[],
   ips: Map<string, string>,
-  previous: Map<string, Observation> | undefined,
-): Promise<Map<string, Observation> | undefined> {
+  carried: Carried,
+): Promise<Carried> {
+  let previous = carried.observed;
+  let lastDrops = carried.drops;
   const { log, policies } = opts;
   report.startedAt = new Date().toISOString();
   const budgetMs = settleBudgetMs(s);
@@ -199,7 +207,7 @@ async function runSteps(
   const late = policyMistakes(s, exps, policies.enforces);
   if (late) {
     refuse(report, late, log, 'no policy was applied');
-    return previous;
+    return carried;
   }
   for (const [i, step] of s.steps.entries()) {
     if (opts.signal?.aborted) throw new Error('interrupted');
@@ -247,7 +255,9 @@ async function runSteps(
         if (opts.signal?.aborted) throw new Error('interrupted');
         return { writeAt, appliedAt, settled };
       },
+      lastDrops,
     );
+    lastDrops = after;
     const { writeAt, appliedAt, settled } = run;
     const dropped = new Map<string, 'egress' | 'ingress' | 'both'>();
     if (before && after) {
@@ -271,13 +281,16 @@ async function runSteps(
     opts.onStep?.(s.name, result);
     log(stepText(result, s.steps.length));
     previous = settled.observed;
-    if (opts.pauseSeconds && i < s.steps.length - 1) await pause(opts.pauseSeconds, log, opts.signal);
+    if (opts.pauseSeconds && i < s.steps.length - 1) {
+      await pause(opts.pauseSeconds, log, opts.signal);
+      lastDrops = undefined; // a pause's drops are no step's: read again before the next write
+    }
   }
   report.outcome = scenarioOutcome(report);
   report.passed = report.outcome === 'pass';
   report.failure = report.steps.find((st) => st.failure === 'computed != observed')?.failure ?? report.steps.find((st) => st.failure)?.failure ?? null;
   report.finishedAt = new Date().toISOString();
-  return previous;
+  return { ...(previous ? { observed: previous } : {}), ...(lastDrops ? { drops: lastDrops } : {}) };
 }
 
 function pause(seconds: number, log: (line: string) => void, signal?: AbortSignal): Promise<void> {
