@@ -7,7 +7,8 @@
 //   packets for the subnet are refused instead of following the default route;
 // - an nftables table `inet <prefix>_guard` that drops anything forwarded into or out of the
 //   bridge, and any packet for the subnet leaving by an interface other than the bridge.
-// ip_forward is never touched. Everything is named with the prefix (names.ts) so cleanupAll finds it.
+// ip_forward is never touched; the neighbour table's limits are raised for the subnet (neighbours.ts).
+// Everything is named with the prefix (names.ts) so cleanupAll finds it.
 //
 // Externals (a scenario's hosts outside the cluster, app label starmap.external=<address>): a task
 // namespace like the others (its names and a subnet address from the IPAM, which the host reaches
@@ -16,11 +17,12 @@
 // external over its own eth0. So pod ↔ external packets go from veth to veth over the bridge: the
 // host never routes them (it has no route for the address), nothing leaves the machine, and once
 // the external is gone they die on the bridge. No policy applies to an external (index.ts).
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { GUARD_METRIC, NETNS_ETC, cleanupAll, killNamespacePids, pidAlive, prefixLockFile, prefixOwner, type CleanupReport } from './cleanup.ts';
 import { run, tryRun } from './exec.ts';
-import { Ipam, contains, gatewayOf, ipToInt, parseSubnet, type Subnet } from './ipam.ts';
+import { Ipam, contains, gatewayOf, ipToInt, parseSubnet, subnetSize, type Subnet } from './ipam.ts';
+import { ensureNeighbourRoom } from './neighbours.ts';
 import { checkPrefix, namesFor, type Names } from './names.ts';
 import { TASK_TABLE } from './render.ts';
 import { DEFAULTS } from '../config.ts';
@@ -101,6 +103,8 @@ export class TaskNetwork {
       throw err;
     }
     this.#started = true;
+    const raised = ensureNeighbourRoom(subnetSize(this.subnet) - 3);
+    if (raised) this.#log(raised);
     this.#log(`isolation: bridge ${br} with ${this.gateway}/${this.subnet.prefixLength}; tasks get addresses in ${this.subnet.cidr}`);
     return leftovers;
   }
@@ -181,48 +185,67 @@ export class TaskNetwork {
       if (bad) throw new Error(`task ${taskId}: external address ${bad}`);
     }
     const a = this.#ipam.allocate(taskId, opts.wantedIp);
+    // Known at once, before any await: a pod being attached meanwhile then routes it itself
+    // (below), and a second external cannot take the same address.
+    if (external !== undefined) this.#externals.set(taskId, external);
     const ns = this.names.netns(a.index);
     const hostVeth = this.names.hostVeth(a.index);
     const peer = this.names.peerVeth(a.index);
     try {
-      // A namespace with this name can only be a leftover of a task that was not detached.
-      if (await tryRun('ip', ['netns', 'pids', ns])) {
+      // A namespace or veth with this name can only be a leftover of a task that was not
+      // detached; looked up in the file system, so the usual case starts no process for it.
+      if (existsSync(`/run/netns/${ns}`)) {
         await killNamespacePids(ns);
         await tryRun('ip', ['netns', 'del', ns]);
       }
-      await tryRun('ip', ['link', 'del', hostVeth]);
-      await run('ip', ['netns', 'add', ns]);
-      await run('ip', ['link', 'add', hostVeth, 'type', 'veth', 'peer', 'name', peer, 'netns', ns]);
-      await run('ip', ['link', 'set', hostVeth, 'master', this.names.bridge]);
-      await run('ip', ['link', 'set', hostVeth, 'up']);
-      await run('ip', ['-n', ns, 'link', 'set', peer, 'name', 'eth0']);
-      if (external === undefined) await run('ip', ['-n', ns, 'addr', 'add', `${a.ip}/${this.subnet.prefixLength}`, 'dev', 'eth0']);
-      else {
-        // Its subnet address only for the host to reach it; to the pods it is the external address.
-        await run('ip', ['-n', ns, 'addr', 'add', `${a.ip}/32`, 'dev', 'eth0']);
-        await run('ip', ['-n', ns, 'addr', 'add', `${external}/32`, 'dev', 'eth0']);
-      }
-      await run('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
-      await run('ip', ['-n', ns, 'link', 'set', 'eth0', 'up']);
+      if (existsSync(`/sys/class/net/${hostVeth}`)) await tryRun('ip', ['link', 'del', hostVeth]);
+      // Two `ip -batch` runs (the host's side, then the namespace's) instead of one process per
+      // command: each process the orchestrator starts costs a fork of its whole address space,
+      // and ten of them per task were most of a launch (POSTs queued behind them).
+      await run(
+        'ip',
+        ['-batch', '-'],
+        [
+          `netns add ${ns}`,
+          `link add ${hostVeth} type veth peer name ${peer} netns ${ns}`,
+          `link set ${hostVeth} master ${this.names.bridge}`,
+          `link set ${hostVeth} up`,
+          '',
+        ].join('\n'),
+      );
+      const inside = [`link set ${peer} name eth0`];
+      if (external === undefined) inside.push(`addr add ${a.ip}/${this.subnet.prefixLength} dev eth0`);
+      // An external's subnet address only lets the host reach it; to the pods it is the external address.
+      else inside.push(`addr add ${a.ip}/32 dev eth0`, `addr add ${external}/32 dev eth0`);
+      inside.push('link set lo up', 'link set eth0 up');
+      const routed = new Set(external === undefined ? this.#externals.values() : []);
+      for (const address of routed) inside.push(`route replace ${address}/32 dev eth0 scope link`);
+      if (external !== undefined) inside.push(`route add ${this.subnet.cidr} dev eth0 scope link src ${external}`);
+      await run('ip', ['-n', ns, '-batch', '-'], [...inside, ''].join('\n'));
       if (external === undefined) {
-        for (const address of this.#externals.values()) await run('ip', ['-n', ns, 'route', 'replace', `${address}/32`, 'dev', 'eth0', 'scope', 'link']);
+        // Attached from now on: an external that comes later routes into this namespace itself;
+        // one that came while this namespace was being made (and did not see it) is routed here.
+        this.#attached.set(taskId, { taskId, netns: ns, ip: a.ip, hostVeth });
+        for (const address of this.#externals.values())
+          if (!routed.has(address)) await run('ip', ['-n', ns, 'route', 'replace', `${address}/32`, 'dev', 'eth0', 'scope', 'link']);
         this.writeHosts(ns, []);
       } else {
-        await run('ip', ['-n', ns, 'route', 'add', this.subnet.cidr, 'dev', 'eth0', 'scope', 'link', 'src', external]);
         for (const t of this.#attached.values())
           if (!this.#externals.has(t.taskId)) await run('ip', ['-n', t.netns, 'route', 'replace', `${external}/32`, 'dev', 'eth0', 'scope', 'link']);
         this.#writeHostsFile(ns, this.#hosts);
       }
     } catch (err) {
-      if (external !== undefined) await this.#dropExternalRoutes(external);
+      this.#attached.delete(taskId);
+      if (external !== undefined) {
+        this.#externals.delete(taskId);
+        await this.#dropExternalRoutes(external);
+      }
       await tryRun('ip', ['netns', 'del', ns]);
       await tryRun('ip', ['link', 'del', hostVeth]);
       this.#ipam.release(taskId);
       throw err;
     }
-    const att: TaskAttachment = { taskId, netns: ns, ip: a.ip, hostVeth };
-    this.#attached.set(taskId, att);
-    if (external !== undefined) this.#externals.set(taskId, external);
+    this.#attached.set(taskId, { taskId, netns: ns, ip: a.ip, hostVeth });
     return { netns: ns, ip: a.ip };
   }
 

@@ -10,6 +10,7 @@ import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupAll, Isolation, leftovers, policyPlugin, POLICY_PATH } from '../../../orchestrator/isolation/index.ts';
 import { prefixLockFile } from '../../../orchestrator/isolation/netns.ts';
+import { readLimits } from '../../../orchestrator/isolation/neighbours.ts';
 import { NODE, ROOT, start, stopAll, type Running } from '../../helpers/process.ts';
 import { isolationSkip } from '../../helpers/isolation.ts';
 import { waitFor } from '../../helpers/wait.ts';
@@ -97,6 +98,8 @@ describe.skipIf(skipReason !== undefined)('task network isolation (root, real pa
     expect(execFileSync('nft', ['list', 'table', 'inet', `${PREFIX}_guard`], { encoding: 'utf8' })).toContain(`oifname "${PREFIX}-br"`);
     expect(readFileSync(prefixLockFile(PREFIX), 'utf8').trim()).toBe(String(process.pid));
     expect(execFileSync('sysctl', ['-n', 'net.ipv4.ip_forward'], { encoding: 'utf8' }).trim()).toBe(readForwardAtStart);
+    // Room in the machine-wide neighbour table for every task of the /24 talking to every other.
+    expect(readLimits().gcThresh3).toBeGreaterThanOrEqual(251 * 251);
   });
 
   it('refuses a subnet the machine already uses, creating nothing', async () => {
