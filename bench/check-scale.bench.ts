@@ -5,6 +5,9 @@
 // and HTML reports; taken twice. Baselines in the same run: the per-cell check at a set
 // it takes (200 pods, under its 200,000-cell bound) against the summary form of that same set, and
 // every cell streamed to NDJSON (--report-cells) at 1,000 pods, for the rate and the file size.
+// With admin tiers (issue 34): the same 10,000-pod set plus 20 Admin and Baseline
+// ClusterNetworkPolicies (bench/lib/cluster-policies-gen.ts), through the tier matrix
+// (shared/netpol/tier-matrix.ts), taken twice against the set without them.
 // The machine is shared (2 cores, other engineers' tests): the load average is in the header.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -60,7 +63,22 @@ function main(): void {
       const f = check([big, '--replicas', '--netns-subnet', SUBNET, '--report-json', r.json, '--report-html', r.html]);
       return { ...f, json: size(r.json), html: size(r.html) };
     });
-    const summary = JSON.parse(readFileSync(reports('big1').json, 'utf8')) as { counts: { cells: number; classes: number; workloads: number } };
+    const summary = JSON.parse(readFileSync(reports('big1').json, 'utf8')) as {
+      counts: { cells: number; classes: number; workloads: number; allowed: number; denied: number };
+    };
+
+    // The same set with admin tiers.
+    const tiered = join(work, 'tiered');
+    const tieredMade = generateManifests(tiered, 1, { pods: 10_000, policies: 1_000, namespaces: 500, adminPolicies: 20 });
+    const withTiers = [1, 2].map((i) => {
+      const r = reports(`tiered${i}`);
+      const f = check([tiered, '--replicas', '--netns-subnet', SUBNET, '--report-json', r.json]);
+      return { ...f, json: size(r.json) };
+    });
+    const tieredSummary = JSON.parse(readFileSync(reports('tiered1').json, 'utf8')) as {
+      counts: { cells: number; allowed: number; denied: number; classes: number };
+    };
+    if (tieredSummary.counts.cells !== summary.counts.cells) throw new Error('the set with admin tiers has other cells than the set without');
 
     // The per-cell check at a set it takes, and the summary form of the same set.
     const small = join(work, 'small');
@@ -109,6 +127,30 @@ function main(): void {
       ],
       ['its HTML report', mb(best.html), '-', '-', 'a few MB', met(best.html <= 4 * 2 ** 20)],
       [
+        `the same with ${tieredMade.adminPolicies} Admin/Baseline ClusterNetworkPolicies (tier matrix)`,
+        `${withTiers.map((f) => s(f.wallS)).join('; ')} (CPU ${withTiers.map((f) => s(f.cpuS)).join('; ')})`,
+        `no tiers: CPU ${goal.map((f) => s(f.cpuS)).join('; ')}`,
+        `${(Math.min(...withTiers.map((f) => f.cpuS)) / Math.min(...goal.map((f) => f.cpuS))).toFixed(2)}× CPU`,
+        'CPU ≤ 10 s',
+        met(Math.min(...withTiers.map((f) => f.cpuS)) <= 10),
+      ],
+      [
+        'peak RSS with admin tiers (GNU time)',
+        withTiers.map((f) => mib(f.maxRssMiB)).join('; '),
+        `no tiers: ${goal.map((f) => mib(f.maxRssMiB)).join('; ')}`,
+        `${(Math.max(...withTiers.map((f) => f.maxRssMiB)) / Math.max(...goal.map((f) => f.maxRssMiB))).toFixed(2)}×`,
+        '≤ 1 GiB',
+        met(Math.max(...withTiers.map((f) => f.maxRssMiB)) <= 1024),
+      ],
+      [
+        'its verdicts: allowed / denied (tiers / none)',
+        `${tieredSummary.counts.allowed.toLocaleString('en')} / ${tieredSummary.counts.denied.toLocaleString('en')}`,
+        `${summary.counts.allowed.toLocaleString('en')} / ${summary.counts.denied.toLocaleString('en')}`,
+        '-',
+        '-',
+        'measured',
+      ],
+      [
         `a set the per-cell check takes: ${smallMade.pods} pods (${smallCells.toLocaleString('en')} cells), summary form`,
         `${s(summarySmall.wallS)} (CPU ${s(summarySmall.cpuS)}), ${mib(summarySmall.maxRssMiB)}, JSON ${mb(size(rs.json))}`,
         `per-cell: ${s(perCell.wallS)} (CPU ${s(perCell.cpuS)}), ${mib(perCell.maxRssMiB)}, JSON ${mb(size(rp.json))}`,
@@ -130,7 +172,7 @@ function main(): void {
       rows.map(([m = '', v = '', b = '', r = '', g = '', t = '']) => ({ measure: m, value: v, baseline: b, ratio: r, goal: g, met: t })),
       {
         limitingFactor:
-          'reading and validating 500 YAML files and building the class matrix (CPU); memory is the inputs, the matrix and V8 headroom; the reports stop at the summary bounds',
+          'reading and validating 500 YAML files and building the class matrix (CPU; with tiers, a verdict per class cell); memory is inputs, matrix, V8 headroom',
       },
     );
     console.log(table(['measure', 'value', 'baseline', 'ratio', 'goal', 'met'], rows));

@@ -2,7 +2,8 @@
 // manifest set of a given size, seeded (bench/lib/cluster-gen.ts: shared namespaces and one per
 // team, Deployments from a catalogue with shared labels, a default deny and allow policies per
 // team namespace), written as one YAML file per namespace (Namespace, Deployments, NetworkPolicies)
-// for `scenario check DIR --replicas` (the Deployments' replicas are the pods). The same arguments
+// for `scenario check DIR --replicas` (the Deployments' replicas are the pods), with
+// --admin-policies N a cluster-policies.yaml of N ClusterNetworkPolicies. The same arguments
 // always write the same files. Exit 2 on a bad argument.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,24 +26,37 @@ export function manifestFiles(c: GeneratedCluster): Map<string, string> {
     };
     out.set(`${ns.name}.yaml`, clusterYaml(part));
   }
+  if (c.adminPolicies.length > 0)
+    out.set('cluster-policies.yaml', clusterYaml({ namespaces: [], deployments: [], pods: [], policies: [], adminPolicies: c.adminPolicies }));
   return out;
 }
 
 /** Writes the set and returns what it holds. */
-export function generateManifests(dir: string, seed: number, size: ClusterSize): { files: number; pods: number; policies: number; namespaces: number } {
+export function generateManifests(
+  dir: string,
+  seed: number,
+  size: ClusterSize,
+): { files: number; pods: number; policies: number; adminPolicies: number; namespaces: number } {
   const c = generateCluster(seed, size);
   mkdirSync(dir, { recursive: true });
   const files = manifestFiles(c);
   for (const [name, text] of files) writeFileSync(join(dir, name), text);
-  return { files: files.size, pods: c.pods.length, policies: c.policies.length, namespaces: c.namespaces.length };
+  return { files: files.size, pods: c.pods.length, policies: c.policies.length, adminPolicies: c.adminPolicies.length, namespaces: c.namespaces.length };
 }
 
 function main(): void {
-  const usage = 'usage: node bench/generate-manifests.ts --pods N --policies N [--namespaces N] [--seed N] --out DIR';
+  const usage = 'usage: node bench/generate-manifests.ts --pods N --policies N [--namespaces N] [--admin-policies N] [--seed N] --out DIR';
   let values: Record<string, string | undefined>;
   try {
     ({ values } = parseArgs({
-      options: { pods: { type: 'string' }, policies: { type: 'string' }, namespaces: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' } },
+      options: {
+        pods: { type: 'string' },
+        policies: { type: 'string' },
+        namespaces: { type: 'string' },
+        'admin-policies': { type: 'string' },
+        seed: { type: 'string' },
+        out: { type: 'string' },
+      },
       strict: true,
     }));
   } catch (err) {
@@ -62,7 +76,12 @@ function main(): void {
     return n;
   };
   const pods = count('pods', 1);
-  const size: ClusterSize = { pods, policies: count('policies', 0), namespaces: count('namespaces', 4, defaultNamespaces(pods)) };
+  const size: ClusterSize = {
+    pods,
+    policies: count('policies', 0),
+    namespaces: count('namespaces', 4, defaultNamespaces(pods)),
+    adminPolicies: count('admin-policies', 0, 0),
+  };
   const seed = count('seed', 0, 1);
   if (!values.out) {
     process.stderr.write(`generate-manifests: --out: missing\n${usage}\n`);
@@ -70,7 +89,7 @@ function main(): void {
   }
   const r = generateManifests(values.out, seed, size);
   process.stdout.write(
-    `${values.out}: ${r.files} files, ${r.namespaces} namespaces, ${r.pods} pods (with --replicas), ${r.policies} NetworkPolicies (seed ${seed})\n`,
+    `${values.out}: ${r.files} files, ${r.namespaces} namespaces, ${r.pods} pods (with --replicas), ${r.policies} NetworkPolicies, ${r.adminPolicies} ClusterNetworkPolicies (seed ${seed})\n`,
   );
 }
 

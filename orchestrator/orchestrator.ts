@@ -37,7 +37,7 @@ import { tasksApi } from './api/tasks.ts';
 import { deploymentsApi } from './api/deployments.ts';
 import { queueApi } from './api/queue.ts';
 import { Leadership, RequestMetrics, miscApi } from './api/misc.ts';
-import { Isolation, IsolationUnavailable, policyPlugin } from './isolation/index.ts';
+import { Isolation, IsolationUnavailable, policyPlugin, useCommandRunner } from './isolation/index.ts';
 import { noPolicyPlugin } from './api/no-isolation.ts';
 
 /** What the orchestrator is built with besides its configuration. */
@@ -108,6 +108,8 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
       defaultUser: config.tasks.defaultUser,
       stopGracePeriodSeconds: config.tasks.stopGracePeriodSeconds,
     });
+  // The isolation's `ip` and `nft` run in the task spawner once it is up (isolation/exec.ts says why).
+  if (isolation && executor instanceof ProcessExecutor) useCommandRunner(executor.commandRunner);
   let frameworkId = store.meta('frameworkId');
   if (!frameworkId) {
     frameworkId = `${crypto.randomUUID()}-0000`;
@@ -228,6 +230,7 @@ export async function buildOrchestrator(config: OrchestratorConfig, parts: Orche
       await scheduler.close();
       // After every task is gone: namespaces, veths, bridge, rules, routes and hosts files.
       if (isolation) {
+        useCommandRunner(undefined);
         try {
           await isolation.close();
         } catch (err) {

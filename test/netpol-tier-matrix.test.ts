@@ -2,7 +2,8 @@
 // evaluator: on random small clusters (test/helpers/netpol-gen.ts, with replicas so that classes
 // have several members) and random Admin and Baseline policies (subjects and peers by namespace and
 // pod selectors, `networks` blocks, protocols with numbers, ranges and named ports, Accept, Deny,
-// Pass, equal priorities), every cell's TieredVerdict must be TieredEvaluator's, chains and all.
+// Pass, equal priorities), every cell's TieredVerdict must be TieredEvaluator's, chains and all:
+// asked one by one (evaluate) and in blocks (blocks(), each cell exactly once).
 import { describe, expect, it } from 'vitest';
 import type { Cluster } from '../shared/netpol/evaluate.ts';
 import type { Action, ClusterPeer, ClusterPolicy, ClusterProtocol, ClusterRule } from '../shared/netpol/cluster-policy.ts';
@@ -74,19 +75,56 @@ function withReplicas(pods: PodInfo[], replicas: number): PodInfo[] {
   );
 }
 
+const ASKED = [80, 443, 9999].flatMap((port) => (['TCP', 'UDP', 'SCTP'] as const).map((protocol) => ({ port, protocol })));
+
 function disagreements(label: string, cluster: Cluster, policies: NetworkPolicyObject[], clusterPolicies: ClusterPolicy[]): string[] {
   const ev = new TieredEvaluator(cluster, policies, clusterPolicies);
   const m = new TierMatrix(cluster, policies, clusterPolicies);
   const bad: string[] = [];
-  const asked = [80, 443, 9999].flatMap((port) => (['TCP', 'UDP', 'SCTP'] as const).map((protocol) => ({ port, protocol })));
   for (const from of cluster.pods)
     for (const to of cluster.pods)
-      for (const { port, protocol } of [...to.ports, ...asked]) {
+      for (const { port, protocol } of [...to.ports, ...ASKED]) {
         const want = JSON.stringify(ev.evaluate({ from, to, port, protocol }));
         const got = JSON.stringify(m.evaluate({ from, to, port, protocol }));
         if (got !== want && bad.length < 3)
           bad.push(`${label}: ${from.namespace}/${from.name} -> ${to.namespace}/${to.name} ${port}/${protocol}: matrix ${got}, evaluator ${want}`);
       }
+  return bad;
+}
+
+/** Every cell of blocks() (each pod to each other, the destination's declared and asked ports) once, with the evaluator's verdict. */
+function blockDisagreements(label: string, cluster: Cluster, policies: NetworkPolicyObject[], clusterPolicies: ClusterPolicy[]): string[] {
+  const ev = new TieredEvaluator(cluster, policies, clusterPolicies);
+  const m = new TierMatrix(cluster, policies, clusterPolicies, { ports: ASKED });
+  const bad: string[] = [];
+  const seen = new Map<string, number>();
+  m.blocks((from, to, cell, verdict, sameClass) => {
+    for (const f of from)
+      for (const t of to) {
+        if (f === t) {
+          if (!sameClass && bad.length < 3) bad.push(`${label}: a block holds pod ${f} to itself but is not sameClass`);
+          continue;
+        }
+        const key = `${f} ${t} ${cell.port}/${cell.protocol}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+        const conn = { from: cluster.pods[f]!, to: cluster.pods[t]!, port: cell.port, protocol: cell.protocol };
+        const want = JSON.stringify(ev.evaluate(conn));
+        const got = JSON.stringify(verdict);
+        if (got !== want && bad.length < 3) bad.push(`${label}: block ${key}: matrix ${got}, evaluator ${want}`);
+      }
+  });
+  let expected = 0;
+  cluster.pods.forEach((from, f) =>
+    cluster.pods.forEach((to, t) => {
+      if (f === t) return;
+      const cells = new Set([...to.ports, ...ASKED].map((c) => `${c.port}/${c.protocol}`));
+      for (const c of cells) {
+        expected++;
+        if (seen.get(`${f} ${t} ${c}`) !== 1 && bad.length < 3) bad.push(`${label}: cell ${f} ${t} ${c} visited ${seen.get(`${f} ${t} ${c}`) ?? 0} times`);
+      }
+    }),
+  );
+  if (seen.size !== expected && bad.length < 3) bad.push(`${label}: blocks visit ${seen.size} cells, ${expected} expected`);
   return bad;
 }
 
@@ -98,6 +136,7 @@ describe("the tier matrix gives TieredEvaluator's verdicts and chains", () => {
       const cluster = { namespaces: g.namespaces, pods: withReplicas(g.pods, 2) };
       const cps = randomClusterPolicies(seed, cluster, 1 + (seed % 6), false);
       bad.push(...disagreements(`seed ${seed}`, cluster, valid(g.policies), cps));
+      bad.push(...blockDisagreements(`seed ${seed}`, cluster, valid(g.policies), cps));
     }
     expect(bad).toEqual([]);
   });
@@ -108,12 +147,27 @@ describe("the tier matrix gives TieredEvaluator's verdicts and chains", () => {
       const g = generate(seed, { namespaces: 3, pods: 3, policies: 3 });
       const pods = withReplicas(g.pods, 2).map((p, i) => (i % 5 === seed % 5 ? { ...p, ip: undefined } : p));
       const cluster = { namespaces: g.namespaces, pods };
-      bad.push(...disagreements(`seed ${seed}`, cluster, valid(g.policies), randomClusterPolicies(seed, cluster, 2 + (seed % 4), true)));
+      const cps = randomClusterPolicies(seed, cluster, 2 + (seed % 4), true);
+      bad.push(...disagreements(`seed ${seed}`, cluster, valid(g.policies), cps));
+      bad.push(...blockDisagreements(`seed ${seed}`, cluster, valid(g.policies), cps));
     }
     expect(bad).toEqual([]);
   });
 
-  it('computes a tier verdict once per class pair and port, not per pod pair', () => {
+  it('with host-network and external pods (never subjects nor pod peers: classes of their own), blocks and cells', () => {
+    const bad: string[] = [];
+    for (let seed = 1; seed <= 40 && bad.length === 0; seed++) {
+      const g = generate(seed, { namespaces: 3, pods: 3, policies: 3 });
+      const pods = withReplicas(g.pods, 2).map((p, i) => (i % 4 === 1 ? { ...p, hostNetwork: true } : i % 7 === 3 ? { ...p, external: true } : p));
+      const cluster = { namespaces: g.namespaces, pods };
+      const cps = randomClusterPolicies(seed, cluster, 2 + (seed % 4), seed % 2 === 0);
+      bad.push(...disagreements(`seed ${seed}`, cluster, valid(g.policies), cps));
+      bad.push(...blockDisagreements(`seed ${seed}`, cluster, valid(g.policies), cps));
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('computes a side once per subject set, peer profile and port signature, not per pod pair', () => {
     const g = generate(3, { namespaces: 3, pods: 3, policies: 3 });
     const cluster = { namespaces: g.namespaces, pods: withReplicas(g.pods, 4) };
     const cps = randomClusterPolicies(3, cluster, 4, false);

@@ -13,10 +13,11 @@
 // kube-system (UDP and TCP 53), egress to the internet (ipBlock 0.0.0.0/0 except the private
 // ranges, 443 and a port range), from partner teams of the same org (matchExpressions NotIn) and
 // from a node range (ipBlock with except, so verdicts depend on addresses).
-// Cluster-wide admin policies (ClusterNetworkPolicy) are not modelled yet: `adminPolicies` is
-// where they will go, empty until the evaluator has tiers.
+// Cluster-wide admin policies (ClusterNetworkPolicy): `adminPolicies` of them when the size asks
+// (cluster-policies-gen.ts), none by default.
 import { stringify } from 'yaml';
 import { rng } from '../../test/fuzz/values.ts';
+import { generateClusterPolicies } from './cluster-policies-gen.ts';
 import type {
   LabelSelector,
   NamedPort,
@@ -35,6 +36,8 @@ export interface ClusterSize {
   policies: number;
   /** Pods per node, each node a /24 of pod addresses (default 100; fewer make ipBlocks on node ranges split more Deployments). */
   podsPerNode?: number;
+  /** ClusterNetworkPolicies (Admin and Baseline tiers, cluster-policies-gen.ts; 20 at most), default none. */
+  adminPolicies?: number;
 }
 
 export interface Deployment {
@@ -50,8 +53,8 @@ export interface GeneratedCluster {
   deployments: Deployment[];
   pods: PodInfo[];
   policies: NetworkPolicyObject[];
-  /** Cluster-wide admin tiers: none until the evaluator has them. */
-  adminPolicies: never[];
+  /** Cluster-wide admin tiers: ClusterNetworkPolicy manifests (cluster-policies-gen.ts). */
+  adminPolicies: Record<string, unknown>[];
 }
 
 interface App {
@@ -286,7 +289,8 @@ export function generateCluster(seed: number, size: ClusterSize): GeneratedClust
     const p = kinds[1 + (extra % (kinds.length - 1))]!(t);
     policies.push({ ...p, metadata: { ...p.metadata, name: `${p.metadata.name}-${Math.floor(extra / teams) + 2}` } });
   }
-  return { namespaces, deployments, pods, policies, adminPolicies: [] };
+  const adminPolicies = size.adminPolicies ? generateClusterPolicies(seed, size.adminPolicies, ORGS) : [];
+  return { namespaces, deployments, pods, policies, adminPolicies };
 }
 
 function named(...names: string[]): NetworkPolicyIngressRule['ports'] & NetworkPolicyEgressRule['ports'] {
@@ -327,6 +331,7 @@ export function clusterYaml(c: GeneratedCluster): string {
       },
     })),
     ...c.policies,
+    ...c.adminPolicies,
   ];
   return docs.map((d) => stringify(d)).join('---\n');
 }

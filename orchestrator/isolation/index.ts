@@ -23,6 +23,7 @@ export { checkIsolationSupport, describeProblems } from './preflight.ts';
 export { cleanupAll, leftovers } from './cleanup.ts';
 export { TaskNetwork, DEFAULT_PREFIX, DEFAULT_SUBNET } from './netns.ts';
 export { PolicyEngine } from './policy-engine.ts';
+export { useCommandRunner } from './exec.ts';
 export { policyPlugin, POLICY_PATH, NETWORK_PATH, DROPS_PATH, STARMAP_PATHS } from './policy-routes.ts';
 export { NAMESPACES_PATH, PODS_PATH, CHANGES_PATH } from './cluster-routes.ts';
 export type { NetworkPolicy, TaskNetInfo } from './policy.ts';

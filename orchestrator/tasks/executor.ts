@@ -44,7 +44,7 @@ import { TaskCgroups, type CgroupMode, type TaskCgroup } from './cgroups.ts';
 import { resolveProgram, taskProcessEnv } from './env.ts';
 import { failedCommandMessage, launchErrorMessage } from './messages.ts';
 import { DescendantScan, extraPids, rememberDescendants } from './descendants.ts';
-import { TaskSpawner, type SpawnHandlers } from './spawner-client.ts';
+import { TaskSpawner, type RunOutcome, type SpawnHandlers } from './spawner-client.ts';
 import { asUser, resolveUser, type TaskUser } from './users.ts';
 
 export interface ProcessExecutorOptions {
@@ -624,6 +624,16 @@ export class ProcessExecutor implements Executor {
     if (this.#cgroups) await Promise.all([...this.#cgroups.all().values()].filter((cg) => cg.members().length === 0).map((cg) => cg.removeWhenEmpty()));
     this.#cgroups?.close();
     this.#spawner?.close();
+  }
+
+  /**
+   * Runs short commands in the task spawner, whose forks are cheap (the isolation's `ip` and `nft`:
+   * orchestrator/isolation/exec.ts says why); undefined without a spawner. The function answers
+   * undefined while the spawner is not ready or not usable: the caller then runs the command itself.
+   */
+  get commandRunner(): ((file: string, args: string[], input: string | undefined, timeoutMs: number) => Promise<RunOutcome> | undefined) | undefined {
+    const s = this.#spawner;
+    return s ? (file, args, input, timeoutMs) => s.run(file, args, input, timeoutMs) : undefined;
   }
 
   /** The task spawner's pid while one runs (tests). */

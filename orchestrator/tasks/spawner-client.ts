@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { isSea } from 'node:sea';
 import type { Logger } from '../../shared/logger.ts';
-import { SPAWNER_ARG, spawnerScript, type SpawnCommand, type SpawnerMessage, type SpawnRequest } from './spawner.ts';
+import { SPAWNER_ARG, spawnerScript, type RunCommand, type SpawnCommand, type SpawnerMessage, type SpawnRequest } from './spawner.ts';
 
 export interface SpawnHandlers {
   /** `start`: the process's start time in /proc (undefined where there is none). */
@@ -25,6 +25,9 @@ export interface SpawnHandlers {
 
 type Pending = { handlers: SpawnHandlers; pid: number | undefined };
 
+/** How a run ended; `lost`: the spawner went away meanwhile (the command may or may not have run). */
+export type RunOutcome = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; error?: string } | { lost: string };
+
 /** How to start the spawner: the executable runs itself with SPAWNER_ARG; from source, `node -e`. */
 function spawnerCommand(): { file: string; args: string[] } {
   if (isSea()) return { file: process.execPath, args: [SPAWNER_ARG] };
@@ -41,6 +44,7 @@ export class TaskSpawner {
   #ready = false;
   #nextId = 1;
   readonly #tasks = new Map<number, Pending>();
+  readonly #runs = new Map<number, { resolve: (r: RunOutcome) => void }>();
   /** Spawners in a row that went away before they were ready. */
   #failedStarts = 0;
   #closed = false;
@@ -79,6 +83,24 @@ export class TaskSpawner {
       if (err) this.#logger?.debug({ err }, 'task spawner: sending failed');
     });
     return true;
+  }
+
+  /**
+   * Runs a short command in the spawner and gives its exit and output; undefined when the spawner
+   * is not usable (run it yourself). Only once it is ready: before, a fork here costs what it saves.
+   */
+  run(file: string, args: string[], input: string | undefined, timeoutMs: number): Promise<RunOutcome> | undefined {
+    if (!this.usable) return undefined;
+    const child = this.#child ?? this.#start();
+    if (!child || !this.#ready) return undefined;
+    const id = this.#nextId++;
+    const command: RunCommand = { t: 'run', id, file, args, timeoutMs, ...(input !== undefined ? { input } : {}) };
+    return new Promise((resolve) => {
+      this.#runs.set(id, { resolve });
+      child.send(command, (err) => {
+        if (err) this.#logger?.debug({ err }, 'task spawner: sending a run failed');
+      });
+    });
   }
 
   #start(): ChildProcess | undefined {
@@ -127,6 +149,13 @@ export class TaskSpawner {
       }
       return;
     }
+    if (m.t === 'ran') {
+      const r = this.#runs.get(m.id);
+      this.#runs.delete(m.id);
+      const { t: _t, id: _id, ...outcome } = m;
+      r?.resolve(outcome);
+      return;
+    }
     const task = this.#tasks.get(m.id);
     if (!task) return;
     if (m.t === 'failed') {
@@ -147,8 +176,11 @@ export class TaskSpawner {
     if (!wasReady) this.#failedStarts++;
     const tasks = [...this.#tasks.values()];
     this.#tasks.clear();
-    if (this.#closed) return;
     const reason = `the task spawner (pid ${child.pid ?? 'none'}) went away: ${why}`;
+    const runs = [...this.#runs.values()];
+    this.#runs.clear();
+    for (const r of runs) r.resolve({ lost: reason });
+    if (this.#closed) return;
     this.#logger?.warn(
       { tasks: tasks.length, ready: wasReady, failedStarts: this.#failedStarts },
       `${reason}; ${this.usable ? 'the next launches start a new one' : 'tasks are spawned directly from now on'}`,
@@ -169,6 +201,9 @@ export class TaskSpawner {
     const child = this.#child;
     this.#child = undefined;
     this.#tasks.clear();
+    const runs = [...this.#runs.values()];
+    this.#runs.clear();
+    for (const r of runs) r.resolve({ lost: 'the orchestrator is stopping' });
     if (child?.connected) child.disconnect();
   }
 }

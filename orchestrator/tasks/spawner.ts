@@ -36,13 +36,25 @@ export interface SpawnCommand {
   tasks: SpawnRequest[];
 }
 
+/** A short command whose output is wanted (isolation's `ip` and `nft`): run to its end here. */
+export interface RunCommand {
+  t: 'run';
+  id: number;
+  file: string;
+  args: string[];
+  input?: string;
+  timeoutMs: number;
+}
+
 export type SpawnerMessage =
   | { t: 'ready'; pid: number }
   /** The tasks that started, in one message: the executor reports them in one pass. */
   | { t: 'started'; tasks: StartedTask[] }
   /** `files`: opening an output file failed (nothing was spawned); `thrown`: spawn() threw. */
   | { t: 'failed'; id: number; code: string | undefined; message: string; files: boolean; thrown: boolean }
-  | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null };
+  | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
+  /** A run's end: `error` when it could not be started (then code and signal are null). */
+  | { t: 'ran'; id: number; code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; error?: string };
 
 /**
  * A task that started: its pid and the start time /proc gives it (read before this process can
@@ -130,7 +142,42 @@ export function runSpawner(childProcess: typeof ChildProcessModule, fs: typeof F
     started = [];
     if (tasks.length > 0) reply({ t: 'started', tasks });
   };
-  process.on('message', (m: SpawnCommand) => {
+  // A run: pipes for its input and output, answered once at its end (no other state).
+  const run = (m: RunCommand) => {
+    let stdout = '';
+    let stderr = '';
+    let done = false;
+    const finish = (code: number | null, signal: NodeJS.Signals | null, error?: string) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      reply({ t: 'ran', id: m.id, code, signal, stdout, stderr, ...(error !== undefined ? { error } : {}) });
+    };
+    let child: ChildProcessModule.ChildProcess;
+    try {
+      child = childProcess.spawn(m.file, m.args, { stdio: [m.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    } catch (e) {
+      return reply({ t: 'ran', id: m.id, code: null, signal: null, stdout, stderr, error: (e as Error).message });
+    }
+    const timer = setTimeout(() => child.kill('SIGKILL'), m.timeoutMs);
+    const limit = 32 * 1024 * 1024; // output kept per stream (a literal: no free variables, see above)
+    child.stdout!.on('data', (d: Buffer) => {
+      if (stdout.length < limit) stdout += d.toString();
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      if (stderr.length < limit) stderr += d.toString();
+    });
+    child.once('error', (e) => finish(null, null, e.message));
+    child.once('close', (code, signal) => finish(code, signal));
+    if (m.input !== undefined && child.stdin) {
+      child.stdin.on('error', () => {
+        /* the exit code reports the failure */
+      });
+      child.stdin.end(m.input);
+    }
+  };
+  process.on('message', (m: SpawnCommand | RunCommand) => {
+    if (m?.t === 'run') return run(m);
     if (m?.t !== 'spawn') return;
     if (started.length === 0) setImmediate(answer);
     for (const r of m.tasks) start(r, started);

@@ -4,13 +4,16 @@
 // policies are checked in seconds and reported in a few MB. Every cell only on request
 // (--report-cells FILE): NDJSON streamed row by row, never held whole. A set within the bound is
 // checked cell by cell as before (cli/check.ts) unless --summary asks for this form.
-// Not here yet: admin-tier policies (the matrix has no tiers), externals and intents (--assert);
-// a set with them is refused past the bound with a message saying so.
+// Admin-tier policies (ClusterNetworkPolicy): the tier matrix (shared/netpol/tier-matrix.ts) gives
+// the verdicts, and the reasons are the tiers' chains. Not here yet: every cell (--report-cells)
+// with admin tiers, externals and intents (--assert); a set with them is refused past the bound
+// with a message saying so.
 import { closeSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Cluster, Verdict } from '../../shared/netpol/evaluate.ts';
 import { reasonLine } from '../../shared/netpol/explain.ts';
 import { VerdictMatrix } from '../../shared/netpol/matrix.ts';
+import { TierMatrix } from '../../shared/netpol/tier-matrix.ts';
 import { objectId, type PodInfo } from '../../shared/netpol/types.ts';
 import { plannedAddresses, RUN_SUBNET } from '../model/addresses.ts';
 import { BUILTIN } from '../model/builtin.ts';
@@ -115,12 +118,13 @@ export function scaleCheck(ref: string, opts: ScaleCheckOptions): ScaleCheck | n
   const { set, pods } = model;
   if (!wantsSummary(pods.length, cellCount(pods), opts.summary === true || opts.cellsFile !== undefined)) return null;
   if (pods.length === 0) throw new ScenarioError(`${file}: the manifests make no pods`);
-  if (set.clusterPolicies.length > 0)
+  const tiers = set.clusterPolicies.map((c) => c.policy);
+  if (tiers.length > 0 && opts.cellsFile !== undefined)
     throw new ScenarioError(
-      `${file}: ${set.clusterPolicies.length} admin-tier policies (${set.clusterPolicies
+      `${file}: --report-cells: ${tiers.length} admin-tier policies (${tiers
         .slice(0, 3)
-        .map((c) => c.policy.id)
-        .join(', ')}): the summary form (past ${MAX_PODS_COMPUTED} pods or ${MAX_CELLS_COMPUTED} cells, or --summary) computes NetworkPolicies only`,
+        .map((c) => c.id)
+        .join(', ')}): every cell is written for NetworkPolicies only yet; the summary (without --report-cells) has the tiers`,
     );
 
   let ips: Map<string, string>;
@@ -148,11 +152,9 @@ export function scaleCheck(ref: string, opts: ScaleCheckOptions): ScaleCheck | n
       `${file}: ${bound.classes} classes of identical pods (namespace, labels, ports) make ${bound.cells} class cells; at most ${SCALE_CHECK_LIMITS.maxClassCells} ${SCALE_CHECK_LIMITS.why.classCells}`,
     );
 
-  const matrix = new VerdictMatrix(
-    cluster,
-    set.policies.map((p) => p.policy),
-  );
-  if (opts.cellsFile !== undefined) writeCells(opts.cellsFile, matrix);
+  const policies = set.policies.map((p) => p.policy);
+  const matrix = tiers.length > 0 ? new TierMatrix(cluster, policies, tiers) : new VerdictMatrix(cluster, policies);
+  if (opts.cellsFile !== undefined && matrix instanceof VerdictMatrix) writeCells(opts.cellsFile, matrix);
   const parts = summariseMatrix(matrix, pods);
   const doc: SummaryReportDoc = {
     scenario: manifestSetName(file),
@@ -162,6 +164,9 @@ export function scaleCheck(ref: string, opts: ScaleCheckOptions): ScaleCheck | n
     outcome: parts.counts.undecided > 0 ? 'undecided' : 'computed only',
     notices: [
       'computed only: scenario check deploys nothing, so nothing was observed',
+      ...(tiers.length > 0
+        ? [`admin tiers: ${tiers.length} admin-tier policies (Admin and Baseline) computed with the NetworkPolicies; a reason is each side's chain of tiers`]
+        : []),
       `summarised by workload: ${pods.length > MAX_PODS_COMPUTED || cellCount(pods) > MAX_CELLS_COMPUTED ? `past the per-cell bound (${MAX_PODS_COMPUTED} pods, ${MAX_CELLS_COMPUTED} cells)` : 'asked for'}; every cell with --report-cells FILE`,
     ],
     manifests: manifestSummary(set, pods),

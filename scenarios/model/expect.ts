@@ -7,7 +7,7 @@
 import { Evaluator, type Cluster, type Verdict } from '../../shared/netpol/evaluate.ts';
 import { reasonLine } from '../../shared/netpol/explain.ts';
 import { chainText, TieredEvaluator, type TieredVerdict } from '../../shared/netpol/tiers.ts';
-import type { PodInfo } from '../../shared/netpol/types.ts';
+import { DEFAULT_NODE_NAME, nodeLabels, type PodInfo } from '../../shared/netpol/types.ts';
 import type { Cell, ResolvedScenario, ResolvedStep } from './resolve.ts';
 import { absentAt } from './step-workloads.ts';
 
@@ -53,7 +53,10 @@ export function clusterAt(s: ResolvedScenario, step: ResolvedStep, ips: Readonly
       ports: p.ports,
       // An external's address is its own, known before anything runs (model/externals.ts).
       ...(p.external !== undefined ? { ip: p.external, external: true } : ips.has(p.id) ? { ip: ips.get(p.id)! } : {}),
+      ...(p.hostNetwork ? { hostNetwork: true } : {}),
+      ...(p.node !== undefined ? { node: p.node } : {}),
     })),
+    nodes: s.nodes ?? [{ name: DEFAULT_NODE_NAME, labels: nodeLabels(DEFAULT_NODE_NAME) }],
   };
 }
 

@@ -23,6 +23,7 @@ import { appPod, checkOf, checkPods, modelPods } from './scenario-pods.ts';
 import { cellsOf } from './probe-cells.ts';
 import { addAutomaticExternals, addDeclaredExternals } from './scenario-externals.ts';
 import { scenarioNamespaces } from './scenario-namespaces.ts';
+import { scenarioNodes } from './scenario-nodes.ts';
 import { policyCatalog } from './policy-catalog.ts';
 import { resolveSteps } from './step-loop.ts';
 export { CHECK_LIMITS, MAX_CELLS, MAX_CELLS_COMPUTED, MAX_PODS, MAX_PODS_COMPUTED, RUN_LIMITS, type Limits } from './limits.ts';
@@ -63,6 +64,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
       `the manifests (${doc.manifests!.join(', ')}) make no pods (${fromManifests.summary.slice(0, 2).join('; ')}); pods come from ${Object.keys(POD_KINDS).join(', ')}`,
     );
   const seen = checkPods(pods, modelCount, apps, problems);
+  const nodes = scenarioNodes(doc.nodes, apps, pods, problems);
   // Externals: the declared ones now (expectations may name them), automatic ones once the steps' policies are known.
   const externals = addDeclaredExternals(doc, io, pods, problems);
   if (pods.length > limits.maxPods) problems.add('/', `${pods.length} pods; at most ${limits.maxPods} ${limits.why.pods}`);
@@ -101,6 +103,7 @@ export function resolveScenario(parsed: ParsedScenario, io: ResolveIo): Resolved
     timeoutSeconds: doc.timeoutSeconds ?? 0.5,
     namespaces: [...namespaces.declared].map(([name, labels]) => ({ name, labels })),
     pods,
+    nodes,
     cells,
     steps,
     ...(fromManifests || problems.notes.length ? { manifests: [...(fromManifests?.summary ?? []), ...problems.notes] } : {}),

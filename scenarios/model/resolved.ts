@@ -1,6 +1,6 @@
 // The shapes of a resolved scenario (resolve.ts): its pods, its cells, its steps with what is in
 // force at each, and what resolving reads beside the file. Types only, but for cellKey.
-import type { NamedPort, NamespaceInfo, NetworkPolicyObject, Protocol } from '../../shared/netpol/types.ts';
+import type { NamedPort, NamespaceInfo, NetworkPolicyObject, NodeInfo, Protocol } from '../../shared/netpol/types.ts';
 import type { ClusterPolicy } from '../../shared/netpol/cluster-policy.ts';
 import type { ManifestIo } from './scenario-manifests.ts';
 import type { ExternalHostDoc } from './externals.ts';
@@ -41,6 +41,10 @@ export interface PodSpec {
   external?: string;
   /** An automatic external: the ipBlock it stands in. */
   covers?: string;
+  /** On its node's network (it has its node's address): no NetworkPolicy selects it, `nodes` peers match it. */
+  hostNetwork?: boolean;
+  /** The node it runs on (scenario-nodes.ts sets it for every hostNetwork pod). */
+  node?: string;
   /** The step whose manifests add it; no cell involving it is judged before (absent: from the start). */
   fromStep?: number;
 }
@@ -75,6 +79,8 @@ export interface ResolvedScenario {
   timeoutSeconds: number;
   namespaces: NamespaceInfo[];
   pods: PodSpec[];
+  /** The cluster's nodes (scenario-nodes.ts; absent: the default node). */
+  nodes?: NodeInfo[];
   cells: Cell[];
   steps: ResolvedStep[];
   /** From `manifests:`: what was read, ignored and noted. */

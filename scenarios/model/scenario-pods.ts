@@ -42,6 +42,8 @@ export function appPod(a: AppDoc): PodSpec {
     apiPort,
     ports,
     ...(a.kind === 'app' ? { cmd: a.cmd } : {}),
+    ...(a.hostNetwork ? { hostNetwork: true } : {}),
+    ...(a.node !== undefined ? { node: a.node } : {}),
   };
 }
 

@@ -52,7 +52,21 @@ const Common = {
   labels: Type.Optional(Labels),
   port: Type.Optional(Port),
   ports: Type.Optional(Type.Array(ContainerPort, { maxItems: 64, description: 'named container ports (default: its port, TCP, named http)' })),
+  hostNetwork: Type.Optional(
+    Type.Boolean({ description: "on its node's network (its node's address): no NetworkPolicy selects it; admin-tier nodes peers match it" }),
+  ),
+  node: Type.Optional(
+    Type.String({ pattern: DNS_LABEL, description: 'the node it runs on (one of nodes:); needed for a hostNetwork pod when there are several' }),
+  ),
 };
+
+export const Node = Type.Object(
+  { name: Type.String({ pattern: DNS_LABEL, description: 'the node name (kubernetes.io/hostname)' }), labels: Type.Optional(Labels) },
+  {
+    additionalProperties: false,
+    description: 'a node; it has kubernetes.io/hostname: <name>, kubernetes.io/os: linux and kubernetes.io/arch: amd64 unless its labels say otherwise',
+  },
+);
 
 export const ProbeApp = Type.Object(
   { ...Common, kind: Type.Literal('probe'), probes: Type.Array(Target, { description: 'what this probe checks' }) },
@@ -226,6 +240,9 @@ export const Scenario = Type.Object(
       ]),
     ),
     externals: Type.Optional(Externals),
+    nodes: Type.Optional(
+      Type.Array(Node, { minItems: 1, maxItems: 16, description: 'the cluster nodes (default: one, starmap-node-0); hostNetwork pods run on them' }),
+    ),
     steps: Type.Array(Step, { minItems: 1 }),
   },
   { additionalProperties: false, $id: 'https://starmap.invalid/scenario.schema.json', title: 'Starmap scenario' },
@@ -237,3 +254,4 @@ export type DialectPolicyDoc = Static<typeof DialectPolicy>;
 export type StepDoc = Static<typeof Step>;
 export type ExpectationDoc = Static<typeof Expectation>;
 export type ModelDoc = Static<typeof ModelShorthand>;
+export type NodeDoc = Static<typeof Node>;

@@ -3,11 +3,16 @@
 // reports in a few MB: per workload the cells from and to its pods by verdict, per workload pair
 // and port the cells by verdict with their reason (up to a bound, the rest counted), a sample of
 // the undecided cells. Reasons are written once per distinct verdict (the matrix interns them).
+// With admin tiers the matrix is shared/netpol/tier-matrix.ts's and a reason is the two sides'
+// chains (tiers.ts chainText, as the per-cell check writes them), naming the workloads of a pair.
 // The full cell list is NDJSON, one cellLine per cell, which the command streams (cli/check-scale.ts).
 // Pure: a matrix and its pods in, the summary (report/summary-schema.ts) and its text out.
 import type { Verdict } from '../../shared/netpol/evaluate.ts';
 import { reasonLine } from '../../shared/netpol/explain.ts';
 import type { PortCell, VerdictMatrix } from '../../shared/netpol/matrix.ts';
+import type { TierMatrix } from '../../shared/netpol/tier-matrix.ts';
+import { chainText, type TieredVerdict } from '../../shared/netpol/tiers.ts';
+import type { PodInfo } from '../../shared/netpol/types.ts';
 import { plural } from '../../shared/plural.ts';
 import type { SummaryPairDoc, SummaryReportDoc, SummaryWorkloadDoc, TallyDoc } from './summary-schema.ts';
 
@@ -29,8 +34,10 @@ export type MatrixSummary = Pick<SummaryReportDoc, 'workloads' | 'workloadsOmitt
 };
 
 const PROTOCOLS = ['TCP', 'UDP', 'SCTP'] as const;
+/** A cell's verdict: the NetworkPolicy matrix' or, with admin tiers, the tier matrix'. */
+type AnyVerdict = Verdict | TieredVerdict;
 /** 0 allowed, 1 denied, 2 undecided: the index into a tally. */
-const verdictIndex = (v: Verdict) => (v.allowed === true ? 0 : v.allowed === false ? 1 : 2);
+const verdictIndex = (v: AnyVerdict) => (v.allowed === true ? 0 : v.allowed === false ? 1 : 2);
 const tally = (t: ArrayLike<number>, at = 0): TallyDoc => ({ allowed: t[at]!, denied: t[at + 1]!, undecided: t[at + 2]! });
 
 interface PairTally {
@@ -38,7 +45,7 @@ interface PairTally {
   to: number;
   cell: PortCell;
   tally: [number, number, number];
-  verdict: Verdict;
+  verdict: AnyVerdict;
   mixed: boolean;
 }
 
@@ -55,8 +62,22 @@ export function reasonCache(max: number): (v: Verdict) => string {
   };
 }
 
+/**
+ * A verdict's reason in one line, cut to `max` characters: reasonLine for a NetworkPolicy verdict
+ * (each distinct verdict once), the two chains for a tiered one (they name the source and the
+ * destination: a pod, or a workload for a pair).
+ */
+export function anyReason(max: number): (v: AnyVerdict, from: PodInfo, to: PodInfo) => string {
+  const plain = reasonCache(max);
+  return (v, from, to) => {
+    if (!('decidedBy' in v.egress) || !('decidedBy' in v.ingress)) return plain(v as Verdict);
+    const full = `egress: ${chainText('egress', from, v.egress)}; ingress: ${chainText('ingress', to, v.ingress)}`;
+    return full.length > max ? `${full.slice(0, max - 1)}…` : full;
+  };
+}
+
 /** Every cell of `matrix` counted by workload, workload pair and port; `pods` are the matrix' pods, in order. */
-export function summariseMatrix(matrix: VerdictMatrix, pods: readonly SummaryPod[], bounds: SummaryBounds = SUMMARY_BOUNDS): MatrixSummary {
+export function summariseMatrix(matrix: VerdictMatrix | TierMatrix, pods: readonly SummaryPod[], bounds: SummaryBounds = SUMMARY_BOUNDS): MatrixSummary {
   if (pods.length !== matrix.pods.length) throw new Error(`summariseMatrix: ${pods.length} pods for a matrix of ${matrix.pods.length}`);
   const names: string[] = [];
   const namespaces: string[] = [];
@@ -98,8 +119,10 @@ export function summariseMatrix(matrix: VerdictMatrix, pods: readonly SummaryPod
   };
   const pairs = new Map<number, PairTally>();
   let cellsNotInPairs = 0;
-  const undecided: { from: number; to: number; cell: PortCell; verdict: Verdict }[] = [];
-  matrix.blocks((from, to, cell, verdict, sameClass) => {
+  const undecided: { from: number; to: number; cell: PortCell; verdict: AnyVerdict }[] = [];
+  const blocks: (visit: (from: readonly number[], to: readonly number[], cell: PortCell, verdict: AnyVerdict, sameClass: boolean) => void) => void =
+    matrix.blocks.bind(matrix);
+  blocks((from, to, cell, verdict, sameClass) => {
     const hf = histogram(from);
     const ht = histogram(to);
     const k = verdictIndex(verdict);
@@ -136,7 +159,9 @@ export function summariseMatrix(matrix: VerdictMatrix, pods: readonly SummaryPod
           if (from[a] !== to[b]) undecided.push({ from: from[a]!, to: to[b]!, cell, verdict });
   });
 
-  const reason = reasonCache(bounds.reasonChars);
+  const reason = anyReason(bounds.reasonChars);
+  // A workload as the subject a chain names: its namespace and name (`Kind namespace/name` or a pod's id).
+  const workloadPod = (w: number): PodInfo => ({ namespace: namespaces[w]!, name: names[w]!.slice(names[w]!.lastIndexOf('/') + 1), labels: {}, ports: [] });
   const byName = (a: number, b: number) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : 0);
   const rows = Array.from({ length: W }, (_, w) => w).sort(byName);
   const workloads = rows
@@ -163,7 +188,7 @@ export function summariseMatrix(matrix: VerdictMatrix, pods: readonly SummaryPod
       protocol: p.cell.protocol,
       verdict: p.mixed && p.tally.filter((n) => n > 0).length > 1 ? 'mixed' : word[verdictIndex(p.verdict)]!,
       cells: tally(p.tally),
-      reason: p.mixed ? null : reason(p.verdict),
+      reason: p.mixed ? null : reason(p.verdict, workloadPod(p.from), workloadPod(p.to)),
     })),
     cellsNotInPairs,
     undecided: undecided.map((u) => ({
@@ -171,7 +196,7 @@ export function summariseMatrix(matrix: VerdictMatrix, pods: readonly SummaryPod
       to: pods[u.to]!.id,
       port: u.cell.port,
       protocol: u.cell.protocol,
-      why: reason(u.verdict),
+      why: reason(u.verdict, matrix.pods[u.from]!, matrix.pods[u.to]!),
     })),
     undecidedOmitted: totals[2]! - undecided.length,
   };

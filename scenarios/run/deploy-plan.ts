@@ -11,7 +11,8 @@
 // starmap.external=<address>, which makes the orchestrator give the task that address outside the
 // pod subnet (orchestrator/isolation/netns.ts); the pods reach them at that address, not by name.
 // An IPv6 external cannot exist in either layout (model/externals.ts onPackets): it is not
-// deployed and nothing probes it (its cells are not run).
+// deployed and nothing probes it (its cells are not run). Nor is a hostNetwork pod yet: the run has
+// no node namespace for it (issue 31; run/steps.ts HOST_NETWORK_NOT_RUN says so in its cells).
 // Pure: the caller writes the collector's resources file.
 import { EXTERNAL_APP_LABEL, onPackets } from '../model/externals.ts';
 import type { Cell, PodSpec, ResolvedScenario } from '../model/resolve.ts';
@@ -89,11 +90,12 @@ export function planApps(s: ResolvedScenario, programs: Programs, layout: Layout
   for (const p of s.pods) names.set(p.name, (names.get(p.name) ?? 0) + 1);
   const resourceId = (p: PodSpec) => (names.get(p.name) === 1 ? p.name : hostName(p));
 
-  return s.pods.filter(onPackets).map((p) => {
+  const deployed = (p: PodSpec) => onPackets(p) && !p.hostNetwork;
+  return s.pods.filter(deployed).map((p) => {
     const port = portOf(p, p.apiPort);
     const targets = new Map<string, Cell>();
     let argv: string[] = [];
-    const mine = s.cells.filter((c) => c.from === p.id && onPackets(byId.get(c.to)!));
+    const mine = s.cells.filter((c) => c.from === p.id && deployed(byId.get(c.to)!));
     if (p.kind === 'probe') {
       for (const c of mine) {
         const url = urlOf(c);

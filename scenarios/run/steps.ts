@@ -3,6 +3,7 @@
 // intends (made before anything starts), with its report.
 import { resolveClusterPolicy } from '../../shared/netpol/cluster-policy-doc.ts';
 import { resolvePolicy } from '../../shared/netpol/ip-template.ts';
+import { objectId } from '../../shared/netpol/types.ts';
 import { expectStep, type StepExpectation } from '../model/expect.ts';
 import { IPV6_NOT_RUN, unobservableExternals } from '../model/externals.ts';
 import type { DesiredState } from './policies.ts';
@@ -16,14 +17,19 @@ export function settleBudgetMs(s: Pick<ResolvedScenario, 'probeSeconds' | 'timeo
   return Math.round((s.probeSeconds + s.timeoutSeconds + 1) * 1000);
 }
 
+/** Why a cell from or to a hostNetwork pod is computed only: a run has no node namespace yet (deploy-plan.ts). */
+export const HOST_NETWORK_NOT_RUN = 'not run: hostNetwork pods are computed only; a run has no node namespace for them yet';
+
 /** Cells that cannot be observed, and why (NOT_PROVEN_REASON: judged cells the policies block, without enforcement). */
 export function notRunCells(exp: StepExpectation, enforced: boolean): Map<string, string> {
   const out = new Map<string, string>();
   const tiers = unenforcedTierCells(exp);
   const ipv6 = unobservableExternals(exp.cluster.pods);
+  const hostNetwork = new Set(exp.cluster.pods.filter((p) => p.hostNetwork).map(objectId));
   for (const c of exp.cells) {
     if (c.cell.protocol === 'SCTP') out.set(c.cell.key, 'not run: the probe cannot check SCTP (Node.js has no SCTP sockets)');
     else if (ipv6.has(c.cell.from) || ipv6.has(c.cell.to)) out.set(c.cell.key, IPV6_NOT_RUN);
+    else if (hostNetwork.has(c.cell.from) || hostNetwork.has(c.cell.to)) out.set(c.cell.key, HOST_NETWORK_NOT_RUN);
     else if (tiers.has(c.cell.key)) out.set(c.cell.key, tiers.get(c.cell.key)!);
     else if (!enforced && (c.computed === false || c.expected === false))
       out.set(c.cell.key, c.expected === null ? 'not run: policies are not enforced here (no isolation), so nothing can be blocked' : NOT_PROVEN_REASON);

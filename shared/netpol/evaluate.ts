@@ -29,6 +29,7 @@ import {
   NAMESPACE_NAME_LABEL,
   objectId,
   type NamespaceInfo,
+  type NodeInfo,
   type NetworkPolicyObject,
   type NetworkPolicyPeer,
   type NetworkPolicyPort,
@@ -41,6 +42,8 @@ export type Direction = 'ingress' | 'egress';
 export interface Cluster {
   namespaces: NamespaceInfo[];
   pods: PodInfo[];
+  /** The nodes (admin-tier `nodes` peers select them); absent: none declared. */
+  nodes?: NodeInfo[];
 }
 
 export interface Connection {
@@ -239,7 +242,7 @@ export class Evaluator {
 
   #isolating(pod: PodInfo): Record<Direction, CompiledPolicy[]> {
     let found = this.#isolatedBy.get(pod);
-    if (!found && pod.external) found = { ingress: [], egress: [] };
+    if (!found && (pod.external || pod.hostNetwork)) found = { ingress: [], egress: [] }; // no NetworkPolicy selects either
     if (!found) {
       const selecting = this.#policies.filter((p) => p.namespace === pod.namespace && selectorMatches(p.source.spec.podSelector ?? {}, pod.labels));
       found = { ingress: selecting.filter((p) => p.isolates.ingress), egress: selecting.filter((p) => p.isolates.egress) };
@@ -285,6 +288,7 @@ export class Evaluator {
     }
     if (!peer.podSelector && !peer.namespaceSelector) return false; // refused by validation; selects nothing
     if (pod.external) return false; // outside the cluster: in no namespace, a pod of none
+    if (pod.hostNetwork) return false; // on its node's network: selectors see pods of the pod network only
     const nsOk = peer.namespaceSelector ? selectorMatches(peer.namespaceSelector, this.namespaceLabels(pod.namespace)) : pod.namespace === policy.namespace;
     return nsOk && (peer.podSelector ? selectorMatches(peer.podSelector, pod.labels) : true);
   }

@@ -165,7 +165,8 @@ export class VerdictMatrix {
     cluster.pods.forEach((pod, i) => {
       this.#podIndex.set(pod, i);
       const ports = JSON.stringify(pod.ports.map((p) => [p.name, p.port, p.protocol]).sort());
-      const key = `${pod.namespace}\0${canonical(pod.labels)}\0${ports}`;
+      // Off the pod network (hostNetwork, external): no policy selects it, no selector matches it (evaluate.ts).
+      const key = `${pod.namespace}\0${canonical(pod.labels)}\0${ports}\0${pod.hostNetwork === true || pod.external === true}`;
       let c = classKeys.get(key);
       if (c === undefined) {
         classKeys.set(key, (c = reps.push(pod) - 1));
@@ -204,7 +205,8 @@ export class VerdictMatrix {
     const isolationSets = new Map<string, IsolationSet>();
     const isolation: Record<Direction, (IsolationSet | null)[]> = { ingress: [], egress: [] };
     for (const rep of reps) {
-      const selecting = (byNamespace.get(rep.namespace) ?? []).filter((p) => selectorMatches(p.source.spec.podSelector ?? {}, rep.labels));
+      const offPodNetwork = rep.hostNetwork === true || rep.external === true;
+      const selecting = offPodNetwork ? [] : (byNamespace.get(rep.namespace) ?? []).filter((p) => selectorMatches(p.source.spec.podSelector ?? {}, rep.labels));
       for (const direction of ['ingress', 'egress'] as const) {
         const list = selecting.filter((p) => p.isolates[direction]);
         if (list.length === 0) {
@@ -253,6 +255,7 @@ export class VerdictMatrix {
       return out;
     };
     const namespaceLabels = namespaces.map((n) => this.evaluator.namespaceLabels(n));
+    const offPodNetwork = reps.map((rep) => rep.hostNetwork === true || rep.external === true);
 
     // Per rule, each peer as a test of (class, pod): 0 no, 1 yes, 2 undecided.
     const peerTests: (PeerTest[] | undefined)[] = [];
@@ -267,7 +270,7 @@ export class VerdictMatrix {
         const ns = peer.namespaceSelector ? memo(namespaceSelectorMemo, peer.namespaceSelector, namespaceLabels) : undefined;
         const own = namespaceKeys.get(policy.namespace) ?? -1;
         const pods = peer.podSelector ? memo(podSelectorMemo, peer.podSelector, labelSets) : undefined;
-        return (c) => ((ns ? ns[namespaceOf[c]!] === 1 : namespaceOf[c] === own) && (pods ? pods[labelSetOf[c]!] === 1 : true) ? 1 : 0);
+        return (c) => (!offPodNetwork[c] && (ns ? ns[namespaceOf[c]!] === 1 : namespaceOf[c] === own) && (pods ? pods[labelSetOf[c]!] === 1 : true) ? 1 : 0);
       });
       peerTests[ruleId] = tests;
       return tests;

@@ -16,16 +16,17 @@
 // undefined upstream ("the implementation can apply any of the matching policies"): the verdict
 // then takes them by name, and the side lists them in `orderDependsOn` so reports can say so.
 // Peers: `namespaces` and `pods` match pods (never host-network ones); `networks` match an
-// endpoint's address (pod-to-pod traffic too, as upstream says); `nodes` and `domainNames` match
-// only endpoints that are nodes or named external hosts, which the model does not have yet, so
-// today they match nothing (and an address not known yet, the peer's or a `{{ip ns/pod}}` template's
-// in the rule, leaves a `networks` rule undecided).
+// endpoint's address (pod-to-pod traffic too, as upstream says) (and an address not known yet, the
+// peer's or a `{{ip ns/pod}}` template's in the rule, leaves a `networks` rule undecided); `nodes`
+// match an endpoint at a node's address: a hostNetwork pod (the node itself is one too, with no
+// ports of its own), by its node's labels (the pod's `node`, or the cluster's only node);
+// `domainNames` match only named external hosts, which the model does not have yet, so nothing.
 import { blockContains, parseAddress, parseBlock, type Block } from './cidr.ts';
 import type { Action, ClusterPeer, ClusterPolicy, ClusterProtocol, ClusterRule, NamespacedPodSelector, Tier } from './cluster-policy.ts';
 import { hasTemplate, substitute } from './ip-template.ts';
 import { Evaluator, type Cluster, type Connection, type Direction, type SideVerdict } from './evaluate.ts';
 import { selectorMatches } from './selector.ts';
-import { objectId, type NetworkPolicyObject, type PodInfo } from './types.ts';
+import { objectId, type NetworkPolicyObject, type NodeInfo, type PodInfo } from './types.ts';
 
 /** One decision on the way to a side's verdict. */
 export type ChainStep =
@@ -64,9 +65,11 @@ export class TieredEvaluator {
   readonly #subjects = new Map<PodInfo, Record<Tier, CompiledPolicy[]>>();
   readonly #peerHits = new Map<ClusterPeer, Map<PodInfo, boolean>>();
   readonly #addresses = new Map<PodInfo, ReturnType<typeof parseAddress>>();
+  readonly #nodes: readonly NodeInfo[];
 
   constructor(cluster: Cluster, policies: readonly NetworkPolicyObject[], clusterPolicies: readonly ClusterPolicy[]) {
     this.networkPolicies = new Evaluator(cluster, policies);
+    this.#nodes = cluster.nodes ?? [];
     const ips = new Map(cluster.pods.filter((p) => p.ip !== undefined).map((p) => [objectId(p), p.ip!]));
     const block = (text: string): Block | undefined | 'unknown' => {
       if (!hasTemplate(text)) return parseBlock(text.trim());
@@ -86,6 +89,30 @@ export class TieredEvaluator {
   /** The admin-tier policy of that id (for explanations). */
   clusterPolicy(id: string): ClusterPolicy | undefined {
     return [...this.#tiers.Admin, ...this.#tiers.Baseline].find((p) => p.source.id === id)?.source;
+  }
+
+  /** One side's verdict from its NetworkPolicy tier answer (hook for tier-matrix.ts, which computes sides per class). */
+  side(direction: Direction, subject: PodInfo, peer: PodInfo, conn: Connection, networkPolicy: SideVerdict): TieredSide {
+    return this.#side(direction, subject, peer, conn, networkPolicy);
+  }
+
+  /** Each tier's policies whose subject selects the pod, in order (hook for tier-matrix.ts: what a side sees of its subject). */
+  subjects(pod: PodInfo): Record<Tier, readonly ClusterPolicy[]> {
+    const s = this.#subjectOf(pod);
+    return { Admin: s.Admin.map((p) => p.source), Baseline: s.Baseline.map((p) => p.source) };
+  }
+
+  /** The pod as a peer: each rule peer's match, in order (hook for tier-matrix.ts: pods equal in this are one peer to every rule). */
+  peerKey(pod: PodInfo): string {
+    let key = '';
+    for (const p of [...this.#tiers.Admin, ...this.#tiers.Baseline])
+      for (const direction of ['ingress', 'egress'] as const)
+        for (const rule of p.source[direction])
+          for (const peer of rule.peers) {
+            const m = this.#peerMatches(p, peer, direction, pod);
+            key += m === null ? 'n' : m ? '1' : '0';
+          }
+    return key;
   }
 
   evaluate(conn: Connection): TieredVerdict {
@@ -157,6 +184,12 @@ export class TieredEvaluator {
     return found;
   }
 
+  /** The node a hostNetwork pod is on: its `node`, or the cluster's only one. */
+  #nodeOf(pod: PodInfo): NodeInfo | undefined {
+    if (pod.node === undefined) return this.#nodes.length === 1 ? this.#nodes[0] : undefined;
+    return this.#nodes.find((n) => n.name === pod.node);
+  }
+
   #subjectOf(pod: PodInfo): Record<Tier, CompiledPolicy[]> {
     let s = this.#subjects.get(pod);
     if (!s) {
@@ -210,7 +243,12 @@ export class TieredEvaluator {
       if (blocks.some((b) => b !== undefined && b !== 'unknown' && blockContains(b, addr))) return true;
       return blocks.includes('unknown') ? null : false;
     }
-    return false; // nodes, domainNames: no such endpoints in the model yet (see the top)
+    if ('nodes' in p) {
+      if (direction !== 'egress' || !pod.hostNetwork) return false;
+      const node = this.#nodeOf(pod);
+      return node !== undefined && selectorMatches(p.nodes, node.labels);
+    }
+    return false; // domainNames: no such endpoints in the model yet (see the top)
   }
 }
 

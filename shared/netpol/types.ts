@@ -103,13 +103,39 @@ export interface PodInfo {
   /** IPv4 or IPv6 address; undefined while not yet known (ipBlock peers cannot match it then). */
   ip?: string;
   ports: NamedPort[];
-  /** A pod on the host's network: admin-tier subjects and pod peers never include it (tiers.ts). */
+  /**
+   * A pod on its node's network: it has its node's address. No policy selects it (its own sides are
+   * never isolated), pod and namespace selectors never match it; ipBlocks and `networks` match it by
+   * its address, and admin-tier `nodes` peers by its node's labels (tiers.ts).
+   */
   hostNetwork?: boolean;
+  /** The node it runs on (a NodeInfo's name); a hostNetwork pod without one is on the cluster's only node. */
+  node?: string;
   /**
    * A host outside the cluster (a scenario's `externals:`): no policy selects it, so its own sides
    * are never isolated, and pod or namespace selectors never match it; only ipBlocks (by its ip) do.
    */
   external?: boolean;
+}
+
+/**
+ * A node of the cluster (core/v1 Node as far as policies see it): its name, its labels (admin-tier
+ * `nodes` peers select them; every node has `kubernetes.io/hostname: <name>`) and its address, which
+ * its hostNetwork pods share.
+ */
+export interface NodeInfo {
+  name: string;
+  labels: Record<string, string>;
+  ip?: string;
+}
+
+/** The node a scenario's cluster has when it declares none. */
+export const DEFAULT_NODE_NAME = 'starmap-node-0';
+export const NODE_HOSTNAME_LABEL = 'kubernetes.io/hostname';
+
+/** A node's labels as the kubelet sets them on this machine's kind of node, its own given ones over them. */
+export function nodeLabels(name: string, labels: Record<string, string> = {}): Record<string, string> {
+  return { [NODE_HOSTNAME_LABEL]: name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', ...labels };
 }
 
 /** `namespace/name`, the id a policy or a pod goes by in reports and in the orchestrator's API. */

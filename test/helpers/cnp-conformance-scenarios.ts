@@ -8,7 +8,8 @@
 // What a scenario holds:
 // - the namespaces of conformance/base/manifests.yaml with their labels, and its pods (each
 //   StatefulSet replica <name>-<n>) as probes with the template's labels and named ports, plus the
-//   ports the checks reach; host-network pods are left out (the model has no nodes yet), and so
+//   ports the checks reach; host-network pods are left out (the evaluator judges them, in
+//   test/cnp-conformance-computed.test.ts, but a run has no node namespace for them yet), and so
 //   are the checks that need them (node peers), named in the scenario's description;
 // - `policies:` the test's manifests (NetworkPolicies and admin-tier policies), by id in each step;
 // - one step per subtest (a test none of whose checks is modelled: one step, computed) (and a new step wherever upstream changes something between two checks of

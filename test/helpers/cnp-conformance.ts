@@ -42,7 +42,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LineCounter, parseAllDocuments, parseDocument, type Document } from 'yaml';
 import type { Cluster } from '../../shared/netpol/evaluate.ts';
-import { NAMESPACE_NAME_LABEL, PROTOCOLS, type NamedPort, type PodInfo, type Protocol } from '../../shared/netpol/types.ts';
+import { NAMESPACE_NAME_LABEL, nodeLabels, PROTOCOLS, type NamedPort, type PodInfo, type Protocol } from '../../shared/netpol/types.ts';
 import { ROOT } from './process.ts';
 
 export const UPSTREAM_DIR = join(ROOT, 'test/fixtures/network-policy-api');
@@ -264,8 +264,12 @@ export function upstreamDocuments(rel: string): Record<string, unknown>[] {
  * The topology of manifests.yaml as a cluster model: its namespaces with their labels, and for each
  * StatefulSet the pods <name>-0 .. <name>-(replicas-1) with the template's labels and container
  * ports. Addresses are fixed: pods get 10.244.<namespace's position + 1>.<ordinal + 10>; host-network
- * pods have their node's address, 172.18.0.<ordinal + 2> (one node per replica).
+ * pods have their node's address, 172.18.0.<ordinal + 2> (one node per replica: node-<ordinal>, with
+ * the labels a kubelet gives a Linux node, kubernetes.io/os: linux among them).
  */
+/** The node of host-network replica <ordinal> (upstream runs on kind: one node per centaur). */
+export const conformanceNodeName = (ordinal: number): string => `node-${ordinal}`;
+
 export function conformanceCluster(): Cluster {
   const docs = upstreamDocuments('manifests.yaml');
   const namespaces = docs
@@ -291,10 +295,16 @@ export function conformanceCluster(): Cluster {
         labels: { ...spec.template.metadata?.labels },
         ip: hostNetwork ? `172.18.0.${ordinal + 2}` : `10.244.${nsIndex + 1}.${ordinal + 10}`,
         ports,
-        ...(hostNetwork ? { hostNetwork: true } : {}),
+        ...(hostNetwork ? { hostNetwork: true, node: conformanceNodeName(ordinal) } : {}),
       }));
     });
-  return { namespaces, pods };
+  const nodeCount = Math.max(0, ...pods.filter((p) => p.hostNetwork).map((p) => Number(p.name.slice(p.name.lastIndexOf('-') + 1)) + 1));
+  const nodes = Array.from({ length: nodeCount }, (_, i) => ({
+    name: conformanceNodeName(i),
+    labels: nodeLabels(conformanceNodeName(i)),
+    ip: `172.18.0.${i + 2}`,
+  }));
+  return { namespaces, pods, nodes };
 }
 
 /** What the Go source of one ConformanceTest holds: its ShortName, Description, Features, Manifests and per t.Run the PokeServer checks by protocol. */

@@ -16,6 +16,7 @@ import { createLogger } from '../../../shared/logger.ts';
 import { waitFor } from '../../helpers/wait.ts';
 import { cleanUpExecutors, makeExecutor, taskSpec, terminal } from '../../helpers/executor.ts';
 import { ROOT, tempDir } from '../../helpers/process.ts';
+import { run, useCommandRunner } from '../../../orchestrator/isolation/exec.ts';
 
 function running(updates: TaskStatusUpdate[], taskId: string): Promise<TaskStatusUpdate> {
   return waitFor(() => updates.find((u) => u.taskId === taskId && u.state === 'TASK_RUNNING'), { timeoutMs: 15_000, message: `${taskId} not running` });
@@ -92,6 +93,28 @@ describe('the spawner process', () => {
     expect(procInfo(pid)?.pgid).toBe(pid); // detached: its own group
     await ex.kill(t.taskId);
     expect((await terminal(updates, t.taskId)).state).toBe('TASK_KILLED');
+  });
+
+  it("runs the isolation's commands (exec.ts run) as its own children: input, output, exit code; lost ones fail", async () => {
+    const { ex } = makeExecutor({ spawner: true, cgroups: { mode: 'off' } });
+    const runner = ex.commandRunner!;
+    // Not ready before its first use: the caller runs the command itself.
+    expect(runner('true', [], undefined, 5000)).toBeUndefined();
+    await waitFor(() => runner('true', [], undefined, 5000), { message: 'the spawner takes commands once ready' });
+    useCommandRunner(runner);
+    try {
+      const parent = await run('sh', ['-c', 'echo $PPID']);
+      expect(Number(parent.stdout.trim())).toBe(ex.spawnerPid);
+      expect(await run('sh', ['-c', 'cat; echo err >&2'], 'in\n')).toEqual({ stdout: 'in\n', stderr: 'err\n' });
+      await expect(run('sh', ['-c', 'echo why >&2; exit 3'])).rejects.toThrow(/sh -c echo why >&2; exit 3 failed \(3\): why/);
+      // A program that cannot start there is run here, for spawn()'s own error (ENOENT).
+      await expect(run('/no/such/program', [])).rejects.toMatchObject({ code: 'ENOENT' });
+      const slow = run('sleep', ['3']);
+      process.kill(ex.spawnerPid!, 'SIGKILL');
+      await expect(slow).rejects.toThrow(/failed \(lost\): the task spawner \(pid \d+\) went away/);
+    } finally {
+      useCommandRunner(undefined);
+    }
   });
 
   it('killed: running tasks keep running and are still reported, new launches get a new spawner', async () => {

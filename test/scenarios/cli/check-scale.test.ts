@@ -4,7 +4,7 @@
 // bound is accepted through the real command and its reports stay bounded; the bounds of the
 // summary hold whatever the input.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -135,6 +135,73 @@ describe('scenario check in the summary form', () => {
       for (const u of doc.undecided) expect(open.has(`${u.from}>${u.to}@${u.port}/${u.protocol}`)).toBe(true);
     }
   });
+
+  it("with admin tiers: `scenario check DIR --summary` gives the per-cell check's tiered verdicts, its reasons the chains", () => {
+    const dir = tempDir('starmap-scale-tiers-');
+    const set = join(dir, 'set');
+    const made = generateManifests(set, 3, { pods: 120, policies: 20, namespaces: 10, adminPolicies: 20 });
+    expect(made.adminPolicies).toBe(20);
+    for (const addresses of ['run', 'unknown'] as const) {
+      const json = join(dir, `summary-${addresses}.json`);
+      const r = spawnSync(NODE, ['scenarios/main.ts', 'check', set, '--replicas', '--summary', `--addresses=${addresses}`, '--report-json', json], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect([0, 3], r.stderr).toContain(r.status);
+      expect(r.stdout).toContain('admin tiers: 20 admin-tier policies');
+      const doc = JSON.parse(readFileSync(json, 'utf8')) as SummaryReportDoc;
+      expect([...Value.Errors(SummaryReport, doc)]).toEqual([]);
+
+      // The per-cell check of the same directory, through the tiered evaluator cell by cell.
+      const s = loadScenario(set, { replicas: true, computedOnly: true });
+      const exp = expectStep(s, s.steps[0]!, checkAddresses(s, { addresses }));
+      expect(exp.tiered).toBeDefined();
+      const workload = new Map(s.pods.map((p) => [p.id, p.workload ?? p.id]));
+      // Cells with the scenario's external endpoints are the per-cell check's own (the summary has pods only).
+      const external = new Set(s.pods.filter((p) => p.external !== undefined).map((p) => p.id));
+      const cells = exp.cells.filter((c) => !external.has(c.cell.from) && !external.has(c.cell.to));
+      const perCell = cells.map((c) => ({
+        from: c.cell.from,
+        to: c.cell.to,
+        port: c.cell.port,
+        protocol: c.cell.protocol,
+        allowed: c.computed,
+        reason: c.reason,
+      }));
+      expect(doc.counts.cells).toBe(perCell.length);
+      expect(doc.counts.allowed).toBe(perCell.filter((c) => c.allowed === true).length);
+      expect(doc.counts.denied).toBe(perCell.filter((c) => c.allowed === false).length);
+      expect(doc.counts.undecided).toBe(perCell.filter((c) => c.allowed === null).length);
+      const from = tallyFromCells(perCell, (id) => workload.get(id)!);
+      expect(doc.pairs.length).toBe(from.pairs.size);
+      for (const p of doc.pairs)
+        expect(p.cells, `${p.from}|${p.to}|${p.port}/${p.protocol}`).toEqual(from.pairs.get(`${p.from}|${p.to}|${p.port}/${p.protocol}`));
+      for (const w of doc.workloads) expect({ out: w.out, in: w.in }, w.workload).toEqual(from.rows.get(w.workload));
+      // The tiers decide some cells against the NetworkPolicies alone, and the reasons say which.
+      const npOnly = cells.filter((c) => c.verdict.allowed !== c.computed).length;
+      expect(npOnly, 'cells the tiers decide otherwise than the NetworkPolicies').toBeGreaterThan(0);
+      expect(doc.pairs.some((p) => p.reason?.includes('Admin cnp/'))).toBe(true);
+      expect(doc.pairs.some((p) => p.reason?.includes('Baseline cnp/baseline-'))).toBe(true);
+      // The undecided sample names pods: its reasons are the per-cell check's, word for word (cut past the bound).
+      const reasons = new Map(perCell.map((c) => [`${c.from}>${c.to}@${c.port}/${c.protocol}`, c.reason]));
+      for (const u of doc.undecided) {
+        const want = reasons.get(`${u.from}>${u.to}@${u.port}/${u.protocol}`)!;
+        expect(u.why.endsWith('…') ? want.startsWith(u.why.slice(0, -1)) : u.why === want, u.why).toBe(true);
+      }
+      if (addresses === 'unknown') expect(doc.undecided.length).toBeGreaterThan(0);
+    }
+    // Every cell with admin tiers is not written yet: refused, exit 2, saying so (and nothing written).
+    const cellsFile = join(dir, 'cells.ndjson');
+    const refused = spawnSync(NODE, ['scenarios/main.ts', 'check', set, '--replicas', '--report-cells', cellsFile], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('--report-cells: 20 admin-tier policies');
+    expect(existsSync(cellsFile)).toBe(false);
+  }, 120_000);
 
   it('bounded whatever the input: past its bounds a summary lists up to them and counts the rest, the totals exact', () => {
     // Every pod a workload of its own and no policy: every cell allowed, pods² pairs.
