@@ -21,7 +21,8 @@ export function podsKey(s: Pick<ResolvedScenario, 'probeSeconds' | 'timeoutSecon
   return JSON.stringify([
     s.probeSeconds,
     s.timeoutSeconds,
-    s.pods.map((p) => [p.id, p.kind, p.labels, p.apiPort, p.cmd ?? null, p.external ?? null, p.covers ?? null, p.fromStep ?? null, p.workload ?? null]),
+    // Every field but the ports, so that a field added to PodSpec (hostNetwork, node) keeps pods apart.
+    s.pods.map(({ ports: _ports, ...rest }) => rest),
   ]);
 }
 
