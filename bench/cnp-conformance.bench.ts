@@ -32,6 +32,7 @@ if (missing) {
   const report = JSON.parse(readFileSync(json, 'utf8')) as SetReportDoc;
   const cells = report.scenarios.flatMap((s) => s.steps.flatMap((st) => st.cells)).filter((c) => c.expected !== null && c.protocol !== 'SCTP');
   const passed = cells.filter((c) => c.status === 'pass').length;
+  const notRun = cells.filter((c) => c.status === 'not run').length;
   const steps = report.scenarios.reduce((n, s) => n + s.steps.length, 0);
   const left = await leftovers(PREFIX, SUBNET);
   if (Object.values(left).some((l) => l.length > 0)) console.error(`cnp-conformance: left behind: ${JSON.stringify(left)}`);
@@ -42,14 +43,14 @@ if (missing) {
       {
         measure: `whole set: ${report.scenarios.length} scenarios, ${steps} steps, wall time`,
         value: `${seconds.toFixed(1)} s`,
-        baseline: '-',
-        ratio: '-',
+        baseline: 'before poke and sharing: 498.2 s',
+        ratio: `${(498.2 / seconds).toFixed(2)}×`,
         goal: `< ${GOAL_S} s`,
         met: seconds < GOAL_S ? 'yes' : 'no',
       },
       {
-        measure: 'judged TCP and UDP cells passed on packets',
-        value: `${passed} of ${cells.length}`,
+        measure: 'judged TCP and UDP cells passed on packets (the rest not run: node peers need the node model)',
+        value: `${passed} of ${cells.length}, ${notRun} not run`,
         baseline: '-',
         ratio: '-',
         goal: 'all',
@@ -64,7 +65,10 @@ if (missing) {
         met: '-',
       },
     ],
-    { limitingFactor: 'each scenario deploys its 8-10 probe pods through the orchestrator and settles each step; scenarios run one after another' },
+    {
+      limitingFactor:
+        'five deployments (20 scenarios share one; the CIDR and node-peer ones have pods of their own), each step a policy write, a poked check and one drop-counter read (~1 s)',
+    },
   );
   process.exitCode = r.status === 0 ? 0 : 1;
 }

@@ -63,7 +63,7 @@ async function build(
     logger,
   });
   const app = createServer({ logger, ...(fastify ? { fastify } : {}) });
-  await app.register(probeRoutes, { state: probe.state, metrics: probe.metrics, health: () => probe.health() });
+  await app.register(probeRoutes, { state: probe.state, metrics: probe.metrics, health: () => probe.health(), poke: () => probe.poke() });
   return { probe, app };
 }
 

@@ -65,6 +65,11 @@ export class Probe {
     this.#runner.start();
   }
 
+  /** Starts a cycle over every target now (POST /cycle), see PeriodicRunner.poke. */
+  poke(): 'started' | 'queued' | 'stopped' {
+    return this.#runner.poke();
+  }
+
   stop(): Promise<void> {
     return this.#runner.stop();
   }

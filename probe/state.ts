@@ -57,11 +57,17 @@ export class ProbeState {
     this.#parts = new Array<Buffer | undefined>(targets.length);
   }
 
-  /** Records a result; returns the transition when reachability flipped (or on the first result). */
+  /**
+   * Records a result; returns the transition when reachability flipped (or on the first result).
+   * A result whose check started before the recorded one's is dropped: after a poke two checks of
+   * a target can be in flight, and the one started before a policy change must not overwrite the
+   * one started after it (the runner counts a cell only when its check started after the change).
+   */
   record(target: Target, result: CheckResult): Transition | undefined {
     const i = this.#index.get(target);
     if (i === undefined) return undefined;
     const previous = this.#statuses[i]!;
+    if (previous.checkedAt !== null && Date.parse(result.checkedAt) < Date.parse(previous.checkedAt)) return undefined;
     const first = previous.checkedAt === null;
     const flipped = first || previous.reachable !== result.reachable;
     const current: TargetStatus = {

@@ -51,7 +51,12 @@ export async function runBounded<T>(
 export class PeriodicRunner<T> {
   readonly #opts: Required<Omit<PeriodicRunnerOptions<T>, 'onCycle'>> & Pick<PeriodicRunnerOptions<T>, 'onCycle'>;
   #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
+  /** Cycles in flight: one, or two just after a poke (the older one finishes unscheduled). */
+  readonly #inFlight = new Set<Promise<void>>();
+  /** Counts cycles started: only the newest one schedules the next. */
+  #generation = 0;
+  /** A poke came while two cycles were in flight: the newest starts another as it ends. */
+  #pokedAgain = false;
   #stopped = true;
   /** Set by stop(): workers pick up no further items, so stopping waits one timeout at most. */
   #aborting = false;
@@ -77,7 +82,25 @@ export class PeriodicRunner<T> {
     this.#stopped = true;
     this.#aborting = true;
     clearTimeout(this.#timer);
-    await this.#running;
+    await Promise.all(this.#inFlight);
+  }
+
+  /**
+   * Starts a cycle now, whether one is in flight or not, so that every item gets a run that starts
+   * after this call; the regular schedule resumes one interval after it. At most two cycles are
+   * ever in flight: a poke while two are is folded into one more cycle as soon as the newest ends.
+   * Returns 'started', 'queued' (that fold) or 'stopped' (not running: nothing happens).
+   */
+  poke(): 'started' | 'queued' | 'stopped' {
+    if (this.#stopped) return 'stopped';
+    if (this.#inFlight.size >= 2) {
+      this.#pokedAgain = true;
+      return 'queued';
+    }
+    clearTimeout(this.#timer);
+    this.#dueAt = Date.now();
+    this.#tick();
+    return 'started';
   }
 
   /** Runs one cycle now (outside the timer), e.g. for tests and one-shot reports. */
@@ -91,9 +114,16 @@ export class PeriodicRunner<T> {
 
   #tick(): void {
     const due = this.#dueAt;
-    this.#running = this.#cycle(due).finally(() => {
-      this.#running = undefined;
-      if (this.#stopped) return;
+    const generation = ++this.#generation;
+    const running: Promise<void> = this.#cycle(due).finally(() => {
+      this.#inFlight.delete(running);
+      if (this.#stopped || generation !== this.#generation) return;
+      if (this.#pokedAgain) {
+        this.#pokedAgain = false;
+        this.#dueAt = Date.now();
+        this.#tick();
+        return;
+      }
       const { intervalMs, jitter, random } = this.#opts;
       const spread = intervalMs * jitter * (random() - 0.5);
       this.#dueAt = due + intervalMs + spread;
@@ -101,6 +131,7 @@ export class PeriodicRunner<T> {
       if (wait === 0) this.#dueAt = Date.now();
       this.#timer = setTimeout(() => this.#tick(), wait);
     });
+    this.#inFlight.add(running);
   }
 
   async #cycle(due: number): Promise<void> {

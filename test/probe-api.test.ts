@@ -157,6 +157,41 @@ describe('probe /status bytes', () => {
   });
 });
 
+describe('probe POST /cycle', () => {
+  it('checks every target at once instead of at the next cycle; a result older than the recorded one is dropped', async () => {
+    const open = await tcpServer();
+    closers.push(() => open.close());
+    const port = (open.address() as net.AddressInfo).port;
+    // An interval of an hour: without the poke no second check would come within the test.
+    const probe = await startProbe([`--urls=tcp://127.0.0.1:${port},127.0.0.1:${CLOSED_PORT}`, '--http-probe-seconds=3600', '--timeout-seconds=2']);
+    const first = await waitFor(async () => {
+      const t = await probe.status();
+      return t.every((x) => x.checkedAt !== null) && t;
+    });
+    const pokedAt = Date.now();
+    const res = await fetch(`${probe.url}/cycle`, { method: 'POST' });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ cycle: 'started' });
+    const after = await waitFor(async () => {
+      const t = await probe.status();
+      return t.every((x) => Date.parse(x.checkedAt!) >= pokedAt) && t;
+    });
+    expect(after.map((t) => t.reachable)).toEqual([true, false]);
+    expect(after.map((t) => t.checkedAt)).not.toEqual(first.map((t) => t.checkedAt));
+    // The other methods on it are unknown routes, as before.
+    expect((await fetch(`${probe.url}/cycle`)).status).toBe(404);
+  });
+
+  it('keeps the result of the check that started last', () => {
+    const [target] = ['127.0.0.1:1'].map((t) => parseTarget(t));
+    const state = new ProbeState([target!]);
+    state.record(target!, { reachable: false, reason: 'timeout', latencyMs: 500, checkedAt: '2026-11-27T00:00:02.000Z' });
+    // A check that started earlier (before a policy change) and ended later must not overwrite it.
+    expect(state.record(target!, { reachable: true, reason: 'ok', latencyMs: 0.2, checkedAt: '2026-11-27T00:00:01.000Z' })).toBeUndefined();
+    expect(state.statuses()[0]).toMatchObject({ reachable: false, checkedAt: '2026-11-27T00:00:02.000Z' });
+  });
+});
+
 describe('probe side endpoints', () => {
   it('serves /healthz, Prometheus /metrics without stale series, and JSON 404s', async () => {
     const open = await tcpServer();

@@ -130,6 +130,77 @@ describe('PeriodicRunner', () => {
     expect(s.running).toBe(false);
   });
 
+  it('poke starts a cycle at once, even with one in flight, and the schedule resumes an interval after it', async () => {
+    vi.useFakeTimers();
+    try {
+      // Each run takes 30 ms of fake time; the interval is 1 s.
+      const starts: number[] = [];
+      const s = new PeriodicRunner({
+        intervalMs: 1000,
+        concurrency: 1,
+        items: () => [1],
+        run: async () => {
+          starts.push(Date.now());
+          await delay(30);
+        },
+        jitter: 0,
+      });
+      const t0 = Date.now();
+      s.start();
+      await vi.advanceTimersByTimeAsync(10); // the first cycle is in flight
+      expect(s.poke()).toBe('started');
+      expect(starts).toEqual([t0, t0 + 10]);
+      await vi.advanceTimersByTimeAsync(490);
+      expect(s.poke()).toBe('started'); // idle between cycles: starts now, not at t0 + 1000
+      expect(starts).toEqual([t0, t0 + 10, t0 + 500]);
+      // The older cycles schedule nothing; the next regular cycle is one interval after the last poke.
+      await vi.advanceTimersByTimeAsync(999);
+      expect(starts).toEqual([t0, t0 + 10, t0 + 500]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(starts).toEqual([t0, t0 + 10, t0 + 500, t0 + 1500]);
+      const stopping = s.stop();
+      await vi.advanceTimersByTimeAsync(30);
+      await stopping;
+      expect(s.poke()).toBe('stopped');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('pokes while two cycles are in flight fold into one more cycle as the newest ends', async () => {
+    vi.useFakeTimers();
+    try {
+      const starts: number[] = [];
+      const s = new PeriodicRunner({
+        intervalMs: 1000,
+        concurrency: 1,
+        items: () => [1],
+        run: async () => {
+          starts.push(Date.now());
+          await delay(30);
+        },
+        jitter: 0,
+      });
+      const t0 = Date.now();
+      s.start();
+      expect(s.poke()).toBe('started');
+      expect(s.poke()).toBe('queued');
+      expect(s.poke()).toBe('queued');
+      expect(starts).toEqual([t0, t0]);
+      await vi.advanceTimersByTimeAsync(30);
+      expect(starts).toEqual([t0, t0, t0 + 30]);
+      await vi.advanceTimersByTimeAsync(999);
+      expect(starts).toEqual([t0, t0, t0 + 30]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(starts).toEqual([t0, t0, t0 + 30, t0 + 1030]);
+      const stopping = s.stop();
+      await vi.advanceTimersByTimeAsync(30);
+      await stopping;
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('rejects nonsense options', () => {
     expect(() => new PeriodicRunner({ intervalMs: 0, concurrency: 1, items: () => [], run: async () => {} })).toThrow(/intervalMs/);
     expect(() => new PeriodicRunner({ intervalMs: 1, concurrency: 0, items: () => [], run: async () => {} })).toThrow(/concurrency/);

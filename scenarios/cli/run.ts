@@ -20,7 +20,8 @@ import { REPORT_FORMATS } from '../report/formats.ts';
 import type { ScenarioReportDoc, StepResultDoc } from '../report/results.ts';
 import type { ResolvedScenario } from '../model/resolve.ts';
 import { DEFAULTS } from '../../orchestrator/config.ts';
-import { runDeployment, stoppedBy, topology } from '../run/runner.ts';
+import { runDeployment, stoppedBy } from '../run/runner.ts';
+import { deploymentScenario, shareDeployments } from '../run/share.ts';
 import { notRunReport, preflight } from '../run/steps.ts';
 import { findCommand, isolationGap, isolationMissing } from '../run/enforcement.ts';
 import { scenarioSummaryLine } from '../report/results.ts';
@@ -252,13 +253,13 @@ async function runAll(
       applier = (name, namespaces) => (enforcing ? new ChangesEndpoint(client, name, namespaces) : new NoPolicies());
       log(`orchestrator: ${bundled.url}  (login: ${bundled.uid} / ${bundled.password}; state in ${bundled.dataDir})`);
     }
-    // Scenarios with the same pods share one deployment, in the order they first appear.
-    const groups = new Map<string, ResolvedScenario[]>();
-    for (const s of scenarios) groups.set(topology(s), [...(groups.get(topology(s)) ?? []), s]);
-    for (const [i, group] of [...groups.values()].entries()) {
+    // Scenarios with the same pods share one deployment (run/share.ts), in the order they first appear.
+    const groups = shareDeployments(scenarios);
+    for (const [i, group] of groups.entries()) {
       if (ac.signal.aborted) break;
-      const name = set ? deploymentName(set, i, groups.size) : group[0]!.name;
-      const hostPorts = isolated ? undefined : await loopbackPorts(group[0]!);
+      const name = set ? deploymentName(set, i, groups.length) : group[0]!.name;
+      const deployed = deploymentScenario(group);
+      const hostPorts = isolated ? undefined : await loopbackPorts(deployed);
       let live: LiveExpectations | undefined; // the collector UI's live expectations, once it is up
       const policies = applier(name, [...new Set(group.flatMap((s) => s.namespaces.map((n) => n.name)))]);
       const results = await runDeployment(
@@ -269,12 +270,12 @@ async function runAll(
           isolated,
           ...(hostPorts ? { hostPorts } : {}),
           // The bundled orchestrator gives each pod the address scenario check assumes.
-          ...(isolated && bundled ? { addresses: plannedAddresses(group[0]!.pods, args.netnsSubnet ?? RUN_SUBNET) } : {}),
+          ...(isolated && bundled ? { addresses: plannedAddresses(deployed.pods, args.netnsSubnet ?? RUN_SUBNET) } : {}),
           workDir,
           ...(args.stepTimeout ? { stepTimeoutSeconds: args.stepTimeout } : {}),
           pauseSeconds: args.pause,
           keep: args.keep,
-          hold: args.hold && i === groups.size - 1,
+          hold: args.hold && i === groups.length - 1,
           log,
           progress,
           signal: ac.signal,

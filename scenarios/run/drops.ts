@@ -82,13 +82,17 @@ export async function readDrops(client: OrchestratorClient): Promise<DropCounts 
 /**
  * Runs a step between two reads of the counters: `before` ahead of anything the step does (its
  * policy write included), `after` once it is over. `read` returning undefined (no counters here)
- * skips the second read.
+ * skips the second read. `previous`: the previous step's `after`, when nothing was written since:
+ * it is a read from before this step's write, so it serves as `before` (a read takes about a second
+ * on a loaded machine, most of a step once the probes are poked; the gap it leaves is shorter than
+ * the time a read of its own would take).
  */
 export async function measureStep<T>(
   read: () => Promise<DropCounts | undefined>,
   step: () => Promise<T>,
+  previous?: DropCounts,
 ): Promise<{ result: T; before: DropCounts | undefined; after: DropCounts | undefined }> {
-  const before = await read();
+  const before = previous ?? (await read());
   const result = await step();
   const after = before ? await read() : undefined;
   return { result, before, after };

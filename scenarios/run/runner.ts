@@ -9,8 +9,10 @@
 //    is an enforcement fault);
 // 4. removes what it deployed.
 // A set of scenarios with the same pods (the Kubernetes e2e set) shares one deployment, as the
-// upstream suite shares its pods between tests: each scenario's first step replaces the previous
-// scenario's policies and labels in one change.
+// upstream suite shares its pods between tests, whatever their cells (share.ts): the deployment
+// probes the union of the cells and each scenario judges only its own; each scenario's first step
+// replaces the previous scenario's policies and labels in one change. Right after each change the
+// probes are asked to check at once (poke.ts), so a step settles about one check timeout after it.
 // Cells that cannot be observed here are "not run", never passed: SCTP (the probe cannot speak it),
 // and without enforcement every cell the policies block.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -18,7 +20,7 @@ import { join } from 'node:path';
 import { groupId, planApps, type Programs } from './deploy-plan.ts';
 import { addressMismatches } from '../model/addresses.ts';
 import { deploy } from './deploy.ts';
-import { droppedBy, measureStep, readDrops } from './drops.ts';
+import { droppedBy, measureStep, readDrops, type DropCounts } from './drops.ts';
 import { stepEvidence } from './evidence.ts';
 import { expectStep, type StepExpectation } from '../model/expect.ts';
 import { observe, type Located, type Observation } from './observe.ts';
@@ -26,7 +28,9 @@ import type { OrchestratorClient } from './orchestrator-client.ts';
 import type { PolicyApplier } from './policies.ts';
 import { cellResults, stepResult, stepText, type ScenarioReportDoc, type StepResultDoc } from '../report/results.ts';
 import type { ResolvedScenario, ResolvedStep } from '../model/resolve.ts';
+import { pokeProbes } from './poke.ts';
 import { settle } from './settle.ts';
+import { deploymentScenario } from './share.ts';
 import { desiredState, emptyReport, notRunCells, policyMistakes, preflight, refuse, scenarioOutcome, settleBudgetMs } from './steps.ts';
 import { plural } from '../../shared/plural.ts';
 import { LEGEND } from '../report/truth-table.ts';
@@ -66,16 +70,6 @@ export function stoppedBy(signal: AbortSignal): string {
   return signal.reason === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C';
 }
 
-/** What the pods, cells and timings of a scenario are: scenarios with the same topology can share one deployment. */
-export function topology(s: ResolvedScenario): string {
-  return JSON.stringify([
-    s.probeSeconds,
-    s.timeoutSeconds,
-    s.pods.map((p) => [p.id, p.kind, p.labels, p.apiPort, p.ports, p.cmd ?? null]),
-    s.cells.map((c) => c.key),
-  ]);
-}
-
 function sctpNotice(s: ResolvedScenario): string | undefined {
   const n = s.cells.filter((c) => c.protocol === 'SCTP').length;
   if (n === 0) return undefined;
@@ -95,11 +89,16 @@ export async function runScenario(opts: RunOptions & { scenario: ResolvedScenari
  */
 export async function runDeployment(opts: RunOptions, name: string, scenarios: ResolvedScenario[]): Promise<ScenarioReportDoc[]> {
   const { log, policies } = opts;
-  const base = { ...scenarios[0]!, name };
+  const base = { ...deploymentScenario(scenarios), name };
   const reports = scenarios.map((s) => emptyReport(s, opts.isolated, policies.enforces));
   const notices: string[] = [];
   const sctp = sctpNotice(base);
-  if (sctp) notices.push(sctp);
+  if (sctp) log(`note: ${sctp}`);
+  // Each scenario's own SCTP cells: a shared deployment probes the union of the scenarios' cells.
+  for (const [k, s] of scenarios.entries()) {
+    const own = scenarios.length === 1 ? sctp : sctpNotice(s);
+    if (own) reports[k]!.notices.push(own);
+  }
   if (!policies.enforces)
     notices.push(
       `policies are not enforced here (${policies.description}): the cells they block cannot be observed and are marked not run, not waited for; the expected tables are still computed and shown`,
@@ -133,7 +132,7 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
     opts.onDeployed?.(located);
     log(`pods running: ${located.map((l) => `${l.app.pod.short}=${l.base}`).join(' ')}`);
     log(LEGEND);
-    let previous: Map<string, Observation> | undefined;
+    let previous: Carried = {};
     for (const [k, s] of scenarios.entries()) {
       current = k;
       if (scenarios.length > 1) log(`\n== ${s.name}${s.description ? `: ${s.description}` : ''}`);
@@ -182,15 +181,23 @@ export async function runDeployment(opts: RunOptions, name: string, scenarios: R
   return reports;
 }
 
-/** One scenario's steps on pods that run; fills `report`; returns the last observations. */
+/** What a step hands the next: its last observations and its last read of the drop counters (nothing was written since). */
+interface Carried {
+  observed?: Map<string, Observation>;
+  drops?: DropCounts;
+}
+
+/** One scenario's steps on pods that run; fills `report`; returns what its last step hands on. */
 async function runSteps(
   opts: RunOptions,
   s: ResolvedScenario,
   report: ScenarioReportDoc,
   located: Located[],
   ips: Map<string, string>,
-  previous: Map<string, Observation> | undefined,
-): Promise<Map<string, Observation> | undefined> {
+  carried: Carried,
+): Promise<Carried> {
+  let previous = carried.observed;
+  let lastDrops = carried.drops;
   const { log, policies } = opts;
   report.startedAt = new Date().toISOString();
   const budgetMs = settleBudgetMs(s);
@@ -200,7 +207,7 @@ async function runSteps(
   const late = policyMistakes(s, exps, policies.enforces);
   if (late) {
     refuse(report, late, log, 'no policy was applied');
-    return previous;
+    return carried;
   }
   for (const [i, step] of s.steps.entries()) {
     if (opts.signal?.aborted) throw new Error('interrupted');
@@ -225,6 +232,8 @@ async function runSteps(
         // Nothing to apply where nothing enforces (and no pod addresses to fill into ipBlocks there).
         const applied = policies.enforces ? await policies.apply(desiredState(s, step, ips)) : { applied: 0, unchanged: 0, failed: [] };
         const appliedAt = Date.now();
+        // Only checks that start after appliedAt count, so the poke comes after it.
+        await pokeProbes(located);
         if (applied.failed.length > 0) {
           const text = `step ${step.name}: the orchestrator could not apply everything: ${JSON.stringify(applied.failed).slice(0, 300)}`;
           report.notices.push(text);
@@ -236,6 +245,8 @@ async function runSteps(
           observe: () => observe(located),
           appliedAt,
           deadlineMs: deadlineFor(step),
+          // Poked probes answer within about a check timeout: look often enough not to add to it.
+          pollMs: 100,
           ...(previous ? { previous } : {}),
           ...(opts.signal ? { signal: opts.signal } : {}),
           onProgress: (st, ms) =>
@@ -244,7 +255,9 @@ async function runSteps(
         if (opts.signal?.aborted) throw new Error('interrupted');
         return { writeAt, appliedAt, settled };
       },
+      lastDrops,
     );
+    lastDrops = after;
     const { writeAt, appliedAt, settled } = run;
     const dropped = new Map<string, 'egress' | 'ingress' | 'both'>();
     if (before && after) {
@@ -268,13 +281,16 @@ async function runSteps(
     opts.onStep?.(s.name, result);
     log(stepText(result, s.steps.length));
     previous = settled.observed;
-    if (opts.pauseSeconds && i < s.steps.length - 1) await pause(opts.pauseSeconds, log, opts.signal);
+    if (opts.pauseSeconds && i < s.steps.length - 1) {
+      await pause(opts.pauseSeconds, log, opts.signal);
+      lastDrops = undefined; // a pause's drops are no step's: read again before the next write
+    }
   }
   report.outcome = scenarioOutcome(report);
   report.passed = report.outcome === 'pass';
   report.failure = report.steps.find((st) => st.failure === 'computed != observed')?.failure ?? report.steps.find((st) => st.failure)?.failure ?? null;
   report.finishedAt = new Date().toISOString();
-  return previous;
+  return { ...(previous ? { observed: previous } : {}), ...(lastDrops ? { drops: lastDrops } : {}) };
 }
 
 function pause(seconds: number, log: (line: string) => void, signal?: AbortSignal): Promise<void> {

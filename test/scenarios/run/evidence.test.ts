@@ -133,6 +133,19 @@ describe('reading the drops', () => {
       async () => 1,
     );
     expect(none).toEqual({ result: 1, before: undefined, after: undefined });
+    // The next step starts from this step's "after" (nothing was written since): one read, after it.
+    order.length = 0;
+    const next = await measureStep(
+      read,
+      async () => {
+        order.push('write');
+        packets += 2;
+      },
+      after,
+    );
+    expect(order).toEqual(['write', 'read']);
+    expect(next.before).toBe(after);
+    expect(droppedBy(next.before!, next.after!, cellOf('a', 'c'), ips)).toBe('ingress');
   });
 
   it("a cell's drops are the deltas of its two sides' elements, per rule; a counter that went down counts whole", () => {
