@@ -12,11 +12,9 @@
 // Everything it creates uses the prefix smb5 and is removed at the end.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanupAll, leftovers } from '../orchestrator/isolation/index.ts';
-import { isolationSkipReason } from '../test/helpers/isolation.ts';
-import { startOrchestrator } from '../test/helpers/orchestrator.ts';
-import { NODE, ROOT, freePort, start, stopAll, tempDir, waitForHttp } from '../test/helpers/process.ts';
+import { NODE, ROOT, freePort, start, waitForHttp } from '../test/helpers/process.ts';
 import { waitFor } from '../test/helpers/wait.ts';
+import { startIsolated, stopIsolated } from './lib/isolated-orchestrator.ts';
 import { met, ratio, writeResults } from './lib/results.ts';
 import { runBench } from './lib/run-bench.ts';
 
@@ -125,15 +123,8 @@ async function bareServer(): Promise<Memory> {
 }
 
 async function main(): Promise<void> {
-  const missing = isolationSkipReason();
-  if (missing) {
-    console.log(`pod-memory: skipped, ${missing} (needs root, iproute2 and nftables)`);
-    return;
-  }
-  await cleanupAll({ prefix: PREFIX, subnet: SUBNET });
-  const o = await startOrchestrator(['--auth=off', '--isolation=netns', `--netns-prefix=${PREFIX}`, `--netns-subnet=${SUBNET}`], {
-    dataDir: tempDir('starmap-bench-'),
-  });
+  const o = await startIsolated('pod-memory', PREFIX, SUBNET);
+  if (!o) return;
   const pid = o.proc.child.pid!;
   try {
     for (let i = 0; i < PODS; i++) {
@@ -211,12 +202,7 @@ async function main(): Promise<void> {
         },
       );
   } finally {
-    await o.proc.stop();
-    await stopAll();
-    await cleanupAll({ prefix: PREFIX, subnet: SUBNET });
-    const left = await leftovers(PREFIX, SUBNET);
-    const names = [...left.namespaces, ...left.links, ...left.tables, ...left.routes];
-    if (names.length > 0) console.log(`pod-memory: left behind: ${names.join(', ')}`);
+    await stopIsolated('pod-memory', o, PREFIX, SUBNET);
   }
   process.exit(0);
 }

@@ -19,11 +19,10 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanupAll, leftovers } from '../orchestrator/isolation/index.ts';
-import { isolationSkipReason } from '../test/helpers/isolation.ts';
-import { startOrchestrator, type StartedOrchestrator } from '../test/helpers/orchestrator.ts';
-import { stopAll, tempDir } from '../test/helpers/process.ts';
+import type { StartedOrchestrator } from '../test/helpers/orchestrator.ts';
+import { tempDir } from '../test/helpers/process.ts';
 import { waitFor } from '../test/helpers/wait.ts';
+import { startIsolated, stopIsolated } from './lib/isolated-orchestrator.ts';
 import { met, ratio, writeResults, type ResultRow } from './lib/results.ts';
 
 const PREFIX = 'smb3';
@@ -89,15 +88,8 @@ function expectedPolicies(t: Task): string[] {
 }
 
 async function main(): Promise<void> {
-  const missing = isolationSkipReason();
-  if (missing) {
-    console.log(`policies-apply: skipped, ${missing} (needs root, iproute2 and nftables)`);
-    return;
-  }
-  await cleanupAll({ prefix: PREFIX, subnet: SUBNET });
-  const o = await startOrchestrator(['--auth=off', '--isolation=netns', `--netns-prefix=${PREFIX}`, `--netns-subnet=${SUBNET}`], {
-    dataDir: tempDir('starmap-bench-'),
-  });
+  const o = await startIsolated('policies-apply', PREFIX, SUBNET);
+  if (!o) return;
   const pid = o.proc.child.pid!;
   try {
     for (let ns = 0; ns < NAMESPACES; ns++) {
@@ -220,12 +212,7 @@ async function main(): Promise<void> {
     console.error(`orchestrator's output (last 3,000 characters):\n${o.proc.output().slice(-3000)}`);
     throw err;
   } finally {
-    await o.proc.stop('SIGTERM');
-    await stopAll();
-    await cleanupAll({ prefix: PREFIX, subnet: SUBNET });
-    const left = await leftovers(PREFIX, SUBNET);
-    const count = left.namespaces.length + left.links.length + left.tables.length + left.routes.length;
-    if (count > 0) console.error(`policies-apply: left behind: ${JSON.stringify(left)}`);
+    await stopIsolated('policies-apply', o, PREFIX, SUBNET);
   }
 }
 
