@@ -180,6 +180,12 @@ describe('probe POST /cycle', () => {
     expect(after.map((t) => t.checkedAt)).not.toEqual(first.map((t) => t.checkedAt));
     // The other methods on it are unknown routes, as before.
     expect((await fetch(`${probe.url}/cycle`)).status).toBe(404);
+    // A page elsewhere cannot drive the checks: its Origin, or a browser's Sec-Fetch-Site, is refused.
+    for (const headers of [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }]) {
+      const refused = await fetch(`${probe.url}/cycle`, { method: 'POST', headers });
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { error: string }).error).toMatch(/^cross-site write refused: /);
+    }
   });
 
   it('keeps the result of the check that started last', () => {
