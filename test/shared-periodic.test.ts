@@ -130,21 +130,26 @@ describe('PeriodicRunner', () => {
     expect(s.running).toBe(false);
   });
 
+  /** A runner (fake timers) whose every run takes 30 ms, every 1 s, recording when each run started. */
+  function timedRunner(): { s: PeriodicRunner<number>; starts: number[] } {
+    const starts: number[] = [];
+    const s = new PeriodicRunner({
+      intervalMs: 1000,
+      concurrency: 1,
+      items: () => [1],
+      run: async () => {
+        starts.push(Date.now());
+        await delay(30);
+      },
+      jitter: 0,
+    });
+    return { s, starts };
+  }
+
   it('poke starts a cycle at once, even with one in flight, and the schedule resumes an interval after it', async () => {
     vi.useFakeTimers();
     try {
-      // Each run takes 30 ms of fake time; the interval is 1 s.
-      const starts: number[] = [];
-      const s = new PeriodicRunner({
-        intervalMs: 1000,
-        concurrency: 1,
-        items: () => [1],
-        run: async () => {
-          starts.push(Date.now());
-          await delay(30);
-        },
-        jitter: 0,
-      });
+      const { s, starts } = timedRunner();
       const t0 = Date.now();
       s.start();
       await vi.advanceTimersByTimeAsync(10); // the first cycle is in flight
@@ -170,17 +175,7 @@ describe('PeriodicRunner', () => {
   it('pokes while two cycles are in flight fold into one more cycle as the newest ends', async () => {
     vi.useFakeTimers();
     try {
-      const starts: number[] = [];
-      const s = new PeriodicRunner({
-        intervalMs: 1000,
-        concurrency: 1,
-        items: () => [1],
-        run: async () => {
-          starts.push(Date.now());
-          await delay(30);
-        },
-        jitter: 0,
-      });
+      const { s, starts } = timedRunner();
       const t0 = Date.now();
       s.start();
       expect(s.poke()).toBe('started');
